@@ -1,0 +1,2 @@
+export { SluiceError, isSluiceError } from './errors.js';
+export type { SerializedError, SluiceErrorDetails } from './errors.js';

@@ -1,0 +1,26 @@
+import { defineConfig } from 'vitest/config';
+
+// Unit tests run in parallel; end-to-end tests spawn processes and worker pools of their own, so
+// they run one file at a time to keep a 2-core machine from timing them out.
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['packages/*/src/**/*.test.ts'],
+          testTimeout: 20_000,
+        },
+      },
+      {
+        test: {
+          name: 'e2e',
+          include: ['test/**/*.test.ts'],
+          fileParallelism: false,
+          testTimeout: 120_000,
+          hookTimeout: 60_000,
+        },
+      },
+    ],
+  },
+});
