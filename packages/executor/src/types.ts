@@ -65,4 +65,6 @@ export type Expr =
 export type Op =
   | { kind: 'filter'; cond: Expr }
   /** Each expression's output name is its alias, else its column name, else its printed form. */
-  | { kind: 'project'; exprs: Expr[] };
+  | { kind: 'project'; exprs: Expr[] }
+  /** withWatermark: rows pass unchanged; the task reports min/max/avg of `column` here. */
+  | { kind: 'watermark'; column: string; delayMs: number };

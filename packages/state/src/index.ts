@@ -1,2 +1,3 @@
 export { SluiceError, isSluiceError } from './errors.js';
 export type { SerializedError, SluiceErrorDetails } from './errors.js';
+export { fault, FAULT_POINTS } from './faults.js';

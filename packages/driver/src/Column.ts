@@ -1,0 +1,165 @@
+/**
+ * The user-facing column builder, mirroring Spark's Column. A Column only wraps a serializable
+ * Expr: closures cannot cross into worker threads, so every operation builds plan data that the
+ * executor compiles (packages/executor/src/expr.ts). Types are checked when a DataFrame operator
+ * receives the column, against that DataFrame's schema.
+ */
+import { exprName, parseDataType, type BinaryOp, type DataType, type Expr, type UnaryOp } from '@sluice/executor';
+import { SluiceError } from '@sluice/state';
+
+/** A JavaScript value that stands for a literal, as Spark's methods taking `Any` accept. */
+export type Literal = string | number | boolean | Date | bigint | null;
+/** A Column, or a JavaScript value used as a literal (a string here is text, not a column name). */
+export type ColumnOrLiteral = Column | Literal;
+
+export class Column {
+  readonly expr: Expr;
+
+  constructor(expr: Expr) {
+    this.expr = expr;
+  }
+
+  plus(other: ColumnOrLiteral): Column {
+    return this.binary('plus', other);
+  }
+  minus(other: ColumnOrLiteral): Column {
+    return this.binary('minus', other);
+  }
+  multiply(other: ColumnOrLiteral): Column {
+    return this.binary('multiply', other);
+  }
+  /** Always DOUBLE, as in Spark; division by zero gives null. */
+  divide(other: ColumnOrLiteral): Column {
+    return this.binary('divide', other);
+  }
+  /** The remainder takes the sign of the dividend; modulo zero gives null. */
+  mod(other: ColumnOrLiteral): Column {
+    return this.binary('mod', other);
+  }
+  gt(other: ColumnOrLiteral): Column {
+    return this.binary('gt', other);
+  }
+  geq(other: ColumnOrLiteral): Column {
+    return this.binary('geq', other);
+  }
+  lt(other: ColumnOrLiteral): Column {
+    return this.binary('lt', other);
+  }
+  leq(other: ColumnOrLiteral): Column {
+    return this.binary('leq', other);
+  }
+  equalTo(other: ColumnOrLiteral): Column {
+    return this.binary('equalTo', other);
+  }
+  notEqual(other: ColumnOrLiteral): Column {
+    return this.binary('notEqual', other);
+  }
+  and(other: ColumnOrLiteral): Column {
+    return this.binary('and', other);
+  }
+  or(other: ColumnOrLiteral): Column {
+    return this.binary('or', other);
+  }
+  not(): Column {
+    return this.unary('not');
+  }
+  /** Spark's unary minus (`-col` in Scala). */
+  negate(): Column {
+    return this.unary('negate');
+  }
+  isNull(): Column {
+    return this.unary('isNull');
+  }
+  isNotNull(): Column {
+    return this.unary('isNotNull');
+  }
+
+  /** `to` is a type name as in a schema ('double', 'BIGINT', 'timestamp', 'struct<a: int>') or a DataType. */
+  cast(to: string | DataType): Column {
+    return new Column({ op: 'cast', expr: this.expr, to: typeof to === 'string' ? parseDataType(to) : to });
+  }
+
+  alias(name: string): Column {
+    if (typeof name !== 'string' || name === '') {
+      throw new SluiceError('INVALID_EXPRESSION', `alias needs a non-empty name, got ${String(name)}`);
+    }
+    return new Column({ op: 'alias', expr: this.expr, name });
+  }
+  as(name: string): Column {
+    return this.alias(name);
+  }
+
+  /** Adds a branch to a column made by `when(...)`; branches are tried in order. */
+  when(condition: Column | boolean, value: ColumnOrLiteral): Column {
+    const e = this.openWhen('when');
+    return new Column({ ...e, branches: [...e.branches, { cond: lit(condition).expr, value: lit(value).expr }] });
+  }
+
+  /** The value of a `when(...)` column when no branch holds; without it, that value is null. */
+  otherwise(value: ColumnOrLiteral): Column {
+    return new Column({ ...this.openWhen('otherwise'), otherwise: lit(value).expr });
+  }
+
+  /** The name Spark would give this column in a select: `(v > 10)`, `upper(id)`, an alias. */
+  toString(): string {
+    return exprName(this.expr);
+  }
+
+  private binary(fn: BinaryOp, other: ColumnOrLiteral): Column {
+    return new Column({ op: 'binary', fn, left: this.expr, right: lit(other).expr });
+  }
+
+  private unary(fn: UnaryOp): Column {
+    return new Column({ op: 'unary', fn, expr: this.expr });
+  }
+
+  private openWhen(method: string): Extract<Expr, { op: 'when' }> {
+    const e = this.expr;
+    if (e.op !== 'when' || e.otherwise !== undefined) {
+      throw new SluiceError(
+        'INVALID_EXPRESSION',
+        `${method}() applies only to a column made by when() and not yet ended by otherwise(): ${exprName(e)}`,
+      );
+    }
+    return e;
+  }
+}
+
+/**
+ * A literal column (Spark's lit). Integral numbers become LONG, other numbers DOUBLE, Dates
+ * TIMESTAMP (held as epoch ms); a Column is returned as it is.
+ */
+export function lit(value: ColumnOrLiteral | undefined): Column {
+  if (value instanceof Column) return value;
+  return new Column(literalExpr(value));
+}
+
+function literalExpr(value: Literal | undefined): Expr {
+  if (value === null || value === undefined) return { op: 'lit', value: null, type: 'null' };
+  switch (typeof value) {
+    case 'string':
+      return { op: 'lit', value, type: 'string' };
+    case 'boolean':
+      return { op: 'lit', value, type: 'boolean' };
+    case 'number':
+      return { op: 'lit', value, type: Number.isSafeInteger(value) ? 'long' : 'double' };
+    case 'bigint':
+      if (value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER)) {
+        return { op: 'lit', value: Number(value), type: 'long' };
+      }
+      throw new SluiceError('INVALID_EXPRESSION', `literal ${value}n is beyond the exact range of a LONG in Sluice (2^53)`);
+  }
+  if (value instanceof Date) {
+    const ms = value.getTime();
+    if (Number.isNaN(ms)) throw new SluiceError('INVALID_EXPRESSION', 'literal Date is invalid');
+    return { op: 'lit', value: ms, type: 'timestamp' };
+  }
+  throw new SluiceError('INVALID_EXPRESSION', `unsupported literal ${Object.prototype.toString.call(value)}; use a string, number, boolean, Date or null`);
+}
+
+/** A column argument of a function or DataFrame operator: a string names a column, as in Spark. */
+export function toColumn(c: Column | string): Column {
+  if (c instanceof Column) return c;
+  if (typeof c === 'string') return new Column({ op: 'col', name: c });
+  throw new SluiceError('INVALID_EXPRESSION', `expected a Column or a column name, got ${c === null ? 'null' : typeof c}`);
+}

@@ -1,0 +1,100 @@
+/**
+ * Runs tasks on the executors: one piscina pool per slot (exactly one worker thread each), so the
+ * driver decides which slot runs a task. A task takes the first free slot, in the order tasks
+ * were submitted, so stages of several queries share the slots first-come first-served.
+ *
+ * A task whose worker crashed or threw is retried (a crashed worker is replaced by piscina on the
+ * same slot) up to `sluice.task.maxFailures` attempts; a coded error from the task is a user
+ * error that would fail again, so it fails the stage at once.
+ */
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { Piscina } from 'piscina';
+import type { TaskRequest, TaskSuccess } from '@sluice/executor';
+import { SluiceError } from '@sluice/state';
+
+export function workerEntry(): string {
+  let path: string;
+  try {
+    path = createRequire(import.meta.url).resolve('@sluice/executor/worker');
+  } catch (e) {
+    throw new SluiceError('WORKER_ENTRY_MISSING', `cannot resolve the executor worker entry: ${(e as Error).message}; run pnpm build`, {
+      cause: e,
+    });
+  }
+  if (!existsSync(path)) {
+    throw new SluiceError('WORKER_ENTRY_MISSING', `executor worker entry ${path} does not exist; run pnpm build`, { file: path });
+  }
+  return path;
+}
+
+export class TaskScheduler {
+  private readonly pools: Piscina[];
+  private readonly free: number[];
+  private readonly waiting: Array<(slot: number) => void> = [];
+  private closed = false;
+
+  constructor(
+    readonly slots: number,
+    private readonly maxFailures: number,
+    filename = workerEntry(),
+  ) {
+    this.pools = Array.from({ length: slots }, () => {
+      const pool = new Piscina({ filename, minThreads: 1, maxThreads: 1, idleTimeout: Number.POSITIVE_INFINITY });
+      // A worker that dies outside a task is replaced by piscina; its error must not crash the driver.
+      pool.on('error', () => {});
+      return pool;
+    });
+    this.free = Array.from({ length: slots }, (_, i) => slots - 1 - i);
+  }
+
+  private acquire(): Promise<number> {
+    const slot = this.free.pop();
+    if (slot !== undefined) return Promise.resolve(slot);
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  private release(slot: number): void {
+    const next = this.waiting.shift();
+    if (next) next(slot);
+    else this.free.push(slot);
+  }
+
+  private async runOne(task: TaskRequest): Promise<TaskSuccess> {
+    let lastError: unknown;
+    for (let attempt = 0; attempt < this.maxFailures; attempt++) {
+      if (this.closed) throw new SluiceError('SESSION_CLOSED', 'the session was closed while tasks were running');
+      const slot = await this.acquire();
+      try {
+        const result = await (this.pools[slot] as Piscina).run({ ...task, attempt });
+        if (!result.ok) throw SluiceError.fromJSON(result.error);
+        return result;
+      } catch (e) {
+        if (e instanceof SluiceError) throw e;
+        lastError = e;
+      } finally {
+        this.release(slot);
+      }
+    }
+    throw new SluiceError(
+      'TASK_FAILED',
+      `task ${task.partition} of batch ${task.batchId} failed ${this.maxFailures} times (sluice.task.maxFailures); last error: ${
+        (lastError as Error)?.message ?? String(lastError)
+      }`,
+      { option: 'sluice.task.maxFailures', cause: lastError },
+    );
+  }
+
+  /** Runs a stage; results come in task order. Waits for every task before reporting a failure. */
+  async runTasks(tasks: TaskRequest[]): Promise<TaskSuccess[]> {
+    const settled = await Promise.allSettled(tasks.map((t) => this.runOne(t)));
+    const failed = settled.find((s) => s.status === 'rejected');
+    if (failed) throw (failed as PromiseRejectedResult).reason;
+    return settled.map((s) => (s as PromiseFulfilledResult<TaskSuccess>).value);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(this.pools.map((p) => p.destroy()));
+  }
+}

@@ -1,0 +1,25 @@
+/** Every path inside a checkpoint is built here, never formatted by hand elsewhere. */
+import { join } from 'node:path';
+
+export class CheckpointPaths {
+  constructor(readonly root: string) {}
+
+  get metadata(): string {
+    return join(this.root, 'metadata');
+  }
+  get offsets(): string {
+    return join(this.root, 'offsets');
+  }
+  get commits(): string {
+    return join(this.root, 'commits');
+  }
+  get lock(): string {
+    return join(this.root, '.lock');
+  }
+  source(index: number): string {
+    return join(this.root, 'sources', String(index));
+  }
+  state(operatorId: number): string {
+    return join(this.root, 'state', String(operatorId));
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * On-disk form of every checkpoint and manifest file: a first line `v<N>` naming the format
+ * version, then one JSON document. Files are written to a temp name, fsynced, renamed into
+ * place and the directory fsynced, so a reader sees either the old file or the whole new one.
+ */
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { SluiceError } from '@sluice/state';
+
+export const FORMAT_VERSION = 1;
+
+export function writeFileDurable(path: string, content: string | Uint8Array): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+  const fd = openSync(tmp, 'w');
+  try {
+    writeSync(fd, typeof content === 'string' ? Buffer.from(content) : content);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, path);
+  fsyncDir(dirname(path));
+}
+
+export function fsyncDir(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export function writeVersioned(path: string, value: unknown): void {
+  writeFileDurable(path, `v${FORMAT_VERSION}\n${JSON.stringify(value)}\n`);
+}
+
+/** Reads a versioned file; a torn, corrupt or newer-version file is a coded error naming it. */
+export function readVersioned<T>(path: string, validate?: (v: unknown) => v is T): T {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new SluiceError('CHECKPOINT_CORRUPT', `cannot read checkpoint file ${path}: ${(e as Error).message}`, {
+      file: path,
+      cause: e,
+    });
+  }
+  const nl = text.indexOf('\n');
+  const header = nl < 0 ? text : text.slice(0, nl);
+  const m = /^v(\d+)$/.exec(header);
+  if (!m) {
+    throw new SluiceError('CHECKPOINT_CORRUPT', `checkpoint file ${path} has no version header (torn or not a Sluice file)`, {
+      file: path,
+    });
+  }
+  const version = Number(m[1]);
+  if (version > FORMAT_VERSION) {
+    throw new SluiceError(
+      'CHECKPOINT_VERSION_UNSUPPORTED',
+      `checkpoint file ${path} has format v${version}, newer than this Sluice (v${FORMAT_VERSION}); upgrade Sluice to read it`,
+      { file: path },
+    );
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text.slice(nl + 1));
+  } catch (e) {
+    throw new SluiceError('CHECKPOINT_CORRUPT', `checkpoint file ${path} is torn or corrupt: ${(e as Error).message}`, {
+      file: path,
+      cause: e,
+    });
+  }
+  if (validate && !validate(value)) {
+    throw new SluiceError('CHECKPOINT_CORRUPT', `checkpoint file ${path} does not have the expected fields`, { file: path });
+  }
+  return value as T;
+}

@@ -1,0 +1,111 @@
+/**
+ * Spark's `functions` for stateless expressions. As in Spark (and PySpark), a string passed where
+ * a column is expected names a column: upper('id') is upper(col('id')). Values given to lit, when
+ * and otherwise are literals.
+ */
+import { isAbsolute, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseDataType, type DataType, type Expr, type FunctionName } from '@sluice/executor';
+import { SluiceError } from '@sluice/state';
+import { Column, lit, toColumn, type ColumnOrLiteral } from './Column.js';
+
+export { lit, toColumn };
+
+export function col(name: string): Column {
+  if (typeof name !== 'string' || name === '') {
+    throw new SluiceError('INVALID_EXPRESSION', `col() needs a non-empty column name, got ${String(name)}`);
+  }
+  return new Column({ op: 'col', name });
+}
+
+/** Same as col, as in Spark. */
+export const column = col;
+
+/** Starts a conditional column: when(c1, v1).when(c2, v2).otherwise(v3). */
+export function when(condition: Column | boolean, value: ColumnOrLiteral): Column {
+  return new Column({ op: 'when', branches: [{ cond: lit(condition).expr, value: lit(value).expr }] });
+}
+
+export function not(c: Column | string): Column {
+  return toColumn(c).not();
+}
+
+function call(fn: FunctionName, args: Expr[]): Column {
+  return new Column({ op: 'call', fn, args });
+}
+
+export function upper(c: Column | string): Column {
+  return call('upper', [toColumn(c).expr]);
+}
+
+export function lower(c: Column | string): Column {
+  return call('lower', [toColumn(c).expr]);
+}
+
+/** Characters (code points) of a string; null stays null. */
+export function length(c: Column | string): Column {
+  return call('length', [toColumn(c).expr]);
+}
+
+/** Removes leading and trailing spaces (U+0020 only, as Spark's trim). */
+export function trim(c: Column | string): Column {
+  return call('trim', [toColumn(c).expr]);
+}
+
+/** Joins strings; null if any argument is null. */
+export function concat(...cols: Array<Column | string>): Column {
+  return call('concat', cols.map((c) => toColumn(c).expr));
+}
+
+/**
+ * `len` characters from 1-based `pos` (0 counts as 1; a negative pos counts from the end), as
+ * Spark's substring: substring('Spark', 2, 3) is 'par', substring('Spark', -3, 2) is 'ar'.
+ */
+export function substring(str: Column | string, pos: number, len: number): Column {
+  for (const [what, v] of [['pos', pos], ['len', len]] as const) {
+    if (!Number.isInteger(v)) throw new SluiceError('INVALID_EXPRESSION', `substring: ${what} must be an integer, got ${String(v)}`);
+  }
+  const int = (v: number): Expr => ({ op: 'lit', value: v, type: 'int' });
+  return call('substring', [toColumn(str).expr, int(pos), int(len)]);
+}
+
+/** The first non-null argument. */
+export function coalesce(...cols: Array<Column | string>): Column {
+  if (cols.length === 0) throw new SluiceError('INVALID_EXPRESSION', 'coalesce needs at least one column');
+  return call('coalesce', cols.map((c) => toColumn(c).expr));
+}
+
+/**
+ * A user function that each worker imports itself: `moduleUrl` is a URL (file:, data:) or a file
+ * path (resolved against the current directory), and `exportName` a synchronous function of that
+ * module. Arguments arrive as JavaScript values (TIMESTAMP as Date, SQL null as null); the result
+ * is converted to `returnType` ('double', 'string', 'timestamp', 'struct<a: int>', ...), and
+ * undefined or a value that cannot stand for that type becomes null.
+ *
+ *   const double = udf(new URL('./udfs.mjs', import.meta.url), 'double', 'double');
+ *   df.select(double('value').alias('twice'));
+ */
+export function udf(
+  moduleUrl: string | URL,
+  exportName: string,
+  returnType: string | DataType,
+): (...cols: Array<Column | string>) => Column {
+  if (typeof exportName !== 'string' || exportName === '') {
+    throw new SluiceError('INVALID_EXPRESSION', `udf needs the name of an exported function, got ${String(exportName)}`);
+  }
+  const url = moduleHref(moduleUrl);
+  const type = typeof returnType === 'string' ? parseDataType(returnType) : returnType;
+  return (...cols) =>
+    new Column({ op: 'udf', moduleUrl: url, exportName, returnType: type, args: cols.map((c) => toColumn(c).expr) });
+}
+
+/** The module's URL text, the same in every worker: paths become absolute file URLs here. */
+function moduleHref(moduleUrl: string | URL): string {
+  if (moduleUrl instanceof URL) return moduleUrl.href;
+  if (typeof moduleUrl !== 'string' || moduleUrl === '') {
+    throw new SluiceError('INVALID_EXPRESSION', `udf needs a module URL or path, got ${String(moduleUrl)}`);
+  }
+  // Two or more letters before ':' make a URL scheme; one letter is a Windows drive.
+  if (/^[a-z][a-z\d+.-]+:/i.test(moduleUrl)) return moduleUrl;
+  return pathToFileURL(isAbsolute(moduleUrl) ? moduleUrl : resolve(moduleUrl)).href;
+}

@@ -1,0 +1,30 @@
+/**
+ * `foreachBatch(fn)`: the user's function runs on the driver with the batch's rows (JavaScript
+ * values) and its id. As in Spark it is at-least-once: a batch replayed after a crash is passed
+ * again with the same id, which the function can use to deduplicate.
+ */
+import { rowToExternal, type TaskOutput } from '@sluice/executor';
+import type { BatchOutput, StreamSink } from './Sink.js';
+
+export type ForeachBatchFunction = (rows: Array<Record<string, unknown>>, batchId: number) => unknown;
+
+export class ForeachBatchSink implements StreamSink {
+  readonly description = 'ForeachBatchSink';
+
+  constructor(private readonly fn: ForeachBatchFunction) {}
+
+  taskOutput(): TaskOutput {
+    return { type: 'collect' };
+  }
+
+  isCommitted(): boolean {
+    return false;
+  }
+
+  async addBatch(out: BatchOutput): Promise<void> {
+    await this.fn(
+      out.rows.map((r) => rowToExternal(r, out.schema)),
+      out.batchId,
+    );
+  }
+}

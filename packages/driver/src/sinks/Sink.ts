@@ -1,0 +1,25 @@
+/**
+ * A streaming sink. File sinks have their tasks write part files and then commit a manifest;
+ * the others receive the batch's rows on the driver. `addBatch` must be idempotent per batch id:
+ * a batch replayed after a crash is written once.
+ */
+import type { Row, Schema, TaskOutput, TaskSuccess } from '@sluice/executor';
+
+export type OutputMode = 'append' | 'update' | 'complete';
+
+export interface BatchOutput {
+  batchId: number;
+  schema: Schema;
+  outputMode: OutputMode;
+  results: TaskSuccess[];
+  /** Decoded rows (engine form) for sinks whose tasks collect. */
+  rows: Row[];
+}
+
+export interface StreamSink {
+  readonly description: string;
+  /** What each task does with its rows. `committed`: the sink already holds this batch. */
+  taskOutput(batchId: number, partition: number, committed: boolean): TaskOutput;
+  isCommitted(batchId: number): boolean;
+  addBatch(out: BatchOutput): Promise<void>;
+}

@@ -1,0 +1,132 @@
+/**
+ * Streaming source over a directory of json/csv/text files. As in Spark's FileStreamSource the
+ * source keeps its own log (`sources/<i>/<logOffset>`, the files each planning step admitted);
+ * an offset is a position in that log, so a replayed batch reads exactly the same files.
+ */
+import type { InputSplit, ReadOptions, Schema } from '@sluice/executor';
+import { MetadataLog } from '../checkpoint/MetadataLog.js';
+import type { SourceOffset } from '../checkpoint/OffsetLog.js';
+import { admitFiles, type AdmissionOptions, type FileEntry } from './FileAdmission.js';
+import { cleanSourceFiles, listFiles, type CleanSourceMode } from './fileSystem.js';
+import type { ReadLimit, StreamSource } from './Source.js';
+
+export interface FileSourceConfig {
+  format: 'json' | 'csv' | 'text';
+  path: string;
+  schema: Schema;
+  read: ReadOptions;
+  admission: AdmissionOptions;
+  cleanSource: CleanSourceMode;
+  archiveDir?: string;
+}
+
+interface LogEntry {
+  files: FileEntry[];
+}
+
+function isLogEntry(v: unknown): v is LogEntry {
+  return typeof v === 'object' && v !== null && Array.isArray((v as LogEntry).files);
+}
+
+interface FileOffset {
+  logOffset: number;
+}
+
+function logOffsetOf(o: SourceOffset | null): number {
+  return o === null || o === undefined ? -1 : (o as FileOffset).logOffset;
+}
+
+export class FileStreamSource implements StreamSource {
+  readonly description: string;
+  readonly schema: Schema;
+  private readonly log: MetadataLog<LogEntry>;
+  private readonly seen = new Set<string>();
+  private latestLogOffset: number;
+  private pinned: Set<string> | undefined;
+  private cleanedThrough = -1;
+
+  constructor(
+    private readonly config: FileSourceConfig,
+    logDir: string,
+    private readonly advisoryTaskBytes: number,
+  ) {
+    this.description = `FileStreamSource[${config.path}]`;
+    this.schema = config.schema;
+    this.log = new MetadataLog(logDir, isLogEntry);
+    for (const id of this.log.ids()) {
+      for (const f of this.log.get(id)?.files ?? []) this.seen.add(f.path);
+    }
+    this.latestLogOffset = this.log.latestId() ?? -1;
+  }
+
+  prepareForAvailableNow(): void {
+    this.pinned = new Set(listFiles(this.config.path).map((f) => f.path));
+  }
+
+  async latestOffset(_start: SourceOffset | null, limit: ReadLimit): Promise<SourceOffset | null> {
+    let listed = listFiles(this.config.path);
+    if (this.pinned) listed = listed.filter((f) => this.pinned?.has(f.path));
+    const firstBatch = this.latestLogOffset < 0;
+    const admitted = admitFiles(listed, this.seen, this.config.admission, firstBatch, limit.ignoreLimits);
+    if (admitted.length > 0) {
+      const next = this.latestLogOffset + 1;
+      this.log.put(next, { files: admitted });
+      for (const f of admitted) this.seen.add(f.path);
+      this.latestLogOffset = next;
+    }
+    return this.latestLogOffset < 0 ? null : { logOffset: this.latestLogOffset };
+  }
+
+  private filesBetween(start: SourceOffset | null, end: SourceOffset): FileEntry[] {
+    const files: FileEntry[] = [];
+    for (let id = logOffsetOf(start) + 1; id <= logOffsetOf(end); id++) {
+      const entry = this.log.get(id);
+      if (entry) files.push(...entry.files);
+    }
+    return files;
+  }
+
+  /**
+   * Contiguous runs of files of about equal bytes: at least one task per slot (when there are
+   * enough files) and more when the batch is larger than the advisory task size.
+   */
+  planSplits(start: SourceOffset | null, end: SourceOffset, slots: number): InputSplit[] {
+    const files = this.filesBetween(start, end);
+    if (files.length === 0) return [];
+    const total = files.reduce((s, f) => s + f.size, 0);
+    const tasks = Math.min(files.length, Math.max(slots * 2, Math.ceil(total / this.advisoryTaskBytes)));
+    const target = total / tasks;
+    const splits: InputSplit[] = [];
+    let group: string[] = [];
+    let bytes = 0;
+    files.forEach((f, i) => {
+      group.push(f.path);
+      bytes += f.size;
+      const remainingFiles = files.length - i - 1;
+      const remainingTasks = tasks - splits.length - 1;
+      if ((bytes >= target && remainingFiles >= remainingTasks) || remainingFiles === remainingTasks) {
+        splits.push(this.split(group));
+        group = [];
+        bytes = 0;
+      }
+    });
+    if (group.length > 0) splits.push(this.split(group));
+    return splits;
+  }
+
+  private split(files: string[]): InputSplit {
+    const { format, schema, read } = this.config;
+    return { type: 'files', format, files, schema, options: read };
+  }
+
+  async commit(end: SourceOffset): Promise<void> {
+    if (this.config.cleanSource === 'off') return;
+    const upTo = logOffsetOf(end);
+    const files: string[] = [];
+    for (let id = this.cleanedThrough + 1; id <= upTo; id++) {
+      for (const f of this.log.get(id)?.files ?? []) files.push(f.path);
+    }
+    await cleanSourceFiles(files, this.config.cleanSource, this.config.path, this.config.archiveDir);
+    this.cleanedThrough = upTo;
+  }
+}

@@ -1,0 +1,157 @@
+/**
+ * Turns `readStream.format(f).option(...).schema(...).load(path)` into a validated source spec.
+ * All option checks happen here, at `load()`, so a bad option never reaches a running query.
+ */
+import { resolve } from 'node:path';
+import { parseSchema, withCorruptRecordColumn, type ReadOptions, type Schema } from '@sluice/executor';
+import { SluiceError } from '@sluice/state';
+import type { Options } from '../options.js';
+import { parseBoolean, parseBytes, parseDuration, parseEnum, parsePositiveInt } from '../units.js';
+import type { FileSourceConfig } from './FileStreamSource.js';
+import { validateCleanSource } from './fileSystem.js';
+import type { MemoryStream } from './MemoryStream.js';
+import { RATE_SCHEMA } from './RateSource.js';
+import type { RateMicroBatchConfig } from './RateMicroBatchSource.js';
+
+export const SOURCE_FORMATS = ['json', 'csv', 'text', 'rate', 'rate-micro-batch', 'memory'] as const;
+export type SourceFormat = (typeof SOURCE_FORMATS)[number];
+
+export type SourceSpec =
+  | { format: 'json' | 'csv' | 'text'; schema: Schema; file: FileSourceConfig }
+  | { format: 'rate'; schema: Schema; rowsPerSecond: number; numPartitions?: number }
+  | { format: 'rate-micro-batch'; schema: Schema; rateMicroBatch: RateMicroBatchConfig }
+  | { format: 'memory'; schema: Schema; stream: MemoryStream };
+
+export function checkFormat(format: string, known: readonly string[], what: string): void {
+  if (!known.includes(format)) {
+    throw new SluiceError('UNKNOWN_FORMAT', `unknown ${what} format '${format}'; known: ${known.join(', ')}`, {
+      option: 'format',
+    });
+  }
+}
+
+function optInt(o: Options, key: string): number | undefined {
+  const v = o.take(key);
+  return v === undefined ? undefined : parsePositiveInt(v, key);
+}
+
+function nonNegativeNumber(o: Options, key: string, dflt: number): number {
+  const v = o.take(key);
+  if (v === undefined) return dflt;
+  const n = typeof v === 'number' ? v : Number(v);
+  if (!Number.isFinite(n) || n < 0 || (typeof v === 'string' && v.trim() === '')) {
+    throw new SluiceError('INVALID_OPTION', `options.${key} must be a non-negative number (got ${JSON.stringify(v)})`, {
+      option: key,
+    });
+  }
+  return n;
+}
+
+/** Read options shared by file sources and `session.read`. */
+export function readOptions(format: 'json' | 'csv' | 'text', o: Options): ReadOptions {
+  const mode = parseEnum(o.take('mode') ?? 'PERMISSIVE', ['PERMISSIVE', 'DROPMALFORMED', 'FAILFAST'] as const, 'mode');
+  const corrupt = String(o.take('columnNameOfCorruptRecord') ?? '_corrupt_record');
+  let header = false;
+  let sep = ',';
+  if (format === 'csv') {
+    header = parseBoolean(o.take('header') ?? false, 'header');
+    const s = o.take('sep') ?? o.take('delimiter') ?? ',';
+    if (typeof s !== 'string' || s.length !== 1) {
+      throw new SluiceError('INVALID_OPTION', `options.sep must be a single character (got ${JSON.stringify(s)})`, {
+        option: 'sep',
+      });
+    }
+    sep = s;
+  }
+  return { mode, columnNameOfCorruptRecord: corrupt, header, sep };
+}
+
+/** The schema a file source reads with: given (json/csv), fixed (text), plus _corrupt_record if asked for. */
+export function fileSchema(format: 'json' | 'csv' | 'text', userSchema: Schema | undefined, read: ReadOptions, streaming: boolean): Schema {
+  if (format === 'text') return [{ name: 'value', type: 'string', nullable: true }];
+  if (!userSchema) {
+    throw new SluiceError(
+      'SCHEMA_REQUIRED',
+      `a ${streaming ? 'streaming ' : ''}${format} source needs a schema: call .schema('col TYPE, ...') before load()`,
+      { option: 'schema' },
+    );
+  }
+  return read.mode === 'PERMISSIVE' ? withCorruptRecordColumn(userSchema, read) : userSchema;
+}
+
+export function resolveSource(
+  format: string,
+  o: Options,
+  userSchema: Schema | undefined,
+  path: string | undefined,
+  memoryStream: (name: string, schema: Schema | undefined) => MemoryStream,
+): SourceSpec {
+  checkFormat(format, SOURCE_FORMATS, 'source');
+  const f = format as SourceFormat;
+  const pathOpt = path ?? (o.take('path') as string | undefined);
+  let spec: SourceSpec;
+  if (f === 'json' || f === 'csv' || f === 'text') {
+    if (pathOpt === undefined || pathOpt === '') {
+      throw new SluiceError('INVALID_OPTION', `a ${f} source needs a directory: load(path)`, { option: 'path' });
+    }
+    const dir = resolve(String(pathOpt));
+    const read = readOptions(f, o);
+    const schema = fileSchema(f, userSchema, read, true);
+    const cleanSource = parseEnum(o.take('cleanSource') ?? 'off', ['off', 'archive', 'delete'] as const, 'cleanSource');
+    const archive = o.take('sourceArchiveDir');
+    const archiveDir = archive === undefined ? undefined : resolve(String(archive));
+    validateCleanSource(cleanSource, dir, archiveDir);
+    const maxFilesPerTrigger = optInt(o, 'maxFilesPerTrigger');
+    const bytes = o.take('maxBytesPerTrigger');
+    const maxBytesPerTrigger = bytes === undefined ? undefined : parseBytes(bytes as string | number, 'maxBytesPerTrigger');
+    spec = {
+      format: f,
+      schema,
+      file: {
+        format: f,
+        path: dir,
+        schema,
+        read,
+        cleanSource,
+        ...(archiveDir !== undefined && { archiveDir }),
+        admission: {
+          ...(maxFilesPerTrigger !== undefined && { maxFilesPerTrigger }),
+          ...(maxBytesPerTrigger !== undefined && { maxBytesPerTrigger }),
+          latestFirst: parseBoolean(o.take('latestFirst') ?? false, 'latestFirst'),
+          maxFileAgeMs: parseDuration((o.take('maxFileAge') as string | number | undefined) ?? '7 days', 'maxFileAge'),
+        },
+      },
+    };
+  } else if (f === 'rate') {
+    const rowsPerSecond = optInt(o, 'rowsPerSecond') ?? 1;
+    const numPartitions = optInt(o, 'numPartitions');
+    spec = { format: f, schema: RATE_SCHEMA, rowsPerSecond, ...(numPartitions !== undefined && { numPartitions }) };
+  } else if (f === 'rate-micro-batch') {
+    const rowsPerBatch = optInt(o, 'rowsPerBatch');
+    if (rowsPerBatch === undefined) {
+      throw new SluiceError('INVALID_OPTION', 'options.rowsPerBatch is required for rate-micro-batch', { option: 'rowsPerBatch' });
+    }
+    const numPartitions = optInt(o, 'numPartitions');
+    spec = {
+      format: f,
+      schema: RATE_SCHEMA,
+      rateMicroBatch: {
+        rowsPerBatch,
+        ...(numPartitions !== undefined && { numPartitions }),
+        startTimestamp: nonNegativeNumber(o, 'startTimestamp', 0),
+        advanceMillisPerBatch: nonNegativeNumber(o, 'advanceMillisPerBatch', 1000),
+      },
+    };
+  } else {
+    const name = pathOpt ?? (o.take('name') as string | undefined);
+    if (!name) throw new SluiceError('INVALID_OPTION', 'a memory source needs a name: load(name)', { option: 'path' });
+    const stream = memoryStream(String(name), userSchema);
+    spec = { format: f, schema: stream.schema, stream };
+  }
+  o.rejectUnknown(`${f} source`);
+  return spec;
+}
+
+export function parseUserSchema(s: unknown): Schema {
+  return parseSchema(s as Parameters<typeof parseSchema>[0], 'schema');
+}

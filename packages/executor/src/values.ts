@@ -1,0 +1,354 @@
+/**
+ * Values at the edges of the engine, and between types.
+ *
+ * Inside the engine a value is in "engine form": STRING a string, INT/LONG/DOUBLE a number,
+ * BOOLEAN a boolean, TIMESTAMP epoch milliseconds (a number), STRUCT a plain object, NULL null.
+ * User JavaScript (collect, memoryTable, foreachBatch, udf arguments) sees "external form", which
+ * differs only for TIMESTAMP (a Date). Inputs (sources, udf results) may be looser: toInternal
+ * accepts a Date, an ISO-8601 string or epoch milliseconds for a TIMESTAMP, and so on.
+ *
+ * Converters are built once per type (createTo*Converter) so that hot loops do no type dispatch.
+ */
+import type { DataType, Row, Schema, StructType } from './types.js';
+
+export type Converter = (value: unknown) => unknown;
+
+const INT_MIN = -2147483648;
+const INT_MAX = 2147483647;
+/** Long bounds as the nearest doubles: Sluice keeps LONG in a JS number (exact up to 2^53). */
+const LONG_MIN = -9223372036854775808;
+const LONG_MAX = 9223372036854775807;
+/** The range of a JS Date, in ms. */
+const MAX_TIMESTAMP_MS = 8.64e15;
+
+export function isStructType(t: DataType): t is StructType {
+  return typeof t === 'object';
+}
+
+export function isNumericType(t: DataType): t is 'int' | 'long' | 'double' {
+  return t === 'int' || t === 'long' || t === 'double';
+}
+
+export function sameType(a: DataType, b: DataType): boolean {
+  if (typeof a === 'string' || typeof b === 'string') return a === b;
+  return (
+    a.struct.length === b.struct.length &&
+    a.struct.every((f, i) => {
+      const g = b.struct[i];
+      return g !== undefined && f.name === g.name && sameType(f.type, g.type);
+    })
+  );
+}
+
+/** Spark's SQL name of a type, as used in messages and in printed casts. */
+export function typeName(t: DataType): string {
+  if (isStructType(t)) return `STRUCT<${t.struct.map((f) => `${f.name}: ${typeName(f.type)}`).join(', ')}>`;
+  return t === 'long' ? 'BIGINT' : t === 'null' ? 'VOID' : t.toUpperCase();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Text forms
+
+const TIMESTAMP_RE =
+  /^([+-]?\d{4,6})(?:-(\d{1,2})(?:-(\d{1,2})(?:[T ](\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d{1,9}))?)?)?)?)?\s*(Z|UTC|[+-]\d{1,2}(?::?\d{2})?)?$/i;
+
+/**
+ * Parses the timestamp forms Spark accepts ('2024-01-01', '2024-01-01 10:00:00',
+ * '2024-01-01T10:00:00.123Z', '...+02:00'). Without a zone the text is UTC: Sluice's session time
+ * zone is always UTC, so a timestamp never depends on the machine it is read on.
+ * Returns epoch ms (sub-millisecond digits are truncated), or null when the text is not a timestamp.
+ */
+export function parseTimestamp(text: string): number | null {
+  const m = TIMESTAMP_RE.exec(text.trim());
+  if (m === null) return null;
+  const year = Number(m[1]);
+  const month = m[2] === undefined ? 1 : Number(m[2]);
+  const day = m[3] === undefined ? 1 : Number(m[3]);
+  const hour = m[4] === undefined ? 0 : Number(m[4]);
+  const minute = m[5] === undefined ? 0 : Number(m[5]);
+  const second = m[6] === undefined ? 0 : Number(m[6]);
+  const ms = m[7] === undefined ? 0 : Number(m[7].slice(0, 3).padEnd(3, '0'));
+  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return null;
+  const date = new Date(Date.UTC(2000, month - 1, day, hour, minute, second, ms));
+  // Date.UTC maps years 0..99 to 1900..1999, so the year is set separately.
+  date.setUTCFullYear(year);
+  // Rejects 2023-02-30 and the like, which Date would roll over into March.
+  if (date.getUTCDate() !== day || date.getUTCMonth() !== month - 1) return null;
+  let t = date.getTime();
+  const zone = m[8];
+  if (zone !== undefined && zone.toUpperCase() !== 'Z' && zone.toUpperCase() !== 'UTC') {
+    const z = /^([+-])(\d{1,2}):?(\d{2})?$/.exec(zone);
+    if (z === null) return null;
+    const minutes = Number(z[2]) * 60 + (z[3] === undefined ? 0 : Number(z[3]));
+    t -= (z[1] === '-' ? -minutes : minutes) * 60_000;
+  }
+  return Number.isFinite(t) ? t : null;
+}
+
+/** ISO-8601 UTC text of epoch ms ('2024-01-01T00:00:00.000Z'); null outside a Date's range. */
+export function formatTimestamp(ms: number): string | null {
+  return Math.abs(ms) <= MAX_TIMESTAMP_MS ? new Date(ms).toISOString() : null;
+}
+
+/**
+ * A DOUBLE as Spark (Java's Double.toString) prints it: 1.0, 0.001, 1.0E7, 1.5E-4, NaN, Infinity.
+ * A double that happens to be integral keeps its ".0" so that casting to string is type-faithful.
+ */
+export function formatDouble(x: number): string {
+  if (!Number.isFinite(x)) return Number.isNaN(x) ? 'NaN' : x > 0 ? 'Infinity' : '-Infinity';
+  if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0';
+  const abs = Math.abs(x);
+  if (abs >= 1e-3 && abs < 1e7) {
+    const s = String(x);
+    return s.includes('.') ? s : `${s}.0`;
+  }
+  const [mantissa = '', exponent = '0'] = x.toExponential().split('e');
+  return `${mantissa.includes('.') ? mantissa : `${mantissa}.0`}E${Number(exponent)}`;
+}
+
+const INTEGRAL_RE = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)$/;
+const DOUBLE_RE = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[dDfF]?$/;
+
+/** Spark's string → INT/LONG: surrounding whitespace ignored, a fraction truncated, no exponent. */
+function parseIntegral(text: string, min: number, max: number): number | null {
+  const s = text.trim();
+  if (!INTEGRAL_RE.test(s)) return null;
+  const v = Math.trunc(Number(s));
+  return v < min || v > max ? null : v === 0 ? 0 : v;
+}
+
+/** Spark's string → DOUBLE: Java's parseDouble, plus 'inf', 'infinity' and 'nan' in any case. */
+function parseDouble(text: string): number | null {
+  const s = text.trim();
+  if (DOUBLE_RE.test(s)) return Number(/[dDfF]$/.test(s) ? s.slice(0, -1) : s);
+  const lower = s.toLowerCase();
+  if (lower === 'nan') return NaN;
+  if (lower === 'inf' || lower === 'infinity' || lower === '+inf' || lower === '+infinity') return Infinity;
+  if (lower === '-inf' || lower === '-infinity') return -Infinity;
+  return null;
+}
+
+const TRUE_STRINGS = new Set(['t', 'true', 'y', 'yes', '1']);
+const FALSE_STRINGS = new Set(['f', 'false', 'n', 'no', '0']);
+
+/** Spark's string → BOOLEAN: t/true/y/yes/1 and f/false/n/no/0, any case; anything else is null. */
+function parseBoolean(text: string): boolean | null {
+  const s = text.trim().toLowerCase();
+  return TRUE_STRINGS.has(s) ? true : FALSE_STRINGS.has(s) ? false : null;
+}
+
+/** Java's saturating double → integral conversion, which Spark's non-ANSI cast uses (NaN → 0). */
+function saturate(x: number, min: number, max: number): number {
+  if (Number.isNaN(x)) return 0;
+  const v = Math.trunc(x);
+  return v < min ? min : v > max ? max : v === 0 ? 0 : v;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Casts
+
+/**
+ * The conversion of a non-null engine value of type `from` to type `to`, following Spark's
+ * non-ANSI cast: an unparsable string gives null rather than an error. Returns undefined when
+ * Spark has no such cast (e.g. TIMESTAMP → STRUCT); the caller reports it at plan time.
+ *
+ * Numbers become timestamps as *seconds* since the epoch, as in Spark (CAST(1 AS TIMESTAMP) is
+ * 1970-01-01T00:00:01Z), and timestamps become numbers as seconds. Epoch milliseconds in source
+ * data are handled by toInternal, not by a cast.
+ */
+export function createCast(from: DataType, to: DataType): ((value: unknown) => unknown) | undefined {
+  if (sameType(from, to)) return (v) => v;
+  if (from === 'null') return () => null;
+  if (isStructType(to)) return isStructType(from) ? structCast(from, to) : undefined;
+  if (isStructType(from)) return to === 'string' ? structToString(from) : undefined;
+  switch (to) {
+    case 'string':
+      if (from === 'double') return (v) => formatDouble(v as number);
+      if (from === 'timestamp') return (v) => formatTimestamp(v as number);
+      return (v) => String(v);
+    case 'int':
+      if (from === 'string') return (v) => parseIntegral(v as string, INT_MIN, INT_MAX);
+      if (from === 'boolean') return (v) => (v ? 1 : 0);
+      // LONG → INT keeps the low 32 bits, as Java's (int) cast does.
+      if (from === 'long') return (v) => (v as number) | 0;
+      if (from === 'timestamp') return (v) => Math.floor((v as number) / 1000) | 0;
+      return (v) => saturate(v as number, INT_MIN, INT_MAX);
+    case 'long':
+      if (from === 'string') return (v) => parseIntegral(v as string, LONG_MIN, LONG_MAX);
+      if (from === 'boolean') return (v) => (v ? 1 : 0);
+      if (from === 'timestamp') return (v) => Math.floor((v as number) / 1000);
+      return (v) => saturate(v as number, LONG_MIN, LONG_MAX);
+    case 'double':
+      if (from === 'string') return (v) => parseDouble(v as string);
+      if (from === 'boolean') return (v) => (v ? 1 : 0);
+      if (from === 'timestamp') return (v) => (v as number) / 1000;
+      return (v) => v;
+    case 'boolean':
+      if (from === 'string') return (v) => parseBoolean(v as string);
+      return (v) => v !== 0;
+    case 'timestamp':
+      if (from === 'string') return (v) => parseTimestamp(v as string);
+      if (from === 'boolean') return (v) => (v ? 1000 : 0);
+      return (v) => toTimestampMs((v as number) * 1000);
+    case 'null':
+      return undefined;
+  }
+}
+
+/** STRUCT → STRUCT casts field by field, by position, as Spark does (field names come from `to`). */
+function structCast(from: StructType, to: StructType): ((value: unknown) => unknown) | undefined {
+  if (from.struct.length !== to.struct.length) return undefined;
+  const fields: Array<{ src: string; dst: string; cast: (v: unknown) => unknown }> = [];
+  for (let i = 0; i < to.struct.length; i++) {
+    const f = from.struct[i]!;
+    const g = to.struct[i]!;
+    const cast = createCast(f.type, g.type);
+    if (cast === undefined) return undefined;
+    fields.push({ src: f.name, dst: g.name, cast });
+  }
+  return (v) => {
+    const obj = v as Row;
+    const out: Row = {};
+    for (const { src, dst, cast } of fields) {
+      const x = obj[src];
+      out[dst] = x == null ? null : cast(x);
+    }
+    return out;
+  };
+}
+
+/** Spark prints a struct as "{a, b}" with each field cast to string and null as "null". */
+function structToString(from: StructType): (value: unknown) => unknown {
+  const fields = from.struct.map((f) => ({ name: f.name, cast: createCast(f.type, 'string') ?? String }));
+  return (v) => {
+    const obj = v as Row;
+    return `{${fields.map(({ name, cast }) => (obj[name] == null ? 'null' : String(cast(obj[name])))).join(', ')}}`;
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Engine form ⇄ external form
+
+const identity: Converter = (v) => (v === undefined ? null : v);
+
+/** Engine → JavaScript: TIMESTAMP ms become Dates, structs are converted field by field. */
+export function createToExternalConverter(type: DataType): Converter {
+  if (type === 'timestamp') return (v) => (v == null ? null : v instanceof Date ? v : new Date(v as number));
+  if (isStructType(type)) {
+    const row = createRowConverter(type.struct, createToExternalConverter);
+    return (v) => (v == null ? null : row(v as Row));
+  }
+  return identity;
+}
+
+/**
+ * JavaScript (source records, udf results) → engine form. Values already in engine form pass
+ * through; looser forms are converted: a Date, ISO-8601 text or epoch-ms number (also as a string
+ * of digits) for a TIMESTAMP, numeric or boolean text for numbers and booleans, a number or Date
+ * for a STRING. A value that cannot stand for the type becomes null, as a PySpark udf's result
+ * of the wrong type does; undefined becomes null.
+ */
+export function createToInternalConverter(type: DataType): Converter {
+  if (isStructType(type)) {
+    const row = createRowConverter(type.struct, createToInternalConverter);
+    return (v) => (v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Date) ? row(v as Row) : null);
+  }
+  switch (type) {
+    case 'string':
+      return (v) => {
+        if (typeof v === 'string') return v;
+        if (v == null) return null;
+        if (v instanceof Date) return formatTimestamp(v.getTime());
+        return typeof v === 'object' ? JSON.stringify(v) : String(v);
+      };
+    case 'int':
+    case 'long': {
+      const [min, max] = type === 'int' ? [INT_MIN, INT_MAX] : [LONG_MIN, LONG_MAX];
+      return (v) => {
+        if (typeof v === 'number') {
+          const t = Math.trunc(v);
+          return t >= min && t <= max ? t + 0 : null; // + 0 turns -0 into 0; NaN fails the test
+        }
+        if (typeof v === 'string') return parseIntegral(v, min, max);
+        if (typeof v === 'bigint') return v >= BigInt(min) && v <= BigInt(max) ? Number(v) : null;
+        if (typeof v === 'boolean') return v ? 1 : 0;
+        return null;
+      };
+    }
+    case 'double':
+      return (v) => {
+        if (typeof v === 'number') return v;
+        if (typeof v === 'string') return parseDouble(v);
+        if (typeof v === 'bigint') return Number(v);
+        if (typeof v === 'boolean') return v ? 1 : 0;
+        return null;
+      };
+    case 'boolean':
+      return (v) => {
+        if (typeof v === 'boolean') return v;
+        if (typeof v === 'string') return parseBoolean(v);
+        if (typeof v === 'number') return v !== 0;
+        return null;
+      };
+    case 'timestamp':
+      return (v) => {
+        if (typeof v === 'number') return toTimestampMs(v);
+        if (v instanceof Date) {
+          const t = v.getTime();
+          return Number.isNaN(t) ? null : t;
+        }
+        // Digits alone are epoch ms (the DESIGN's second input form), not a year as in Spark's cast.
+        if (typeof v === 'string') return /^\s*-?\d+\s*$/.test(v) ? toTimestampMs(Number(v)) : parseTimestamp(v);
+        if (typeof v === 'bigint') return toTimestampMs(Number(v));
+        return null;
+      };
+    case 'null':
+      return () => null;
+  }
+}
+
+function toTimestampMs(ms: number): number | null {
+  return Number.isFinite(ms) && Math.abs(ms) <= MAX_TIMESTAMP_MS ? Math.trunc(ms) + 0 : null;
+}
+
+/** Builds a converter for rows of `fields`: a new object with exactly those fields, in order. */
+function createRowConverter(fields: Schema, make: (t: DataType) => Converter): (row: Row) => Row {
+  const conv = fields.map((f) => ({ name: f.name, convert: make(f.type) }));
+  return (row) => {
+    const out: Row = {};
+    for (const { name, convert } of conv) out[name] = convert(row[name]);
+    return out;
+  };
+}
+
+export function toExternal(value: unknown, type: DataType): unknown {
+  return createToExternalConverter(type)(value);
+}
+
+export function toInternal(value: unknown, type: DataType): unknown {
+  return createToInternalConverter(type)(value);
+}
+
+// Converters are cached per schema object: plans hand the same Schema to every row of a batch.
+const externalRowConverters = new WeakMap<Schema, (row: Row) => Row>();
+const internalRowConverters = new WeakMap<Schema, (row: Row) => Row>();
+
+/** A new row with the schema's fields in external form; fields outside the schema are dropped. */
+export function rowToExternal(row: Row, schema: Schema): Row {
+  let convert = externalRowConverters.get(schema);
+  if (convert === undefined) {
+    convert = createRowConverter(schema, createToExternalConverter);
+    externalRowConverters.set(schema, convert);
+  }
+  return convert(row);
+}
+
+/** A new row with the schema's fields in engine form; a missing field becomes null. */
+export function rowToInternal(row: Row, schema: Schema): Row {
+  let convert = internalRowConverters.get(schema);
+  if (convert === undefined) {
+    convert = createRowConverter(schema, createToInternalConverter);
+    internalRowConverters.set(schema, convert);
+  }
+  return convert(row);
+}

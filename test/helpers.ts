@@ -1,0 +1,51 @@
+/** Shared helpers of the end-to-end tests: temp dirs, input files with chosen mtimes, sink output. */
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const made: string[] = [];
+
+export function tempDir(prefix = 'sluice-test-'): string {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  made.push(d);
+  return d;
+}
+
+export function removeTempDirs(): void {
+  for (const d of made.splice(0)) rmSync(d, { recursive: true, force: true });
+}
+
+/** Writes `name` in `dir` with the given lines and modification time (seconds since epoch). */
+export function writeInput(dir: string, name: string, lines: string[], mtimeSec?: number): string {
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, name);
+  writeFileSync(path, lines.map((l) => `${l}\n`).join(''));
+  if (mtimeSec !== undefined) utimesSync(path, mtimeSec, mtimeSec);
+  return path;
+}
+
+export function jsonLines(rows: Array<Record<string, unknown>>): string[] {
+  return rows.map((r) => JSON.stringify(r));
+}
+
+/** Rows of every committed part file of a JSON sink directory, read through its manifests. */
+export function readSinkJson(dir: string): Array<Record<string, unknown>> {
+  const metaDir = join(dir, '_sluice_metadata');
+  const ids = readdirSync(metaDir)
+    .filter((n) => /^\d+$/.test(n))
+    .map(Number)
+    .sort((a, b) => a - b);
+  const rows: Array<Record<string, unknown>> = [];
+  for (const id of ids) {
+    const text = readFileSync(join(metaDir, String(id)), 'utf8');
+    const manifest = JSON.parse(text.slice(text.indexOf('\n') + 1)) as { files: Array<{ name: string }> };
+    for (const f of manifest.files) {
+      for (const line of readFileSync(join(dir, f.name), 'utf8').split('\n')) if (line) rows.push(JSON.parse(line));
+    }
+  }
+  return rows;
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
