@@ -95,13 +95,21 @@ interface ChildRun {
 }
 
 /**
- * Runs kill-child.mjs once. `kill` SIGKILLs it `afterMs` after the spawn (`from: 'spawn'`) or after
- * it printed STARTED (`from: 'started'`), unless it ended first; `fault` sets SLUICE_FAULT. The
- * variable is removed otherwise, so a restart never inherits it.
+ * When to SIGKILL a child: `afterMs` after the spawn, after its STARTED line (the query is
+ * running), or after its n-th `BATCH` line (n batches committed by this run).
+ */
+interface KillAt {
+  from: 'spawn' | 'started' | `batch ${number}`;
+  afterMs: number;
+}
+
+/**
+ * Runs kill-child.mjs once; `kill` SIGKILLs it then, unless it ended first. `fault` sets
+ * SLUICE_FAULT; the variable is removed otherwise, so a restart never inherits it.
  */
 function runChild(
   dirs: { input: string; out: string; ckpt: string },
-  opts: { kill?: { from: 'spawn' | 'started'; afterMs: number }; fault?: string } = {},
+  opts: { kill?: KillAt; fault?: string } = {},
 ): Promise<ChildRun> {
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env['SLUICE_FAULT'];
@@ -121,7 +129,10 @@ function runChild(
     const lines = (partial + d).split('\n');
     partial = lines.pop() ?? '';
     for (const line of lines) {
-      if (line.startsWith('BATCH ')) batchMs.push(Date.now() - started);
+      if (line.startsWith('BATCH ')) {
+        batchMs.push(Date.now() - started);
+        if (opts.kill?.from === `batch ${batchMs.length}`) armKiller(opts.kill.afterMs);
+      }
       if (line === 'STARTED' && startedAt === undefined) {
         startedAt = Date.now();
         if (opts.kill?.from === 'started') armKiller(opts.kill.afterMs);
@@ -190,21 +201,29 @@ describe('SIGKILL and restart on the same checkpoint', () => {
     const msPerBatch = ((cal.batchMs.at(-1) as number) - (cal.batchMs[0] as number)) / (numBatches - 1);
     console.log(`calibration: start-up ${startupMs} ms, first batch ${firstBatchMs} ms, then ${msPerBatch.toFixed(1)} ms a batch`);
 
-    // Seeded: the same kinds and fractions on every run (SLUICE_KILL_SEED replays another seed).
-    // About a third of the kills land from spawn through the first batch (module load, workers,
-    // lock, recovery, the replayed batch); the rest after STARTED, spread over the batches that
-    // this restart still has to run.
+    // The kill moments are seeded (SLUICE_KILL_SEED replays another seed) and tied to the run's
+    // own phases rather than to the clock alone, so that on a fast or a loaded machine alike they
+    // land where meant and each restart gets only a few batches further:
+    // - 3 in 10 during start-up: module load, workers, lock, recovery (spawn to STARTED);
+    // - the others during one of the first 4 batches of the run (the first one is the replay of an
+    //   uncommitted batch, when there is one): after STARTED or after the run's 1st-3rd commit,
+    //   somewhere within one batch's time.
     const seed = Number(process.env['SLUICE_KILL_SEED'] ?? 0x5111ce);
     const rand = mulberry32(seed);
-    const plan = Array.from({ length: 10 }, () => ({ early: rand() < 0.3, fraction: rand() }));
+    const plan: KillAt[] = Array.from({ length: 10 }, () => {
+      const phase = rand();
+      const fraction = rand();
+      if (phase < 0.3) return { from: 'spawn', afterMs: Math.round(fraction * startupMs) };
+      const afterBatches = Math.floor(((phase - 0.3) / 0.7) * 4); // 0..3
+      return afterBatches === 0
+        ? { from: 'started', afterMs: Math.round(fraction * firstBatchMs) }
+        : { from: `batch ${afterBatches}`, afterMs: Math.round(fraction * msPerBatch) };
+    });
+    console.log(`kill seed ${seed}: ${plan.map((k) => `${k.afterMs} ms after ${k.from}`).join(', ')}`);
 
-    const kills: Array<{ from: string; afterMs: number; ended: string; commitsBefore: number; commits: number; uncommitted: number; rows: number }> = [];
-    for (const { early, fraction } of plan) {
+    const kills: Array<KillAt & { ended: string; commitsBefore: number; commits: number; uncommitted: number; rows: number }> = [];
+    for (const kill of plan) {
       const commitsBefore = logState(dirs.ckpt, dirs.out).commits.length;
-      const remaining = Math.max(1, numBatches - commitsBefore);
-      const kill = early
-        ? { from: 'spawn' as const, afterMs: Math.round(fraction * (startupMs + firstBatchMs)) }
-        : { from: 'started' as const, afterMs: Math.round(firstBatchMs + fraction * (remaining - 1) * msPerBatch) };
       const run = await runChild(dirs, { kill });
       // Never refused, never failed: the lock of the killed run died with it, and the
       // checkpoint it left behind is always readable.
@@ -221,7 +240,6 @@ describe('SIGKILL and restart on the same checkpoint', () => {
         rows: committedRows(dirs.out).length,
       });
     }
-    console.log(`kill seed ${seed}`);
     console.table(kills);
 
     const final = await runChild(dirs);

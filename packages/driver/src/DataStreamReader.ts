@@ -61,13 +61,14 @@ export class DataFrameReader extends Reader<DataFrameReader> {
     checkFormat(format, STATIC_FORMATS, 'static source');
     const f = format as (typeof STATIC_FORMATS)[number];
     const o = this.opts.copy();
+    const corruptColumnNamed = o.has('columnNameOfCorruptRecord');
     const read = readOptions(f, o);
     o.rejectUnknown(`${f} static source`);
     const dir = resolve(path);
     const schema =
       this.userSchema === undefined && f === 'json'
         ? this.session.inferJsonSchema(dir)
-        : fileSchema(f, this.userSchema, read, false);
+        : fileSchema(f, this.userSchema, read, false, corruptColumnNamed);
     const spec: SourceSpec = {
       format: f,
       schema,

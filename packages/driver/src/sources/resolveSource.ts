@@ -3,7 +3,7 @@
  * All option checks happen here, at `load()`, so a bad option never reaches a running query.
  */
 import { resolve } from 'node:path';
-import { parseSchema, withCorruptRecordColumn, type ReadOptions, type Schema } from '@sluice/executor';
+import { parseSchema, validateReadSchema, withCorruptRecordColumn, type ReadOptions, type Schema } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import type { Options } from '../options.js';
 import { parseBoolean, parseBytes, parseDuration, parseEnum, parsePositiveInt } from '../units.js';
@@ -66,8 +66,18 @@ export function readOptions(format: 'json' | 'csv' | 'text', o: Options): ReadOp
   return { mode, columnNameOfCorruptRecord: corrupt, header, sep };
 }
 
-/** The schema a file source reads with: given (json/csv), fixed (text), plus _corrupt_record if asked for. */
-export function fileSchema(format: 'json' | 'csv' | 'text', userSchema: Schema | undefined, read: ReadOptions, streaming: boolean): Schema {
+/**
+ * The schema a file source reads with: given (json/csv) or fixed (text). As in Spark, PERMISSIVE
+ * mode fills the corrupt-record column when the schema declares it; naming the column with the
+ * `columnNameOfCorruptRecord` option declares it too.
+ */
+export function fileSchema(
+  format: 'json' | 'csv' | 'text',
+  userSchema: Schema | undefined,
+  read: ReadOptions,
+  streaming: boolean,
+  corruptColumnNamed: boolean,
+): Schema {
   if (format === 'text') return [{ name: 'value', type: 'string', nullable: true }];
   if (!userSchema) {
     throw new SluiceError(
@@ -76,7 +86,9 @@ export function fileSchema(format: 'json' | 'csv' | 'text', userSchema: Schema |
       { option: 'schema' },
     );
   }
-  return read.mode === 'PERMISSIVE' ? withCorruptRecordColumn(userSchema, read) : userSchema;
+  const schema = read.mode === 'PERMISSIVE' && corruptColumnNamed ? withCorruptRecordColumn(userSchema, read) : userSchema;
+  validateReadSchema(format, schema, read);
+  return schema;
 }
 
 export function resolveSource(
@@ -95,8 +107,9 @@ export function resolveSource(
       throw new SluiceError('INVALID_OPTION', `a ${f} source needs a directory: load(path)`, { option: 'path' });
     }
     const dir = resolve(String(pathOpt));
+    const corruptColumnNamed = o.has('columnNameOfCorruptRecord');
     const read = readOptions(f, o);
-    const schema = fileSchema(f, userSchema, read, true);
+    const schema = fileSchema(f, userSchema, read, true, corruptColumnNamed);
     const cleanSource = parseEnum(o.take('cleanSource') ?? 'off', ['off', 'archive', 'delete'] as const, 'cleanSource');
     const archive = o.take('sourceArchiveDir');
     const archiveDir = archive === undefined ? undefined : resolve(String(archive));
