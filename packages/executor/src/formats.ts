@@ -79,15 +79,24 @@ export function readFileRecords(format: ReadFormat, path: string, schema: Schema
 /** Rows to file text, one record per line, each ending with '\n'. */
 export function formatRecords(format: WriteFormat, rows: Row[], schema: Schema, options: WriteOptions): string {
   const sep = options.sep ?? kDefaultWriteOptions.sep;
-  const w = compiled(`w\0${format}\0${sep}`, schema, () =>
-    format === 'json' ? compileJsonWriter(schema) : compileCsvWriter(schema, sep),
-  );
-  const head = format === 'csv' && options.header ? csvHeader(schema, sep) : '';
+  const head = format === 'csv' && options.header ? csvHeader(schema, sep) + '\n' : '';
   if (rows.length === 0) return head;
-  // One join is cheaper than growing a rope of millions of pieces.
-  const lines = new Array<string>(rows.length);
-  for (let i = 0; i < rows.length; i++) lines[i] = w(rows[i]!);
-  return head + lines.join('\n') + '\n';
+  const write = compiled(`w\0${format}\0${sep}`, schema, () =>
+    format === 'json' ? compileJsonWriter(schema, '}\n') : csvRowsWriter(compileCsvWriter(schema, sep)),
+  );
+  // Writers push pieces and one join per chunk makes flat text: concatenating per row would build
+  // millions of short-lived rope nodes, which costs more in GC than the formatting itself.
+  const chunks: string[] = [head];
+  const pieces: string[] = [];
+  for (let i = 0; i < rows.length; i++) {
+    write(rows[i]!, pieces);
+    if ((i & 8191) === 8191) {
+      chunks.push(pieces.join(''));
+      pieces.length = 0;
+    }
+  }
+  chunks.push(pieces.join(''));
+  return chunks.join('');
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -613,64 +622,117 @@ function readSourceFile(path: string): string {
 // Writers. Doubles print as Spark prints them (5 as "5.0"); timestamps as ISO-8601 UTC.
 
 type Enc = (v: unknown) => string;
+type PieceWriter = (r: Row, out: string[]) => void;
 
-function compileJsonWriter(fields: Field[]): (r: Row) => string {
-  const encs: Array<Enc | undefined> = [];
-  const reads: string[] = [];
-  const values: string[] = [];
+/**
+ * A generated writer: rows without nulls push their pieces in one call; otherwise each present
+ * field pushes its key (with a comma unless first) and value. Struct values write themselves.
+ * `close` ends the object ('}' nested, '}\n' for a record).
+ */
+function compileJsonWriter(fields: Field[], close: string): PieceWriter {
+  const encs: Array<Enc | PieceWriter | undefined> = [];
+  const present: Array<{ i: number; key: string; read: string; value: string | null }> = [];
   fields.forEach((f, i) => {
     if (f.type === 'null') return; // always null, and Spark's JSON writer drops null fields
     const k = JSON.stringify(f.name);
     const v = `v${i}`;
-    reads.push(`${v} = ${f.name in Object.prototype ? `(Object.hasOwn(r, ${k}) ? r[${k}] : undefined)` : `r[${k}]`}`);
+    const read = f.name in Object.prototype ? `(Object.hasOwn(r, ${k}) ? r[${k}] : undefined)` : `r[${k}]`;
+    let value: string | null = `e${i}(${v})`;
     switch (f.type) {
       case 'string':
-        values.push(`(typeof ${v} === "string" ? J(${v}) : e${i}(${v}))`);
+        value = `(typeof ${v} === "string" ? J(${v}) : e${i}(${v}))`;
         encs[i] = genericJson;
         break;
       case 'int':
       case 'long':
-        values.push(`(typeof ${v} === "number" ? "" + ${v} : e${i}(${v}))`);
+        value = `(typeof ${v} === "number" ? "" + ${v} : e${i}(${v}))`;
         encs[i] = genericJson;
         break;
       case 'boolean':
-        values.push(`(${v} === true ? "true" : ${v} === false ? "false" : e${i}(${v}))`);
+        value = `(${v} === true ? "true" : ${v} === false ? "false" : e${i}(${v}))`;
         encs[i] = genericJson;
         break;
       case 'double':
-        values.push(`e${i}(${v})`);
-        encs[i] = (x) => (typeof x === 'number' ? (Number.isFinite(x) ? formatDouble(x) : `"${x}"`) : genericJson(x));
+        encs[i] = (x: unknown) => (typeof x === 'number' ? (Number.isFinite(x) ? formatDouble(x) : `"${x}"`) : genericJson(x));
         break;
       case 'timestamp': {
-        const iso = isoFormatter();
-        values.push(`e${i}(${v})`);
-        encs[i] = (x) => (typeof x === 'number' && x === x ? `"${iso(x)}"` : x instanceof Date ? `"${iso(x.getTime())}"` : genericJson(x));
+        const iso = isoFormatter(true);
+        encs[i] = (x: unknown) => (typeof x === 'number' && x === x ? iso(x) : x instanceof Date ? iso(x.getTime()) : genericJson(x));
         break;
       }
       default: {
-        const nested = compileJsonWriter(f.type.struct);
-        values.push(`e${i}(${v})`);
-        encs[i] = (x) => (typeof x === 'object' && x !== null && !Array.isArray(x) ? nested(x as Row) : genericJson(x));
+        const nested = compileJsonWriter(f.type.struct, '}');
+        value = null; // pushes itself: e_i(v, out)
+        encs[i] = (x: unknown, out: string[]) => {
+          if (typeof x === 'object' && x !== null && !Array.isArray(x)) nested(x as Row, out);
+          else out.push(genericJson(x));
+        };
       }
     }
+    present.push({ i, key: k, read, value });
   });
-  if (reads.length === 0) return () => '{}';
-  const names = fields.filter((f) => f.type !== 'null').map((f) => JSON.stringify(f.name));
-  const vars = reads.map((r) => r.slice(0, r.indexOf(' ')));
-  // Rows without nulls (the common case) take one concatenation in schema order.
-  const full = values.map((val, j) => `${JSON.stringify((j === 0 ? '{' : ',') + names[j] + ':')} + ${val}`).join(' + ');
-  const partial = values.map(
-    (val, j) =>
-      `if (${vars[j]} != null) s += (s === "" ? ${JSON.stringify(names[j] + ':')} : ${JSON.stringify(',' + names[j] + ':')}) + ${val};`,
-  );
+  let src: string;
+  if (present.length === 0) {
+    src = `return function writeJson(r, out) { out.push(${JSON.stringify('{' + close)}); };`;
+  } else {
+    const reads = present.map((p) => `v${p.i} = ${p.read}`).join(', ');
+    // Fast path: adjacent literal pieces merged, struct values as their own statements.
+    const stmts: string[] = [];
+    let args: string[] = [];
+    let lit = '';
+    const flushLit = (): void => {
+      if (lit !== '') args.push(JSON.stringify(lit));
+      lit = '';
+    };
+    const flushPush = (): void => {
+      flushLit();
+      if (args.length) stmts.push(`out.push(${args.join(', ')});`);
+      args = [];
+    };
+    present.forEach((p, j) => {
+      lit += (j === 0 ? '{' : ',') + p.key + ':';
+      if (p.value === null) {
+        flushPush();
+        stmts.push(`e${p.i}(v${p.i}, out);`);
+      } else {
+        flushLit();
+        args.push(p.value);
+      }
+    });
+    lit += close;
+    flushPush();
+    const slow = present.map((p) => {
+      const key = `c ? ${JSON.stringify(',' + p.key + ':')} : ${JSON.stringify(p.key + ':')}`;
+      const write = p.value === null ? `out.push(${key}); e${p.i}(v${p.i}, out);` : `out.push(${key}, ${p.value});`;
+      return `if (v${p.i} != null) { ${write} c = true; }`;
+    });
+    src =
+      `return function writeJson(r, out) { const ${reads};\n` +
+      `if (${present.map((p) => `v${p.i} != null`).join(' && ')}) { ${stmts.join(' ')} return; }\n` +
+      `let c = false; out.push("{"); ${slow.join('\n')}\nout.push(${JSON.stringify(close)}); };`;
+  }
   const es = encs.flatMap((e, i) => (e ? [`e${i} = E[${i}]`] : []));
-  const src =
-    `"use strict"; ${es.length ? `const ${es.join(', ')};` : ''}` +
-    `return function writeJson(r) { const ${reads.join(', ')};\n` +
-    `if (${vars.map((v) => `${v} != null`).join(' && ')}) return ${full} + "}";\n` +
-    `let s = ""; ${partial.join('\n')}\nreturn "{" + s + "}"; };`;
   // eslint-disable-next-line @typescript-eslint/no-implied-eval
-  return new Function('E', 'J', src)(encs, JSON.stringify) as (r: Row) => string;
+  return new Function('E', 'J', `"use strict"; ${es.length ? `const ${es.join(', ')};` : ''} ${src}`)(
+    encs,
+    JSON.stringify,
+  ) as PieceWriter;
+}
+
+/** A struct as one JSON string (CSV fields). */
+function jsonText(fields: Field[]): (v: Row) => string {
+  const w = compileJsonWriter(fields, '}');
+  const out: string[] = [];
+  return (v) => {
+    w(v, out);
+    const s = out.join('');
+    out.length = 0;
+    return s;
+  };
+}
+
+function csvRowsWriter(row: (r: Row) => string): PieceWriter {
+  return (r, out) => void out.push(row(r), '\n');
 }
 
 function compileCsvWriter(fields: Field[], sep: string): (r: Row) => string {
@@ -685,7 +747,7 @@ function compileCsvWriter(fields: Field[], sep: string): (r: Row) => string {
       case 'double':
         return (v) => maybeQuote(typeof v === 'number' ? formatDouble(v) : String(v));
       case 'timestamp': {
-        const iso = isoFormatter();
+        const iso = isoFormatter(false);
         return (v) =>
           maybeQuote(typeof v === 'number' && v === v ? iso(v) : v instanceof Date ? iso(v.getTime()) : String(v));
       }
@@ -696,7 +758,7 @@ function compileCsvWriter(fields: Field[], sep: string): (r: Row) => string {
         return (v) => maybeQuote(String(v));
       default: {
         // CSV has no struct; the field holds the struct's JSON text, which the CSV reader accepts.
-        const json = compileJsonWriter(f.type.struct);
+        const json = jsonText(f.type.struct);
         return (v) => quote(typeof v === 'object' && v !== null ? json(v as Row) : String(v));
       }
     }
@@ -715,7 +777,7 @@ function compileCsvWriter(fields: Field[], sep: string): (r: Row) => string {
 
 function csvHeader(schema: Schema, sep: string): string {
   const quote = csvQuoter(sep);
-  return schema.map((f) => quote(f.name)).join(sep) + '\n';
+  return schema.map((f) => quote(f.name)).join(sep);
 }
 
 /** Quotes a field that is empty or holds the separator, a quote or a line break (RFC 4180). */
@@ -729,13 +791,17 @@ function formatDouble(v: number): string {
 }
 
 const kPad2 = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0'));
-const kPad3 = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'));
+const kMillis = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0') + 'Z');
+const kMillisQuoted = kMillis.map((m) => m + '"');
 
 /**
- * Epoch ms to `Date#toISOString()` text, several times faster: the text up to the second is
- * remembered, since neighbouring rows mostly share it. Years outside 0..9999 go through Date.
+ * Epoch ms to `Date#toISOString()` text (`quoted`: inside JSON quotes), several times faster:
+ * the text up to the second is remembered, since neighbouring rows mostly share it, so a value
+ * costs one concatenation. Years outside 0..9999 go through Date.
  */
-function isoFormatter(): (ms: number) => string {
+function isoFormatter(quoted: boolean): (ms: number) => string {
+  const millis = quoted ? kMillisQuoted : kMillis;
+  const open = quoted ? '"' : '';
   let lastDay = NaN;
   let dayPrefix = '';
   let lastSecond = NaN;
@@ -747,11 +813,11 @@ function isoFormatter(): (ms: number) => string {
       const day = Math.floor(second / 86_400);
       if (day !== lastDay) {
         const d = new Date(day * 86_400_000);
-        if (Number.isNaN(d.getTime())) return String(ms);
+        if (Number.isNaN(d.getTime())) return quoted ? 'null' : '';
         const text = d.toISOString();
-        if (text.length !== 24) return new Date(ms).toISOString();
+        if (text.length !== 24) return open + new Date(ms).toISOString() + open;
         lastDay = day;
-        dayPrefix = text.slice(0, 11);
+        dayPrefix = open + text.slice(0, 11);
       }
       let r = second - day * 86_400;
       const h = (r / 3600) | 0;
@@ -760,7 +826,7 @@ function isoFormatter(): (ms: number) => string {
       lastSecond = second;
       secondPrefix = dayPrefix + kPad2[h]! + ':' + kPad2[m]! + ':' + kPad2[r - m * 60]! + '.';
     }
-    return secondPrefix + kPad3[ms - second * 1000]! + 'Z';
+    return secondPrefix + millis[ms - second * 1000]!;
   };
 }
 

@@ -87,14 +87,16 @@ export class FileStreamSource implements StreamSource {
   }
 
   /**
-   * Contiguous runs of files of about equal bytes: at least one task per slot (when there are
-   * enough files) and more when the batch is larger than the advisory task size.
+   * Contiguous runs of files of about equal bytes: two tasks per slot (when there are enough
+   * files, so a slow task does not idle the others), more when the batch is larger than the
+   * advisory task size, and one per file when that size is 0 (adaptive sizing off).
    */
   planSplits(start: SourceOffset | null, end: SourceOffset, slots: number): InputSplit[] {
     const files = this.filesBetween(start, end);
     if (files.length === 0) return [];
     const total = files.reduce((s, f) => s + f.size, 0);
-    const tasks = Math.min(files.length, Math.max(slots * 2, Math.ceil(total / this.advisoryTaskBytes)));
+    const bySize = this.advisoryTaskBytes > 0 ? Math.ceil(total / this.advisoryTaskBytes) : files.length;
+    const tasks = Math.min(files.length, Math.max(slots * 2, bySize));
     const target = total / tasks;
     const splits: InputSplit[] = [];
     let group: string[] = [];

@@ -12,7 +12,7 @@ export function createSource(spec: SourceSpec, sourceDir: string, conf: RuntimeC
     case 'json':
     case 'csv':
     case 'text':
-      return new FileStreamSource(spec.file, sourceDir, conf.get<number>('sluice.sql.adaptive.advisoryPartitionSizeInBytes'));
+      return new FileStreamSource(spec.file, sourceDir, taskBytes(conf));
     case 'rate':
       return new RateSource(spec.rowsPerSecond, spec.numPartitions, sourceDir);
     case 'rate-micro-batch':
@@ -20,4 +20,11 @@ export function createSource(spec: SourceSpec, sourceDir: string, conf: RuntimeC
     case 'memory':
       return new MemoryStreamSource(spec.stream);
   }
+}
+
+/** Target input bytes of one task; with adaptive sizing off every file is a task of its own. */
+function taskBytes(conf: RuntimeConf): number {
+  return conf.get<boolean>('sluice.sql.adaptive.streaming.stateless.enabled')
+    ? conf.get<number>('sluice.sql.adaptive.advisoryPartitionSizeInBytes')
+    : 0;
 }
