@@ -119,6 +119,25 @@ describe('parse modes', () => {
     expect(rows.find((r) => r['id'] === 'c')).toMatchObject({ id: 'c', v: null, raw: '{"id":"c","v":"three"}' });
   });
 
+  it('PERMISSIVE without a declared corrupt-record column: a malformed line gives nulls, no extra column (as Spark)', async () => {
+    const input = tempDir();
+    writeInput(input, 'in.json', JSON_INPUT, 1_000);
+    const df = session.readStream.format('json').schema(SCHEMA).load(input);
+    expect(df.columns).toEqual(['id', 'v']);
+    const rows = await runToMemory(df, 'permissive_undeclared');
+    expect(rows).toEqual([
+      { id: 'a', v: 1 },
+      { id: null, v: null },
+      { id: 'c', v: null },
+      { id: 'd', v: 4 },
+    ]);
+  });
+
+  it('a corrupt-record column that is not STRING fails at load() with INVALID_SCHEMA', () => {
+    const e = thrown(() => session.readStream.format('json').schema(`${SCHEMA}, _corrupt_record LONG`).load(tempDir()));
+    expect(e).toMatchObject({ code: 'INVALID_SCHEMA', column: '_corrupt_record' });
+  });
+
   it('PERMISSIVE on CSV: nulls plus the raw line in _corrupt_record', async () => {
     const input = tempDir();
     writeInput(input, 'in.csv', CSV_INPUT, 1_000);
@@ -304,6 +323,9 @@ describe('bad formats and options', () => {
     ['mode', 'STRICT'],
     ['latestFirst', 'maybe'],
     ['cleanSource', 'shred'],
+    ['maxFilesPerTrigger', 1.5],
+    ['maxBytesPerTrigger', 0],
+    ['maxFileAge', -1],
   ] as const)('a bad value of %s (%j) fails at load() with INVALID_OPTION naming it', (option, value) => {
     const e = thrown(() => session.readStream.format('json').schema(SCHEMA).option(option, value).load(tempDir()));
     expect(e).toMatchObject({ code: 'INVALID_OPTION', option });
@@ -312,6 +334,17 @@ describe('bad formats and options', () => {
   it("cleanSource 'archive' without sourceArchiveDir fails with INVALID_OPTION naming sourceArchiveDir", () => {
     const e = thrown(() => session.readStream.format('json').schema(SCHEMA).option('cleanSource', 'archive').load(tempDir()));
     expect(e).toMatchObject({ code: 'INVALID_OPTION', option: 'sourceArchiveDir' });
+  });
+
+  it('a missing required option is INVALID_OPTION naming it', async () => {
+    expect(thrown(() => session.readStream.format('rate-micro-batch').load())).toMatchObject({ code: 'INVALID_OPTION', option: 'rowsPerBatch' });
+    expect(thrown(() => session.readStream.format('rate-micro-batch').option('rowsPerBatch', -5).load())).toMatchObject({
+      code: 'INVALID_OPTION',
+      option: 'rowsPerBatch',
+    });
+    const { df } = jsonSource();
+    await expect(df.writeStream.format('memory').start()).rejects.toMatchObject({ code: 'INVALID_OPTION', option: 'queryName' });
+    expect(session.streams.active).toHaveLength(0);
   });
 
   it('a bad writer option value: start() rejects with INVALID_OPTION, before any batch', async () => {
@@ -523,6 +556,11 @@ describe('corrupt checkpoint files', () => {
   it('valid JSON without the expected fields in commits/<last> is CHECKPOINT_CORRUPT', async () => {
     const copy = damagedCopy((d) => writeFileSync(join(d, 'commits', '1'), 'v1\n{"hello":"world"}\n'));
     await expectRefused(copy, 'CHECKPOINT_CORRUPT', join(copy, 'commits', '1'));
+  });
+
+  it('an empty (torn) metadata file is CHECKPOINT_CORRUPT naming the file', async () => {
+    const copy = damagedCopy((d) => truncateSync(join(d, 'metadata'), 0));
+    await expectRefused(copy, 'CHECKPOINT_CORRUPT', join(copy, 'metadata'));
   });
 
   it('metadata from a newer format version is CHECKPOINT_VERSION_UNSUPPORTED naming the file', async () => {
