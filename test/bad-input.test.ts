@@ -224,6 +224,59 @@ describe('parse modes', () => {
     ]);
     expect(existsSync(join(ckpt, 'commits', '0'))).toBe(true);
     expect(existsSync(join(ckpt, 'commits', '1'))).toBe(false);
+
+    // The failed batch is planned but not committed: a restart in DROPMALFORMED mode re-runs it
+    // over the same file, and the sink gets its good rows exactly once.
+    const again = await session.readStream
+      .format('json')
+      .schema(SCHEMA)
+      .option('mode', 'DROPMALFORMED')
+      .option('maxFilesPerTrigger', 1)
+      .load(input)
+      .writeStream.format('json')
+      .option('checkpointLocation', ckpt)
+      .start(out);
+    await again.processAllAvailable();
+    await again.stop();
+    expect(again.exception).toBeNull();
+    expect(again.recentProgress.map((p) => [p.batchId, p.numInputRows])).toEqual([[1, 3]]);
+    expect(readSinkJson(out).map((r) => r['id'])).toEqual(['a', 'b', 'c', 'd', 'f']);
+  });
+
+  it('an error thrown by foreachBatch ends that query with STREAMING_QUERY_FAILED holding the cause', async () => {
+    const stream = session.memoryStream('fb_err_in', SCHEMA);
+    const terminated: QueryTerminatedEvent[] = [];
+    const listener = { onQueryTerminated: (e: QueryTerminatedEvent) => void terminated.push(e) };
+    session.streams.addListener(listener);
+    try {
+      const unhandled = await withRejectionWatch(async () => {
+        const seen: number[] = [];
+        const q = await session.readStream
+          .format('memory')
+          .load('fb_err_in')
+          .writeStream.foreachBatch(async (rows, batchId) => {
+            if (rows.some((r) => r['v'] === 13)) throw new Error('unlucky row');
+            seen.push(batchId);
+          })
+          .start();
+        stream.addData([{ id: 'a', v: 1 }]);
+        await q.processAllAvailable();
+        stream.addData([{ id: 'b', v: 13 }]);
+        const err = await q.awaitTermination().then(
+          () => null,
+          (e: unknown) => e as { code?: string; cause?: unknown },
+        );
+        expect(err?.code).toBe('STREAMING_QUERY_FAILED');
+        expect((err?.cause as Error | undefined)?.message).toBe('unlucky row');
+        expect(q.exception).toBe(err);
+        expect(seen).toEqual([0]);
+        await session.listenerBus.idle();
+        expect(terminated.filter((e) => e.id === q.id).map((e) => e.errorClassOnException)).toEqual(['STREAMING_QUERY_FAILED']);
+      });
+      expect(unhandled).toEqual([]);
+    } finally {
+      session.streams.removeListener(listener);
+    }
   });
 
   it('FAILFAST on CSV names the file, the line and the column', async () => {
@@ -537,6 +590,7 @@ describe('corrupt checkpoint files', () => {
     });
     expect(unhandled).toEqual([]);
     expect(session.streams.active).toHaveLength(0);
+    expect(existsSync(join(copy, '.lock'))).toBe(false); // the refused start released its lock
     expect(readSinkJson(out)).toEqual(committed); // committed output never lost or changed
   }
 

@@ -9,6 +9,7 @@ export { Column } from './Column.js';
 export * from './functions.js';
 export { MemoryStream } from './sources/MemoryStream.js';
 export { RuntimeConf, CONF } from './conf.js';
+export type { OptionValue } from './options.js';
 export type {
   StreamingQueryListener,
   QueryStartedEvent,

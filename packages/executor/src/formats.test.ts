@@ -225,6 +225,23 @@ describe('CSV', () => {
   });
 });
 
+describe('option and schema checks', () => {
+  it('rejects a non-STRING corrupt-record column and an empty separator', () => {
+    expect(() => validateReadSchema('json', parseSchema('a INT, _corrupt_record INT'), opts())).toThrow(
+      expect.objectContaining({ code: 'INVALID_SCHEMA', option: 'columnNameOfCorruptRecord', column: '_corrupt_record' }),
+    );
+    expect(() => parseRecords('csv', 'a\n', parseSchema('a STRING'), opts({ sep: '' }), 'f')).toThrow(
+      expect.objectContaining({ code: 'INVALID_OPTION', option: 'sep' }),
+    );
+  });
+
+  it('reads a header-only CSV file as no rows and a missing header column as null', () => {
+    const s = parseSchema('a STRING, b INT');
+    expect(parseRecords('csv', 'a,b\r\n', s, opts({ header: true }), 'f')).toEqual([]);
+    expect(parseRecords('csv', '\nB\n1\n', s, opts({ header: true }), 'f')).toEqual([{ a: null, b: 1 }]);
+  });
+});
+
 describe('text', () => {
   it('gives one value per line, keeping empty lines but not the trailing one', () => {
     expect(parseRecords('text', 'a\r\n\nb c\n', parseSchema('value STRING'), opts(), 'f')).toEqual([
@@ -248,12 +265,12 @@ describe('JSON writer', () => {
       'window STRUCT<start: TIMESTAMP, end: TIMESTAMP>, id STRING, count LONG, avg DOUBLE, ok BOOLEAN, n INT',
     );
     const rows = [
-      { id: 'a"\n', count: 3, window: { start: 0, end: 300_000 }, avg: 2, ok: false, n: null },
+      { id: 'a"\n', count: 3, window: { start: 0, end: 300_000 }, avg: 2, ok: false, n: 7 },
       { id: null, count: 0, window: null, avg: 0.5, ok: true },
       { id: null, avg: Infinity },
     ];
     expect(formatRecords('json', rows, s, { header: true, sep: ',' })).toBe(
-      '{"window":{"start":"1970-01-01T00:00:00.000Z","end":"1970-01-01T00:05:00.000Z"},"id":"a\\"\\n","count":3,"avg":2.0,"ok":false}\n' +
+      '{"window":{"start":"1970-01-01T00:00:00.000Z","end":"1970-01-01T00:05:00.000Z"},"id":"a\\"\\n","count":3,"avg":2.0,"ok":false,"n":7}\n' +
         '{"count":0,"avg":0.5,"ok":true}\n' +
         '{"avg":"Infinity"}\n',
     );

@@ -16,7 +16,7 @@
 import { readFileSync } from 'node:fs';
 import { SluiceError } from '@sluice/state';
 import type { ReadOptions, WriteOptions } from './messages.js';
-import { dataTypeToDDL } from './schema.js';
+import { dataTypeToDDL, schemaToDDL } from './schema.js';
 import type { DataType, Field, Row, Schema } from './types.js';
 
 export type ReadFormat = 'json' | 'csv' | 'text';
@@ -42,14 +42,14 @@ export function withCorruptRecordColumn(schema: Schema, options: Pick<ReadOption
 
 /** Eager checks the driver can run before a query starts; the readers run them too. */
 export function validateReadSchema(format: ReadFormat, schema: Schema, options: ReadOptions): void {
-  if (typeof options.sep !== 'string' || options.sep === '') {
+  if (format === 'csv' && (typeof options.sep !== 'string' || options.sep === '')) {
     throw new SluiceError('INVALID_OPTION', 'options.sep must be a non-empty string', { option: 'sep' });
   }
   if (format === 'text') {
     if (schema.length > 1 || (schema[0] !== undefined && schema[0].type !== 'string')) {
       throw new SluiceError(
         'INVALID_SCHEMA',
-        `options.schema: the text format has exactly one STRING column (value STRING), got '${ddl(schema)}'`,
+        `options.schema: the text format has exactly one STRING column (value STRING), got '${schemaToDDL(schema)}'`,
         { option: 'schema' },
       );
     }
@@ -365,7 +365,6 @@ function compileTokenBuilder(fields: Field[], corrupt: string | null, flag: Flag
   });
   const inner = generateSource('t', body, props);
   const src = `${prelude(convs)} return function bind(m) { ${binds.length ? `const ${binds.join(', ')};` : ''} return ${inner}; };`;
-  // eslint-disable-next-line @typescript-eslint/no-implied-eval
   return new Function('C', 'BAD', 'F', src)(convs, BAD, flag) as (m: Int32Array) => (t: Array<string | null>) => Row;
 }
 
@@ -380,7 +379,6 @@ function generateSource(arg: string, body: string[], props: string[]): string {
 
 function generate(convs: Array<Conv | undefined>, flag: Flag, arg: string, body: string[], props: string[]): unknown {
   const src = `${prelude(convs)} return ${generateSource(arg, body, props)};`;
-  // eslint-disable-next-line @typescript-eslint/no-implied-eval
   return new Function('C', 'BAD', 'F', src)(convs, BAD, flag);
 }
 
@@ -398,7 +396,6 @@ function compileReader(format: ReadFormat, schema: Schema, options: ReadOptions)
   validateReadSchema(format, schema, options);
   if (format === 'text') {
     const name = schema[0]?.name ?? 'value';
-    // eslint-disable-next-line @typescript-eslint/no-implied-eval
     const make = new Function('l', `return {${litKey(name)}: l};`) as (l: string) => Row;
     return (text) => {
       const rows: Row[] = [];
@@ -603,10 +600,6 @@ function corruptName(options: { columnNameOfCorruptRecord?: string | undefined }
   return options.columnNameOfCorruptRecord || kDefaultReadOptions.columnNameOfCorruptRecord;
 }
 
-function ddl(schema: Schema): string {
-  return schema.map((f) => `${f.name} ${dataTypeToDDL(f.type)}`).join(', ');
-}
-
 function readSourceFile(path: string): string {
   try {
     return readFileSync(path, 'utf8');
@@ -712,7 +705,6 @@ function compileJsonWriter(fields: Field[], close: string): PieceWriter {
       `let c = false; out.push("{"); ${slow.join('\n')}\nout.push(${JSON.stringify(close)}); };`;
   }
   const es = encs.flatMap((e, i) => (e ? [`e${i} = E[${i}]`] : []));
-  // eslint-disable-next-line @typescript-eslint/no-implied-eval
   return new Function('E', 'J', `"use strict"; ${es.length ? `const ${es.join(', ')};` : ''} ${src}`)(
     encs,
     JSON.stringify,
@@ -771,7 +763,6 @@ function compileCsvWriter(fields: Field[], sep: string): (r: Row) => string {
   const src =
     `"use strict"; ${encs.length ? `const ${encs.map((_, i) => `e${i} = E[${i}]`).join(', ')};` : ''}` +
     `return function writeCsv(r) { let s = "", v; ${body.join('\n')}\nreturn s; };`;
-  // eslint-disable-next-line @typescript-eslint/no-implied-eval
   return new Function('E', 'S', src)(encs, sep) as (r: Row) => string;
 }
 

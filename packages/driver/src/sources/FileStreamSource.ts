@@ -63,13 +63,16 @@ export class FileStreamSource implements StreamSource {
     this.pinned = new Set(listFiles(this.config.path).map((f) => f.path));
   }
 
-  async latestOffset(_start: SourceOffset | null, limit: ReadLimit): Promise<SourceOffset | null> {
+  async latestOffset(start: SourceOffset | null, limit: ReadLimit): Promise<SourceOffset | null> {
+    // An entry planned before a crash, but never written to the offset log, is the next batch as
+    // it stands: admitting more files on top of it would break maxFilesPerTrigger.
+    const next = logOffsetOf(start) + 1;
+    if (next <= this.latestLogOffset) return { logOffset: next };
     let listed = listFiles(this.config.path);
     if (this.pinned) listed = listed.filter((f) => this.pinned?.has(f.path));
     const firstBatch = this.latestLogOffset < 0;
     const admitted = admitFiles(listed, this.seen, this.config.admission, firstBatch, limit.ignoreLimits);
     if (admitted.length > 0) {
-      const next = this.latestLogOffset + 1;
       this.log.put(next, { files: admitted });
       for (const f of admitted) this.seen.add(f.path);
       this.latestLogOffset = next;
