@@ -67,7 +67,7 @@ export class DataFrameReader extends Reader<DataFrameReader> {
     const dir = resolve(path);
     const schema =
       this.userSchema === undefined && f === 'json'
-        ? this.session.inferJsonSchema(dir)
+        ? this.session.inferJsonSchema(dir, read)
         : fileSchema(f, this.userSchema, read, false, corruptColumnNamed);
     const spec: SourceSpec = {
       format: f,

@@ -2,8 +2,7 @@
  * The entry point (Spark's SparkSession): configuration, readers, the query manager, and the
  * executors (worker threads) that all of the session's queries share.
  */
-import { readFileSync } from 'node:fs';
-import { decodeRows, inferJsonSchema, rowToExternal, type Schema, type StatelessTask } from '@sluice/executor';
+import { decodeRows, inferJsonSchemaFromFiles, rowToExternal, type ReadOptions, type Schema, type StatelessTask } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import { RuntimeConf } from './conf.js';
 import { schemaOps, type DataFrame } from './DataFrame.js';
@@ -106,11 +105,8 @@ export class Session {
     return committedFiles(dir) ?? listFiles(dir).map((f) => f.path);
   }
 
-  inferJsonSchema(dir: string): Schema {
-    const text = this.staticFiles(dir)
-      .map((f) => readFileSync(f, 'utf8'))
-      .join('\n');
-    return inferJsonSchema(text);
+  inferJsonSchema(dir: string, read: ReadOptions): Schema {
+    return inferJsonSchemaFromFiles(this.staticFiles(dir), read);
   }
 
   async collectStatic(df: DataFrame): Promise<Array<Record<string, unknown>>> {

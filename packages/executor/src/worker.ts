@@ -10,7 +10,8 @@ import { threadId } from 'node:worker_threads';
 import { SluiceError } from '@sluice/state';
 import { compileOps, loadUdfs, type UdfRegistry } from './expr.js';
 import { formatRecords } from './formats.js';
-import type { EventTimeStats, StatelessTask, TaskRequest, TaskResult } from './messages.js';
+import type { EventTimeStats, InputSplit, StatelessTask, TaskRequest, TaskResult } from './messages.js';
+import { requiredInputSchema } from './pruning.js';
 import { readInput } from './readInput.js';
 import { encodeRows } from './rowCodec.js';
 import type { Op, Row, Schema } from './types.js';
@@ -79,9 +80,18 @@ function writeDurable(path: string, text: string): number {
   return buf.byteLength;
 }
 
+/** JSON files are read with only the columns the operators use; CSV maps columns by position. */
+function pruneInput(task: StatelessTask): { input: InputSplit; schema: Schema } {
+  const input = task.input;
+  if (input.type !== 'files' || input.format !== 'json') return { input, schema: task.inputSchema };
+  const schema = requiredInputSchema(task.ops, input.schema);
+  return schema.length === input.schema.length ? { input, schema: task.inputSchema } : { input: { ...input, schema }, schema };
+}
+
 async function runStateless(task: StatelessTask): Promise<TaskResult> {
-  const plan = await compile(task.inputSchema, task.ops);
-  let rows = readInput(task.input);
+  const { input, schema } = pruneInput(task);
+  const plan = await compile(schema, task.ops);
+  let rows = readInput(input);
   const numInputRows = rows.length;
   let eventTime: EventTimeStats | undefined;
   for (const stage of plan.stages) {
