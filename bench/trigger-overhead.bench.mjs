@@ -41,11 +41,8 @@ async function main() {
   const session = await driver.Session.create({
     conf: { 'sluice.executor.cores': CORES, 'sluice.sql.shuffle.partitions': PARTITIONS },
   });
-  // The stream is declared through the reader, which parses the DDL schema; the stream handle
-  // is then looked up by name. (session.memoryStream(name, 'v LONG') with a DDL string is not
-  // used: see bench/README.md.)
-  const input = session.readStream.format('memory').schema('v LONG').load('trigger_overhead_in');
-  const stream = session.memoryStream('trigger_overhead_in');
+  const stream = session.memoryStream('trigger_overhead_in', 'v LONG');
+  const input = session.readStream.format('memory').load('trigger_overhead_in');
   const query = await input.writeStream
     .format('memory')
     .queryName('trigger_overhead_out')

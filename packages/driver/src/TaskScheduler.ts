@@ -10,7 +10,7 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Piscina } from 'piscina';
-import type { TaskRequest, TaskSuccess } from '@sluice/executor';
+import type { TaskRequest, TaskResult, TaskSuccess } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 
 export function workerEntry(): string {
@@ -32,6 +32,8 @@ export class TaskScheduler {
   private readonly pools: Piscina[];
   private readonly free: number[];
   private readonly waiting: Array<(slot: number) => void> = [];
+  /** Rejects the task running on a slot, set while one runs there. */
+  private readonly slotFailed: Array<((e: Error) => void) | undefined> = [];
   private closed = false;
 
   constructor(
@@ -39,10 +41,12 @@ export class TaskScheduler {
     private readonly maxFailures: number,
     filename = workerEntry(),
   ) {
-    this.pools = Array.from({ length: slots }, () => {
+    this.pools = Array.from({ length: slots }, (_, slot) => {
       const pool = new Piscina({ filename, minThreads: 1, maxThreads: 1, idleTimeout: Number.POSITIVE_INFINITY });
-      // A worker that dies outside a task is replaced by piscina; its error must not crash the driver.
-      pool.on('error', () => {});
+      // A worker that dies is replaced by piscina, which reports the death here. When the
+      // replacement cannot even load its entry file, piscina leaves the slot's task pending
+      // forever, so the error fails that task instead: the stage then fails loudly, never hangs.
+      pool.on('error', (e: Error) => this.slotFailed[slot]?.(e));
       return pool;
     });
     this.free = Array.from({ length: slots }, (_, i) => slots - 1 - i);
@@ -66,7 +70,7 @@ export class TaskScheduler {
       if (this.closed) throw new SluiceError('SESSION_CLOSED', 'the session was closed while tasks were running');
       const slot = await this.acquire();
       try {
-        const result = await (this.pools[slot] as Piscina).run({ ...task, attempt });
+        const result = await this.runOn(slot, { ...task, attempt });
         if (!result.ok) throw SluiceError.fromJSON(result.error);
         return result;
       } catch (e) {
@@ -83,6 +87,15 @@ export class TaskScheduler {
       }`,
       { option: 'sluice.task.maxFailures', cause: lastError },
     );
+  }
+
+  private runOn(slot: number, task: TaskRequest): Promise<TaskResult> {
+    return new Promise<TaskResult>((resolve, reject) => {
+      this.slotFailed[slot] = reject;
+      (this.pools[slot] as Piscina).run(task).then(resolve, reject);
+    }).finally(() => {
+      this.slotFailed[slot] = undefined;
+    });
   }
 
   /** Runs a stage; results come in task order. Waits for every task before reporting a failure. */
