@@ -30,6 +30,7 @@ export function workerEntry(): string {
 
 export class TaskScheduler {
   private readonly pools: Piscina[];
+  private readonly filename: string;
   private readonly free: number[];
   private readonly waiting: Array<(slot: number) => void> = [];
   /** Rejects the task running on a slot, set while one runs there. */
@@ -41,15 +42,26 @@ export class TaskScheduler {
     private readonly maxFailures: number,
     filename = workerEntry(),
   ) {
-    this.pools = Array.from({ length: slots }, (_, slot) => {
-      const pool = new Piscina({ filename, minThreads: 1, maxThreads: 1, idleTimeout: Number.POSITIVE_INFINITY });
-      // A worker that dies is replaced by piscina, which reports the death here. When the
-      // replacement cannot even load its entry file, piscina leaves the slot's task pending
-      // forever, so the error fails that task instead: the stage then fails loudly, never hangs.
-      pool.on('error', (e: Error) => this.slotFailed[slot]?.(e));
-      return pool;
-    });
+    this.filename = filename;
+    this.pools = Array.from({ length: slots }, (_, slot) => this.startPool(slot));
     this.free = Array.from({ length: slots }, (_, i) => slots - 1 - i);
+  }
+
+  /**
+   * One pool of exactly one worker thread per slot. When its worker dies (a crash in a task, or
+   * an entry file that cannot load), the slot gets a fresh pool: piscina's own replacement of a
+   * worker that cannot load leaves the next task pending forever, while a fresh pool fails it.
+   * The task running on the slot, if any, fails and is retried.
+   */
+  private startPool(slot: number): Piscina {
+    const pool = new Piscina({ filename: this.filename, minThreads: 1, maxThreads: 1, idleTimeout: Number.POSITIVE_INFINITY });
+    pool.on('error', (e: Error) => {
+      if (this.pools[slot] !== pool) return;
+      if (!this.closed) this.pools[slot] = this.startPool(slot);
+      void pool.destroy().catch(() => {});
+      this.slotFailed[slot]?.(e);
+    });
+    return pool;
   }
 
   private acquire(): Promise<number> {

@@ -1,0 +1,37 @@
+/**
+ * Reading line-oriented files (JSON lines, CSV, text) into engine rows.
+ *
+ * Reading follows Spark's parse modes. A record is malformed when its line is not a JSON object,
+ * has unbalanced CSV quoting, has a CSV field count other than the header's (or the schema's), or
+ * holds a value that cannot become its column's type. In PERMISSIVE mode such a line still gives a
+ * row: the columns that parsed keep their values, the others are null (Spark 3's behaviour), and
+ * the corrupt-record column, when the schema declares it, holds the raw line. Nullability is not
+ * enforced on read (Spark reads files with `schema.asNullable`).
+ */
+import type { ReadOptions } from '../messages.js';
+import type { Row, Schema } from '../types.js';
+import { compiled } from './compileCache.js';
+import { compileCsvReader } from './csvReader.js';
+import { compileJsonReader } from './jsonReader.js';
+import { corruptName, type ReadFormat, validateReadSchema } from './options.js';
+import { readSourceFile } from './sourceLines.js';
+import { compileTextReader } from './textReader.js';
+
+export type Reader = (text: string, file: string) => Row[];
+
+/** Parses the lines of one file's text; `file` is for error messages. */
+export function parseRecords(format: ReadFormat, text: string, schema: Schema, options: ReadOptions, file: string): Row[] {
+  return compiled(`r\0${format}\0${options.mode}\0${corruptName(options)}\0${options.header}\0${options.sep}`, schema, () =>
+    compileReader(format, schema, options),
+  )(text, file);
+}
+
+export function readFileRecords(format: ReadFormat, path: string, schema: Schema, options: ReadOptions): Row[] {
+  return parseRecords(format, readSourceFile(path), schema, options, path);
+}
+
+function compileReader(format: ReadFormat, schema: Schema, options: ReadOptions): Reader {
+  validateReadSchema(format, schema, options);
+  if (format === 'text') return compileTextReader(schema);
+  return format === 'json' ? compileJsonReader(schema, options) : compileCsvReader(schema, options);
+}

@@ -1,0 +1,116 @@
+/** ISO-8601 timestamps: parsing to epoch milliseconds and fast formatting back. */
+
+/**
+ * ISO-8601 to epoch milliseconds, or NaN: `YYYY-MM-DD`, then optionally `T` (or a space)
+ * `HH:MM[:SS[.fraction]]` and a zone `Z`, `±HH`, `±HHMM` or `±HH:MM`. No zone means UTC.
+ * Digits past milliseconds are truncated.
+ */
+export function parseIsoTimestamp(s: string): number {
+  const len = s.length;
+  const y = d2(s, 0) * 100 + d2(s, 2);
+  const mo = d2(s, 5);
+  const d = d2(s, 8);
+  if (!(y >= 0) || s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || !(mo >= 1 && mo <= 12)) return NaN;
+  if (!(d >= 1 && d <= daysInMonth(y, mo))) return NaN;
+  let ms = daysFromCivil(y, mo, d) * 86_400_000;
+  if (len === 10) return ms;
+  const t = s.charCodeAt(10);
+  if (t !== 84 && t !== 116 && t !== 32) return NaN;
+  const h = d2(s, 11);
+  const mi = d2(s, 14);
+  if (!(h >= 0 && h <= 23) || s.charCodeAt(13) !== 58 || !(mi >= 0 && mi <= 59)) return NaN;
+  ms += h * 3_600_000 + mi * 60_000;
+  let i = 16;
+  if (s.charCodeAt(i) === 58) {
+    const sec = d2(s, 17);
+    if (!(sec >= 0 && sec <= 59)) return NaN;
+    ms += sec * 1000;
+    i = 19;
+    const dot = s.charCodeAt(i);
+    if (dot === 46 || dot === 44) {
+      const start = ++i;
+      let frac = 0;
+      for (let c = s.charCodeAt(i) - 48; c >= 0 && c <= 9; c = s.charCodeAt(++i) - 48) {
+        if (i - start < 3) frac = frac * 10 + c;
+      }
+      if (i === start) return NaN;
+      for (let n = i - start; n < 3; n++) frac *= 10;
+      ms += frac;
+    }
+  }
+  if (i === len) return ms;
+  const z = s.charCodeAt(i);
+  if (z === 90 || z === 122) return i + 1 === len ? ms : NaN;
+  if (z !== 43 && z !== 45) return NaN;
+  const oh = d2(s, i + 1);
+  let om = 0;
+  i += 3;
+  if (i < len) {
+    if (s.charCodeAt(i) === 58) i++;
+    om = d2(s, i);
+    i += 2;
+  }
+  if (!(oh >= 0 && oh <= 18) || !(om >= 0 && om <= 59) || i !== len) return NaN;
+  return ms - (z === 43 ? 1 : -1) * (oh * 60 + om) * 60_000;
+}
+
+/** Two decimal digits at i, or NaN. */
+function d2(s: string, i: number): number {
+  const a = s.charCodeAt(i) - 48;
+  const b = s.charCodeAt(i + 1) - 48;
+  return a >= 0 && a <= 9 && b >= 0 && b <= 9 ? a * 10 + b : NaN;
+}
+
+function daysInMonth(y: number, m: number): number {
+  if (m === 2) return y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0) ? 29 : 28;
+  return m === 4 || m === 6 || m === 9 || m === 11 ? 30 : 31;
+}
+
+// Howard Hinnant's days_from_civil: days since 1970-01-01 in the proleptic Gregorian calendar.
+function daysFromCivil(y: number, m: number, d: number): number {
+  y -= m <= 2 ? 1 : 0;
+  const era = Math.floor(y / 400);
+  const yoe = y - era * 400;
+  const doy = Math.floor((153 * (m + (m > 2 ? -3 : 9)) + 2) / 5) + d - 1;
+  return era * 146_097 + yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy - 719_468;
+}
+
+const kPad2 = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0'));
+const kMillis = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0') + 'Z');
+const kMillisQuoted = kMillis.map((m) => m + '"');
+
+/**
+ * Epoch ms to `Date#toISOString()` text (`quoted`: inside JSON quotes), several times faster:
+ * the text up to the second is remembered, since neighbouring rows mostly share it, so a value
+ * costs one concatenation. Years outside 0..9999 go through Date.
+ */
+export function isoFormatter(quoted: boolean): (ms: number) => string {
+  const millis = quoted ? kMillisQuoted : kMillis;
+  const open = quoted ? '"' : '';
+  let lastDay = NaN;
+  let dayPrefix = '';
+  let lastSecond = NaN;
+  let secondPrefix = '';
+  return (ms) => {
+    ms = Math.trunc(ms); // Date's TimeClip truncates too
+    const second = Math.floor(ms / 1000);
+    if (second !== lastSecond) {
+      const day = Math.floor(second / 86_400);
+      if (day !== lastDay) {
+        const d = new Date(day * 86_400_000);
+        if (Number.isNaN(d.getTime())) return quoted ? 'null' : '';
+        const text = d.toISOString();
+        if (text.length !== 24) return open + new Date(ms).toISOString() + open;
+        lastDay = day;
+        dayPrefix = open + text.slice(0, 11);
+      }
+      let r = second - day * 86_400;
+      const h = (r / 3600) | 0;
+      r -= h * 3600;
+      const m = (r / 60) | 0;
+      lastSecond = second;
+      secondPrefix = dayPrefix + kPad2[h]! + ':' + kPad2[m]! + ':' + kPad2[r - m * 60]! + '.';
+    }
+    return secondPrefix + millis[ms - second * 1000]!;
+  };
+}
