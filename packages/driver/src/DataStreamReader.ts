@@ -1,9 +1,9 @@
 /** `session.readStream` and `session.read`: format, options and schema, then `load()`. */
-import type { Schema } from '@sluice/executor';
+import type { ReadOptions, Schema } from '@sluice/executor';
 import { DataFrame } from './DataFrame.js';
 import { Options, type OptionValue } from './options.js';
 import type { Session } from './Session.js';
-import { checkFormat, fileSchema, parseUserSchema, readOptions, resolveSource, type SourceSpec } from './sources/resolveSource.js';
+import { checkFormat, fileReadSpec, parseUserSchema, resolveSource, type SourceSpec } from './sources/resolveSource.js';
 import { resolve } from 'node:path';
 import { SluiceError } from '@sluice/state';
 
@@ -61,14 +61,10 @@ export class DataFrameReader extends Reader<DataFrameReader> {
     checkFormat(format, STATIC_FORMATS, 'static source');
     const f = format as (typeof STATIC_FORMATS)[number];
     const o = this.opts.copy();
-    const corruptColumnNamed = o.has('columnNameOfCorruptRecord');
-    const read = readOptions(f, o);
-    o.rejectUnknown(`${f} static source`);
     const dir = resolve(path);
-    const schema =
-      this.userSchema === undefined && f === 'json'
-        ? this.session.inferJsonSchema(dir, read)
-        : fileSchema(f, this.userSchema, read, false, corruptColumnNamed);
+    const infer = f === 'json' ? (read: ReadOptions) => this.session.inferJsonSchema(dir, read) : undefined;
+    const { read, schema } = fileReadSpec(f, o, this.userSchema, false, infer);
+    o.rejectUnknown(`${f} static source`);
     const spec: SourceSpec = {
       format: f,
       schema,

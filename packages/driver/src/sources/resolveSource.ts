@@ -66,6 +66,21 @@ export function readOptions(format: 'json' | 'csv' | 'text', o: Options): ReadOp
   return { mode, columnNameOfCorruptRecord: corrupt, header, sep };
 }
 
+/** Parse options and schema of a file source, for readStream and read alike. */
+export function fileReadSpec(
+  format: 'json' | 'csv' | 'text',
+  o: Options,
+  userSchema: Schema | undefined,
+  streaming: boolean,
+  infer?: (read: ReadOptions) => Schema,
+): { read: ReadOptions; schema: Schema } {
+  const corruptColumnNamed = o.has('columnNameOfCorruptRecord');
+  const read = readOptions(format, o);
+  const schema =
+    userSchema === undefined && infer ? infer(read) : fileSchema(format, userSchema, read, streaming, corruptColumnNamed);
+  return { read, schema };
+}
+
 /**
  * The schema a file source reads with: given (json/csv) or fixed (text). As in Spark, PERMISSIVE
  * mode fills the corrupt-record column when the schema declares it; naming the column with the
@@ -107,9 +122,7 @@ export function resolveSource(
       throw new SluiceError('INVALID_OPTION', `a ${f} source needs a directory: load(path)`, { option: 'path' });
     }
     const dir = resolve(String(pathOpt));
-    const corruptColumnNamed = o.has('columnNameOfCorruptRecord');
-    const read = readOptions(f, o);
-    const schema = fileSchema(f, userSchema, read, true, corruptColumnNamed);
+    const { read, schema } = fileReadSpec(f, o, userSchema, true);
     const cleanSource = parseEnum(o.take('cleanSource') ?? 'off', ['off', 'archive', 'delete'] as const, 'cleanSource');
     const archive = o.take('sourceArchiveDir');
     const archiveDir = archive === undefined ? undefined : resolve(String(archive));
