@@ -1,10 +1,12 @@
 /**
- * A DataFrame is a source plus a chain of stateless operators. Every operator is checked against
- * the schema when it is called, so an unknown column fails at the line that names it.
+ * A DataFrame is a source, a chain of stateless operators, and at most one stateful operator
+ * (an aggregation or a deduplication) followed by more stateless operators. Every operator is
+ * checked against the schema when it is called, so an unknown column fails at the line naming it.
  */
-import { planOutputSchema, type Expr, type Op, type Row, type Schema } from '@sluice/executor';
+import { exprName, exprType, planOutputSchema, statefulOutputSchema, type Expr, type Op, type Row, type Schema, type StatefulOp } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import { Column, toColumn } from './Column.js';
+import { AggregateColumn, avg, count, max, min, sum } from './aggregates.js';
 import type { Session } from './Session.js';
 import type { SourceSpec } from './sources/resolveSource.js';
 import { DataStreamWriter } from './DataStreamWriter.js';
@@ -12,7 +14,22 @@ import { parseDuration } from './units.js';
 
 export interface LogicalPlan {
   source: SourceSpec;
+  /** Operators before the stateful one (all of them in a stateless query). */
   ops: Op[];
+  stateful?: StatefulOp;
+  /** Operators after the stateful one. */
+  post: Op[];
+}
+
+/** The watermarked column and delay, from the last withWatermark before the stateful operator. */
+export function watermarkOf(plan: LogicalPlan): { column: string; delayMs: number } | undefined {
+  const w = plan.ops.findLast((o) => o.kind === 'watermark');
+  return w && w.kind === 'watermark' ? { column: w.column, delayMs: w.delayMs } : undefined;
+}
+
+/** Schema of the rows entering the stateful operator. */
+export function statefulInputSchema(plan: LogicalPlan): Schema {
+  return planOutputSchema(schemaOps(plan.ops), plan.source.schema);
 }
 
 /** The operator chain without withWatermark markers, whose schema effect is nil. */
@@ -28,7 +45,8 @@ export class DataFrame {
     readonly plan: LogicalPlan,
     readonly isStreaming: boolean,
   ) {
-    this.schema = planOutputSchema(schemaOps(plan.ops), plan.source.schema);
+    const before = statefulInputSchema(plan);
+    this.schema = plan.stateful ? planOutputSchema(schemaOps(plan.post), statefulOutputSchema(plan.stateful, before)) : before;
   }
 
   get columns(): string[] {
@@ -36,7 +54,50 @@ export class DataFrame {
   }
 
   private with(op: Op): DataFrame {
-    return new DataFrame(this.session, { ...this.plan, ops: [...this.plan.ops, op] }, this.isStreaming);
+    const plan = this.plan.stateful
+      ? { ...this.plan, post: [...this.plan.post, op] }
+      : { ...this.plan, ops: [...this.plan.ops, op] };
+    return new DataFrame(this.session, plan, this.isStreaming);
+  }
+
+  /** A new DataFrame with `op` as its stateful operator. */
+  withStateful(op: StatefulOp): DataFrame {
+    if (this.plan.stateful) {
+      throw new SluiceError('UNSUPPORTED_OPERATION', 'a query has at most one stateful operator (aggregation or deduplication)');
+    }
+    return new DataFrame(this.session, { ...this.plan, stateful: op }, this.isStreaming);
+  }
+
+  groupBy(...cols: Array<Column | string>): GroupedData {
+    return new GroupedData(this, cols.map((c) => toColumn(c)));
+  }
+
+  /** Drops rows whose `cols` (default: all columns) were seen before; see the README on state. */
+  dropDuplicates(cols?: string[]): DataFrame {
+    const columns = this.dedupColumns(cols, 'dropDuplicates');
+    const wm = watermarkOf(this.plan);
+    const eventTimeColumn = wm && columns.includes(wm.column) ? wm.column : null;
+    return this.withStateful({ kind: 'dropDuplicates', columns, eventTimeColumn });
+  }
+
+  /** Drops rows whose `cols` were seen within the watermark delay; needs withWatermark. */
+  dropDuplicatesWithinWatermark(cols?: string[]): DataFrame {
+    const columns = this.dedupColumns(cols, 'dropDuplicatesWithinWatermark');
+    const wm = watermarkOf(this.plan);
+    if (!wm || this.plan.stateful) {
+      throw new SluiceError('UNSUPPORTED_OPERATION', 'dropDuplicatesWithinWatermark needs withWatermark before it');
+    }
+    return this.withStateful({ kind: 'dropDuplicatesWithinWatermark', columns, eventTimeColumn: wm.column, delayMs: wm.delayMs });
+  }
+
+  private dedupColumns(cols: string[] | undefined, what: string): string[] {
+    const names = cols ?? this.columns;
+    for (const c of names) {
+      if (!this.schema.some((f) => f.name === c)) {
+        throw new SluiceError('UNRESOLVED_COLUMN', `${what}: no column ${c}; columns: ${this.columns.join(', ')}`, { column: c });
+      }
+    }
+    return names;
   }
 
   select(...cols: Array<Column | string>): DataFrame {
@@ -63,6 +124,11 @@ export class DataFrame {
   }
 
   withWatermark(eventTime: string, delayThreshold: string | number): DataFrame {
+    if (this.plan.stateful) {
+      throw new SluiceError('UNSUPPORTED_OPERATION', 'withWatermark must come before the aggregation or deduplication', {
+        column: eventTime,
+      });
+    }
     const field = this.schema.find((f) => f.name === eventTime);
     if (!field) {
       throw new SluiceError('UNRESOLVED_COLUMN', `withWatermark: no column ${eventTime}; columns: ${this.columns.join(', ')}`, {
@@ -90,8 +156,73 @@ export class DataFrame {
     if (this.isStreaming) {
       throw new SluiceError('NOT_STATIC', 'collect() needs a static DataFrame (from session.read); start a streaming one with writeStream');
     }
+    if (this.plan.stateful) {
+      throw new SluiceError('UNSUPPORTED_OPERATION', 'aggregations and deduplications run on streaming DataFrames only');
+    }
     return this.session.collectStatic(this);
   }
 }
 
 export type { Row };
+
+/** `df.groupBy(...)`: the aggregations of a grouping (Spark's RelationalGroupedDataset). */
+export class GroupedData {
+  private readonly keyNames: string[];
+
+  constructor(
+    private readonly df: DataFrame,
+    private readonly keys: Column[],
+  ) {
+    const schema = df.schema;
+    this.keyNames = keys.map((k) => {
+      exprType(k.expr, schema); // unknown columns and type errors fail here
+      return exprName(k.expr, schema);
+    });
+  }
+
+  agg(...aggs: AggregateColumn[]): DataFrame {
+    if (aggs.length === 0) throw new SluiceError('INVALID_EXPRESSION', 'agg() needs at least one aggregate');
+    for (const a of aggs) {
+      if (!(a instanceof AggregateColumn)) {
+        throw new SluiceError('INVALID_EXPRESSION', 'agg() takes aggregate functions: count, sum, avg, min, max');
+      }
+      if (a.arg) exprType(a.arg, this.df.schema);
+    }
+    const wm = watermarkOf(this.df.plan);
+    const eventTimeKey = wm ? this.keys.findIndex((k) => isEventTimeKey(k.expr, wm.column)) : -1;
+    return this.df.withStateful({
+      kind: 'aggregate',
+      keys: this.keys.map((k) => k.expr),
+      keyNames: this.keyNames,
+      aggs: aggs.map((a) => a.spec),
+      eventTimeKey: eventTimeKey < 0 ? null : eventTimeKey,
+    });
+  }
+
+  count(): DataFrame {
+    return this.agg(count('*').alias('count'));
+  }
+
+  sum(...cols: string[]): DataFrame {
+    return this.agg(...cols.map((c) => sum(c)));
+  }
+
+  avg(...cols: string[]): DataFrame {
+    return this.agg(...cols.map((c) => avg(c)));
+  }
+
+  min(...cols: string[]): DataFrame {
+    return this.agg(...cols.map((c) => min(c)));
+  }
+
+  max(...cols: string[]): DataFrame {
+    return this.agg(...cols.map((c) => max(c)));
+  }
+}
+
+/** A grouping key carries event time when it is the watermarked column or a window over it. */
+function isEventTimeKey(e: Expr, watermarkColumn: string): boolean {
+  const inner = e.op === 'alias' ? e.expr : e;
+  const time = inner.op === 'window' ? inner.expr : inner;
+  return time.op === 'col' && time.name === watermarkColumn;
+}

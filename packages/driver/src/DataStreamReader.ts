@@ -48,7 +48,7 @@ export class DataStreamReader extends Reader<DataStreamReader> {
     const spec = resolveSource(this.requireFormat(), this.opts.copy(), this.userSchema, path, (name, schema) =>
       this.session.memoryStream(name, schema),
     );
-    return new DataFrame(this.session, { source: spec, ops: [] }, true);
+    return new DataFrame(this.session, { source: spec, ops: [], post: [] }, true);
   }
 }
 
@@ -77,6 +77,6 @@ export class DataFrameReader extends Reader<DataFrameReader> {
         admission: { latestFirst: false, maxFileAgeMs: Number.POSITIVE_INFINITY },
       },
     };
-    return new DataFrame(this.session, { source: spec, ops: [] }, false);
+    return new DataFrame(this.session, { source: spec, ops: [], post: [] }, false);
   }
 }

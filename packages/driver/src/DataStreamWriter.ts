@@ -11,6 +11,7 @@ import { FileSink } from './sinks/FileSink.js';
 import { ForeachBatchSink, type ForeachBatchFunction } from './sinks/ForeachBatchSink.js';
 import type { OutputMode, StreamSink } from './sinks/Sink.js';
 import { checkFormat } from './sources/resolveSource.js';
+import { checkOutputMode } from './UnsupportedOperationChecker.js';
 import type { StreamingQuery } from './StreamingQuery.js';
 import { Trigger, type TriggerSpec } from './Trigger.js';
 import { parseBoolean, parseEnum, parsePositiveInt } from './units.js';
@@ -80,13 +81,7 @@ export class DataStreamWriter {
     checkFormat(format, SINK_FORMATS, 'sink');
     const o = this.opts.copy();
     const outputMode = parseEnum(this.mode, ['append', 'update', 'complete'] as const, 'outputMode');
-    if (outputMode === 'complete') {
-      throw new SluiceError(
-        'UNSUPPORTED_OUTPUT_MODE',
-        'complete output mode is not supported when there are no streaming aggregations on streaming DataFrames',
-        { option: 'outputMode' },
-      );
-    }
+    checkOutputMode(this.df.plan, outputMode);
     const ckpt = o.take('checkpointLocation');
     const checkpointLocation = ckpt === undefined ? undefined : resolve(String(ckpt));
     let sink: StreamSink;

@@ -8,8 +8,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
-import { decodeRows, type EventTimeStats, type Row, type Schema, type StatelessTask, type TaskSuccess } from '@sluice/executor';
-import { fault, SluiceError } from '@sluice/state';
+import { decodeRows, type Row, type Schema } from '@sluice/executor';
+import { fault, SluiceError, type StateLayout } from '@sluice/state';
 import { CheckpointLock } from './checkpoint/CheckpointLock.js';
 import { CheckpointPaths } from './checkpoint/CheckpointPaths.js';
 import { CommitLog } from './checkpoint/CommitLog.js';
@@ -17,7 +17,9 @@ import { OffsetLog, type OffsetSeq, type SourceOffset } from './checkpoint/Offse
 import { decideRecovery } from './checkpoint/recovery.js';
 import { readVersioned, writeVersioned } from './checkpoint/versionedFile.js';
 import type { RuntimeConf } from './conf.js';
-import type { LogicalPlan } from './DataFrame.js';
+import { statefulInputSchema, watermarkOf, type LogicalPlan } from './DataFrame.js';
+import { IncrementalExecution } from './IncrementalExecution.js';
+import { decideStateLayout, shardOptions, StatefulOperatorInfo } from './StatefulOperatorInfo.js';
 import type { WriterSpec } from './DataStreamWriter.js';
 import type { ListenerBus } from './ListenerBus.js';
 import { ProgressReporter, type StreamingQueryProgress } from './ProgressReporter.js';
@@ -36,6 +38,8 @@ interface CheckpointMetadata {
   id: string;
   createdAtMs: number;
   numSources: number;
+  /** Pinned at creation for stateful queries: key groups, partitions and shards of the state. */
+  stateLayout?: StateLayout;
 }
 
 interface Waiter {
@@ -80,6 +84,10 @@ export class MicroBatchExecution {
   private waiters: Waiter[] = [];
   private wake: (() => void) | undefined;
   private readonly finished: Promise<void>;
+  private readonly execution: IncrementalExecution;
+  private readonly stateInfo: StatefulOperatorInfo | undefined;
+  /** Watermark the last planned batch ran with: a no-data batch is due when the watermark passes it. */
+  private lastBatchWatermarkMs = 0;
 
   constructor(
     private readonly ctx: ExecutionContext,
@@ -92,16 +100,33 @@ export class MicroBatchExecution {
     this.paths = new CheckpointPaths(checkpointDir);
     this.lock = CheckpointLock.acquire(this.paths.lock, checkpointDir);
     try {
-      const meta = this.loadMetadata();
+      const slots = ctx.scheduler.slots;
+      const meta = this.loadMetadata(slots);
       this.id = meta.id;
       this.name = writer.queryName;
       this.offsetLog = new OffsetLog(this.paths.offsets);
       this.commitLog = new CommitLog(this.paths.commits);
       this.sources = [createSource(plan.source, this.paths.source(0), ctx.conf)];
-      const wmOp = plan.ops.find((o) => o.kind === 'watermark');
+      const wm = watermarkOf(plan);
       this.watermark = new WatermarkTracker(
-        wmOp && wmOp.kind === 'watermark' ? [wmOp.delayMs] : [],
+        wm ? [wm.delayMs] : [],
         ctx.conf.get<'min' | 'max'>('sluice.sql.streaming.multipleWatermarkPolicy'),
+      );
+      this.stateInfo = plan.stateful && meta.stateLayout ? new StatefulOperatorInfo(plan.stateful, meta.stateLayout, this.paths.state(0)) : undefined;
+      const info = this.stateInfo;
+      this.execution = new IncrementalExecution(
+        this.id,
+        plan,
+        writer.sink,
+        writer.outputMode,
+        ctx.scheduler,
+        info && {
+          layout: info.layout,
+          shardDir: (shard) => info.shardDir(shard),
+          storeOptions: shardOptions(ctx.conf, info.layout, slots),
+          stateInputSchema: statefulInputSchema(plan),
+          hasWatermark: wm !== undefined,
+        },
       );
       this.available = this.sources.map(() => null);
       this.recover();
@@ -118,21 +143,33 @@ export class MicroBatchExecution {
     this.finished = this.runLoop();
   }
 
-  private loadMetadata(): CheckpointMetadata {
+  private loadMetadata(slots: number): CheckpointMetadata {
     const path = this.paths.metadata;
+    const stateful = this.plan.stateful !== undefined;
     if (existsSync(path)) {
       const meta = readVersioned<CheckpointMetadata>(
         path,
         (v): v is CheckpointMetadata => typeof (v as CheckpointMetadata)?.id === 'string',
       );
-      if (meta.numSources !== 1) {
-        throw new SluiceError('CHECKPOINT_INCOMPATIBLE', `checkpoint ${this.checkpointDir} was written by a query with ${meta.numSources} sources`, {
+      if (meta.numSources !== 1 || stateful !== (meta.stateLayout !== undefined)) {
+        const shape = meta.stateLayout ? 'a stateful query' : 'a stateless query';
+        throw new SluiceError('CHECKPOINT_INCOMPATIBLE', `checkpoint ${this.checkpointDir} was written by ${shape} of another shape`, {
           file: path,
         });
       }
+      if (meta.stateLayout) {
+        for (const w of decideStateLayout(meta.stateLayout, this.ctx.conf, slots).warnings) {
+          process.emitWarning(w, { code: 'SLUICE_CONF_IGNORED' });
+        }
+      }
       return meta;
     }
-    const meta = { id: randomUUID(), createdAtMs: now(), numSources: 1 };
+    const meta: CheckpointMetadata = {
+      id: randomUUID(),
+      createdAtMs: now(),
+      numSources: 1,
+      ...(stateful && { stateLayout: decideStateLayout(undefined, this.ctx.conf, slots).layout }),
+    };
     writeVersioned(path, meta);
     return meta;
   }
@@ -147,6 +184,8 @@ export class MicroBatchExecution {
       this.available = [...decision.last.offsets];
       this.nextBatchId = decision.last.batchId + 1;
       this.watermark.restore(decision.watermarkMs);
+      // From the checkpoint: a no-data batch due before a restart is still due after it.
+      this.lastBatchWatermarkMs = decision.last.batchWatermarkMs;
     } else if (decision.kind === 'replay') {
       const start = decision.previous ? [...decision.previous.offsets] : this.sources.map(() => null);
       this.pendingReplay = { batch: decision.batch, start };
@@ -213,7 +252,7 @@ export class MicroBatchExecution {
     }
     const latestOffsetMs = now() - t0;
     const hasData = ends.some((e, i) => e !== null && !sameOffset(e, this.available[i] ?? null));
-    if (!hasData) {
+    if (!hasData && !this.noDataBatchDue()) {
       this.status = { message: 'Waiting for data to arrive', isDataAvailable: false, isTriggerActive: false };
       this.onIdle(seq);
       return false;
@@ -222,8 +261,9 @@ export class MicroBatchExecution {
       batchId: this.nextBatchId,
       batchTimestampMs: triggerStart,
       batchWatermarkMs: this.watermark.current,
-      offsets: ends,
-      conf: {},
+      // A no-data batch keeps the previous end offsets: it reads nothing.
+      offsets: hasData ? ends : [...this.available],
+      conf: this.stateInfo ? { ...this.stateInfo.layout } : {},
     };
     const walStart = now();
     this.offsetLog.add(batch.batchId, batch);
@@ -231,6 +271,17 @@ export class MicroBatchExecution {
     fault('after-offsets-write');
     await this.runBatch(batch, [...this.available], triggerStart, { latestOffset: latestOffsetMs, walCommit }, ends);
     return true;
+  }
+
+  /**
+   * Spark's rule: run a batch without new data when the watermark has moved past the one the last
+   * batch ran with and the stateful operator uses it (to evict state and emit appended rows).
+   */
+  private noDataBatchDue(): boolean {
+    if (this.writer.trigger.kind === 'Once') return false;
+    if (!this.ctx.conf.get<boolean>('sluice.sql.streaming.noDataMicroBatches.enabled')) return false;
+    if (!this.stateInfo?.usesWatermark(this.watermark.enabled)) return false;
+    return this.watermark.current > this.lastBatchWatermarkMs;
   }
 
   private async runBatch(
@@ -246,38 +297,21 @@ export class MicroBatchExecution {
 
     const g0 = now();
     const sink = this.writer.sink;
-    const committed = sink.isCommitted(batchId);
-    const perSource = this.sources.map((s, i) => s.planSplits(start[i] ?? null, batch.offsets[i], slots));
-    const tasks: StatelessTask[] = [];
-    const taskSource: number[] = [];
-    perSource.forEach((splits, i) =>
-      splits.forEach((input) => {
-        const partition = tasks.length;
-        taskSource.push(i);
-        tasks.push({
-          kind: 'stateless',
-          queryId: this.id,
-          batchId,
-          partition,
-          attempt: 0,
-          input,
-          inputSchema: (this.sources[i] as StreamSource).schema,
-          ops: this.plan.ops,
-          output: sink.taskOutput(batchId, partition, committed),
-        });
-      }),
+    const splits = this.sources.flatMap((source, i) =>
+      source.planSplits(start[i] ?? null, batch.offsets[i], slots).map((input) => ({ source: i, input, schema: source.schema })),
     );
     const getBatch = now() - g0;
 
     const a0 = now();
-    const results = await this.ctx.scheduler.runTasks(tasks);
+    const exec = await this.execution.run(batchId, batch.batchWatermarkMs, splits, this.sources.length);
+    const results = exec.outputs;
     const rows: Row[] = [];
     for (const r of results) if (r.rows) for (const row of decodeRows(r.rows)) rows.push(row);
     await sink.addBatch({ batchId, schema: this.outputSchema, outputMode: this.writer.outputMode, results, rows });
     fault('after-sink-commit');
     const addBatch = now() - a0;
 
-    const eventTime = mergeEventTime(results);
+    const eventTime = exec.eventTime;
     this.watermark.observe(eventTime ? [eventTime.max] : []);
     fault('before-commit-log');
     const c0 = now();
@@ -288,11 +322,8 @@ export class MicroBatchExecution {
 
     this.available = [...batch.offsets];
     this.nextBatchId = batchId + 1;
-    const inputRows = this.sources.map(() => 0);
-    results.forEach((r, t) => {
-      const i = taskSource[t] as number;
-      inputRows[i] = (inputRows[i] as number) + r.numInputRows;
-    });
+    const inputRows = exec.inputRows;
+    this.lastBatchWatermarkMs = batch.batchWatermarkMs;
     const progress = this.progress.report({
       batchId,
       triggerStartMs: triggerStart,
@@ -315,6 +346,7 @@ export class MicroBatchExecution {
       ...(eventTime && { eventTime: { min: eventTime.min, max: eventTime.max, avg: eventTime.sum / eventTime.count } }),
       ...(this.watermark.enabled && { watermarkMs: batch.batchWatermarkMs }),
       sink: { description: sink.description, numOutputRows: results.reduce((s, r) => s + r.numOutputRows, 0) },
+      ...(exec.state && this.stateInfo && { stateOperators: [this.stateInfo.progress(exec.state)] }),
     });
     this.ctx.bus.post({ kind: 'onQueryProgress', event: { progress } });
   }
@@ -393,18 +425,4 @@ export class MicroBatchExecution {
   get lastProgress(): StreamingQueryProgress | null {
     return this.progress.last;
   }
-}
-
-function mergeEventTime(results: TaskSuccess[]): EventTimeStats | undefined {
-  let merged: EventTimeStats | undefined;
-  for (const r of results) {
-    const e = r.eventTime;
-    if (!e) continue;
-    merged ??= { min: Infinity, max: -Infinity, sum: 0, count: 0 };
-    merged.min = Math.min(merged.min, e.min);
-    merged.max = Math.max(merged.max, e.max);
-    merged.sum += e.sum;
-    merged.count += e.count;
-  }
-  return merged;
 }

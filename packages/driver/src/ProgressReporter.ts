@@ -49,6 +49,7 @@ export interface BatchFacts {
   eventTime?: { min: number; max: number; avg: number };
   watermarkMs?: number;
   sink: { description: string; numOutputRows: number };
+  stateOperators?: StateOperatorProgress[];
 }
 
 const RECENT = 100;
@@ -96,7 +97,7 @@ export class ProgressReporter {
       processedRowsPerSecond: rate(numInputRows, processingMs),
       durationMs: f.durationMs,
       eventTime,
-      stateOperators: [],
+      stateOperators: f.stateOperators ?? [],
       sources: f.sources.map((s) => ({
         ...s,
         inputRowsPerSecond: rate(s.numInputRows, sinceLast),

@@ -32,7 +32,7 @@ export class TaskScheduler {
   private readonly pools: Piscina[];
   private readonly filename: string;
   private readonly free: number[];
-  private readonly waiting: Array<(slot: number) => void> = [];
+  private readonly waiting: Array<{ wanted: number | undefined; resolve: (slot: number) => void }> = [];
   /** Rejects the task running on a slot, set while one runs there. */
   private readonly slotFailed: Array<((e: Error) => void) | undefined> = [];
   private closed = false;
@@ -64,23 +64,28 @@ export class TaskScheduler {
     return pool;
   }
 
-  private acquire(): Promise<number> {
-    const slot = this.free.pop();
-    if (slot !== undefined) return Promise.resolve(slot);
-    return new Promise((resolve) => this.waiting.push(resolve));
+  /** A free slot: `wanted` when given (state tasks run where their shard lives), else any. */
+  private acquire(wanted?: number): Promise<number> {
+    const i = wanted === undefined ? this.free.length - 1 : this.free.indexOf(wanted);
+    if (i >= 0) return Promise.resolve(this.free.splice(i, 1)[0] as number);
+    return new Promise((resolve) => this.waiting.push({ wanted, resolve }));
   }
 
   private release(slot: number): void {
-    const next = this.waiting.shift();
-    if (next) next(slot);
-    else this.free.push(slot);
+    const i = this.waiting.findIndex((w) => w.wanted === undefined || w.wanted === slot);
+    if (i < 0) {
+      this.free.push(slot);
+      return;
+    }
+    const [w] = this.waiting.splice(i, 1);
+    w?.resolve(slot);
   }
 
-  private async runOne(task: TaskRequest): Promise<TaskSuccess> {
+  private async runOne(task: TaskRequest, wanted: number | undefined): Promise<TaskSuccess> {
     let lastError: unknown;
     for (let attempt = 0; attempt < this.maxFailures; attempt++) {
       if (this.closed) throw new SluiceError('SESSION_CLOSED', 'the session was closed while tasks were running');
-      const slot = await this.acquire();
+      const slot = await this.acquire(wanted);
       try {
         const result = await this.runOn(slot, { ...task, attempt });
         if (!result.ok) throw SluiceError.fromJSON(result.error);
@@ -110,9 +115,12 @@ export class TaskScheduler {
     });
   }
 
-  /** Runs a stage; results come in task order. Waits for every task before reporting a failure. */
-  async runTasks(tasks: TaskRequest[]): Promise<TaskSuccess[]> {
-    const settled = await Promise.allSettled(tasks.map((t) => this.runOne(t)));
+  /**
+   * Runs a stage; results come in task order. `slotOf` pins a task to a slot (a state task runs
+   * on the slot owning its shard). Waits for every task before reporting a failure.
+   */
+  async runTasks(tasks: TaskRequest[], slotOf?: (task: TaskRequest) => number): Promise<TaskSuccess[]> {
+    const settled = await Promise.allSettled(tasks.map((t) => this.runOne(t, slotOf?.(t))));
     const failed = settled.find((s) => s.status === 'rejected');
     if (failed) throw (failed as PromiseRejectedResult).reason;
     return settled.map((s) => (s as PromiseFulfilledResult<TaskSuccess>).value);

@@ -75,6 +75,11 @@ export const CONF: Record<string, ConfEntry> = {
     parse: positiveInt,
     doc: 'fixed hash space of state keys, pinned at checkpoint creation',
   },
+  'sluice.sql.streaming.stateStore.shards': {
+    default: () => undefined,
+    parse: optionalPositiveInt,
+    doc: 'LevelDB instances per stateful operator (default: the slot count at creation); pinned in the checkpoint',
+  },
   'sluice.sql.adaptive.streaming.stateless.enabled': {
     default: () => true,
     parse: bool,

@@ -1,5 +1,6 @@
 export { Session, type SessionOptions } from './Session.js';
-export { DataFrame } from './DataFrame.js';
+export { DataFrame, GroupedData } from './DataFrame.js';
+export { AggregateColumn, count, sum, avg, mean, min, max, window } from './aggregates.js';
 export { DataStreamReader, DataFrameReader } from './DataStreamReader.js';
 export { DataStreamWriter } from './DataStreamWriter.js';
 export { StreamingQuery } from './StreamingQuery.js';

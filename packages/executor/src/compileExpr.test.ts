@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { compileExpr } from './compileExpr.js';
-import { exprType } from './exprTypes.js';
+import { exprName, exprSql } from './exprNames.js';
+import { exprNullable, exprType } from './exprTypes.js';
+import { requiredInputSchema } from './pruning.js';
 import { bin, call, cast, col, evaluate, JAN_1_2024, lit, SCHEMA, thrown } from './exprTestKit.js';
 import type { Expr, Schema } from './types.js';
 
@@ -238,5 +240,54 @@ describe('when', () => {
   it('brings branch values to a common type', () => {
     const e: Expr = { op: 'when', branches: [{ cond: col('ok'), value: col('n') }], otherwise: col('v') };
     expect(exprType(e, SCHEMA)).toBe('double');
+  });
+});
+
+describe('window', () => {
+  const MIN = 60_000;
+  const tumbling = (startMs = 0): Expr => ({ op: 'window', expr: col('ts'), sizeMs: 5 * MIN, slideMs: 5 * MIN, startMs });
+
+  it('is the struct of the tumbling window holding the time, before the epoch too', () => {
+    expect(evaluate(tumbling(), { ts: JAN_1_2024 + 7 * MIN })).toEqual({ start: JAN_1_2024 + 5 * MIN, end: JAN_1_2024 + 10 * MIN });
+    expect(evaluate(tumbling(), { ts: JAN_1_2024 + 10 * MIN })).toEqual({ start: JAN_1_2024 + 10 * MIN, end: JAN_1_2024 + 15 * MIN });
+    expect(evaluate(tumbling(), { ts: -1 })).toEqual({ start: -5 * MIN, end: 0 });
+    expect(evaluate(tumbling(MIN), { ts: 30_000 })).toEqual({ start: -4 * MIN, end: MIN });
+  });
+
+  it('is null for a null time, and its fields read like any struct', () => {
+    expect(evaluate(tumbling(), { ts: null })).toBeNull();
+    expect(evaluate(bin('equalTo', tumbling(), col('window')), { ts: 7 * MIN, window: { start: 5 * MIN, end: 10 * MIN } })).toBe(true);
+  });
+
+  it('types as struct<start, end>, nullable as its time column', () => {
+    expect(exprType(tumbling(), SCHEMA)).toEqual({
+      struct: [
+        { name: 'start', type: 'timestamp', nullable: true },
+        { name: 'end', type: 'timestamp', nullable: true },
+      ],
+    });
+    const schema: Schema = [{ name: 'ts', type: 'timestamp', nullable: false }];
+    expect(exprNullable(tumbling(), schema)).toBe(false);
+    expect(exprNullable(tumbling(), SCHEMA)).toBe(true);
+  });
+
+  it('needs a TIMESTAMP time column, and names it', () => {
+    const e = thrown(() => compileExpr({ ...tumbling(), expr: col('n') } as Expr, SCHEMA));
+    expect(e.code).toBe('DATATYPE_MISMATCH');
+    expect(e.column).toBe('n');
+    expect(e.message).toContain("'n'");
+  });
+
+  it('refuses a sliding window outside groupBy at compile time', () => {
+    const sliding: Expr = { op: 'window', expr: col('ts'), sizeMs: 10 * MIN, slideMs: 5 * MIN, startMs: 0 };
+    expect(exprType(sliding, SCHEMA)).toHaveProperty('struct');
+    expect(thrown(() => compileExpr(sliding, SCHEMA)).code).toBe('UNSUPPORTED_OPERATION');
+  });
+
+  it('is named window, and its time column is read from the input', () => {
+    expect(exprName(tumbling(), SCHEMA)).toBe('window');
+    expect(exprSql({ op: 'window', expr: col('ts'), sizeMs: 10, slideMs: 5, startMs: 1 })).toBe('window(ts, 10 milliseconds, 5 milliseconds, 1 milliseconds)');
+    const schema: Schema = [...SCHEMA.slice(0, 5)];
+    expect(requiredInputSchema([{ kind: 'project', exprs: [tumbling()] }], schema).map((f) => f.name)).toEqual(['ts']);
   });
 });

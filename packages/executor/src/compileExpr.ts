@@ -9,9 +9,11 @@
 import { SluiceError } from '@sluice/state';
 import type { DataType, Expr, Row, Schema } from './types.js';
 import { ARITHMETIC_OPS, binaryTypes, callTypes, exprType, widerNumeric, type Arithmetic, type Comparison } from './exprTypes.js';
+import { exprSql } from './exprNames.js';
 import { resolveColumn } from './resolveColumn.js';
 import { codePointLength, sparkSubstring, trimSpaces } from './sparkStrings.js';
 import { udfKey, type UdfRegistry } from './udfs.js';
+import { lastWindowStart } from './windows.js';
 import {
   createCast,
   createToExternalConverter,
@@ -221,6 +223,25 @@ function compileUdf(expr: Extract<Expr, { op: 'udf' }>, schema: Schema, udfs: Ud
   return (row) => result(fn(...args.map((a) => a(row))));
 }
 
+/**
+ * A tumbling window evaluates to its {start, end} object. A sliding window gives several values
+ * per row, so it exists only as a grouping key, which the map side expands (mapSide.ts).
+ */
+function compileWindow(expr: Extract<Expr, { op: 'window' }>, schema: Schema, udfs: UdfRegistry): Evaluator {
+  exprType(expr, schema); // the time column must be a TIMESTAMP
+  if (expr.slideMs !== expr.sizeMs) {
+    throw new SluiceError('UNSUPPORTED_OPERATION', `a sliding window ${exprSql(expr)} can only be a groupBy key`);
+  }
+  const time = compile(expr.expr, schema, udfs);
+  const { sizeMs, startMs } = expr;
+  return (row) => {
+    const t = time(row) as number | null;
+    if (t == null) return null;
+    const start = lastWindowStart(t, sizeMs, startMs);
+    return { start, end: start + sizeMs };
+  };
+}
+
 function compileColumn(name: string, schema: Schema): Evaluator {
   const { path } = resolveColumn(name, schema);
   const [first, ...rest] = path as [string, ...string[]];
@@ -258,6 +279,8 @@ function compile(expr: Expr, schema: Schema, udfs: UdfRegistry): Evaluator {
       return compileCall(expr, schema, udfs);
     case 'udf':
       return compileUdf(expr, schema, udfs);
+    case 'window':
+      return compileWindow(expr, schema, udfs);
   }
 }
 

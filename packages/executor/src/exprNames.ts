@@ -54,6 +54,13 @@ export function exprSql(expr: Expr): string {
       return `${expr.fn}(${expr.args.map(exprSql).join(', ')})`;
     case 'udf':
       return `${expr.exportName}(${expr.args.map(exprSql).join(', ')})`;
+    case 'window': {
+      // Durations print as interval strings, which window() accepts back.
+      const ms = (n: number): string => `${n} milliseconds`;
+      const slide = expr.slideMs === expr.sizeMs && expr.startMs === 0 ? '' : `, ${ms(expr.slideMs)}`;
+      const start = expr.startMs === 0 ? '' : `, ${ms(expr.startMs)}`;
+      return `window(${exprSql(expr.expr)}, ${ms(expr.sizeMs)}${slide}${start})`;
+    }
   }
 }
 
@@ -71,10 +78,12 @@ function literalSql(value: unknown, type: DataType): string {
  * The output column name of an expression: its alias, else its column name, else its printed
  * form. As in Spark, a cast of a column keeps the column's name; with a schema, a column is named
  * as the schema spells it ('ID' resolved to 'id') and a nested one by its last part
- * ('window.start' is 'start').
+ * ('window.start' is 'start'); a window expression is `window`.
  */
 export function exprName(expr: Expr, schema?: Schema): string {
   if (expr.op === 'alias') return expr.name;
+  // Spark names a window column `window`, whatever its time column and durations.
+  if (expr.op === 'window') return 'window';
   if (expr.op === 'col') {
     if (schema === undefined) return expr.name;
     const path = resolveColumn(expr.name, schema).path;

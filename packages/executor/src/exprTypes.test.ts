@@ -42,4 +42,12 @@ describe('planOutputSchema', () => {
     );
     expect(out.map((f) => f.nullable)).toEqual([false, true, false]);
   });
+
+  it('refuses a sliding window outside groupBy, and types a tumbling one', () => {
+    const w = (slideMs: number): Expr => ({ op: 'window', expr: col('ts'), sizeMs: 600_000, slideMs, startMs: 0 });
+    expect(planOutputSchema([{ kind: 'project', exprs: [w(600_000)] }], SCHEMA)[0]).toMatchObject({ name: 'window', nullable: true });
+    expect(thrown(() => planOutputSchema([{ kind: 'project', exprs: [{ op: 'alias', expr: w(300_000), name: 'x' }] }], SCHEMA)).code).toBe('UNSUPPORTED_OPERATION');
+    const inFilter = bin('equalTo', w(300_000), col('window'));
+    expect(thrown(() => planOutputSchema([{ kind: 'filter', cond: inFilter }], SCHEMA)).code).toBe('UNSUPPORTED_OPERATION');
+  });
 });

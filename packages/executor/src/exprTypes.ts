@@ -5,13 +5,40 @@
  * types once per expression (compileExpr.ts).
  */
 import { SluiceError } from '@sluice/state';
-import type { BinaryOp, DataType, Expr, FunctionName, Op, Schema } from './types.js';
+import type { BinaryOp, DataType, Expr, FunctionName, Op, Schema, StructType } from './types.js';
 import { exprName, exprSql } from './exprNames.js';
 import { resolveColumn } from './resolveColumn.js';
 import { createCast, isNumericType, isStructType, sameType, typeName } from './values.js';
 
-function mismatch(expr: Expr, why: string): SluiceError {
-  return new SluiceError('DATATYPE_MISMATCH', `cannot resolve '${exprSql(expr)}' due to data type mismatch: ${why}`);
+function mismatch(expr: Expr, why: string, column?: string): SluiceError {
+  return new SluiceError('DATATYPE_MISMATCH', `cannot resolve '${exprSql(expr)}' due to data type mismatch: ${why}`, {
+    ...(column !== undefined && { column }),
+  });
+}
+
+/** The type of window(...): Spark's struct<start: TIMESTAMP, end: TIMESTAMP>. */
+export const WINDOW_TYPE: StructType = {
+  struct: [
+    { name: 'start', type: 'timestamp', nullable: true },
+    { name: 'end', type: 'timestamp', nullable: true },
+  ],
+};
+
+/** Checks a window's time column (TIMESTAMP only) and durations; shared by typing and compilation. */
+function checkWindow(expr: Extract<Expr, { op: 'window' }>, schema: Schema): void {
+  const t = exprType(expr.expr, schema);
+  if (t !== 'timestamp') {
+    const column = exprName(expr.expr, schema);
+    throw mismatch(expr, `the time column '${column}' of a window must be TIMESTAMP, not ${typeName(t)}`, column);
+  }
+  const { sizeMs, slideMs, startMs } = expr;
+  // Spark's own checks on window(): a positive size, and a slide in (0, size].
+  if (!(sizeMs > 0) || !(slideMs > 0) || slideMs > sizeMs || !Number.isFinite(sizeMs) || !Number.isFinite(startMs)) {
+    throw new SluiceError(
+      'INVALID_EXPRESSION',
+      `${exprSql(expr)}: the window duration must be positive and the slide duration in (0, window duration]`,
+    );
+  }
 }
 
 const NUMERIC_RANK = { null: 0, int: 1, long: 2, double: 3 } as const;
@@ -154,6 +181,9 @@ export function exprType(expr: Expr, schema: Schema): DataType {
     case 'udf':
       for (const a of expr.args) exprType(a, schema);
       return expr.returnType;
+    case 'window':
+      checkWindow(expr, schema);
+      return WINDOW_TYPE;
   }
 }
 
@@ -182,11 +212,44 @@ export function exprNullable(expr: Expr, schema: Schema): boolean {
       return expr.fn === 'coalesce' ? expr.args.every((a) => exprNullable(a, schema)) : any(expr.args);
     case 'udf':
       return true;
+    case 'window':
+      return exprNullable(expr.expr, schema);
   }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Operators
+
+function childExprs(expr: Expr): Expr[] {
+  switch (expr.op) {
+    case 'col':
+    case 'lit':
+      return [];
+    case 'alias':
+    case 'unary':
+    case 'cast':
+    case 'window':
+      return [expr.expr];
+    case 'binary':
+      return [expr.left, expr.right];
+    case 'when':
+      return [...expr.branches.flatMap((b) => [b.cond, b.value]), ...(expr.otherwise === undefined ? [] : [expr.otherwise])];
+    case 'call':
+    case 'udf':
+      return expr.args;
+  }
+}
+
+/**
+ * A sliding window gives several values per row, so only a groupBy key may hold one; refusing it
+ * here makes start() fail rather than the first task (compileExpr refuses it too).
+ */
+export function rejectSlidingWindow(expr: Expr): void {
+  if (expr.op === 'window' && expr.slideMs !== expr.sizeMs) {
+    throw new SluiceError('UNSUPPORTED_OPERATION', `a sliding window ${exprSql(expr)} can only be a groupBy key`);
+  }
+  for (const c of childExprs(expr)) rejectSlidingWindow(c);
+}
 
 /** The schema after one operator; shared by planOutputSchema and compileOps. */
 export function opOutputSchema(op: Op, schema: Schema): Schema {
@@ -194,6 +257,7 @@ export function opOutputSchema(op: Op, schema: Schema): Schema {
     case 'filter': {
       const t = exprType(op.cond, schema);
       if (t !== 'boolean' && t !== 'null') throw mismatch(op.cond, `filter condition must be boolean, not ${typeName(t)}`);
+      rejectSlidingWindow(op.cond);
       return schema;
     }
     case 'project': {
@@ -204,6 +268,7 @@ export function opOutputSchema(op: Op, schema: Schema): Schema {
         // Rows are objects keyed by name, so two outputs with one name cannot both exist.
         if (seen.has(name)) throw new SluiceError('COLUMN_ALREADY_EXISTS', `column '${name}' is selected twice; alias one of them`, { column: name });
         seen.add(name);
+        rejectSlidingWindow(e);
         out.push({ name, type: exprType(e, schema), nullable: exprNullable(e, schema) });
       }
       return out;

@@ -6,3 +6,7 @@ export { rowToExternal, rowToInternal, toExternal, toInternal } from './values.j
 export { parseSchema, parseDataType, schemaToDDL } from './schema.js';
 export { readFileRecords, formatRecords, inferJsonSchema, inferJsonSchemaFromFiles, withCorruptRecordColumn, validateReadSchema } from './formats.js';
 export { readInput } from './readInput.js';
+export { WINDOW_TYPE } from './exprTypes.js';
+export { windowsOf, lastWindowStart, type TimeWindow } from './windows.js';
+export { aggregateOutputSchema, statefulOutputSchema, aggResultType, aggregatorOf, type AggBuffer, type Aggregator } from './aggregates.js';
+export { decodeBlock, encodeBlock, type AggregateRecord, type DedupRecord, type ShuffleRecord } from './shuffleCodec.js';

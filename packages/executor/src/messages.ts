@@ -3,7 +3,7 @@
  * split, applies the stateless operators and either writes one sink file or returns its rows.
  */
 import type { SerializedError } from '@sluice/state';
-import type { Op, Schema } from './types.js';
+import type { Op, Schema, StatefulOp } from './types.js';
 
 export type ParseMode = 'PERMISSIVE' | 'DROPMALFORMED' | 'FAILFAST';
 
@@ -50,7 +50,77 @@ export interface StatelessTask {
   eventTimeColumn?: string;
 }
 
-export type TaskRequest = StatelessTask;
+export interface StateLayoutMsg {
+  keyGroups: number;
+  partitions: number;
+  shards: number;
+}
+
+/** Rows of one shuffle partition, msgpack-encoded by the map task that produced them. */
+export interface ShuffleBlock {
+  partition: number;
+  data: Uint8Array;
+}
+
+/**
+ * Map side of a stateful batch: read the split, run the operators before the shuffle, compute
+ * grouping keys and partial aggregates, hash keys to key groups and return one block per partition.
+ */
+export interface MapTask {
+  kind: 'map';
+  queryId: string;
+  batchId: number;
+  partition: number;
+  attempt: number;
+  input: InputSplit;
+  inputSchema: Schema;
+  ops: Op[];
+  stateful: StatefulOp;
+  layout: StateLayoutMsg;
+}
+
+/**
+ * Reduce side: all partitions of one shard. Rolls back an earlier attempt at this batch, merges the
+ * blocks into state, drops late rows, evicts, emits rows by output mode, runs the operators after
+ * the stateful one and delivers the rows like a stateless task; commits the shard once.
+ */
+export interface StateTask {
+  kind: 'state';
+  queryId: string;
+  batchId: number;
+  attempt: number;
+  /** Shard index; also the task's partition number in the batch. */
+  partition: number;
+  operatorId: number;
+  shardDir: string;
+  storeOptions: { cacheBytes: number; writeBufferBytes: number; maxOpenFiles: number };
+  layout: StateLayoutMsg;
+  partitions: number[];
+  blocks: ShuffleBlock[];
+  stateful: StatefulOp;
+  /** Schema of the rows entering the stateful operator. */
+  stateInputSchema: Schema;
+  outputMode: 'append' | 'update' | 'complete';
+  /** The batch's watermark (0 before any data); late rows and eviction use it. */
+  watermarkMs: number;
+  /** Whether the query has a watermark at all (without one nothing is late or evicted). */
+  hasWatermark: boolean;
+  post: Op[];
+  output: TaskOutput;
+  /** Undo records of batches below this are no longer needed (their commits/N is durable). */
+  pruneUndoBelow: number;
+}
+
+export type TaskRequest = StatelessTask | MapTask | StateTask;
+
+export interface StateOperatorMetrics {
+  numRowsTotal: number;
+  numRowsUpdated: number;
+  numRowsRemoved: number;
+  numRowsDroppedByWatermark: number;
+  memoryUsedBytes: number;
+  commitTimeMs: number;
+}
 
 export interface EventTimeStats {
   min: number;
@@ -67,6 +137,10 @@ export interface TaskSuccess {
   file?: { name: string; size: number; rows: number };
   rows?: Uint8Array;
   eventTime?: EventTimeStats;
+  /** Map tasks: one block per non-empty partition. */
+  blocks?: ShuffleBlock[];
+  /** State tasks. */
+  state?: StateOperatorMetrics;
 }
 
 /** A coded (user-caused, deterministic) failure: the driver fails the query without retrying. */

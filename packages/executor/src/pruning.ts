@@ -14,6 +14,7 @@ function collect(expr: Expr, into: Set<string>): void {
     case 'alias':
     case 'unary':
     case 'cast':
+    case 'window':
       collect(expr.expr, into);
       return;
     case 'binary':

@@ -59,7 +59,13 @@ export type Expr =
   | { op: 'cast'; expr: Expr; to: DataType }
   | { op: 'when'; branches: Array<{ cond: Expr; value: Expr }>; otherwise?: Expr }
   | { op: 'call'; fn: FunctionName; args: Expr[] }
-  | { op: 'udf'; moduleUrl: string; exportName: string; returnType: DataType; args: Expr[] };
+  | { op: 'udf'; moduleUrl: string; exportName: string; returnType: DataType; args: Expr[] }
+  /**
+   * window(timeColumn, size[, slide]): struct<start: TIMESTAMP, end: TIMESTAMP>. A tumbling window
+   * (slide = size) evaluates anywhere; a sliding one is a grouping key that expands each row into
+   * every window containing it.
+   */
+  | { op: 'window'; expr: Expr; sizeMs: number; slideMs: number; startMs: number };
 
 /** Stateless operators, applied in order to every row of a task. */
 export type Op =
@@ -68,3 +74,43 @@ export type Op =
   | { kind: 'project'; exprs: Expr[] }
   /** withWatermark: rows pass unchanged; the task reports min/max/avg of `column` here. */
   | { kind: 'watermark'; column: string; delayMs: number };
+
+export type AggFn = 'count' | 'sum' | 'avg' | 'min' | 'max';
+
+/** One aggregate of groupBy(...).agg(...); `arg` null is count(*). */
+export interface AggSpec {
+  fn: AggFn;
+  arg: Expr | null;
+  name: string;
+}
+
+/** The stateful operator of a query (one per query). */
+export type StatefulOp =
+  | {
+      kind: 'aggregate';
+      /** Grouping expressions, named by `keyNames`; a window expression among them is a struct key. */
+      keys: Expr[];
+      keyNames: string[];
+      aggs: AggSpec[];
+      /** Index in `keys` of the event-time key (a window, or the watermarked column), if any. */
+      eventTimeKey: number | null;
+    }
+  | {
+      kind: 'dropDuplicates';
+      columns: string[];
+      /** The watermarked column when it is among `columns`: late rows drop, state expires. */
+      eventTimeColumn: string | null;
+    }
+  | {
+      kind: 'dropDuplicatesWithinWatermark';
+      columns: string[];
+      eventTimeColumn: string;
+      delayMs: number;
+    };
+
+/** A stateful query: stateless operators before the shuffle, the stateful operator, then more. */
+export interface StatefulPlan {
+  pre: Op[];
+  op: StatefulOp;
+  post: Op[];
+}

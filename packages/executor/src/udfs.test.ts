@@ -47,6 +47,11 @@ describe('udf', () => {
     expect([...registry.keys()]).toEqual([udfKey(fixtures, 'double')]);
   });
 
+  it('loads a udf under a window, whose time it computes', async () => {
+    const e: Expr = { op: 'window', expr: udf('addDays', 'timestamp', col('ts'), lit(1)), sizeMs: 86_400_000, slideMs: 86_400_000, startMs: 0 };
+    expect(await run(e, { ts: JAN_1_2024 + 5 })).toEqual({ start: JAN_1_2024 + 86_400_000, end: JAN_1_2024 + 2 * 86_400_000 });
+  });
+
   it('imports a module once per worker', async () => {
     const source = 'globalThis.__sluiceUdfLoads = (globalThis.__sluiceUdfLoads ?? 0) + 1; export const one = () => 1;';
     const url = `data:text/javascript,${encodeURIComponent(source)}`;

@@ -26,6 +26,7 @@ function collectUdfs(expr: Expr, out: UdfExpr[]): void {
     case 'alias':
     case 'unary':
     case 'cast':
+    case 'window':
       return collectUdfs(expr.expr, out);
     case 'binary':
       collectUdfs(expr.left, out);

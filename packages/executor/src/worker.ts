@@ -1,72 +1,25 @@
 /**
  * Task entry of an executor: piscina loads this file in each worker thread and calls the default
- * export once per task. A task reads its split, runs the stateless operators, then writes one
- * sink file or hands its rows back. Coded (user-caused) failures return as values so that the
- * driver fails the query without retrying; anything else throws and the driver retries the task.
+ * export once per task. A stateless task reads its split, runs the operators, then writes one
+ * sink file or hands its rows back. A map task runs the operators before the shuffle and returns
+ * shuffle blocks; a state task is the reduce side (stateTask.ts). Coded (user-caused) failures
+ * return as values so that the driver fails the query without retrying; anything else throws and
+ * the driver retries the task.
  */
 import { closeSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import { SluiceError } from '@sluice/state';
-import { compileOps, loadUdfs, type UdfRegistry } from './expr.js';
+import type { UdfRegistry } from './expr.js';
 import { formatRecords } from './formats.js';
-import type { EventTimeStats, InputSplit, StatelessTask, TaskRequest, TaskResult } from './messages.js';
-import { requiredInputSchema } from './pruning.js';
+import { loadMapSideUdfs, partitionPartials } from './mapSide.js';
+import type { MapTask, StatelessTask, TaskRequest, TaskResult } from './messages.js';
 import { readInput } from './readInput.js';
 import { encodeRows } from './rowCodec.js';
-import type { Op, Row, Schema } from './types.js';
+import { compileStages, pruneInput, runStages } from './stages.js';
+import { runStateTask } from './stateTask.js';
 
 const udfs: UdfRegistry = new Map();
-
-interface Stage {
-  run(rows: Row[]): Row[];
-  /** Event-time column to measure after this stage, if a watermark follows it. */
-  eventTimeColumn?: string;
-}
-
-interface CompiledPlan {
-  stages: Stage[];
-  outputSchema: Schema;
-}
-
-const planCache = new Map<string, CompiledPlan>();
-
-/** Splits the operator chain at withWatermark markers, where event-time statistics are taken. */
-async function compile(schema: Schema, ops: Op[]): Promise<CompiledPlan> {
-  const key = JSON.stringify([schema, ops]);
-  const cached = planCache.get(key);
-  if (cached) return cached;
-  await loadUdfs(ops, udfs);
-  const stages: Stage[] = [];
-  let current: Op[] = [];
-  let stageSchema = schema;
-  const flush = (eventTimeColumn?: string): void => {
-    const compiled = compileOps(current, stageSchema, udfs);
-    stages.push({ run: compiled.run, ...(eventTimeColumn !== undefined && { eventTimeColumn }) });
-    stageSchema = compiled.outputSchema;
-    current = [];
-  };
-  for (const op of ops) {
-    if (op.kind === 'watermark') flush(op.column);
-    else current.push(op);
-  }
-  flush();
-  const plan = { stages, outputSchema: stageSchema };
-  if (planCache.size > 256) planCache.clear();
-  planCache.set(key, plan);
-  return plan;
-}
-
-function measure(rows: Row[], column: string, into: EventTimeStats): void {
-  for (let i = 0; i < rows.length; i++) {
-    const t = (rows[i] as Row)[column];
-    if (typeof t !== 'number') continue;
-    if (t < into.min) into.min = t;
-    if (t > into.max) into.max = t;
-    into.sum += t;
-    into.count += 1;
-  }
-}
 
 function writeDurable(path: string, text: string): number {
   const buf = Buffer.from(text);
@@ -80,34 +33,12 @@ function writeDurable(path: string, text: string): number {
   return buf.byteLength;
 }
 
-/** JSON files are read with only the columns the operators use; CSV maps columns by position. */
-function pruneInput(task: StatelessTask): { input: InputSplit; schema: Schema } {
-  const input = task.input;
-  if (input.type !== 'files' || input.format !== 'json') return { input, schema: task.inputSchema };
-  const schema = requiredInputSchema(task.ops, input.schema);
-  return schema.length === input.schema.length ? { input, schema: task.inputSchema } : { input: { ...input, schema }, schema };
-}
-
 async function runStateless(task: StatelessTask): Promise<TaskResult> {
-  const { input, schema } = pruneInput(task);
-  const plan = await compile(schema, task.ops);
-  let rows = readInput(input);
-  const numInputRows = rows.length;
-  let eventTime: EventTimeStats | undefined;
-  for (const stage of plan.stages) {
-    rows = stage.run(rows);
-    if (stage.eventTimeColumn !== undefined) {
-      eventTime ??= { min: Infinity, max: -Infinity, sum: 0, count: 0 };
-      measure(rows, stage.eventTimeColumn, eventTime);
-    }
-  }
-  const base = {
-    ok: true as const,
-    threadId,
-    numInputRows,
-    numOutputRows: rows.length,
-    ...(eventTime && eventTime.count > 0 && { eventTime }),
-  };
+  const { input, schema } = pruneInput(task.input, task.inputSchema, task.ops);
+  const plan = await compileStages(schema, task.ops, udfs);
+  const inputRows = readInput(input);
+  const { rows, eventTime } = runStages(plan, inputRows);
+  const base = { ok: true as const, threadId, numInputRows: inputRows.length, numOutputRows: rows.length, ...(eventTime && { eventTime }) };
   const out = task.output;
   if (out.type === 'collect') return { ...base, rows: encodeRows(rows) };
   if (out.skip || rows.length === 0) return base;
@@ -116,9 +47,26 @@ async function runStateless(task: StatelessTask): Promise<TaskResult> {
   return { ...base, file: { name: out.fileName, size, rows: rows.length } };
 }
 
+async function runMap(task: MapTask): Promise<TaskResult> {
+  const { input, schema } = pruneInput(task.input, task.inputSchema, task.ops);
+  const plan = await compileStages(schema, task.ops, udfs);
+  await loadMapSideUdfs(task.stateful, udfs);
+  const inputRows = readInput(input);
+  const { rows, eventTime } = runStages(plan, inputRows);
+  const { blocks, numRecords } = partitionPartials(rows, task.stateful, plan.outputSchema, task.layout, udfs);
+  return { ok: true, threadId, numInputRows: inputRows.length, numOutputRows: numRecords, blocks, ...(eventTime && { eventTime }) };
+}
+
 export default async function runTask(task: TaskRequest): Promise<TaskResult> {
   try {
-    return await runStateless(task);
+    switch (task.kind) {
+      case 'stateless':
+        return await runStateless(task);
+      case 'map':
+        return await runMap(task);
+      case 'state':
+        return await runStateTask(task);
+    }
   } catch (e) {
     if (e instanceof SluiceError) return { ok: false, error: e.toJSON() };
     throw e;

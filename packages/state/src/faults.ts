@@ -23,6 +23,10 @@ export function fault(point: string): void {
 
 export const FAULT_POINTS = [
   'after-offsets-write',
+  // In a worker, right after a shard's commit batch is written, before the task replies.
+  'after-state-commit',
   'after-sink-commit',
   'before-commit-log',
+  // In a worker, right before a shard's rollback batch is written.
+  'mid-rollback',
 ] as const;

@@ -1,3 +1,55 @@
 export { SluiceError, isSluiceError } from './errors.js';
 export type { SerializedError, SluiceErrorDetails } from './errors.js';
 export { fault, FAULT_POINTS } from './faults.js';
+
+export { murmur3_x86_32 } from './murmur3.js';
+export { encodeKey, decodeKey } from './keyEncoding.js';
+export type { KeyType } from './keyEncoding.js';
+export {
+  KEY_HASH,
+  MAX_KEY_GROUPS,
+  OPTION_KEY_GROUPS,
+  OPTION_PARTITIONS,
+  OPTION_SHARDS,
+  PREFIX_META,
+  PREFIX_DATA,
+  PREFIX_INDEX,
+  PREFIX_UNDO,
+  META_KEY,
+  validateLayout,
+  keyGroupOf,
+  partitionOfKeyGroup,
+  keyGroupRange,
+  shardOfPartition,
+  partitionsOfShard,
+  shardOfKeyGroup,
+  keyGroupRangeOfShard,
+  dataKey,
+  decodeDataKey,
+  indexKey,
+  decodeIndexKey,
+  dataKeyOf,
+  indexRangeUpTo,
+  indexRange,
+  dataRange,
+  keyGroupsDataRange,
+  undoKey,
+  batchIdOfUndoKey,
+  undoRange,
+} from './layout.js';
+export type { StateLayout } from './layout.js';
+
+export type { ShardStore, ShardChange, CommitResult, ShardOptions } from './ShardStore.js';
+export {
+  LevelShardStore,
+  openLevelShard,
+  validateShardOptions,
+  LEVELDB_MIN_OPEN_FILES,
+  LEVELDB_MIN_WRITE_BUFFER_BYTES,
+  LEVELDB_MAX_WRITE_BUFFER_BYTES,
+} from './LevelShardStore.js';
+export { MemoryShardStore, MemoryVolume, InstrumentedShardStore, openMemoryShard } from './MemoryShardStore.js';
+export type { MemoryShardStats } from './MemoryShardStore.js';
+export { ShardRegistry } from './ShardRegistry.js';
+export type { ShardOpener } from './ShardRegistry.js';
+export { SHARD_FORMAT_VERSION } from './shardRecords.js';

@@ -1,0 +1,235 @@
+/**
+ * Map side of a stateful batch: the rows of one task, after the operators before the shuffle,
+ * become one record per state key, hashed to key groups and encoded in one block per partition
+ * (record layout in shuffleCodec.ts).
+ *
+ * An aggregation combines the task's rows of each key into one partial (Spark's partial
+ * aggregation), so a block carries keys, not rows. A sliding window key puts a row in every
+ * window containing its time; a row whose window time is null belongs to no window and is
+ * dropped, as Spark's TimeWindowing filter does. A deduplication keeps the first row per key.
+ */
+import { encodeKey, keyGroupOf, partitionOfKeyGroup } from '@sluice/state';
+import { aggregateOutputSchema, aggregatorOf, compileAggInput, statefulOutputSchema, windowOfKey, type AggBuffer, type Aggregator } from './aggregates.js';
+import { compileExpr, type Evaluator } from './compileExpr.js';
+import { exprType } from './exprTypes.js';
+import { loadUdfs, type UdfRegistry } from './udfs.js';
+import type { ShuffleBlock, StateLayoutMsg } from './messages.js';
+import { resolveColumn } from './resolveColumn.js';
+import { encodeBlock, type AggregateRecord, type DedupRecord, type ShuffleRecord } from './shuffleCodec.js';
+import type { DataType, Expr, Row, Schema, StatefulOp } from './types.js';
+import { isNumericType, isStructType } from './values.js';
+import { lastWindowStart, windowsOf } from './windows.js';
+
+export interface PartitionedPartials {
+  /** One block per partition that has records, in partition order. */
+  blocks: ShuffleBlock[];
+  /** Records over all blocks: distinct keys of the task. */
+  numRecords: number;
+}
+
+/** A key of the task with its record, waiting for its canonical bytes and key group. */
+interface KeyEntry {
+  values: unknown[];
+  record(keyBytes: Uint8Array, keyGroup: number): ShuffleRecord;
+}
+
+/** The combining step of one stateful operator, compiled once per plan. */
+interface MapSide {
+  keyTypes: DataType[];
+  /** One entry per distinct key of `rows`. */
+  collect(rows: readonly Row[]): KeyEntry[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Task-local keys
+
+/**
+ * A string that identifies a key value within one task, cheaper than the canonical bytes (the
+ * seed query combines a million rows a batch, most into existing groups). Each part is
+ * self-delimiting, so a tuple of parts is too: numbers end with '|' (String is exact, and merges
+ * -0 with 0 and every NaN, as encodeKey does), strings carry their length. Equal parts mean equal
+ * canonical keys, so combining by it never merges keys that the state keeps apart.
+ */
+type KeyPart = (v: unknown) => string;
+
+function keyPart(type: DataType): KeyPart {
+  if (isStructType(type)) {
+    const fields = type.struct.map((f) => ({ name: f.name, part: keyPart(f.type) }));
+    return (v) => {
+      if (v == null) return 'n|';
+      let s = '{';
+      for (const f of fields) s += f.part((v as Row)[f.name]);
+      return `${s}}`;
+    };
+  }
+  if (type === 'string') return (v) => (v == null ? 'n|' : `${(v as string).length}:${v as string}`);
+  if (type === 'boolean') return (v) => (v == null ? 'n|' : v ? 't|' : 'f|');
+  return (v) => (v == null ? 'n|' : `${v as number}|`);
+}
+
+/** Key values as they are sent: -0 becomes 0, as in the canonical encoding (Spark normalizes it too). */
+function normalizer(type: DataType): ((v: unknown) => unknown) | undefined {
+  return isNumericType(type) || type === 'timestamp' ? (v) => (v === 0 ? 0 : v) : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Aggregation
+
+type AggregateOp = Extract<StatefulOp, { kind: 'aggregate' }>;
+
+interface Partial {
+  values: unknown[];
+  buffers: AggBuffer[];
+}
+
+function compileAggregate(op: AggregateOp, schema: Schema, udfs: UdfRegistry): MapSide {
+  aggregateOutputSchema(op, schema); // one window at most, names, types
+  const windowIndex = op.keys.findIndex((k) => windowOfKey(k) !== undefined);
+  const win = windowIndex < 0 ? undefined : windowOfKey(op.keys[windowIndex]!);
+  const keyTypes = op.keys.map((k) => exprType(k, schema));
+  // The window comes last in the task-local key, so its start alone identifies it.
+  const plain = op.keys.flatMap((k, i) => {
+    if (i === windowIndex) return [];
+    const type = keyTypes[i]!;
+    return [{ i, ev: compileExpr(k, schema, udfs), part: keyPart(type), norm: normalizer(type) }];
+  });
+  const time: Evaluator | undefined = win && compileExpr(win.expr, schema, udfs);
+  const aggs: Aggregator[] = op.aggs.map((s) => aggregatorOf(s, schema));
+  const inputs = op.aggs.map((s) => compileAggInput(s, schema, udfs));
+  const numAggs = aggs.length;
+
+  function collect(rows: readonly Row[]): KeyEntry[] {
+    const groups = new Map<string, Partial>();
+    const values: unknown[] = new Array(op.keys.length).fill(null);
+    const args: unknown[] = new Array(numAggs).fill(null);
+    const combine = (key: string, windowStart: number): void => {
+      let p = groups.get(key);
+      if (p === undefined) {
+        const vs = values.slice();
+        for (const k of plain) if (k.norm !== undefined) vs[k.i] = k.norm(vs[k.i]);
+        if (win !== undefined) vs[windowIndex] = { start: windowStart, end: windowStart + win.sizeMs };
+        p = { values: vs, buffers: aggs.map((a) => a.newBuffer()) };
+        groups.set(key, p);
+      }
+      const b = p.buffers;
+      for (let j = 0; j < numAggs; j++) b[j] = aggs[j]!.update(b[j]!, args[j]);
+    };
+    for (let r = 0; r < rows.length; r++) {
+      const row = rows[r]!;
+      let t = 0;
+      if (time !== undefined) {
+        const v = time(row);
+        if (v == null) continue;
+        t = v as number;
+      }
+      let key = '';
+      for (const k of plain) {
+        const v = k.ev(row);
+        values[k.i] = v;
+        key += k.part(v);
+      }
+      for (let j = 0; j < numAggs; j++) {
+        const input = inputs[j];
+        args[j] = input == null ? null : input(row);
+      }
+      if (win === undefined) combine(key, 0);
+      else if (win.slideMs === win.sizeMs) {
+        const start = lastWindowStart(t, win.sizeMs, win.startMs);
+        combine(key + start, start);
+      } else {
+        for (const w of windowsOf(t, win.sizeMs, win.slideMs, win.startMs)) combine(key + w.start, w.start);
+      }
+    }
+    return [...groups.values()].map((p) => ({
+      values: p.values,
+      record: (keyBytes: Uint8Array, kg: number): AggregateRecord => [kg, keyBytes, p.values, p.buffers],
+    }));
+  }
+  return { keyTypes, collect };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Deduplication
+
+type DedupOp = Exclude<StatefulOp, { kind: 'aggregate' }>;
+
+function compileDedup(op: DedupOp, schema: Schema): MapSide {
+  statefulOutputSchema(op, schema); // the columns exist, the event time is a TIMESTAMP
+  // dropDuplicates() without columns compares whole rows, as in Spark.
+  const names = op.columns.length === 0 ? schema.map((f) => f.name) : op.columns;
+  const keys = names.map((name) => {
+    const type = resolveColumn(name, schema).field.type;
+    return { ev: compileExpr({ op: 'col', name }, schema), part: keyPart(type), norm: normalizer(type), type };
+  });
+  const time = op.eventTimeColumn === null ? undefined : compileExpr({ op: 'col', name: op.eventTimeColumn }, schema);
+  return {
+    keyTypes: keys.map((k) => k.type),
+    collect(rows) {
+      const firsts = new Map<string, KeyEntry>();
+      for (let r = 0; r < rows.length; r++) {
+        const row = rows[r]!;
+        let key = '';
+        for (const k of keys) key += k.part(k.ev(row));
+        if (firsts.has(key)) continue;
+        const values = keys.map((k) => (k.norm === undefined ? k.ev(row) : k.norm(k.ev(row))));
+        const t = time === undefined ? null : ((time(row) as number | null) ?? null);
+        firsts.set(key, { values, record: (keyBytes, kg): DedupRecord => [kg, keyBytes, values, row, t] });
+      }
+      return [...firsts.values()];
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const compiledCache = new Map<string, MapSide>();
+
+function compileMapSide(op: StatefulOp, schema: Schema, udfs: UdfRegistry): MapSide {
+  const key = JSON.stringify([schema, op]);
+  let side = compiledCache.get(key);
+  if (side === undefined) {
+    side = op.kind === 'aggregate' ? compileAggregate(op, schema, udfs) : compileDedup(op, schema);
+    if (compiledCache.size > 256) compiledCache.clear();
+    compiledCache.set(key, side);
+  }
+  return side;
+}
+
+/** The expressions a map side evaluates, for loading their udfs before partitionPartials. */
+export function mapSideExprs(op: StatefulOp): Expr[] {
+  if (op.kind !== 'aggregate') return [];
+  return [...op.keys, ...op.aggs.flatMap((a) => (a.arg === null ? [] : [a.arg]))];
+}
+
+/** Imports the udfs that `op`'s keys and aggregate arguments call (once per worker). */
+export async function loadMapSideUdfs(op: StatefulOp, udfs: UdfRegistry): Promise<void> {
+  await loadUdfs(mapSideExprs(op), udfs);
+}
+
+/**
+ * Combines `rows` (of `schema`, the rows entering the stateful operator) into one record per key
+ * and encodes them in one block per partition of `layout`. Synchronous: udfs must be loaded.
+ */
+export function partitionPartials(
+  rows: readonly Row[],
+  op: StatefulOp,
+  schema: Schema,
+  layout: StateLayoutMsg,
+  udfs: UdfRegistry = new Map(),
+): PartitionedPartials {
+  const side = compileMapSide(op, schema, udfs);
+  const entries = side.collect(rows);
+  const byPartition = new Map<number, ShuffleRecord[]>();
+  for (const e of entries) {
+    const keyBytes = encodeKey(e.values, side.keyTypes);
+    const kg = keyGroupOf(keyBytes, layout.keyGroups);
+    const partition = partitionOfKeyGroup(kg, layout);
+    let records = byPartition.get(partition);
+    if (records === undefined) byPartition.set(partition, (records = []));
+    records.push(e.record(keyBytes, kg));
+  }
+  const blocks = [...byPartition.keys()]
+    .sort((a, b) => a - b)
+    .map((partition) => ({ partition, data: encodeBlock(byPartition.get(partition)!) }));
+  return { blocks, numRecords: entries.length };
+}

@@ -1,0 +1,80 @@
+/**
+ * The stateless operators of a task as stages split at withWatermark markers, where event-time
+ * statistics are taken. Stateless tasks run all their operators this way; map tasks run the
+ * operators before the shuffle this way too, so both report eventTime identically.
+ */
+import { compileOps, loadUdfs, type UdfRegistry } from './expr.js';
+import type { EventTimeStats, InputSplit } from './messages.js';
+import { requiredInputSchema } from './pruning.js';
+import type { Op, Row, Schema } from './types.js';
+
+interface Stage {
+  run(rows: Row[]): Row[];
+  /** Event-time column to measure after this stage, if a watermark follows it. */
+  eventTimeColumn?: string;
+}
+
+export interface CompiledStages {
+  stages: Stage[];
+  outputSchema: Schema;
+}
+
+const planCache = new Map<string, CompiledStages>();
+
+/** Compiles `ops` over `schema` once per worker (udfs are loaded into `udfs` first). */
+export async function compileStages(schema: Schema, ops: Op[], udfs: UdfRegistry): Promise<CompiledStages> {
+  const key = JSON.stringify([schema, ops]);
+  const cached = planCache.get(key);
+  if (cached) return cached;
+  await loadUdfs(ops, udfs);
+  const stages: Stage[] = [];
+  let current: Op[] = [];
+  let stageSchema = schema;
+  const flush = (eventTimeColumn?: string): void => {
+    const compiled = compileOps(current, stageSchema, udfs);
+    stages.push({ run: compiled.run, ...(eventTimeColumn !== undefined && { eventTimeColumn }) });
+    stageSchema = compiled.outputSchema;
+    current = [];
+  };
+  for (const op of ops) {
+    if (op.kind === 'watermark') flush(op.column);
+    else current.push(op);
+  }
+  flush();
+  const plan = { stages, outputSchema: stageSchema };
+  if (planCache.size > 256) planCache.clear();
+  planCache.set(key, plan);
+  return plan;
+}
+
+function measure(rows: Row[], column: string, into: EventTimeStats): void {
+  for (let i = 0; i < rows.length; i++) {
+    const t = (rows[i] as Row)[column];
+    if (typeof t !== 'number') continue;
+    if (t < into.min) into.min = t;
+    if (t > into.max) into.max = t;
+    into.sum += t;
+    into.count += 1;
+  }
+}
+
+/** Runs the stages; eventTime is absent when no watermark saw a time. */
+export function runStages(plan: CompiledStages, input: Row[]): { rows: Row[]; eventTime?: EventTimeStats } {
+  let rows = input;
+  let eventTime: EventTimeStats | undefined;
+  for (const stage of plan.stages) {
+    rows = stage.run(rows);
+    if (stage.eventTimeColumn !== undefined) {
+      eventTime ??= { min: Infinity, max: -Infinity, sum: 0, count: 0 };
+      measure(rows, stage.eventTimeColumn, eventTime);
+    }
+  }
+  return eventTime && eventTime.count > 0 ? { rows, eventTime } : { rows };
+}
+
+/** JSON files are read with only the columns the operators use; CSV maps columns by position. */
+export function pruneInput(input: InputSplit, inputSchema: Schema, ops: Op[]): { input: InputSplit; schema: Schema } {
+  if (input.type !== 'files' || input.format !== 'json') return { input, schema: inputSchema };
+  const schema = requiredInputSchema(ops, input.schema);
+  return schema.length === input.schema.length ? { input, schema: inputSchema } : { input: { ...input, schema }, schema };
+}

@@ -1,0 +1,242 @@
+/**
+ * A ShardStore on LevelDB (classic-level). One instance per shard directory per worker thread
+ * (LevelDB holds an exclusive lock; ShardRegistry enforces one open per dir per worker). Every
+ * write is one `batch(..., { sync: true })`, so a commit is atomic and durable before the task
+ * replies, and a crash between two commits leaves the store at one of them.
+ */
+import { ClassicLevel } from 'classic-level';
+import { SluiceError } from './errors.js';
+import { fault } from './faults.js';
+import { META_KEY, undoKey, undoRange, batchIdOfUndoKey } from './layout.js';
+import {
+  NEW_SHARD,
+  Serial,
+  decodeMeta,
+  decodeUndo,
+  planCommit,
+  planPrune,
+  planRollback,
+  storeClosed,
+  undoMissing,
+  type ShardOp,
+  type ShardState,
+} from './shardRecords.js';
+import type { CommitResult, ShardChange, ShardOptions, ShardStore } from './ShardStore.js';
+
+/** LevelDB never uses fewer: it clamps max_open_files to [64 + 10, 50000]. */
+export const LEVELDB_MIN_OPEN_FILES = 74;
+/** LevelDB clamps write_buffer_size to [64 KiB, 1 GiB]. */
+export const LEVELDB_MIN_WRITE_BUFFER_BYTES = 64 << 10;
+export const LEVELDB_MAX_WRITE_BUFFER_BYTES = 1 << 30;
+const UINT32_MAX = 0xffffffff;
+
+const OPTION_MAX_OPEN_FILES = 'sluice.sql.streaming.stateStore.maxOpenFiles';
+const OPTION_MAX_MEMORY = 'sluice.sql.streaming.stateStore.maxMemoryMB';
+
+type Db = ClassicLevel<Uint8Array, Uint8Array>;
+
+/**
+ * Throws INVALID_CONF when the per-instance share of a worker budget is below what LevelDB will
+ * use anyway (so the budget would be silently exceeded) or not an integer LevelDB accepts.
+ */
+export function validateShardOptions(opts: ShardOptions): void {
+  if (!Number.isInteger(opts.maxOpenFiles) || opts.maxOpenFiles < LEVELDB_MIN_OPEN_FILES || opts.maxOpenFiles > UINT32_MAX) {
+    throw new SluiceError(
+      'INVALID_CONF',
+      `${OPTION_MAX_OPEN_FILES} leaves ${opts.maxOpenFiles} file handles to a state store instance; LevelDB needs at least ${LEVELDB_MIN_OPEN_FILES}`,
+      { option: OPTION_MAX_OPEN_FILES },
+    );
+  }
+  for (const [name, v] of [
+    ['cache', opts.cacheBytes],
+    ['write buffer', opts.writeBufferBytes],
+  ] as const) {
+    if (!Number.isInteger(v) || v < 0 || v > UINT32_MAX) {
+      throw new SluiceError('INVALID_CONF', `${OPTION_MAX_MEMORY} gives a state store instance a ${name} of ${v} bytes`, {
+        option: OPTION_MAX_MEMORY,
+      });
+    }
+  }
+}
+
+/** Opens (creating if missing) the shard at `dir`. */
+export async function openLevelShard(dir: string, opts: ShardOptions): Promise<LevelShardStore> {
+  validateShardOptions(opts);
+  const db: Db = new ClassicLevel<Uint8Array, Uint8Array>(dir, {
+    keyEncoding: 'view',
+    valueEncoding: 'view',
+    cacheSize: opts.cacheBytes,
+    writeBufferSize: opts.writeBufferBytes,
+    maxOpenFiles: opts.maxOpenFiles,
+  });
+  try {
+    await db.open();
+  } catch (e) {
+    throw openError(dir, e);
+  }
+  try {
+    const [metaBytes] = await db.getMany([META_KEY]);
+    const meta = metaBytes === undefined ? NEW_SHARD : decodeMeta(metaBytes, dir);
+    const undoIds: number[] = [];
+    const [gte, lt] = undoRange();
+    const it = db.keys({ gte, lt });
+    try {
+      for (;;) {
+        const batch = await it.nextv(1000);
+        if (batch.length === 0) break;
+        for (const k of batch) undoIds.push(batchIdOfUndoKey(k));
+      }
+    } finally {
+      await it.close();
+    }
+    return new LevelShardStore(db, dir, { ...meta, undoIds }, opts);
+  } catch (e) {
+    await db.close().catch(() => undefined);
+    if (e instanceof SluiceError) throw e;
+    throw new SluiceError('STATE_STORE_CORRUPT', `state store ${dir} could not be read: ${errorText(e)}`, { file: dir, cause: e });
+  }
+}
+
+function openError(dir: string, e: unknown): SluiceError {
+  const cause = (e as { cause?: { code?: unknown } } | undefined)?.cause;
+  if (cause?.code === 'LEVEL_LOCKED') {
+    return new SluiceError('STATE_STORE_LOCKED', `state store ${dir} is open elsewhere (another worker or process holds its lock)`, {
+      file: dir,
+      cause: e,
+    });
+  }
+  return new SluiceError('STATE_STORE_CORRUPT', `state store ${dir} could not be opened: ${errorText(e)}`, { file: dir, cause: e });
+}
+
+function errorText(e: unknown): string {
+  const cause = (e as { cause?: unknown } | undefined)?.cause;
+  const msg = e instanceof Error ? e.message : String(e);
+  return cause instanceof Error ? `${msg} (${cause.message})` : msg;
+}
+
+export class LevelShardStore implements ShardStore {
+  private state: ShardState;
+  private closed = false;
+  private readonly serial = new Serial();
+
+  /** Use openLevelShard. */
+  constructor(
+    private readonly db: Db,
+    readonly dir: string,
+    state: ShardState,
+    private readonly opts: ShardOptions,
+  ) {
+    this.state = state;
+  }
+
+  get marker(): number {
+    return this.state.marker;
+  }
+
+  get numRows(): number {
+    return this.state.numRows;
+  }
+
+  /** Batch ids of the undo records the store holds, ascending (for maintenance and tests). */
+  get undoBatchIds(): readonly number[] {
+    return this.state.undoIds;
+  }
+
+  async getMany(keys: Uint8Array[]): Promise<Array<Uint8Array | undefined>> {
+    this.checkOpen();
+    if (keys.length === 0) return [];
+    return this.db.getMany(keys);
+  }
+
+  async range(gte: Uint8Array, lt: Uint8Array, limit?: number): Promise<Array<[Uint8Array, Uint8Array]>> {
+    this.checkOpen();
+    const out: Array<[Uint8Array, Uint8Array]> = [];
+    const it = this.db.iterator({ gte, lt, limit: limit ?? -1 });
+    try {
+      for (;;) {
+        const batch = await it.nextv(1000);
+        if (batch.length === 0) break;
+        for (const e of batch) out.push(e);
+      }
+    } finally {
+      await it.close();
+    }
+    return out;
+  }
+
+  commit(batchId: number, changes: ShardChange[], rowDelta: number, pruneUndoBelow: number): Promise<CommitResult> {
+    return this.serial.run(async () => {
+      this.checkOpen();
+      const start = performance.now();
+      const plan = planCommit(this.state, batchId, changes, rowDelta, pruneUndoBelow, this.dir);
+      await this.write(plan.ops);
+      this.state = plan.next;
+      fault('after-state-commit');
+      return { entriesWritten: plan.ops.length, commitTimeMs: performance.now() - start };
+    });
+  }
+
+  rollbackIfAt(batchId: number): Promise<boolean> {
+    return this.serial.run(async () => {
+      this.checkOpen();
+      if (this.state.marker !== batchId) return false;
+      const [bytes] = await this.db.getMany([undoKey(batchId)]);
+      if (bytes === undefined) throw undoMissing(this.dir, batchId);
+      const undo = decodeUndo(bytes, this.dir);
+      const plan = planRollback(this.state, undo);
+      fault('mid-rollback');
+      await this.write(plan.ops);
+      this.state = plan.next;
+      return true;
+    });
+  }
+
+  pruneUndoBelow(batchId: number): Promise<number> {
+    return this.serial.run(async () => {
+      this.checkOpen();
+      const plan = planPrune(this.state, batchId);
+      if (plan.ops.length > 0) await this.write(plan.ops);
+      this.state = plan.next;
+      return plan.ops.length;
+    });
+  }
+
+  /**
+   * What LevelDB was allotted, not what it currently uses: the block cache plus one write buffer
+   * (as LevelDB clamps it). While a full memtable is being flushed a second one exists, so the
+   * peak can briefly exceed this by one write buffer; the per-worker budget should leave room.
+   */
+  memoryUsedBytes(): number {
+    const wb = Math.min(LEVELDB_MAX_WRITE_BUFFER_BYTES, Math.max(LEVELDB_MIN_WRITE_BUFFER_BYTES, this.opts.writeBufferBytes));
+    return this.opts.cacheBytes + wb;
+  }
+
+  /** Waits for a running commit or rollback, then closes. Idempotent. */
+  close(): Promise<void> {
+    return this.serial.run(async () => {
+      if (this.closed) return;
+      this.closed = true;
+      await this.db.close();
+    });
+  }
+
+  private async write(ops: ShardOp[]): Promise<void> {
+    // A chained batch, not db.batch(array): in classic-level 3.0.0 the array form costs ~20 µs per
+    // operation in JavaScript (1M puts: 19.5 s against 2.3 s chained). Either is one atomic write.
+    const batch = this.db.batch();
+    try {
+      for (const op of ops) {
+        if (op.type === 'put') batch.put(op.key, op.value);
+        else batch.del(op.key);
+      }
+    } catch (e) {
+      await batch.close();
+      throw e;
+    }
+    await batch.write({ sync: true });
+  }
+
+  private checkOpen(): void {
+    if (this.closed) throw storeClosed(this.dir);
+  }
+}
