@@ -223,7 +223,24 @@ export class MicroBatchExecution {
     } catch (e) {
       error = e;
     }
+    await this.releaseState();
     this.terminate(error);
+  }
+
+  /** Closes the query's state shards in the workers, so that any session can reopen them at once. */
+  private async releaseState(): Promise<void> {
+    if (!this.stateInfo) return;
+    const slots = this.ctx.scheduler.slots;
+    const stateDir = this.stateInfo.stateDir;
+    const tasks = Array.from({ length: slots }, (_, slot) => ({
+      kind: 'release' as const,
+      queryId: this.id,
+      batchId: -1,
+      partition: slot,
+      attempt: 0,
+      stateDir,
+    }));
+    await this.ctx.scheduler.runTasks(tasks, (t) => t.partition).catch(() => {});
   }
 
   private sleep(ms: number): Promise<void> {

@@ -111,7 +111,17 @@ export interface StateTask {
   pruneUndoBelow: number;
 }
 
-export type TaskRequest = StatelessTask | MapTask | StateTask;
+/** Closes a query's state shards in one worker (the query stopped); `partition` is the slot. */
+export interface ReleaseTask {
+  kind: 'release';
+  queryId: string;
+  batchId: number;
+  partition: number;
+  attempt: number;
+  stateDir: string;
+}
+
+export type TaskRequest = StatelessTask | MapTask | StateTask | ReleaseTask;
 
 export interface StateOperatorMetrics {
   numRowsTotal: number;

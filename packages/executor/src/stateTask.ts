@@ -1,13 +1,250 @@
 /**
- * Reduce side of a stateful batch (StateTask in messages.ts): merges shuffle blocks into the
- * shard's state, drops late rows, evicts, emits rows by output mode and commits the shard.
+ * Reduce side of a stateful batch (StateTask in messages.ts), run on the slot that owns the shard.
  *
- * PLACEHOLDER: the reduce side is being written separately. Until then a state task fails with a
- * coded error, so a stateful query ends cleanly instead of being retried.
+ * 1. Roll back an earlier attempt at this batch (the shard's marker is this batch), so every
+ *    attempt, a retry or a replay after a restart, starts from the state before it.
+ * 2. Merge the shuffle blocks per key; drop late keys (event time <= the batch's watermark).
+ * 3. Read the prior state of those keys in one getMany, and update it.
+ * 4. Evict keys whose event time (window end, or expiry) is <= the watermark, by scanning the
+ *    shard's time index: the cost is what is evicted, not the total state.
+ * 5. Emit rows by output mode, run the operators after the stateful one, commit the shard once
+ *    (changes, undo record and marker in one synced batch), then deliver the rows.
  */
-import { SluiceError } from '@sluice/state';
-import type { StateTask, TaskResult } from './messages.js';
+import { threadId } from 'node:worker_threads';
+import { Packr } from 'msgpackr';
+import {
+  dataKey,
+  dataKeyOf,
+  dataRange,
+  indexKey,
+  indexRangeUpTo,
+  ShardRegistry,
+  type ShardChange,
+  type ShardStore,
+} from '@sluice/state';
+import { aggregatorOf, statefulOutputSchema, windowOfKey, type AggBuffer, type Aggregator } from './aggregates.js';
+import type { UdfRegistry } from './expr.js';
+import type { StateOperatorMetrics, StateTask, TaskResult, TaskSuccess } from './messages.js';
+import { decodeBlock, type AggregateRecord, type DedupRecord } from './shuffleCodec.js';
+import { compileStages, runStages } from './stages.js';
+import { deliver } from './taskOutput.js';
+import type { Row, StatefulOp } from './types.js';
 
-export async function runStateTask(_task: StateTask): Promise<TaskResult> {
-  throw new SluiceError('UNSUPPORTED_OPERATION', 'state tasks are not wired yet');
+/** Shards stay open across tasks and batches in the worker that owns them. */
+export const shards = new ShardRegistry();
+
+/** State values: aggregate [keyValues, buffers]; deduplication [keyValues, timeMs | null]. */
+const values = new Packr({ useRecords: false, moreTypes: false });
+
+type AggregateOp = Extract<StatefulOp, { kind: 'aggregate' }>;
+
+interface Counters {
+  updated: number;
+  removed: number;
+  dropped: number;
+  rowDelta: number;
+}
+
+const keyString = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+const copy = (bytes: Uint8Array): Uint8Array => new Uint8Array(bytes);
+
+export async function runStateTask(task: StateTask, udfs: UdfRegistry): Promise<TaskResult> {
+  const store = await shards.get(task.shardDir, task.storeOptions);
+  await store.rollbackIfAt(task.batchId);
+  const counters: Counters = { updated: 0, removed: 0, dropped: 0, rowDelta: 0 };
+  const changes: ShardChange[] = [];
+  const schema = statefulOutputSchema(task.stateful, task.stateInputSchema);
+  const emitted =
+    task.stateful.kind === 'aggregate'
+      ? await aggregate(task, task.stateful, store, changes, counters)
+      : await deduplicate(task, task.stateful, store, changes, counters);
+
+  const post = await compileStages(schema, task.post, udfs);
+  const { rows } = runStages(post, emitted);
+  let commitTimeMs = 0;
+  if (changes.length > 0) {
+    commitTimeMs = Math.round((await store.commit(task.batchId, changes, counters.rowDelta, task.pruneUndoBelow)).commitTimeMs);
+  }
+  const state: StateOperatorMetrics = {
+    numRowsTotal: store.numRows,
+    numRowsUpdated: counters.updated,
+    numRowsRemoved: counters.removed,
+    numRowsDroppedByWatermark: counters.dropped,
+    memoryUsedBytes: store.memoryUsedBytes(),
+    commitTimeMs,
+  };
+  const base: TaskSuccess = { ok: true, threadId, numInputRows: 0, numOutputRows: rows.length, state };
+  return deliver(base, task.output, rows, post.outputSchema);
+}
+
+/** Whether the operator drops late rows and evicts: a watermark on one of its keys, not complete mode. */
+function usesWatermark(task: StateTask): boolean {
+  if (!task.hasWatermark || task.outputMode === 'complete') return false;
+  const op = task.stateful;
+  if (op.kind === 'aggregate') return op.eventTimeKey !== null;
+  if (op.kind === 'dropDuplicates') return op.eventTimeColumn !== null;
+  return true;
+}
+
+// ---- aggregation ------------------------------------------------------------------------------
+
+async function aggregate(task: StateTask, op: AggregateOp, store: ShardStore, changes: ShardChange[], c: Counters): Promise<Row[]> {
+  const aggs = op.aggs.map((spec) => aggregatorOf(spec, task.stateInputSchema));
+  const timeOf = eventTimeOfKey(op);
+  const watermark = usesWatermark(task) ? task.watermarkMs : undefined;
+
+  // Partials of one key from several map tasks merge into one.
+  const merged = new Map<string, AggregateRecord>();
+  for (const block of task.blocks) {
+    for (const rec of decodeBlock<AggregateRecord>(block.data)) {
+      const k = keyString(rec[1]);
+      const have = merged.get(k);
+      if (have) have[3] = have[3].map((b, i) => (aggs[i] as Aggregator).merge(b, rec[3][i] as AggBuffer));
+      else merged.set(k, [rec[0], copy(rec[1]), rec[2], rec[3]]);
+    }
+  }
+  const live: AggregateRecord[] = [];
+  for (const rec of merged.values()) {
+    if (watermark !== undefined && timeOf && timeOf(rec[2]) <= watermark) c.dropped += 1;
+    else live.push(rec);
+  }
+
+  const keys = live.map((r) => dataKey(r[0], r[1]));
+  const prior = await store.getMany(keys);
+  const updated: Array<[unknown[], AggBuffer[]]> = [];
+  const touched = new Map<string, Uint8Array>();
+  live.forEach((rec, i) => {
+    const before = prior[i];
+    let buffers = rec[3];
+    if (before) {
+      const [, old] = values.unpack(before) as [unknown[], AggBuffer[]];
+      buffers = old.map((b, j) => (aggs[j] as Aggregator).merge(b, buffers[j] as AggBuffer));
+    } else {
+      c.rowDelta += 1;
+      if (timeOf) changes.push({ key: indexKey(timeOf(rec[2]), rec[0], rec[1]), value: new Uint8Array(0), prior: null });
+    }
+    const value = values.pack([rec[2], buffers]);
+    changes.push({ key: keys[i] as Uint8Array, value, prior: before ?? null });
+    touched.set(keyString(keys[i] as Uint8Array), value);
+    updated.push([rec[2], buffers]);
+  });
+  c.updated = updated.length;
+
+  const evicted = watermark !== undefined && timeOf ? await evict(store, watermark, touched, changes, c) : [];
+  const toRow = (keyValues: unknown[], buffers: AggBuffer[]): Row => {
+    const row: Row = {};
+    op.keyNames.forEach((n, i) => (row[n] = keyValues[i]));
+    op.aggs.forEach((a, i) => (row[a.name] = (aggs[i] as Aggregator).finalize(buffers[i] as AggBuffer)));
+    return row;
+  };
+  switch (task.outputMode) {
+    case 'append':
+      return evicted.map((v) => toRow(...(values.unpack(v) as [unknown[], AggBuffer[]])));
+    case 'update':
+      return updated.map(([k, b]) => toRow(k, b));
+    case 'complete': {
+      // Complete mode writes the whole result each batch: the state as committed after this batch.
+      const rows: Row[] = [];
+      const [gte, lt] = dataRange();
+      for (const [key, value] of await store.range(gte, lt)) {
+        const now = touched.get(keyString(key)) ?? value;
+        rows.push(toRow(...(values.unpack(now) as [unknown[], AggBuffer[]])));
+      }
+      for (const [k, b] of updated.filter((_, i) => !prior[i])) rows.push(toRow(k, b));
+      return rows;
+    }
+  }
+}
+
+/** Event time of an aggregation key: a window's end, or the watermarked column's value. */
+function eventTimeOfKey(op: AggregateOp): ((keyValues: unknown[]) => number) | undefined {
+  const i = op.eventTimeKey;
+  if (i === null) return undefined;
+  const key = op.keys[i];
+  if (key && windowOfKey(key)) return (kv) => (kv[i] as { end: number }).end;
+  return (kv) => kv[i] as number;
+}
+
+/**
+ * Removes every key whose index time is <= the watermark (data and index entries) and returns the
+ * removed values (as they stand after this batch's updates).
+ */
+async function evict(
+  store: ShardStore,
+  watermark: number,
+  touched: Map<string, Uint8Array>,
+  changes: ShardChange[],
+  c: Counters,
+): Promise<Uint8Array[]> {
+  const [gte, lt] = indexRangeUpTo(Math.floor(watermark));
+  const index = await store.range(gte, lt);
+  if (index.length === 0) return [];
+  const data = index.map(([k]) => dataKeyOf(k));
+  const stored = await store.getMany(data.filter((k) => !touched.has(keyString(k))));
+  let s = 0;
+  const removed: Uint8Array[] = [];
+  index.forEach(([ik], i) => {
+    const dk = data[i] as Uint8Array;
+    const committed = touched.has(keyString(dk)) ? undefined : stored[s++];
+    const value = touched.get(keyString(dk)) ?? committed;
+    if (value === undefined) return; // an index entry without data: nothing to emit
+    // The prior of a key updated in this batch was recorded by its update; this one is its new value.
+    changes.push({ key: dk, value: null, prior: value });
+    changes.push({ key: copy(ik), value: null, prior: new Uint8Array(0) });
+    removed.push(value);
+    c.removed += 1;
+    c.rowDelta -= 1;
+  });
+  return removed;
+}
+
+// ---- deduplication ----------------------------------------------------------------------------
+
+async function deduplicate(
+  task: StateTask,
+  op: Exclude<StatefulOp, AggregateOp>,
+  store: ShardStore,
+  changes: ShardChange[],
+  c: Counters,
+): Promise<Row[]> {
+  const watermark = usesWatermark(task) ? task.watermarkMs : undefined;
+  const first = new Map<string, DedupRecord>();
+  for (const block of task.blocks) {
+    for (const rec of decodeBlock<DedupRecord>(block.data)) {
+      const k = keyString(rec[1]);
+      if (!first.has(k)) first.set(k, [rec[0], copy(rec[1]), rec[2], rec[3], rec[4]]);
+    }
+  }
+  const live: DedupRecord[] = [];
+  for (const rec of first.values()) {
+    const late = watermark !== undefined && rec[4] !== null && rec[4] <= watermark;
+    if (late) c.dropped += 1;
+    else live.push(rec);
+  }
+  const keys = live.map((r) => dataKey(r[0], r[1]));
+  const prior = await store.getMany(keys);
+  const rows: Row[] = [];
+  const touched = new Map<string, Uint8Array>();
+  live.forEach((rec, i) => {
+    if (prior[i]) return; // seen before: a duplicate
+    const time = rec[4];
+    // dropDuplicatesWithinWatermark keeps a key until its first event time plus the delay.
+    const expiry = op.kind === 'dropDuplicatesWithinWatermark' && time !== null ? time + op.delayMs : time;
+    const value = values.pack([rec[2], expiry]);
+    changes.push({ key: keys[i] as Uint8Array, value, prior: null });
+    if (expiry !== null && watermark !== undefined) {
+      changes.push({ key: indexKey(expiry, rec[0], rec[1]), value: new Uint8Array(0), prior: null });
+    }
+    touched.set(keyString(keys[i] as Uint8Array), value);
+    c.rowDelta += 1;
+    rows.push(rec[3]);
+  });
+  c.updated = rows.length;
+  if (watermark !== undefined) await evict(store, watermark, touched, changes, c);
+  return rows;
+}
+
+/** Closes the shards under `stateDir` (a query stopped); the next batch reopens them. */
+export async function releaseShards(stateDir: string): Promise<void> {
+  await Promise.all(shards.dirs().filter((d) => d.startsWith(stateDir)).map((d) => shards.close(d)));
 }

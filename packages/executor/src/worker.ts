@@ -6,32 +6,17 @@
  * return as values so that the driver fails the query without retrying; anything else throws and
  * the driver retries the task.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import { SluiceError } from '@sluice/state';
 import type { UdfRegistry } from './expr.js';
-import { formatRecords } from './formats.js';
 import { loadMapSideUdfs, partitionPartials } from './mapSide.js';
 import type { MapTask, StatelessTask, TaskRequest, TaskResult } from './messages.js';
 import { readInput } from './readInput.js';
-import { encodeRows } from './rowCodec.js';
+import { deliver } from './taskOutput.js';
 import { compileStages, pruneInput, runStages } from './stages.js';
-import { runStateTask } from './stateTask.js';
+import { releaseShards, runStateTask } from './stateTask.js';
 
 const udfs: UdfRegistry = new Map();
-
-function writeDurable(path: string, text: string): number {
-  const buf = Buffer.from(text);
-  const fd = openSync(path, 'w');
-  try {
-    writeSync(fd, buf);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  return buf.byteLength;
-}
 
 async function runStateless(task: StatelessTask): Promise<TaskResult> {
   const { input, schema } = pruneInput(task.input, task.inputSchema, task.ops);
@@ -39,12 +24,7 @@ async function runStateless(task: StatelessTask): Promise<TaskResult> {
   const inputRows = readInput(input);
   const { rows, eventTime } = runStages(plan, inputRows);
   const base = { ok: true as const, threadId, numInputRows: inputRows.length, numOutputRows: rows.length, ...(eventTime && { eventTime }) };
-  const out = task.output;
-  if (out.type === 'collect') return { ...base, rows: encodeRows(rows) };
-  if (out.skip || rows.length === 0) return base;
-  mkdirSync(out.dir, { recursive: true });
-  const size = writeDurable(join(out.dir, out.fileName), formatRecords(out.format, rows, plan.outputSchema, out.options));
-  return { ...base, file: { name: out.fileName, size, rows: rows.length } };
+  return deliver(base, task.output, rows, plan.outputSchema);
 }
 
 async function runMap(task: MapTask): Promise<TaskResult> {
@@ -65,7 +45,10 @@ export default async function runTask(task: TaskRequest): Promise<TaskResult> {
       case 'map':
         return await runMap(task);
       case 'state':
-        return await runStateTask(task);
+        return await runStateTask(task, udfs);
+      case 'release':
+        await releaseShards(task.stateDir);
+        return { ok: true, threadId, numInputRows: 0, numOutputRows: 0 };
     }
   } catch (e) {
     if (e instanceof SluiceError) return { ok: false, error: e.toJSON() };
