@@ -5,19 +5,29 @@
  * the sink must end up with every input row exactly once, and a restart must never be refused
  * because of the dead process's checkpoint lock.
  */
-import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { jsonLines, readSinkJson, removeTempDirs, tempDir, writeInput } from './helpers.js';
+import { jsonLines, removeTempDirs, tempDir, writeInput } from './helpers.js';
+import {
+  calibrate,
+  committedRows,
+  expectCompleted,
+  expectKilled,
+  killAndRestart,
+  logState,
+  planKills,
+  runChild as runKillChild,
+  type ChildDirs,
+  type ChildRun,
+  type KillAt,
+} from './killHarness.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/kill-child.mjs', import.meta.url));
 const NUM_FILES = 200;
 const ROWS_PER_FILE = 10;
 const TOTAL_ROWS = NUM_FILES * ROWS_PER_FILE;
-/** A child that runs longer than this is hung (e.g. it did not exit after session.close()). */
-const CHILD_TIME_LIMIT_MS = 60_000;
 
 afterAll(() => removeTempDirs());
 
@@ -42,11 +52,6 @@ const EXPECTED_VALUE = new Map(
   Array.from({ length: NUM_FILES }, (_, f) => Array.from({ length: ROWS_PER_FILE }, (_, r) => [rowId(f, r), rowValue(f, r)] as const)).flat(),
 );
 
-/** Rows committed to the sink so far (0 before the first manifest). */
-function committedRows(out: string): Array<Record<string, unknown>> {
-  return existsSync(join(out, '_sluice_metadata')) ? readSinkJson(out) : [];
-}
-
 /** The sink, read through its manifests, holds every input row exactly once, with its value. */
 function expectExactlyOnce(out: string): void {
   const rows = committedRows(out);
@@ -60,119 +65,8 @@ function expectExactlyOnce(out: string): void {
   expect(rows.filter((r) => r['v'] !== EXPECTED_VALUE.get(r['id'] as string)), 'rows with a wrong value').toEqual([]);
 }
 
-// ---- checkpoint inspection ----------------------------------------------------------------------
-
-/** Batch ids of a log directory; temp files of an interrupted write are not entries. */
-function logIds(dir: string): number[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir)
-    .filter((n) => /^\d+$/.test(n))
-    .map(Number)
-    .sort((a, b) => a - b);
-}
-
-function logState(ckpt: string, out: string): { offsets: number[]; commits: number[]; manifests: number[] } {
-  return {
-    offsets: logIds(join(ckpt, 'offsets')),
-    commits: logIds(join(ckpt, 'commits')),
-    manifests: logIds(join(out, '_sluice_metadata')),
-  };
-}
-
-// ---- the child process --------------------------------------------------------------------------
-
-interface ChildRun {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-  /** From spawn to exit, and to the STARTED line (the query is running) if it came. */
-  ms: number;
-  startedMs: number | undefined;
-  /** From spawn to each `BATCH <id>` line (a committed batch). */
-  batchMs: number[];
-}
-
-/**
- * When to SIGKILL a child: `afterMs` after the spawn, after its STARTED line (the query is
- * running), or after its n-th `BATCH` line (n batches committed by this run).
- */
-interface KillAt {
-  from: 'spawn' | 'started' | `batch ${number}`;
-  afterMs: number;
-}
-
-/**
- * Runs kill-child.mjs once; `kill` SIGKILLs it then, unless it ended first. `fault` sets
- * SLUICE_FAULT; the variable is removed otherwise, so a restart never inherits it.
- */
-function runChild(
-  dirs: { input: string; out: string; ckpt: string },
-  opts: { kill?: KillAt; fault?: string } = {},
-): Promise<ChildRun> {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  delete env['SLUICE_FAULT'];
-  if (opts.fault) env['SLUICE_FAULT'] = opts.fault;
-  const started = Date.now();
-  const child = spawn(process.execPath, [CHILD, dirs.input, dirs.out, dirs.ckpt], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  let killer: NodeJS.Timeout | undefined;
-  let startedAt: number | undefined;
-  const armKiller = (ms: number) => (killer = setTimeout(() => child.kill('SIGKILL'), ms));
-  if (opts.kill?.from === 'spawn') armKiller(opts.kill.afterMs);
-  const batchMs: number[] = [];
-  let partial = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => {
-    stdout += d;
-    const lines = (partial + d).split('\n');
-    partial = lines.pop() ?? '';
-    for (const line of lines) {
-      if (line.startsWith('BATCH ')) {
-        batchMs.push(Date.now() - started);
-        if (opts.kill?.from === `batch ${batchMs.length}`) armKiller(opts.kill.afterMs);
-      }
-      if (line === 'STARTED' && startedAt === undefined) {
-        startedAt = Date.now();
-        if (opts.kill?.from === 'started') armKiller(opts.kill.afterMs);
-      }
-    }
-  });
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  let hung = false;
-  const guard = setTimeout(() => {
-    hung = true;
-    child.kill('SIGKILL');
-  }, CHILD_TIME_LIMIT_MS);
-  return new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(killer);
-      clearTimeout(guard);
-      if (hung) reject(new Error(`child ran over ${CHILD_TIME_LIMIT_MS} ms (hung?)\nstdout: ${stdout}\nstderr: ${stderr}`));
-      else resolve({ code, signal, stdout, stderr, ms: Date.now() - started, startedMs: startedAt === undefined ? undefined : startedAt - started, batchMs });
-    });
-  });
-}
-
-/** A run that must finish: exit 0 by itself, `DONE <batchId>`, no error on stderr. */
-function expectCompleted(run: ChildRun): void {
-  expect(run.stderr, 'stderr of the completing run').not.toMatch(/FAILED|CHECKPOINT_LOCKED/);
-  expect({ code: run.code, signal: run.signal }).toEqual({ code: 0, signal: null });
-  expect(run.stdout).toMatch(/^DONE -?\d+$/m);
-}
-
-/** Small seeded PRNG (mulberry32): the kill moments are the same on every run of the test. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Runs kill-child.mjs once (see killHarness.ts). */
+const runChild = (dirs: ChildDirs, opts: { kill?: KillAt; fault?: string } = {}): Promise<ChildRun> => runKillChild(CHILD, dirs, opts);
 
 function scenarioDirs(): { input: string; out: string; ckpt: string } {
   const dirs = { input: tempDir('sluice-kill-in-'), out: tempDir('sluice-kill-out-'), ckpt: tempDir('sluice-kill-ckpt-') };
@@ -187,60 +81,24 @@ describe('SIGKILL and restart on the same checkpoint', () => {
     const dirs = scenarioDirs();
 
     // Calibration: a clean run of the same input (own output and checkpoint) measures start-up
-    // (spawn to STARTED), the first batch (worker warm-up included) and the time per later batch.
-    // A whole run takes about a second here, so fixed delays (say 50-1500 ms) would mostly land
-    // after the end on a fast machine and in start-up on a loaded one; scaled ones land where meant.
+    // (spawn to STARTED), the first batch (worker warm-up included) and the time per later batch,
+    // so that the kill moments scale with this machine (see calibrate in killHarness.ts).
     const calDirs = { input: dirs.input, out: tempDir('sluice-kill-out-'), ckpt: tempDir('sluice-kill-ckpt-') };
-    const cal = await runChild(calDirs);
-    expectCompleted(cal);
+    const calRun = await runChild(calDirs);
+    expectCompleted(calRun);
     expectExactlyOnce(calDirs.out);
-    const numBatches = cal.batchMs.length;
-    expect(numBatches).toBe(Math.ceil(NUM_FILES / 7));
-    const startupMs = cal.startedMs as number;
-    const firstBatchMs = (cal.batchMs[0] as number) - startupMs;
-    const msPerBatch = ((cal.batchMs.at(-1) as number) - (cal.batchMs[0] as number)) / (numBatches - 1);
-    console.log(`calibration: start-up ${startupMs} ms, first batch ${firstBatchMs} ms, then ${msPerBatch.toFixed(1)} ms a batch`);
+    const cal = calibrate(calRun);
+    expect(cal.numBatches).toBe(Math.ceil(NUM_FILES / 7));
 
     // The kill moments are seeded (SLUICE_KILL_SEED replays another seed) and tied to the run's
-    // own phases rather than to the clock alone, so that on a fast or a loaded machine alike they
-    // land where meant and each restart gets only a few batches further:
-    // - 3 in 10 during start-up: module load, workers, lock, recovery (spawn to STARTED);
-    // - the others during one of the first 4 batches of the run (the first one is the replay of an
-    //   uncommitted batch, when there is one): after STARTED or after the run's 1st-3rd commit,
-    //   somewhere within one batch's time.
-    const seed = Number(process.env['SLUICE_KILL_SEED'] ?? 0x5111ce);
-    const rand = mulberry32(seed);
-    const plan: KillAt[] = Array.from({ length: 10 }, () => {
-      const phase = rand();
-      const fraction = rand();
-      if (phase < 0.3) return { from: 'spawn', afterMs: Math.round(fraction * startupMs) };
-      const afterBatches = Math.floor(((phase - 0.3) / 0.7) * 4); // 0..3
-      return afterBatches === 0
-        ? { from: 'started', afterMs: Math.round(fraction * firstBatchMs) }
-        : { from: `batch ${afterBatches}`, afterMs: Math.round(fraction * msPerBatch) };
-    });
-    console.log(`kill seed ${seed}: ${plan.map((k) => `${k.afterMs} ms after ${k.from}`).join(', ')}`);
+    // own phases (see planKills): 3 in 10 during start-up (module load, workers, lock, recovery),
+    // the others during one of the first 4 batches of the run (the first one is the replay of an
+    // uncommitted batch, when there is one), after STARTED or after the run's 1st-3rd commit.
+    const plan = planKills(0x5111ce, 10, cal, { startupShare: 0.3, batchPhases: 4 });
 
-    const kills: Array<KillAt & { ended: string; commitsBefore: number; commits: number; uncommitted: number; rows: number }> = [];
-    for (const kill of plan) {
-      const commitsBefore = logState(dirs.ckpt, dirs.out).commits.length;
-      const run = await runChild(dirs, { kill });
-      // Never refused, never failed: the lock of the killed run died with it, and the
-      // checkpoint it left behind is always readable.
-      expect(run.stderr, `stderr of the run killed ${kill.afterMs} ms after ${kill.from}`).not.toMatch(/FAILED|CHECKPOINT_LOCKED/);
-      if (run.signal === null) expectCompleted(run); // it finished before the kill came
-      else expect(run.signal).toBe('SIGKILL');
-      const state = logState(dirs.ckpt, dirs.out);
-      kills.push({
-        ...kill,
-        ended: run.signal ?? `exit ${run.code}`,
-        commitsBefore,
-        commits: state.commits.length,
-        uncommitted: state.offsets.filter((id) => !state.commits.includes(id)).length,
-        rows: committedRows(dirs.out).length,
-      });
-    }
-    console.table(kills);
+    // Never refused, never failed: the lock of the killed run died with it, and the checkpoint it
+    // left behind is always readable (asserted by killAndRestart for every run).
+    const kills = await killAndRestart(CHILD, dirs, plan, () => ({ rows: committedRows(dirs.out).length }));
 
     const final = await runChild(dirs);
     expectCompleted(final);
@@ -268,9 +126,7 @@ describe('SIGKILL and restart on the same checkpoint', () => {
     it('dies there by SIGKILL, leaves that checkpoint state, and a restart completes exactly once', async () => {
       const dirs = scenarioDirs();
       const crashed = await runChild(dirs, { fault: `${point}:${FAULT_N}` });
-      expect(crashed.stderr).not.toMatch(/FAILED/);
-      expect({ code: crashed.code, signal: crashed.signal }).toEqual({ code: null, signal: 'SIGKILL' });
-      expect(crashed.stdout).not.toMatch(/DONE/);
+      expectKilled(crashed, `at ${point}:${FAULT_N}`);
 
       // The checkpoint shows exactly where it died.
       const state = logState(dirs.ckpt, dirs.out);

@@ -98,18 +98,40 @@ function compileAggregate(op: AggregateOp, schema: Schema, udfs: UdfRegistry): M
   const inputs = op.aggs.map((s) => compileAggInput(s, schema, udfs));
   const numAggs = aggs.length;
 
+  // The task's groups form a trie of Maps: one level keyed by window start (when there is a
+  // window; few distinct values, so it comes first), then one per plain key, whose last level holds
+  // the partial. Map keys are the values themselves (SameValueZero merges -0 with 0 and NaN with
+  // NaN, as the canonical encoding does), so a row builds no key string; structs use their key part.
+  const mapKeys = plain.map((k) => (isStructType(keyTypes[k.i]!) ? k.part : (v: unknown) => v ?? null));
+  const depth = plain.length;
+
   function collect(rows: readonly Row[]): KeyEntry[] {
-    const groups = new Map<string, Partial>();
+    const root = new Map<unknown, unknown>();
+    const partials: Partial[] = [];
     const values: unknown[] = new Array(op.keys.length).fill(null);
+    const parts: unknown[] = new Array(depth).fill(null);
     const args: unknown[] = new Array(numAggs).fill(null);
-    const combine = (key: string, windowStart: number): void => {
-      let p = groups.get(key);
+    const combine = (windowStart: number): void => {
+      let node = root;
+      if (win !== undefined) {
+        let next = node.get(windowStart) as Map<unknown, unknown> | undefined;
+        if (next === undefined) root.set(windowStart, (next = new Map()));
+        node = next;
+      }
+      for (let i = 0; i < depth - 1; i++) {
+        let next = node.get(parts[i]) as Map<unknown, unknown> | undefined;
+        if (next === undefined) node.set(parts[i], (next = new Map()));
+        node = next;
+      }
+      const last = depth === 0 ? null : parts[depth - 1];
+      let p = node.get(last) as Partial | undefined;
       if (p === undefined) {
         const vs = values.slice();
         for (const k of plain) if (k.norm !== undefined) vs[k.i] = k.norm(vs[k.i]);
         if (win !== undefined) vs[windowIndex] = { start: windowStart, end: windowStart + win.sizeMs };
         p = { values: vs, buffers: aggs.map((a) => a.newBuffer()) };
-        groups.set(key, p);
+        node.set(last, p);
+        partials.push(p);
       }
       const b = p.buffers;
       for (let j = 0; j < numAggs; j++) b[j] = aggs[j]!.update(b[j]!, args[j]);
@@ -122,29 +144,26 @@ function compileAggregate(op: AggregateOp, schema: Schema, udfs: UdfRegistry): M
         if (v == null) continue;
         t = v as number;
       }
-      let key = '';
-      for (const k of plain) {
+      for (let i = 0; i < depth; i++) {
+        const k = plain[i]!;
         const v = k.ev(row);
         values[k.i] = v;
-        key += k.part(v);
+        parts[i] = mapKeys[i]!(v);
       }
       for (let j = 0; j < numAggs; j++) {
         const input = inputs[j];
         args[j] = input == null ? null : input(row);
       }
-      if (win === undefined) combine(key, 0);
-      else if (win.slideMs === win.sizeMs) {
-        const start = lastWindowStart(t, win.sizeMs, win.startMs);
-        combine(key + start, start);
-      } else {
-        for (const w of windowsOf(t, win.sizeMs, win.slideMs, win.startMs)) combine(key + w.start, w.start);
-      }
+      if (win === undefined) combine(0);
+      else if (win.slideMs === win.sizeMs) combine(lastWindowStart(t, win.sizeMs, win.startMs));
+      else for (const w of windowsOf(t, win.sizeMs, win.slideMs, win.startMs)) combine(w.start);
     }
-    return [...groups.values()].map((p) => ({
+    return partials.map((p) => ({
       values: p.values,
       record: (keyBytes: Uint8Array, kg: number): AggregateRecord => [kg, keyBytes, p.values, p.buffers],
     }));
   }
+
   return { keyTypes, collect };
 }
 

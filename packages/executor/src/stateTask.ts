@@ -31,7 +31,17 @@ import { deliver } from './taskOutput.js';
 import type { Row, StatefulOp } from './types.js';
 
 /** Shards stay open across tasks and batches in the worker that owns them. */
-export const shards = new ShardRegistry();
+export let shards = new ShardRegistry();
+
+/**
+ * Test seam (stateTask.test.ts): replaces this worker's shard registry, e.g. with one whose opener
+ * returns memory shards, and returns the previous one so a test can put it back.
+ */
+export function useShardRegistry(registry: ShardRegistry): ShardRegistry {
+  const previous = shards;
+  shards = registry;
+  return previous;
+}
 
 /** State values: aggregate [keyValues, buffers]; deduplication [keyValues, timeMs | null]. */
 const values = new Packr({ useRecords: false, moreTypes: false });
