@@ -1,6 +1,7 @@
 // Shared helpers of the benchmark suite: statistics, temp dirs, module resolution and result
 // recording. Machines here are shared and noisy: benchmarks report medians and ratios against a
 // baseline measured in the same run, never single absolute times.
+import { execFileSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -125,4 +126,20 @@ export function record({ name, unit, value, baseline, ratio, params, command }) 
   const row = [date, name, value, baseline, unit, ratio, params, command].map(cell).join(' | ');
   appendFileSync(RESULTS_MD, `| ${row} |\n`);
   return result;
+}
+
+/**
+ * The engine version a figure belongs to: the git commit and the uncommitted files under packages/
+ * (a run on a working tree being edited is then recognisable in the results). Read-only git calls.
+ */
+export function engineVersion() {
+  const git = (args) => {
+    try {
+      return execFileSync('git', args, { cwd: ROOT_DIR, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    } catch {
+      return '';
+    }
+  };
+  const dirty = git(['status', '--porcelain', '--', 'packages']).split('\n').filter(Boolean).length;
+  return { commit: git(['rev-parse', '--short=12', 'HEAD']) || 'unknown', uncommittedPackageFiles: dirty };
 }

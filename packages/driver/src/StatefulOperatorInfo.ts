@@ -3,7 +3,7 @@
  * partitions, shards), where its shards live, the resources each shard may take, and how its
  * metrics become a progress entry.
  */
-import type { StateOperatorMetrics, StatefulOp } from '@sluice/executor';
+import type { StateOperatorMetrics, StatefulOp, StateTask } from '@sluice/executor';
 import { SluiceError, validateLayout, type StateLayout } from '@sluice/state';
 import { join } from 'node:path';
 import type { RuntimeConf } from './conf.js';
@@ -64,7 +64,7 @@ export function decideStateLayout(pinned: StateLayout | undefined, conf: Runtime
 }
 
 /** Resources of one shard, from the per-worker budgets shared by the shards a worker hosts. */
-export function shardOptions(conf: RuntimeConf, layout: StateLayout, slots: number): { cacheBytes: number; writeBufferBytes: number; maxOpenFiles: number } {
+export function shardOptions(conf: RuntimeConf, layout: StateLayout, slots: number): StateTask['storeOptions'] {
   const perWorker = Math.ceil(layout.shards / slots);
   const files = Math.floor(conf.get<number>(MAX_FILES) / perWorker);
   if (files < MIN_FILES_PER_SHARD) {
@@ -82,12 +82,11 @@ export function shardOptions(conf: RuntimeConf, layout: StateLayout, slots: numb
       { option: MAX_MEMORY },
     );
   }
-  // LevelDB holds up to two write buffers (the memtable and the one being flushed) and a block cache.
-  return {
-    cacheBytes: Math.min(64 * MB, Math.floor(share / 2)),
-    writeBufferBytes: Math.min(16 * MB, Math.floor(share / 4)),
-    maxOpenFiles: files,
-  };
+  // Half for decoded state kept between batches, a quarter for LevelDB's block cache, and an
+  // eighth for each of its two write buffers (the memtable and the one being flushed).
+  const cacheBytes = Math.min(64 * MB, Math.floor(share / 4));
+  const writeBufferBytes = Math.min(16 * MB, Math.floor(share / 8));
+  return { cacheBytes, writeBufferBytes, maxOpenFiles: files, stateCacheBytes: Math.floor(share - cacheBytes - 2 * writeBufferBytes) };
 }
 
 const OPERATOR_NAMES: Record<StatefulOp['kind'], string> = {

@@ -93,7 +93,8 @@ export interface StateTask {
   partition: number;
   operatorId: number;
   shardDir: string;
-  storeOptions: { cacheBytes: number; writeBufferBytes: number; maxOpenFiles: number };
+  /** LevelDB resources and the budget of the decoded state cache (stateCache.ts). */
+  storeOptions: { cacheBytes: number; writeBufferBytes: number; maxOpenFiles: number; stateCacheBytes: number };
   layout: StateLayoutMsg;
   partitions: number[];
   blocks: ShuffleBlock[];

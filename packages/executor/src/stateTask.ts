@@ -16,6 +16,8 @@ import {
   dataKey,
   dataKeyOf,
   dataRange,
+  decodeDataKey,
+  decodeKey,
   indexKey,
   indexRangeUpTo,
   ShardRegistry,
@@ -23,7 +25,9 @@ import {
   type ShardStore,
 } from '@sluice/state';
 import { aggregatorOf, statefulOutputSchema, windowOfKey, type AggBuffer, type Aggregator } from './aggregates.js';
-import type { UdfRegistry } from './expr.js';
+import { decodeBuffers, encodeBuffers } from './aggBufferCodec.js';
+import { exprType, type UdfRegistry } from './expr.js';
+import { dropStateCache, stateCache, type StateCache } from './stateCache.js';
 import type { StateOperatorMetrics, StateTask, TaskResult, TaskSuccess } from './messages.js';
 import { decodeBlock, type AggregateRecord, type DedupRecord } from './shuffleCodec.js';
 import { compileStages, runStages } from './stages.js';
@@ -43,7 +47,7 @@ export function useShardRegistry(registry: ShardRegistry): ShardRegistry {
   return previous;
 }
 
-/** State values: aggregate [keyValues, buffers]; deduplication [keyValues, timeMs | null]. */
+/** Deduplication state values: [keyValues, timeMs | null]. Aggregation values: aggBufferCodec.ts. */
 const values = new Packr({ useRecords: false, moreTypes: false });
 
 type AggregateOp = Extract<StatefulOp, { kind: 'aggregate' }>;
@@ -60,13 +64,24 @@ const copy = (bytes: Uint8Array): Uint8Array => new Uint8Array(bytes);
 
 export async function runStateTask(task: StateTask, udfs: UdfRegistry): Promise<TaskResult> {
   const store = await shards.get(task.shardDir, task.storeOptions);
-  await store.rollbackIfAt(task.batchId);
+  const cache = stateCache(task.shardDir, task.storeOptions.stateCacheBytes);
+  try {
+    if (await store.rollbackIfAt(task.batchId)) cache.clear();
+    return await runOnShard(task, store, cache, udfs);
+  } catch (e) {
+    // The cache may hold writes this attempt never committed.
+    cache.clear();
+    throw e;
+  }
+}
+
+async function runOnShard(task: StateTask, store: ShardStore, cache: StateCache, udfs: UdfRegistry): Promise<TaskResult> {
   const counters: Counters = { updated: 0, removed: 0, dropped: 0, rowDelta: 0 };
   const changes: ShardChange[] = [];
   const schema = statefulOutputSchema(task.stateful, task.stateInputSchema);
   const emitted =
     task.stateful.kind === 'aggregate'
-      ? await aggregate(task, task.stateful, store, changes, counters)
+      ? await aggregate(task, task.stateful, store, cache, changes, counters)
       : await deduplicate(task, task.stateful, store, changes, counters);
 
   const post = await compileStages(schema, task.post, udfs);
@@ -80,7 +95,7 @@ export async function runStateTask(task: StateTask, udfs: UdfRegistry): Promise<
     numRowsUpdated: counters.updated,
     numRowsRemoved: counters.removed,
     numRowsDroppedByWatermark: counters.dropped,
-    memoryUsedBytes: store.memoryUsedBytes(),
+    memoryUsedBytes: store.memoryUsedBytes() + cache.memoryUsedBytes,
     commitTimeMs,
   };
   const base: TaskSuccess = { ok: true, threadId, numInputRows: 0, numOutputRows: rows.length, state };
@@ -98,8 +113,16 @@ function usesWatermark(task: StateTask): boolean {
 
 // ---- aggregation ------------------------------------------------------------------------------
 
-async function aggregate(task: StateTask, op: AggregateOp, store: ShardStore, changes: ShardChange[], c: Counters): Promise<Row[]> {
+async function aggregate(
+  task: StateTask,
+  op: AggregateOp,
+  store: ShardStore,
+  cache: StateCache,
+  changes: ShardChange[],
+  c: Counters,
+): Promise<Row[]> {
   const aggs = op.aggs.map((spec) => aggregatorOf(spec, task.stateInputSchema));
+  const keyTypes = op.keys.map((k) => exprType(k, task.stateInputSchema));
   const timeOf = eventTimeOfKey(op);
   const watermark = usesWatermark(task) ? task.watermarkMs : undefined;
 
@@ -107,64 +130,76 @@ async function aggregate(task: StateTask, op: AggregateOp, store: ShardStore, ch
   const merged = new Map<string, AggregateRecord>();
   for (const block of task.blocks) {
     for (const rec of decodeBlock<AggregateRecord>(block.data)) {
-      const k = keyString(rec[1]);
+      const dk = dataKey(rec[0], rec[1]);
+      const k = keyString(dk);
       const have = merged.get(k);
       if (have) have[3] = have[3].map((b, i) => (aggs[i] as Aggregator).merge(b, rec[3][i] as AggBuffer));
-      else merged.set(k, [rec[0], copy(rec[1]), rec[2], rec[3]]);
+      else merged.set(k, [rec[0], dk, rec[2], rec[3]]);
     }
   }
-  const live: AggregateRecord[] = [];
-  for (const rec of merged.values()) {
-    if (watermark !== undefined && timeOf && timeOf(rec[2]) <= watermark) c.dropped += 1;
-    else live.push(rec);
+  const live: Array<[string, AggregateRecord]> = [];
+  for (const entry of merged) {
+    if (watermark !== undefined && timeOf && timeOf(entry[1][2]) <= watermark) c.dropped += 1;
+    else live.push(entry);
   }
 
-  const keys = live.map((r) => dataKey(r[0], r[1]));
-  const prior = await store.getMany(keys);
+  // Prior values: from the cache, else one getMany for the misses.
+  const misses = live.filter(([k]) => cache.get(k) === undefined);
+  const fetched = await store.getMany(misses.map(([, r]) => r[1]));
+  const read = new Map(misses.map(([k], i) => [k, fetched[i]]));
   const updated: Array<[unknown[], AggBuffer[]]> = [];
   const touched = new Map<string, Uint8Array>();
-  live.forEach((rec, i) => {
-    const before = prior[i];
+  for (const [k, rec] of live) {
+    const hit = cache.get(k);
+    const priorBytes = hit ? hit.bytes : read.get(k);
     let buffers = rec[3];
-    if (before) {
-      const [, old] = values.unpack(before) as [unknown[], AggBuffer[]];
-      buffers = old.map((b, j) => (aggs[j] as Aggregator).merge(b, buffers[j] as AggBuffer));
+    if (priorBytes) {
+      const prior = hit ? hit.buffers : decodeBuffers(priorBytes);
+      buffers = prior.map((b, j) => (aggs[j] as Aggregator).merge(b, buffers[j] as AggBuffer));
     } else {
       c.rowDelta += 1;
-      if (timeOf) changes.push({ key: indexKey(timeOf(rec[2]), rec[0], rec[1]), value: new Uint8Array(0), prior: null });
+      if (timeOf) changes.push({ key: indexKey(timeOf(rec[2]), rec[0], decodeDataKey(rec[1]).key), value: EMPTY, prior: null });
     }
-    const value = values.pack([rec[2], buffers]);
-    changes.push({ key: keys[i] as Uint8Array, value, prior: before ?? null });
-    touched.set(keyString(keys[i] as Uint8Array), value);
+    const bytes = encodeBuffers(buffers);
+    changes.push({ key: rec[1], value: bytes, prior: priorBytes ?? null });
+    cache.set(k, bytes, buffers);
+    touched.set(k, bytes);
     updated.push([rec[2], buffers]);
-  });
+  }
   c.updated = updated.length;
 
-  const evicted = watermark !== undefined && timeOf ? await evict(store, watermark, touched, changes, c) : [];
   const toRow = (keyValues: unknown[], buffers: AggBuffer[]): Row => {
     const row: Row = {};
     op.keyNames.forEach((n, i) => (row[n] = keyValues[i]));
     op.aggs.forEach((a, i) => (row[a.name] = (aggs[i] as Aggregator).finalize(buffers[i] as AggBuffer)));
     return row;
   };
+  const fromState = (dk: Uint8Array, bytes: Uint8Array): Row => toRow(decodeKey(decodeDataKey(dk).key, keyTypes), decodeBuffers(bytes));
+  const known = (k: string): Uint8Array | undefined => touched.get(k) ?? cache.get(k)?.bytes;
+  const evicted = watermark !== undefined && timeOf ? await evict(store, watermark, known, changes, c) : [];
+  for (const [dk] of evicted) cache.delete(keyString(dk));
   switch (task.outputMode) {
     case 'append':
-      return evicted.map((v) => toRow(...(values.unpack(v) as [unknown[], AggBuffer[]])));
+      return evicted.map(([dk, bytes]) => fromState(dk, bytes));
     case 'update':
       return updated.map(([k, b]) => toRow(k, b));
     case 'complete': {
-      // Complete mode writes the whole result each batch: the state as committed after this batch.
+      // Complete mode writes the whole result each batch: the state as it stands after this batch.
       const rows: Row[] = [];
       const [gte, lt] = dataRange();
+      const stored = new Set<string>();
       for (const [key, value] of await store.range(gte, lt)) {
-        const now = touched.get(keyString(key)) ?? value;
-        rows.push(toRow(...(values.unpack(now) as [unknown[], AggBuffer[]])));
+        const k = keyString(key);
+        stored.add(k);
+        rows.push(fromState(key, touched.get(k) ?? value));
       }
-      for (const [k, b] of updated.filter((_, i) => !prior[i])) rows.push(toRow(k, b));
+      for (const [k, rec] of live) if (!stored.has(k)) rows.push(fromState(rec[1], touched.get(k) as Uint8Array));
       return rows;
     }
   }
 }
+
+const EMPTY = new Uint8Array(0);
 
 /** Event time of an aggregation key: a window's end, or the watermarked column's value. */
 function eventTimeOfKey(op: AggregateOp): ((keyValues: unknown[]) => number) | undefined {
@@ -177,31 +212,32 @@ function eventTimeOfKey(op: AggregateOp): ((keyValues: unknown[]) => number) | u
 
 /**
  * Removes every key whose index time is <= the watermark (data and index entries) and returns the
- * removed values (as they stand after this batch's updates).
+ * removed [data key, value] pairs, values as they stand after this batch's updates.
  */
 async function evict(
   store: ShardStore,
   watermark: number,
-  touched: Map<string, Uint8Array>,
+  known: (key: string) => Uint8Array | undefined,
   changes: ShardChange[],
   c: Counters,
-): Promise<Uint8Array[]> {
+): Promise<Array<[Uint8Array, Uint8Array]>> {
   const [gte, lt] = indexRangeUpTo(Math.floor(watermark));
   const index = await store.range(gte, lt);
   if (index.length === 0) return [];
   const data = index.map(([k]) => dataKeyOf(k));
-  const stored = await store.getMany(data.filter((k) => !touched.has(keyString(k))));
-  let s = 0;
-  const removed: Uint8Array[] = [];
+  const unknown = data.filter((k) => known(keyString(k)) === undefined);
+  const stored = await store.getMany(unknown);
+  const read = new Map(unknown.map((k, i) => [keyString(k), stored[i]]));
+  const removed: Array<[Uint8Array, Uint8Array]> = [];
   index.forEach(([ik], i) => {
     const dk = data[i] as Uint8Array;
-    const committed = touched.has(keyString(dk)) ? undefined : stored[s++];
-    const value = touched.get(keyString(dk)) ?? committed;
+    const k = keyString(dk);
+    const value = known(k) ?? read.get(k);
     if (value === undefined) return; // an index entry without data: nothing to emit
-    // The prior of a key updated in this batch was recorded by its update; this one is its new value.
+    // A key updated in this batch had its prior recorded by the update; this prior is its new value.
     changes.push({ key: dk, value: null, prior: value });
-    changes.push({ key: copy(ik), value: null, prior: new Uint8Array(0) });
-    removed.push(value);
+    changes.push({ key: copy(ik), value: null, prior: EMPTY });
+    removed.push([dk, value]);
     c.removed += 1;
     c.rowDelta -= 1;
   });
@@ -221,16 +257,18 @@ async function deduplicate(
   const first = new Map<string, DedupRecord>();
   for (const block of task.blocks) {
     for (const rec of decodeBlock<DedupRecord>(block.data)) {
+      // Late records drop before deduplicating (Spark filters late rows first), so a late record of
+      // a key from one map task cannot hide an on-time record of it from another
+      // (dropDuplicatesWithinWatermark, whose key leaves the event time out).
+      if (watermark !== undefined && rec[4] !== null && rec[4] <= watermark) {
+        c.dropped += 1;
+        continue;
+      }
       const k = keyString(rec[1]);
       if (!first.has(k)) first.set(k, [rec[0], copy(rec[1]), rec[2], rec[3], rec[4]]);
     }
   }
-  const live: DedupRecord[] = [];
-  for (const rec of first.values()) {
-    const late = watermark !== undefined && rec[4] !== null && rec[4] <= watermark;
-    if (late) c.dropped += 1;
-    else live.push(rec);
-  }
+  const live = [...first.values()];
   const keys = live.map((r) => dataKey(r[0], r[1]));
   const prior = await store.getMany(keys);
   const rows: Row[] = [];
@@ -250,11 +288,13 @@ async function deduplicate(
     rows.push(rec[3]);
   });
   c.updated = rows.length;
-  if (watermark !== undefined) await evict(store, watermark, touched, changes, c);
+  if (watermark !== undefined) await evict(store, watermark, (k) => touched.get(k), changes, c);
   return rows;
 }
 
 /** Closes the shards under `stateDir` (a query stopped); the next batch reopens them. */
 export async function releaseShards(stateDir: string): Promise<void> {
-  await Promise.all(shards.dirs().filter((d) => d.startsWith(stateDir)).map((d) => shards.close(d)));
+  const dirs = shards.dirs().filter((d) => d.startsWith(stateDir));
+  for (const d of dirs) dropStateCache(d);
+  await Promise.all(dirs.map((d) => shards.close(d)));
 }
