@@ -26,13 +26,14 @@
 // SLUICE_BENCH_SETTLE_MS (2000), SLUICE_BENCH_TMP.
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
-import { availableParallelism, cpus } from 'node:os';
+import { availableParallelism, cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { cleanupOnExit, commandLine, engineVersion, envInt, loadDriver, makeTempDir, record, round, ROOT_DIR } from './lib.mjs';
 
+const LOAD_AT_START = loadavg()[0];
 const KEYS = envInt('SLUICE_BENCH_KEYS', 1_000_000);
 const BIG_KEYS = envInt('SLUICE_BENCH_BIG_KEYS', 5_000_000);
 const ROWS = envInt('SLUICE_BENCH_ROWS_PER_BATCH', 1_000_000);
@@ -338,6 +339,9 @@ async function parent() {
     cpu: cpus()[0]?.model ?? 'unknown',
     node: process.version,
     engine: engineVersion(),
+    // 1-minute load average at the start and at the end: above the core count, other processes
+    // competed for the CPUs (the ratios between slot counts suffer first).
+    loadavg: [round(LOAD_AT_START, 2), round(loadavg()[0], 2)],
   };
   const command = commandLine();
   const results = [

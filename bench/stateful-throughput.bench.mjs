@@ -27,11 +27,12 @@
 // Knobs (environment): SLUICE_BENCH_ROWS_PER_BATCH (1000000), SLUICE_BENCH_BATCHES (20 measured),
 // SLUICE_BENCH_WARMUP (2), SLUICE_BENCH_CORES (os.availableParallelism(): the "all slots" run),
 // SLUICE_BENCH_PARTITIONS (200), SLUICE_BENCH_TMP.
-import { availableParallelism, cpus } from 'node:os';
+import { availableParallelism, cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { cleanupOnExit, commandLine, engineVersion, envInt, loadDriver, makeTempDir, median, record, round } from './lib.mjs';
 
+const LOAD_AT_START = loadavg()[0];
 const ROWS = envInt('SLUICE_BENCH_ROWS_PER_BATCH', 1_000_000);
 const MEASURED = envInt('SLUICE_BENCH_BATCHES', 20);
 const WARMUP = envInt('SLUICE_BENCH_WARMUP', 2);
@@ -398,6 +399,9 @@ async function main() {
     cpus: availableParallelism(),
     node: process.version,
     engine: engineVersion(),
+    // 1-minute load average at the start and at the end: above the core count, other processes
+    // competed for the CPUs (the ratios between slot counts suffer first).
+    loadavg: [round(LOAD_AT_START, 2), round(loadavg()[0], 2)],
   };
   const side = (s) => ({
     slots: s.slots,

@@ -7,7 +7,7 @@
  * the rows of an independent model of Spark's semantics: every closed (window, id) once, with its
  * count, late rows dropped. A worker crash inside a state task is retried in the same process.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -326,6 +326,19 @@ describe('SIGKILL and restart of a windowed aggregation on the same checkpoint',
       expect(JSON.parse(plannedBatch.slice(plannedBatch.indexOf('\n') + 1)).batchWatermarkMs).toBe(EXPECTED.watermarks[crashedBatch]);
       if (manifest !== undefined) expect(readFileSync(manifestFile, 'utf8')).toBe(manifest);
     });
+  });
+
+  it('a death after the last data batch, before the due no-data batch is planned: the restart runs it', async () => {
+    // The offsets file is written temp-then-rename, so a death before the rename leaves no
+    // offsets/21: the same checkpoint as a crash at after-offsets-write:22 minus that file.
+    const dirs = scenarioDirs();
+    const noDataBatch = NUM_BATCHES - 1;
+    await crashAt(dirs, `after-offsets-write:${NUM_BATCHES}`, noDataBatch, false);
+    rmSync(join(dirs.ckpt, 'offsets', String(noDataBatch)));
+    // Decided from the checkpoint, not from memory (DESIGN.md §3): the no-data batch is still due.
+    await expectRestartCompletes(dirs);
+    const planned = readFileSync(join(dirs.ckpt, 'offsets', String(noDataBatch)), 'utf8');
+    expect(JSON.parse(planned.slice(planned.indexOf('\n') + 1)).batchWatermarkMs).toBe(EXPECTED.watermarks[noDataBatch]);
   });
 
   describe.each([

@@ -35,6 +35,8 @@ export interface StatefulContext {
   storeOptions: StateTask['storeOptions'];
   stateInputSchema: Schema;
   hasWatermark: boolean;
+  /** A deduplication that drops late rows: its map tasks filter them first. */
+  dedupLateThreshold: boolean;
 }
 
 export interface BatchExecution {
@@ -59,7 +61,7 @@ export class IncrementalExecution {
     const committed = this.sink.isCommitted(batchId);
     const inputRows = Array.from({ length: numSources }, () => 0);
     const first = await this.scheduler.runTasks(
-      splits.map((s, partition) => this.firstStageTask(batchId, partition, s, committed)),
+      splits.map((s, partition) => this.firstStageTask(batchId, partition, s, committed, watermarkMs)),
     );
     first.forEach((r, t) => {
       const i = (splits[t] as SplitOfSource).source;
@@ -85,10 +87,13 @@ export class IncrementalExecution {
     });
     const slots = this.scheduler.slots;
     const outputs = await this.scheduler.runTasks(stateTasks, (t) => (t as StateTask).partition % slots);
-    return { outputs, inputRows, eventTime, state: sumStateMetrics(outputs) };
+    const state = sumStateMetrics(outputs);
+    // A deduplication's map tasks drop late rows before they keep a first row per key.
+    for (const r of first) state.numRowsDroppedByWatermark += r.numLateRows ?? 0;
+    return { outputs, inputRows, eventTime, state };
   }
 
-  private firstStageTask(batchId: number, partition: number, split: SplitOfSource, committed: boolean): TaskRequest {
+  private firstStageTask(batchId: number, partition: number, split: SplitOfSource, committed: boolean, watermarkMs: number): TaskRequest {
     const common = { queryId: this.queryId, batchId, partition, attempt: 0, input: split.input, inputSchema: split.schema };
     if (!this.stateful) {
       const task: StatelessTask = {
@@ -105,6 +110,7 @@ export class IncrementalExecution {
       ops: this.plan.ops,
       stateful: this.plan.stateful as NonNullable<LogicalPlan['stateful']>,
       layout: this.stateful.layout,
+      lateThresholdMs: this.stateful.dedupLateThreshold ? watermarkMs : null,
     };
     return task;
   }

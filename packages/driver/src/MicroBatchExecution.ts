@@ -126,6 +126,7 @@ export class MicroBatchExecution {
           storeOptions: shardOptions(ctx.conf, info.layout, slots),
           stateInputSchema: statefulInputSchema(plan),
           hasWatermark: wm !== undefined,
+          dedupLateThreshold: info.op.kind !== 'aggregate' && info.usesWatermark(wm !== undefined),
         },
       );
       this.available = this.sources.map(() => null);

@@ -102,7 +102,7 @@ describe('partitionPartials: aggregation', () => {
   });
 
   it('gives no blocks for no rows, and refuses two windows', () => {
-    expect(partitionPartials([], aggregate([col('id')], [countStar]), SCHEMA, layout)).toEqual({ blocks: [], numRecords: 0 });
+    expect(partitionPartials([], aggregate([col('id')], [countStar]), SCHEMA, layout)).toEqual({ blocks: [], numRecords: 0, numLate: 0 });
     expect(thrown(() => partitionPartials([], aggregate([window(MIN), window(2 * MIN)], [countStar]), SCHEMA, layout)).code).toBe('UNSUPPORTED_OPERATION');
   });
 });

@@ -25,6 +25,8 @@ export interface PartitionedPartials {
   blocks: ShuffleBlock[];
   /** Records over all blocks: distinct keys of the task. */
   numRecords: number;
+  /** Late rows dropped before keys were combined (deduplication with a late threshold). */
+  numLate: number;
 }
 
 /** A key of the task with its record, waiting for its canonical bytes and key group. */
@@ -36,8 +38,8 @@ interface KeyEntry {
 /** The combining step of one stateful operator, compiled once per plan. */
 interface MapSide {
   keyTypes: DataType[];
-  /** One entry per distinct key of `rows`. */
-  collect(rows: readonly Row[]): KeyEntry[];
+  /** One entry per distinct key of `rows`; rows at or below `lateThresholdMs` count as late. */
+  collect(rows: readonly Row[], lateThresholdMs: number | null): { entries: KeyEntry[]; late: number };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -105,7 +107,7 @@ function compileAggregate(op: AggregateOp, schema: Schema, udfs: UdfRegistry): M
   const mapKeys = plain.map((k) => (isStructType(keyTypes[k.i]!) ? k.part : (v: unknown) => v ?? null));
   const depth = plain.length;
 
-  function collect(rows: readonly Row[]): KeyEntry[] {
+  function collect(rows: readonly Row[]): { entries: KeyEntry[]; late: number } {
     const root = new Map<unknown, unknown>();
     const partials: Partial[] = [];
     const values: unknown[] = new Array(op.keys.length).fill(null);
@@ -158,10 +160,12 @@ function compileAggregate(op: AggregateOp, schema: Schema, udfs: UdfRegistry): M
       else if (win.slideMs === win.sizeMs) combine(lastWindowStart(t, win.sizeMs, win.startMs));
       else for (const w of windowsOf(t, win.sizeMs, win.slideMs, win.startMs)) combine(w.start);
     }
-    return partials.map((p) => ({
+    const entries = partials.map((p) => ({
       values: p.values,
       record: (keyBytes: Uint8Array, kg: number): AggregateRecord => [kg, keyBytes, p.values, p.buffers],
     }));
+    // Late groups are dropped at the stateful operator, after partial aggregation (Spark's rule).
+    return { entries, late: 0 };
   }
 
   return { keyTypes, collect };
@@ -183,10 +187,18 @@ function compileDedup(op: DedupOp, schema: Schema): MapSide {
   const time = op.eventTimeColumn === null ? undefined : compileExpr({ op: 'col', name: op.eventTimeColumn }, schema);
   return {
     keyTypes: keys.map((k) => k.type),
-    collect(rows) {
+    collect(rows, lateThresholdMs) {
       const firsts = new Map<string, KeyEntry>();
+      let late = 0;
       for (let r = 0; r < rows.length; r++) {
         const row = rows[r]!;
+        if (lateThresholdMs !== null && time !== undefined) {
+          const t = time(row) as number | null;
+          if (t !== null && t <= lateThresholdMs) {
+            late += 1;
+            continue;
+          }
+        }
         let key = '';
         for (const k of keys) key += k.part(k.ev(row));
         if (firsts.has(key)) continue;
@@ -194,7 +206,7 @@ function compileDedup(op: DedupOp, schema: Schema): MapSide {
         const t = time === undefined ? null : ((time(row) as number | null) ?? null);
         firsts.set(key, { values, record: (keyBytes, kg): DedupRecord => [kg, keyBytes, values, row, t] });
       }
-      return [...firsts.values()];
+      return { entries: [...firsts.values()], late };
     },
   };
 }
@@ -235,9 +247,10 @@ export function partitionPartials(
   schema: Schema,
   layout: StateLayoutMsg,
   udfs: UdfRegistry = new Map(),
+  lateThresholdMs: number | null = null,
 ): PartitionedPartials {
   const side = compileMapSide(op, schema, udfs);
-  const entries = side.collect(rows);
+  const { entries, late } = side.collect(rows, lateThresholdMs);
   const byPartition = new Map<number, ShuffleRecord[]>();
   for (const e of entries) {
     const keyBytes = encodeKey(e.values, side.keyTypes);
@@ -250,5 +263,5 @@ export function partitionPartials(
   const blocks = [...byPartition.keys()]
     .sort((a, b) => a - b)
     .map((partition) => ({ partition, data: encodeBlock(byPartition.get(partition)!) }));
-  return { blocks, numRecords: entries.length };
+  return { blocks, numRecords: entries.length, numLate: late };
 }

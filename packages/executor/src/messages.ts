@@ -77,6 +77,11 @@ export interface MapTask {
   ops: Op[];
   stateful: StatefulOp;
   layout: StateLayoutMsg;
+  /**
+   * Deduplication only: rows whose event time is <= this are late and dropped before the task keeps
+   * a first row per key (else a late row could hide an on-time one). Null: nothing is late here.
+   */
+  lateThresholdMs: number | null;
 }
 
 /**
@@ -150,6 +155,8 @@ export interface TaskSuccess {
   eventTime?: EventTimeStats;
   /** Map tasks: one block per non-empty partition. */
   blocks?: ShuffleBlock[];
+  /** Map tasks of a deduplication: late rows dropped before the shuffle. */
+  numLateRows?: number;
   /** State tasks. */
   state?: StateOperatorMetrics;
 }

@@ -31,6 +31,7 @@ describe('worker', () => {
       input,
       inputSchema: rateSchema,
       ops,
+      lateThresholdMs: null,
       stateful: {
         kind: 'aggregate',
         keys: [{ op: 'window', expr: { op: 'col', name: 'timestamp' }, sizeMs: 300_000, slideMs: 300_000, startMs: 0 }, { op: 'col', name: 'id' }],

@@ -33,8 +33,16 @@ async function runMap(task: MapTask): Promise<TaskResult> {
   await loadMapSideUdfs(task.stateful, udfs);
   const inputRows = readInput(input);
   const { rows, eventTime } = runStages(plan, inputRows);
-  const { blocks, numRecords } = partitionPartials(rows, task.stateful, plan.outputSchema, task.layout, udfs);
-  return { ok: true, threadId, numInputRows: inputRows.length, numOutputRows: numRecords, blocks, ...(eventTime && { eventTime }) };
+  const { blocks, numRecords, numLate } = partitionPartials(rows, task.stateful, plan.outputSchema, task.layout, udfs, task.lateThresholdMs);
+  return {
+    ok: true,
+    threadId,
+    numInputRows: inputRows.length,
+    numOutputRows: numRecords,
+    blocks,
+    ...(numLate > 0 && { numLateRows: numLate }),
+    ...(eventTime && { eventTime }),
+  };
 }
 
 export default async function runTask(task: TaskRequest): Promise<TaskResult> {
