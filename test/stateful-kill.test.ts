@@ -7,11 +7,11 @@
  * the rows of an independent model of Spark's semantics: every closed (window, id) once, with its
  * count, late rows dropped. A worker crash inside a state task is retried in the same process.
  */
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { col, lit, Session, Trigger, udf, window } from '@sluice/driver';
+import { col, lit, Session, Trigger, udf, window, type DataFrame } from '@sluice/driver';
 import { jsonLines, removeTempDirs, tempDir, writeInput } from './helpers.js';
 import {
   calibrate,
@@ -384,41 +384,71 @@ async function crashAt(dirs: ChildDirs, fault: string, crashedBatch: number, man
   return crashedBatch;
 }
 
-describe('a worker crash inside a state task', () => {
-  it('is retried: the state task recomputes from the committed state, and the output is exact', async () => {
+/** The windowed count of the child, in this process, with `post` applied after the aggregation. */
+async function runInProcess(dirs: ChildDirs, post: (df: DataFrame) => DataFrame): Promise<void> {
+  const session = await Session.create({
+    conf: { 'sluice.executor.cores': 2, 'sluice.sql.shuffle.partitions': 8, 'sluice.sql.streaming.stateStore.shards': 2 },
+  });
+  try {
+    const counts = session.readStream
+      .format('json')
+      .schema('id STRING, event_time TIMESTAMP')
+      .option('maxFilesPerTrigger', FILES_PER_BATCH)
+      .load(dirs.input)
+      .withWatermark('event_time', '10 minutes')
+      .groupBy(window('event_time', '5 minutes'), 'id')
+      .count();
+    const query = await post(counts)
+      .writeStream.format('json')
+      .option('checkpointLocation', dirs.ckpt)
+      .outputMode('append')
+      .trigger(Trigger.AvailableNow())
+      .start(dirs.out);
+    await query.awaitTermination();
+    expect(query.exception).toBeNull();
+    expect(query.lastProgress?.batchId).toBe(NUM_BATCHES - 1);
+    const dropped = query.recentProgress.reduce((s, p) => s + (p.stateOperators[0]?.numRowsDroppedByWatermark ?? 0), 0);
+    expect(dropped, 'partials dropped by the watermark').toBe(EXPECTED.dropped);
+    await query.stop();
+  } finally {
+    await session.close();
+  }
+}
+
+describe('a failed state task attempt is retried in the same process', () => {
+  it('a udf that crashes its worker thread: the task reruns from the committed state, and the output is exact', async () => {
     const dirs = scenarioDirs();
     const marker = join(tempDir('sluice-skill-marker-'), 'crashed');
     // Runs after the aggregation, so in the state task, on each appended row: the first closing
     // window ends its worker thread (once, whichever worker meets it first).
     const crashOnce = udf(CRASHING, 'crashOnce', 'long');
-    const session = await Session.create({
-      conf: { 'sluice.executor.cores': 2, 'sluice.sql.shuffle.partitions': 8, 'sluice.sql.streaming.stateStore.shards': 2 },
-    });
-    try {
-      const query = await session.readStream
-        .format('json')
-        .schema('id STRING, event_time TIMESTAMP')
-        .option('maxFilesPerTrigger', FILES_PER_BATCH)
-        .load(dirs.input)
-        .withWatermark('event_time', '10 minutes')
-        .groupBy(window('event_time', '5 minutes'), 'id')
-        .count()
-        .select(col('window'), col('id'), crashOnce(col('count'), lit(marker)).alias('count'))
-        .writeStream.format('json')
-        .option('checkpointLocation', dirs.ckpt)
-        .outputMode('append')
-        .trigger(Trigger.AvailableNow())
-        .start(dirs.out);
-      await query.awaitTermination();
-      expect(query.exception).toBeNull();
-      expect(query.lastProgress?.batchId).toBe(NUM_BATCHES - 1);
-      const dropped = query.recentProgress.reduce((s, p) => s + (p.stateOperators[0]?.numRowsDroppedByWatermark ?? 0), 0);
-      expect(dropped).toBe(EXPECTED.dropped);
-      await query.stop();
-    } finally {
-      await session.close();
-    }
+    await runInProcess(dirs, (df) => df.select(col('window'), col('id'), crashOnce(col('count'), lit(marker)).alias('count')));
     expect(existsSync(marker), 'the udf crashed a worker').toBe(true);
+    expectFinalOutput(dirs.out);
+  });
+
+  it('a udf that throws: the worker lives on, and nothing of the failed attempt (its state cache) is kept', async () => {
+    // A udf module of its own (udf() takes any module URL): throws once, the first time any
+    // worker meets the marker missing. The worker survives, so whatever the failed attempt held in
+    // memory (decoded state it updated but never committed) must be dropped before the retry.
+    const dir = tempDir('sluice-skill-udf-');
+    const module = join(dir, 'throw-once.mjs');
+    writeFileSync(
+      module,
+      [
+        "import { existsSync, writeFileSync } from 'node:fs';",
+        'export function throwOnce(value, marker) {',
+        '  if (existsSync(marker)) return value;',
+        "  writeFileSync(marker, 'thrown');",
+        "  throw new Error('udf failed once on purpose');",
+        '}',
+      ].join('\n'),
+    );
+    const marker = join(dir, 'thrown');
+    const throwOnce = udf(pathToFileURL(module).href, 'throwOnce', 'long');
+    const dirs = scenarioDirs();
+    await runInProcess(dirs, (df) => df.select(col('window'), col('id'), throwOnce(col('count'), lit(marker)).alias('count')));
+    expect(existsSync(marker), 'the udf threw').toBe(true);
     expectFinalOutput(dirs.out);
   });
 });

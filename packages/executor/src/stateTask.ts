@@ -233,7 +233,11 @@ async function evict(
     const dk = data[i] as Uint8Array;
     const k = keyString(dk);
     const value = known(k) ?? read.get(k);
-    if (value === undefined) return; // an index entry without data: nothing to emit
+    if (value === undefined) {
+      // An index entry without data emits nothing, but must not be read again every batch.
+      changes.push({ key: copy(ik), value: null, prior: EMPTY });
+      return;
+    }
     // A key updated in this batch had its prior recorded by the update; this prior is its new value.
     changes.push({ key: dk, value: null, prior: value });
     changes.push({ key: copy(ik), value: null, prior: EMPTY });
