@@ -51,7 +51,28 @@ const MARK = 'FOOTPRINT_RESULT ';
 function procStatus() {
   const text = readFileSync('/proc/self/status', 'utf8');
   const kb = (name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN) * 1024;
-  return { rss: kb('VmRSS'), hwm: kb('VmHWM'), threads: Number(/^Threads:\s+(\d+)/m.exec(text)?.[1] ?? NaN) };
+  return {
+    rss: kb('VmRSS'),
+    hwm: kb('VmHWM'),
+    rssAnon: kb('RssAnon'),
+    rssFile: kb('RssFile'),
+    threads: Number(/^Threads:\s+(\d+)/m.exec(text)?.[1] ?? NaN),
+  };
+}
+
+/**
+ * Files under `dir` mapped into memory: LevelDB mmaps its table files and closes their
+ * descriptors, so they show here rather than in /proc/self/fd.
+ */
+function mappedFiles(dir) {
+  if (!dir) return { files: 0, bytes: 0 };
+  const seen = new Map();
+  for (const line of readFileSync('/proc/self/maps', 'utf8').split('\n')) {
+    const m = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \d+\s+(\/.*)$/.exec(line);
+    if (!m || !m[3].startsWith(dir)) continue;
+    seen.set(m[3], (seen.get(m[3]) ?? 0) + (parseInt(m[2], 16) - parseInt(m[1], 16)));
+  }
+  return { files: seen.size, bytes: [...seen.values()].reduce((a, b) => a + b, 0) };
 }
 
 /** Open file descriptors of this process (all threads), and how many point under `dir`. */
@@ -100,7 +121,19 @@ function diskUsage(dir) {
 function snapshot(dir) {
   const st = procStatus();
   const f = fds(dir);
-  return { rss: st.rss, hwm: st.hwm, threads: st.threads, fds: f.total, fdsUnderCheckpoint: f.underDir, fdKinds: f.kinds };
+  const mapped = mappedFiles(dir);
+  return {
+    rss: st.rss,
+    hwm: st.hwm,
+    rssAnon: st.rssAnon,
+    rssFile: st.rssFile,
+    threads: st.threads,
+    fds: f.total,
+    fdsUnderCheckpoint: f.underDir,
+    fdKinds: f.kinds,
+    mappedCheckpointFiles: mapped.files,
+    mappedCheckpointBytes: mapped.bytes,
+  };
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -260,8 +293,9 @@ function describe(label, r) {
   const a = r.atRest;
   console.log(
     `  ${label}: RSS ${mib(r.before.rss)} MiB before, ${mib(r.afterSession.rss)} with workers up, ${mib(a.rss)} at rest ` +
-      `(peak ${mib(a.hwm)}), ${mib(r.afterStop.rss)} after stop; FDs ${r.before.fds} before, ${r.afterSession.fds} with workers up, ${a.beforeStart.fds} before the last start(), ` +
+      `(${mib(a.rssAnon)} anonymous, ${mib(a.rssFile)} file-backed; peak ${mib(a.hwm)}), ${mib(r.afterStop.rss)} after stop; FDs ${r.before.fds} before, ${r.afterSession.fds} with workers up, ${a.beforeStart.fds} before the last start(), ` +
       `${a.fds} at rest (${a.fdsUnderCheckpoint} into the checkpoint: ${JSON.stringify(a.fdKinds)}), ${r.afterStop.fds} after stop (${r.afterStop.fdsUnderCheckpoint} into the checkpoint); ` +
+      `${a.mappedCheckpointFiles} checkpoint files mmapped (${mib(a.mappedCheckpointBytes)} MiB); ` +
       `disk ${mib(r.disk.allocated)} MiB in ${r.disk.files} files; ${r.numStateStoreInstances} shard(s), ${r.numShufflePartitions} partitions; ` +
       `batches ${r.batchMs.join(', ')} ms`,
   );
@@ -305,6 +339,8 @@ async function parent() {
     rssBeforeMiB: mib(r.before.rss),
     rssWithWorkersMiB: mib(r.afterSession.rss),
     rssAtRestMiB: mib(r.atRest.rss),
+    rssAnonAtRestMiB: mib(r.atRest.rssAnon),
+    rssFileAtRestMiB: mib(r.atRest.rssFile),
     rssPeakMiB: mib(r.atRest.hwm),
     rssAfterStopMiB: mib(r.afterStop.rss),
     rssGrowthMiB: mib(growth(r)),
@@ -315,6 +351,8 @@ async function parent() {
     fdsIntoCheckpoint: r.atRest.fdsUnderCheckpoint,
     fdKinds: r.atRest.fdKinds,
     fdsAfterStop: r.afterStop.fds,
+    mmappedCheckpointFiles: r.atRest.mappedCheckpointFiles,
+    mmappedCheckpointMiB: mib(r.atRest.mappedCheckpointBytes),
     fdsIntoCheckpointAfterStop: r.afterStop.fdsUnderCheckpoint,
     threads: r.atRest.threads,
     diskMiB: mib(r.disk.allocated),

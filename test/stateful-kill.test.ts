@@ -5,7 +5,8 @@
  * and the state store's (a worker's shard commit and rollback), then restarted on the same
  * checkpoint until it finishes. Whatever the moment of death, the sink must end up with exactly
  * the rows of an independent model of Spark's semantics: every closed (window, id) once, with its
- * count, late rows dropped. A worker crash inside a state task is retried in the same process.
+ * count, late rows dropped. A state task that fails in-process (its worker crashes, or a udf
+ * throws) is retried and must leave nothing of the failed attempt behind.
  */
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -179,8 +180,13 @@ const EXPECTED_ROWS = EXPECTED.perBatch.flat();
 const rowKey = (r: OutRow) => `${r.start}|${r.end}|${r.id}`;
 const sortRows = (rows: OutRow[]) => [...rows].sort((a, b) => rowKey(a).localeCompare(rowKey(b)));
 
+/** The sink's rows, which must have the query's shape exactly: {window: {start, end}, id, count}. */
 function sinkRows(out: string): OutRow[] {
-  return committedRows(out).map((r) => {
+  const rows = committedRows(out);
+  const shape = (r: Record<string, unknown>) =>
+    `${Object.keys(r).sort().join(',')}; window: ${Object.keys((r['window'] ?? {}) as object).join(',')}; ${typeof r['id']}, ${Number.isInteger(r['count']) ? 'integer' : typeof r['count']}`;
+  expect([...new Set(rows.map(shape))].filter((x) => x !== 'count,id,window; window: start,end; string, integer'), 'sink rows of another shape').toEqual([]);
+  return rows.map((r) => {
     const w = r['window'] as { start: string; end: string };
     return { start: w.start, end: w.end, id: r['id'] as string, count: r['count'] as number };
   });

@@ -44,6 +44,8 @@ export interface CompiledOps {
   outputSchema: Schema;
   /** Applies the operators to a batch of rows; input rows are never modified. */
   run(rows: readonly Row[]): Row[];
+  /** The same for one row: its output row, or null when a filter dropped it. */
+  each(row: Row): Row | null;
 }
 
 /** Compiles filters and projections, fused into one pass per row (no intermediate arrays). */
@@ -69,6 +71,7 @@ export function compileOps(ops: readonly Op[], schema: Schema, udfs: UdfRegistry
   const step = steps.reduceRight<Step>((next, wrap) => wrap(next), (row) => row);
   return {
     outputSchema: current,
+    each: step,
     run(rows) {
       const result: Row[] = [];
       for (const row of rows) {

@@ -35,11 +35,19 @@ interface KeyEntry {
   record(keyBytes: Uint8Array, keyGroup: number): ShuffleRecord;
 }
 
+interface Collector {
+  add(row: Row): void;
+  finish(): { entries: KeyEntry[]; late: number };
+}
+
 /** The combining step of one stateful operator, compiled once per plan. */
 interface MapSide {
   keyTypes: DataType[];
-  /** One entry per distinct key of `rows`; rows at or below `lateThresholdMs` count as late. */
-  collect(rows: readonly Row[], lateThresholdMs: number | null): { entries: KeyEntry[]; late: number };
+  /**
+   * Takes rows one at a time (so a task never holds all of its rows at once) and gives one entry
+   * per distinct key; rows at or below `lateThresholdMs` count as late.
+   */
+  collector(lateThresholdMs: number | null): Collector;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -107,7 +115,7 @@ function compileAggregate(op: AggregateOp, schema: Schema, udfs: UdfRegistry): M
   const mapKeys = plain.map((k) => (isStructType(keyTypes[k.i]!) ? k.part : (v: unknown) => v ?? null));
   const depth = plain.length;
 
-  function collect(rows: readonly Row[]): { entries: KeyEntry[]; late: number } {
+  function collector(): Collector {
     const root = new Map<unknown, unknown>();
     const partials: Partial[] = [];
     const values: unknown[] = new Array(op.keys.length).fill(null);
@@ -138,12 +146,11 @@ function compileAggregate(op: AggregateOp, schema: Schema, udfs: UdfRegistry): M
       const b = p.buffers;
       for (let j = 0; j < numAggs; j++) b[j] = aggs[j]!.update(b[j]!, args[j]);
     };
-    for (let r = 0; r < rows.length; r++) {
-      const row = rows[r]!;
+    const add = (row: Row): void => {
       let t = 0;
       if (time !== undefined) {
         const v = time(row);
-        if (v == null) continue;
+        if (v == null) return;
         t = v as number;
       }
       for (let i = 0; i < depth; i++) {
@@ -159,16 +166,19 @@ function compileAggregate(op: AggregateOp, schema: Schema, udfs: UdfRegistry): M
       if (win === undefined) combine(0);
       else if (win.slideMs === win.sizeMs) combine(lastWindowStart(t, win.sizeMs, win.startMs));
       else for (const w of windowsOf(t, win.sizeMs, win.slideMs, win.startMs)) combine(w.start);
-    }
-    const entries = partials.map((p) => ({
-      values: p.values,
-      record: (keyBytes: Uint8Array, kg: number): AggregateRecord => [kg, keyBytes, p.values, p.buffers],
-    }));
-    // Late groups are dropped at the stateful operator, after partial aggregation (Spark's rule).
-    return { entries, late: 0 };
+    };
+    const finish = (): { entries: KeyEntry[]; late: number } => {
+      const entries = partials.map((p) => ({
+        values: p.values,
+        record: (keyBytes: Uint8Array, kg: number): AggregateRecord => [kg, keyBytes, p.values, p.buffers],
+      }));
+      // Late groups are dropped at the stateful operator, after partial aggregation (Spark's rule).
+      return { entries, late: 0 };
+    };
+    return { add, finish };
   }
 
-  return { keyTypes, collect };
+  return { keyTypes, collector };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -187,26 +197,25 @@ function compileDedup(op: DedupOp, schema: Schema): MapSide {
   const time = op.eventTimeColumn === null ? undefined : compileExpr({ op: 'col', name: op.eventTimeColumn }, schema);
   return {
     keyTypes: keys.map((k) => k.type),
-    collect(rows, lateThresholdMs) {
+    collector(lateThresholdMs) {
       const firsts = new Map<string, KeyEntry>();
       let late = 0;
-      for (let r = 0; r < rows.length; r++) {
-        const row = rows[r]!;
+      const add = (row: Row): void => {
         if (lateThresholdMs !== null && time !== undefined) {
           const t = time(row) as number | null;
           if (t !== null && t <= lateThresholdMs) {
             late += 1;
-            continue;
+            return;
           }
         }
         let key = '';
         for (const k of keys) key += k.part(k.ev(row));
-        if (firsts.has(key)) continue;
+        if (firsts.has(key)) return;
         const values = keys.map((k) => (k.norm === undefined ? k.ev(row) : k.norm(k.ev(row))));
         const t = time === undefined ? null : ((time(row) as number | null) ?? null);
         firsts.set(key, { values, record: (keyBytes, kg): DedupRecord => [kg, keyBytes, values, row, t] });
-      }
-      return { entries: [...firsts.values()], late };
+      };
+      return { add, finish: () => ({ entries: [...firsts.values()], late }) };
     },
   };
 }
@@ -238,9 +247,41 @@ export async function loadMapSideUdfs(op: StatefulOp, udfs: UdfRegistry): Promis
 }
 
 /**
- * Combines `rows` (of `schema`, the rows entering the stateful operator) into one record per key
- * and encodes them in one block per partition of `layout`. Synchronous: udfs must be loaded.
+ * A task's partials, fed one row at a time (rows of `schema`, entering the stateful operator):
+ * `finish` encodes one record per key in one block per partition of `layout`. Synchronous: udfs
+ * must be loaded.
  */
+export function streamPartials(
+  op: StatefulOp,
+  schema: Schema,
+  layout: StateLayoutMsg,
+  udfs: UdfRegistry = new Map(),
+  lateThresholdMs: number | null = null,
+): { add(row: Row): void; finish(): PartitionedPartials } {
+  const side = compileMapSide(op, schema, udfs);
+  const collector = side.collector(lateThresholdMs);
+  return {
+    add: collector.add,
+    finish() {
+      const { entries, late } = collector.finish();
+      const byPartition = new Map<number, ShuffleRecord[]>();
+      for (const e of entries) {
+        const keyBytes = encodeKey(e.values, side.keyTypes);
+        const kg = keyGroupOf(keyBytes, layout.keyGroups);
+        const partition = partitionOfKeyGroup(kg, layout);
+        let records = byPartition.get(partition);
+        if (records === undefined) byPartition.set(partition, (records = []));
+        records.push(e.record(keyBytes, kg));
+      }
+      const blocks = [...byPartition.keys()]
+        .sort((a, b) => a - b)
+        .map((partition) => ({ partition, data: encodeBlock(byPartition.get(partition)!) }));
+      return { blocks, numRecords: entries.length, numLate: late };
+    },
+  };
+}
+
+/** streamPartials over an array of rows. */
 export function partitionPartials(
   rows: readonly Row[],
   op: StatefulOp,
@@ -249,19 +290,7 @@ export function partitionPartials(
   udfs: UdfRegistry = new Map(),
   lateThresholdMs: number | null = null,
 ): PartitionedPartials {
-  const side = compileMapSide(op, schema, udfs);
-  const { entries, late } = side.collect(rows, lateThresholdMs);
-  const byPartition = new Map<number, ShuffleRecord[]>();
-  for (const e of entries) {
-    const keyBytes = encodeKey(e.values, side.keyTypes);
-    const kg = keyGroupOf(keyBytes, layout.keyGroups);
-    const partition = partitionOfKeyGroup(kg, layout);
-    let records = byPartition.get(partition);
-    if (records === undefined) byPartition.set(partition, (records = []));
-    records.push(e.record(keyBytes, kg));
-  }
-  const blocks = [...byPartition.keys()]
-    .sort((a, b) => a - b)
-    .map((partition) => ({ partition, data: encodeBlock(byPartition.get(partition)!) }));
-  return { blocks, numRecords: entries.length, numLate: late };
+  const stream = streamPartials(op, schema, layout, udfs, lateThresholdMs);
+  for (const row of rows) stream.add(row);
+  return stream.finish();
 }

@@ -4,6 +4,28 @@ import type { InputSplit } from './messages.js';
 import { decodeRows } from './rowCodec.js';
 import type { Row } from './types.js';
 
+/**
+ * Calls `fn` for each row of the split and returns the count. Generated sources make each row on
+ * the way, so a task that combines rows (a map task) never holds all of them at once.
+ */
+export function forEachInputRow(split: InputSplit, fn: (row: Row) => void): number {
+  switch (split.type) {
+    case 'rate':
+      for (let v = split.startValue; v < split.endValue; v++) {
+        fn({ timestamp: split.startTimeMs + Math.floor((v * 1000) / split.rowsPerSecond), value: v });
+      }
+      return Math.max(0, split.endValue - split.startValue);
+    case 'rateMicroBatch':
+      for (let v = split.startValue; v < split.endValue; v++) fn({ timestamp: split.timestampMs, value: v });
+      return Math.max(0, split.endValue - split.startValue);
+    default: {
+      const rows = readInput(split);
+      for (let i = 0; i < rows.length; i++) fn(rows[i] as Row);
+      return rows.length;
+    }
+  }
+}
+
 export function readInput(split: InputSplit): Row[] {
   switch (split.type) {
     case 'files': {

@@ -10,6 +10,7 @@ import type { Op, Row, Schema } from './types.js';
 
 interface Stage {
   run(rows: Row[]): Row[];
+  each(row: Row): Row | null;
   /** Event-time column to measure after this stage, if a watermark follows it. */
   eventTimeColumn?: string;
 }
@@ -32,7 +33,7 @@ export async function compileStages(schema: Schema, ops: Op[], udfs: UdfRegistry
   let stageSchema = schema;
   const flush = (eventTimeColumn?: string): void => {
     const compiled = compileOps(current, stageSchema, udfs);
-    stages.push({ run: compiled.run, ...(eventTimeColumn !== undefined && { eventTimeColumn }) });
+    stages.push({ run: compiled.run, each: compiled.each, ...(eventTimeColumn !== undefined && { eventTimeColumn }) });
     stageSchema = compiled.outputSchema;
     current = [];
   };
@@ -70,6 +71,32 @@ export function runStages(plan: CompiledStages, input: Row[]): { rows: Row[]; ev
     }
   }
   return eventTime && eventTime.count > 0 ? { rows, eventTime } : { rows };
+}
+
+/** The stages one row at a time: `push` gives the row's output (null: filtered out). */
+export function rowPipeline(plan: CompiledStages): { push(row: Row): Row | null; eventTime(): EventTimeStats | undefined } {
+  const stats: EventTimeStats = { min: Infinity, max: -Infinity, sum: 0, count: 0 };
+  const stages = plan.stages;
+  return {
+    push(input) {
+      let row: Row | null = input;
+      for (let i = 0; i < stages.length && row !== null; i++) {
+        const stage = stages[i] as Stage;
+        row = stage.each(row);
+        if (row !== null && stage.eventTimeColumn !== undefined) {
+          const t = row[stage.eventTimeColumn];
+          if (typeof t === 'number') {
+            if (t < stats.min) stats.min = t;
+            if (t > stats.max) stats.max = t;
+            stats.sum += t;
+            stats.count += 1;
+          }
+        }
+      }
+      return row;
+    },
+    eventTime: () => (stats.count > 0 ? stats : undefined),
+  };
 }
 
 /** JSON files are read with only the columns the operators use; CSV maps columns by position. */

@@ -9,11 +9,11 @@
 import { threadId } from 'node:worker_threads';
 import { SluiceError } from '@sluice/state';
 import type { UdfRegistry } from './expr.js';
-import { loadMapSideUdfs, partitionPartials } from './mapSide.js';
+import { loadMapSideUdfs, streamPartials } from './mapSide.js';
 import type { MapTask, StatelessTask, TaskRequest, TaskResult } from './messages.js';
-import { readInput } from './readInput.js';
+import { forEachInputRow, readInput } from './readInput.js';
 import { deliver } from './taskOutput.js';
-import { compileStages, pruneInput, runStages } from './stages.js';
+import { compileStages, pruneInput, rowPipeline, runStages } from './stages.js';
 import { releaseShards, runStateTask } from './stateTask.js';
 
 const udfs: UdfRegistry = new Map();
@@ -27,17 +27,23 @@ async function runStateless(task: StatelessTask): Promise<TaskResult> {
   return deliver(base, task.output, rows, plan.outputSchema);
 }
 
+/** Rows flow one at a time from the source through the operators into the combiner. */
 async function runMap(task: MapTask): Promise<TaskResult> {
   const { input, schema } = pruneInput(task.input, task.inputSchema, task.ops);
   const plan = await compileStages(schema, task.ops, udfs);
   await loadMapSideUdfs(task.stateful, udfs);
-  const inputRows = readInput(input);
-  const { rows, eventTime } = runStages(plan, inputRows);
-  const { blocks, numRecords, numLate } = partitionPartials(rows, task.stateful, plan.outputSchema, task.layout, udfs, task.lateThresholdMs);
+  const pipeline = rowPipeline(plan);
+  const partials = streamPartials(task.stateful, plan.outputSchema, task.layout, udfs, task.lateThresholdMs);
+  const numInputRows = forEachInputRow(input, (row) => {
+    const out = pipeline.push(row);
+    if (out !== null) partials.add(out);
+  });
+  const { blocks, numRecords, numLate } = partials.finish();
+  const eventTime = pipeline.eventTime();
   return {
     ok: true,
     threadId,
-    numInputRows: inputRows.length,
+    numInputRows,
     numOutputRows: numRecords,
     blocks,
     ...(numLate > 0 && { numLateRows: numLate }),
