@@ -218,6 +218,7 @@ async function runSluice(driver, stages, slots, ckpt) {
   });
   let q;
   const wall0 = performance.now();
+  const cpu0 = process.cpuUsage(); // the whole process: driver thread and worker threads
   try {
     q = await session.readStream
       .format('rate-micro-batch')
@@ -256,6 +257,7 @@ async function runSluice(driver, stages, slots, ckpt) {
     await session.close();
   }
   const wallMs = performance.now() - wall0;
+  const cpu = process.cpuUsage(cpu0);
   const progress = q.recentProgress.filter((p) => p.batchId < TOTAL_BATCHES);
   if (progress.length < TOTAL_BATCHES) throw new Error(`only ${progress.length} progress events kept, need ${TOTAL_BATCHES}`);
   const measured = progress.filter((p) => p.batchId >= WARMUP);
@@ -269,6 +271,9 @@ async function runSluice(driver, stages, slots, ckpt) {
   return {
     slots,
     wallMs,
+    // CPU seconds of this process per wall second over the whole run (warm-up and stop included):
+    // near the slot count when the slots really ran in parallel.
+    coresUsed: (cpu.user + cpu.system) / 1000 / wallMs,
     rowsPerSec: rows / (trigMs / 1000),
     medianBatchRowsPerSec: median(measured.map((p) => p.numInputRows / (p.durationMs.triggerExecution / 1000))),
     medianBatchMs: median(measured.map((p) => p.durationMs.triggerExecution)),
@@ -359,11 +364,11 @@ async function main() {
   baselineRound('1/3');
   console.log(`  sluice, 1 slot:`);
   const s1 = await runSluice(driver, stages, 1, join(work, 'ckpt-1slot'));
-  console.log(`  sluice, 1 slot: ${Math.round(s1.rowsPerSec)} rows/s (median batch ${s1.medianBatchMs} ms)`);
+  console.log(`  sluice, 1 slot: ${Math.round(s1.rowsPerSec)} rows/s (median batch ${s1.medianBatchMs} ms; ${round(s1.coresUsed, 2)} cores busy)`);
   baselineRound('2/3');
   console.log(`  sluice, ${ALL_SLOTS} slots:`);
   const sN = await runSluice(driver, stages, ALL_SLOTS, join(work, `ckpt-${ALL_SLOTS}slot`));
-  console.log(`  sluice, ${ALL_SLOTS} slots: ${Math.round(sN.rowsPerSec)} rows/s (median batch ${sN.medianBatchMs} ms)`);
+  console.log(`  sluice, ${ALL_SLOTS} slots: ${Math.round(sN.rowsPerSec)} rows/s (median batch ${sN.medianBatchMs} ms; ${round(sN.coresUsed, 2)} cores busy)`);
   baselineRound('3/3');
 
   // Same data, same rules: the state must agree (no eviction within the default 22 s of event time).
@@ -408,6 +413,7 @@ async function main() {
     rowsPerSec: Math.round(s.rowsPerSec),
     medianBatchRowsPerSec: Math.round(s.medianBatchRowsPerSec),
     medianBatchMs: s.medianBatchMs,
+    coresUsed: round(s.coresUsed, 2),
     wallRowsPerSec: Math.round(s.wallRowsPerSec),
     numStateStoreInstances: s.stateOperator?.numStateStoreInstances,
     numShufflePartitions: s.stateOperator?.numShufflePartitions,

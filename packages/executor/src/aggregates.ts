@@ -253,3 +253,12 @@ export function statefulOutputSchema(op: StatefulOp, inputSchema: Schema): Schem
   }
   return inputSchema;
 }
+
+/** Event time of an aggregation key: a window's end, or the watermarked column's value. */
+export function eventTimeOfKey(op: AggregateOp): ((keyValues: unknown[]) => number) | undefined {
+  const i = op.eventTimeKey;
+  if (i === null) return undefined;
+  const key = op.keys[i];
+  if (key && windowOfKey(key)) return (kv) => (kv[i] as { end: number }).end;
+  return (kv) => kv[i] as number;
+}

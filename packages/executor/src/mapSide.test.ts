@@ -3,7 +3,7 @@ import { encodeKey, keyGroupOf, partitionOfKeyGroup } from '@sluice/state';
 import { col, SCHEMA, thrown } from './exprTestKit.js';
 import { partitionPartials } from './mapSide.js';
 import type { StateLayoutMsg } from './messages.js';
-import { decodeBlock, type AggregateRecord, type DedupRecord } from './shuffleCodec.js';
+import { decodeAggregateBlock, decodeBlock, type AggregateRecord, type DedupRecord } from './shuffleCodec.js';
 import type { AggSpec, Expr, Row, StatefulOp } from './types.js';
 import { WINDOW_TYPE } from './exprTypes.js';
 
@@ -26,7 +26,8 @@ function records<R extends AggregateRecord | DedupRecord>(rows: Row[], op: State
   for (const block of blocks) {
     expect(block.data.byteOffset).toBe(0);
     expect(block.data.buffer.byteLength).toBe(block.data.byteLength);
-    for (const r of decodeBlock<R>(block.data)) {
+    const decoded = op.kind === 'aggregate' ? decodeAggregateBlock(block.data, types) : decodeBlock<DedupRecord>(block.data);
+    for (const r of decoded as R[]) {
       const [kg, keyBytes, keyValues] = r;
       expect([...keyBytes]).toEqual([...encodeKey(keyValues, types)]);
       expect(kg).toBe(keyGroupOf(encodeKey(keyValues, types), layout.keyGroups));
@@ -97,7 +98,7 @@ describe('partitionPartials: aggregation', () => {
     const { blocks, numRecords } = partitionPartials(many, aggregate([col('n')], [countStar]), SCHEMA, layout);
     expect(numRecords).toBe(200);
     expect(blocks.map((b) => b.partition)).toEqual([0, 1, 2, 3, 4]);
-    const counts = blocks.flatMap((b) => decodeBlock<AggregateRecord>(b.data)).map((r) => r[3][0]);
+    const counts = blocks.flatMap((b) => decodeAggregateBlock(b.data, ['long'])).map((r) => r[3][0]);
     expect(counts.reduce((a, b) => (a as number) + (b as number), 0)).toBe(500);
   });
 

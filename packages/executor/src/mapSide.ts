@@ -9,13 +9,13 @@
  * dropped, as Spark's TimeWindowing filter does. A deduplication keeps the first row per key.
  */
 import { encodeKey, keyGroupOf, partitionOfKeyGroup } from '@sluice/state';
-import { aggregateOutputSchema, aggregatorOf, compileAggInput, statefulOutputSchema, windowOfKey, type AggBuffer, type Aggregator } from './aggregates.js';
+import { aggregateOutputSchema, aggregatorOf, compileAggInput, eventTimeOfKey, statefulOutputSchema, windowOfKey, type AggBuffer, type Aggregator } from './aggregates.js';
 import { compileExpr, type Evaluator } from './compileExpr.js';
 import { exprType } from './exprTypes.js';
 import { loadUdfs, type UdfRegistry } from './udfs.js';
 import type { ShuffleBlock, StateLayoutMsg } from './messages.js';
 import { resolveColumn } from './resolveColumn.js';
-import { encodeBlock, type AggregateRecord, type DedupRecord, type ShuffleRecord } from './shuffleCodec.js';
+import { AggregateBlockWriter, encodeBlock, type DedupRecord } from './shuffleCodec.js';
 import type { DataType, Expr, Row, Schema, StatefulOp } from './types.js';
 import { isNumericType, isStructType } from './values.js';
 import { lastWindowStart, windowsOf } from './windows.js';
@@ -29,10 +29,14 @@ export interface PartitionedPartials {
   numLate: number;
 }
 
-/** A key of the task with its record, waiting for its canonical bytes and key group. */
+/** A key of the task: an aggregation partial, or the first row of a deduplication key. */
 interface KeyEntry {
   values: unknown[];
-  record(keyBytes: Uint8Array, keyGroup: number): ShuffleRecord;
+  /** Aggregation: event time of the key (window end, or the watermarked column), null if none. */
+  eventTimeMs?: number | null;
+  buffers?: AggBuffer[];
+  /** Deduplication. */
+  record?(keyBytes: Uint8Array, keyGroup: number): DedupRecord;
 }
 
 interface Collector {
@@ -167,11 +171,9 @@ function compileAggregate(op: AggregateOp, schema: Schema, udfs: UdfRegistry): M
       else if (win.slideMs === win.sizeMs) combine(lastWindowStart(t, win.sizeMs, win.startMs));
       else for (const w of windowsOf(t, win.sizeMs, win.slideMs, win.startMs)) combine(w.start);
     };
+    const timeOf = eventTimeOfKey(op);
     const finish = (): { entries: KeyEntry[]; late: number } => {
-      const entries = partials.map((p) => ({
-        values: p.values,
-        record: (keyBytes: Uint8Array, kg: number): AggregateRecord => [kg, keyBytes, p.values, p.buffers],
-      }));
+      const entries = partials.map((p) => ({ values: p.values, buffers: p.buffers, eventTimeMs: timeOf ? timeOf(p.values) : null }));
       // Late groups are dropped at the stateful operator, after partial aggregation (Spark's rule).
       return { entries, late: 0 };
     };
@@ -264,18 +266,28 @@ export function streamPartials(
     add: collector.add,
     finish() {
       const { entries, late } = collector.finish();
-      const byPartition = new Map<number, ShuffleRecord[]>();
+      const aggregation = new Map<number, AggregateBlockWriter>();
+      const dedup = new Map<number, DedupRecord[]>();
       for (const e of entries) {
         const keyBytes = encodeKey(e.values, side.keyTypes);
         const kg = keyGroupOf(keyBytes, layout.keyGroups);
         const partition = partitionOfKeyGroup(kg, layout);
-        let records = byPartition.get(partition);
-        if (records === undefined) byPartition.set(partition, (records = []));
-        records.push(e.record(keyBytes, kg));
+        if (e.buffers) {
+          let w = aggregation.get(partition);
+          if (w === undefined) aggregation.set(partition, (w = new AggregateBlockWriter()));
+          w.add(kg, keyBytes, e.eventTimeMs ?? null, e.buffers);
+        } else {
+          let records = dedup.get(partition);
+          if (records === undefined) dedup.set(partition, (records = []));
+          records.push(e.record!(keyBytes, kg));
+        }
       }
-      const blocks = [...byPartition.keys()]
+      const blocks = [...aggregation.keys(), ...dedup.keys()]
         .sort((a, b) => a - b)
-        .map((partition) => ({ partition, data: encodeBlock(byPartition.get(partition)!) }));
+        .map((partition) => ({
+          partition,
+          data: aggregation.get(partition)?.finish() ?? encodeBlock(dedup.get(partition)!),
+        }));
       return { blocks, numRecords: entries.length, numLate: late };
     },
   };

@@ -1,11 +1,18 @@
 /**
  * The shuffle between the map and the reduce side of a stateful batch. A map task sends one block
- * per partition (ShuffleBlock in messages.ts); a block's data is msgpack (records on: row objects
- * and window structs of one shape share one field list) of an array of records, one per state key
- * the task saw, each a plain array:
+ * per partition (ShuffleBlock in messages.ts), one record per state key the task saw.
  *
- *   aggregate      [keyGroup, keyBytes, keyValues, buffers]
- *   deduplication  [keyGroup, keyBytes, keyValues, row, eventTimeMs]
+ * Aggregation blocks are binary, since the seed query moves 100k partials a batch per task: each
+ * record is
+ *
+ *   [dataKeyLen u16][dataKey][eventTimeMs f64 (NaN: none)][buffersLen u16][buffers]
+ *
+ * with dataKey the state store key itself ([0x01][keyGroup u16 BE][keyBytes], layout.ts), so the
+ * reduce side reads it in place, and buffers in aggBufferCodec.ts's encoding. The key values are
+ * not sent: the reduce side decodes them from keyBytes when it emits a row.
+ *
+ * Deduplication blocks are msgpack (records on: row objects of one shape share one field list)
+ * of an array of [keyGroup, keyBytes, keyValues, row, eventTimeMs]:
  *
  *   keyGroup     keyGroupOf(keyBytes, layout.keyGroups); partitionOfKeyGroup(keyGroup) is the
  *                block's partition
@@ -21,6 +28,8 @@
  * aggregate records with equal keyBytes and keeps one deduplication record per key.
  */
 import { Packr } from 'msgpackr';
+import { dataKey, decodeDataKey, decodeKey, type KeyType } from '@sluice/state';
+import { decodeBuffers, encodeBuffers } from './aggBufferCodec.js';
 import type { AggBuffer } from './aggregates.js';
 import type { Row } from './types.js';
 
@@ -40,4 +49,65 @@ export function encodeBlock(records: readonly ShuffleRecord[]): Uint8Array {
 
 export function decodeBlock<R extends ShuffleRecord = ShuffleRecord>(data: Uint8Array): R[] {
   return data.byteLength === 0 ? [] : (packr.unpack(data) as R[]);
+}
+
+/** Builds one aggregation block (record layout above). */
+export class AggregateBlockWriter {
+  private buf = new Uint8Array(1 << 12);
+  private view = new DataView(this.buf.buffer);
+  private pos = 0;
+
+  private ensure(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    const next = new Uint8Array(Math.max(this.pos + n, this.buf.length * 2));
+    next.set(this.buf.subarray(0, this.pos));
+    this.buf = next;
+    this.view = new DataView(next.buffer);
+  }
+
+  add(keyGroup: number, keyBytes: Uint8Array, eventTimeMs: number | null, buffers: readonly AggBuffer[]): void {
+    const dk = dataKey(keyGroup, keyBytes);
+    const b = encodeBuffers(buffers);
+    this.ensure(12 + dk.length + b.length);
+    this.view.setUint16(this.pos, dk.length, true);
+    this.buf.set(dk, this.pos + 2);
+    this.pos += 2 + dk.length;
+    this.view.setFloat64(this.pos, eventTimeMs ?? Number.NaN, true);
+    this.view.setUint16(this.pos + 8, b.length, true);
+    this.buf.set(b, this.pos + 10);
+    this.pos += 10 + b.length;
+  }
+
+  /** The block in its own exactly-sized buffer, so it can cross threads without its slack. */
+  finish(): Uint8Array {
+    return this.buf.slice(0, this.pos);
+  }
+}
+
+/** Calls `fn` for each record of an aggregation block; dataKey and buffers are views into it. */
+export function forEachAggregateRecord(
+  data: Uint8Array,
+  fn: (dataKey: Uint8Array, eventTimeMs: number | null, buffers: Uint8Array) => void,
+): void {
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  let pos = 0;
+  while (pos < data.length) {
+    const kl = view.getUint16(pos, true);
+    const dk = data.subarray(pos + 2, pos + 2 + kl);
+    pos += 2 + kl;
+    const t = view.getFloat64(pos, true);
+    const bl = view.getUint16(pos + 8, true);
+    fn(dk, Number.isNaN(t) ? null : t, data.subarray(pos + 10, pos + 10 + bl));
+    pos += 10 + bl;
+  }
+}
+
+/** An aggregation block as [keyGroup, keyBytes, keyValues, buffers] records (tests, debugging). */
+export function decodeAggregateBlock(data: Uint8Array, keyTypes: readonly KeyType[]): AggregateRecord[] {
+  const out: AggregateRecord[] = [];
+  forEachAggregateRecord(data, (dk, _t, buffers) => {
+    const { kg, key } = decodeDataKey(dk);
+    out.push([kg, key, decodeKey(key, keyTypes), decodeBuffers(buffers)]);
+  });
+  return out;
 }

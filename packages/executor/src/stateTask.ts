@@ -24,12 +24,12 @@ import {
   type ShardChange,
   type ShardStore,
 } from '@sluice/state';
-import { aggregatorOf, statefulOutputSchema, windowOfKey, type AggBuffer, type Aggregator } from './aggregates.js';
+import { aggregatorOf, statefulOutputSchema, type AggBuffer, type Aggregator } from './aggregates.js';
 import { decodeBuffers, encodeBuffers } from './aggBufferCodec.js';
 import { exprType, type UdfRegistry } from './expr.js';
 import { dropStateCache, stateCache, type StateCache } from './stateCache.js';
 import type { StateOperatorMetrics, StateTask, TaskResult, TaskSuccess } from './messages.js';
-import { decodeBlock, type AggregateRecord, type DedupRecord } from './shuffleCodec.js';
+import { decodeBlock, forEachAggregateRecord, type DedupRecord } from './shuffleCodec.js';
 import { compileStages, runStages } from './stages.js';
 import { deliver } from './taskOutput.js';
 import type { Row, StatefulOp } from './types.js';
@@ -123,48 +123,56 @@ async function aggregate(
 ): Promise<Row[]> {
   const aggs = op.aggs.map((spec) => aggregatorOf(spec, task.stateInputSchema));
   const keyTypes = op.keys.map((k) => exprType(k, task.stateInputSchema));
-  const timeOf = eventTimeOfKey(op);
   const watermark = usesWatermark(task) ? task.watermarkMs : undefined;
 
-  // Partials of one key from several map tasks merge into one.
-  const merged = new Map<string, AggregateRecord>();
+  // Partials of one key from several map tasks merge into one. Keys are views into the blocks.
+  interface Partial {
+    dk: Uint8Array;
+    time: number | null;
+    buffers: AggBuffer[];
+  }
+  const merged = new Map<string, Partial>();
   for (const block of task.blocks) {
-    for (const rec of decodeBlock<AggregateRecord>(block.data)) {
-      const dk = dataKey(rec[0], rec[1]);
+    forEachAggregateRecord(block.data, (dk, time, bytes) => {
       const k = keyString(dk);
       const have = merged.get(k);
-      if (have) have[3] = have[3].map((b, i) => (aggs[i] as Aggregator).merge(b, rec[3][i] as AggBuffer));
-      else merged.set(k, [rec[0], dk, rec[2], rec[3]]);
-    }
+      const buffers = decodeBuffers(bytes);
+      if (have) have.buffers = have.buffers.map((b, i) => (aggs[i] as Aggregator).merge(b, buffers[i] as AggBuffer));
+      else merged.set(k, { dk, time, buffers });
+    });
   }
-  const live: Array<[string, AggregateRecord]> = [];
+  const live: Array<[string, Partial]> = [];
   for (const entry of merged) {
-    if (watermark !== undefined && timeOf && timeOf(entry[1][2]) <= watermark) c.dropped += 1;
+    const time = entry[1].time;
+    if (watermark !== undefined && time !== null && time <= watermark) c.dropped += 1;
     else live.push(entry);
   }
 
   // Prior values: from the cache, else one getMany for the misses.
   const misses = live.filter(([k]) => cache.get(k) === undefined);
-  const fetched = await store.getMany(misses.map(([, r]) => r[1]));
+  const fetched = await store.getMany(misses.map(([, p]) => p.dk));
   const read = new Map(misses.map(([k], i) => [k, fetched[i]]));
-  const updated: Array<[unknown[], AggBuffer[]]> = [];
+  const updated: Array<[Uint8Array, AggBuffer[]]> = [];
   const touched = new Map<string, Uint8Array>();
-  for (const [k, rec] of live) {
+  for (const [k, p] of live) {
     const hit = cache.get(k);
     const priorBytes = hit ? hit.bytes : read.get(k);
-    let buffers = rec[3];
+    let buffers = p.buffers;
     if (priorBytes) {
       const prior = hit ? hit.buffers : decodeBuffers(priorBytes);
       buffers = prior.map((b, j) => (aggs[j] as Aggregator).merge(b, buffers[j] as AggBuffer));
     } else {
       c.rowDelta += 1;
-      if (timeOf) changes.push({ key: indexKey(timeOf(rec[2]), rec[0], decodeDataKey(rec[1]).key), value: EMPTY, prior: null });
+      if (p.time !== null) {
+        const { kg, key } = decodeDataKey(p.dk);
+        changes.push({ key: indexKey(p.time, kg, key), value: EMPTY, prior: null });
+      }
     }
     const bytes = encodeBuffers(buffers);
-    changes.push({ key: rec[1], value: bytes, prior: priorBytes ?? null });
+    changes.push({ key: p.dk, value: bytes, prior: priorBytes ?? null });
     cache.set(k, bytes, buffers);
     touched.set(k, bytes);
-    updated.push([rec[2], buffers]);
+    updated.push([p.dk, buffers]);
   }
   c.updated = updated.length;
 
@@ -174,15 +182,16 @@ async function aggregate(
     op.aggs.forEach((a, i) => (row[a.name] = (aggs[i] as Aggregator).finalize(buffers[i] as AggBuffer)));
     return row;
   };
-  const fromState = (dk: Uint8Array, bytes: Uint8Array): Row => toRow(decodeKey(decodeDataKey(dk).key, keyTypes), decodeBuffers(bytes));
+  const keyValues = (dk: Uint8Array): unknown[] => decodeKey(decodeDataKey(dk).key, keyTypes);
+  const fromState = (dk: Uint8Array, bytes: Uint8Array): Row => toRow(keyValues(dk), decodeBuffers(bytes));
   const known = (k: string): Uint8Array | undefined => touched.get(k) ?? cache.get(k)?.bytes;
-  const evicted = watermark !== undefined && timeOf ? await evict(store, watermark, known, changes, c) : [];
+  const evicted = watermark !== undefined && op.eventTimeKey !== null ? await evict(store, watermark, known, changes, c) : [];
   for (const [dk] of evicted) cache.delete(keyString(dk));
   switch (task.outputMode) {
     case 'append':
       return evicted.map(([dk, bytes]) => fromState(dk, bytes));
     case 'update':
-      return updated.map(([k, b]) => toRow(k, b));
+      return updated.map(([dk, b]) => toRow(keyValues(dk), b));
     case 'complete': {
       // Complete mode writes the whole result each batch: the state as it stands after this batch.
       const rows: Row[] = [];
@@ -193,22 +202,13 @@ async function aggregate(
         stored.add(k);
         rows.push(fromState(key, touched.get(k) ?? value));
       }
-      for (const [k, rec] of live) if (!stored.has(k)) rows.push(fromState(rec[1], touched.get(k) as Uint8Array));
+      for (const [k, p] of live) if (!stored.has(k)) rows.push(fromState(p.dk, touched.get(k) as Uint8Array));
       return rows;
     }
   }
 }
 
 const EMPTY = new Uint8Array(0);
-
-/** Event time of an aggregation key: a window's end, or the watermarked column's value. */
-function eventTimeOfKey(op: AggregateOp): ((keyValues: unknown[]) => number) | undefined {
-  const i = op.eventTimeKey;
-  if (i === null) return undefined;
-  const key = op.keys[i];
-  if (key && windowOfKey(key)) return (kv) => (kv[i] as { end: number }).end;
-  return (kv) => kv[i] as number;
-}
 
 /**
  * Removes every key whose index time is <= the watermark (data and index entries) and returns the

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { MapTask, StatelessTask, TaskSuccess } from './messages.js';
 import { decodeRows } from './rowCodec.js';
-import { decodeBlock, type AggregateRecord } from './shuffleCodec.js';
+import { WINDOW_TYPE } from './exprTypes.js';
+import { decodeAggregateBlock } from './shuffleCodec.js';
 import runTask from './worker.js';
 
 const rateSchema = [
@@ -43,7 +44,7 @@ describe('worker', () => {
     };
     const result = (await runTask(task)) as TaskSuccess;
     expect(result).toMatchObject({ ok: true, numInputRows: 10, numOutputRows: 3, eventTime: { min: 420_000, max: 420_000, count: 10 } });
-    const records = result.blocks!.flatMap((b) => decodeBlock<AggregateRecord>(b.data));
+    const records = result.blocks!.flatMap((b) => decodeAggregateBlock(b.data, [WINDOW_TYPE, 'long']));
     expect(records.map((r) => [r[2], r[3]]).sort((a, b) => (a[0]![1] as number) - (b[0]![1] as number))).toEqual([
       [[{ start: 300_000, end: 600_000 }, 0], [4]],
       [[{ start: 300_000, end: 600_000 }, 1], [3]],
