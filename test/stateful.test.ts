@@ -3,6 +3,8 @@
  * watermark in append, update and complete modes, sliding windows, late rows, aggregates, both
  * deduplications, output-mode errors and a core-count change between runs.
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { avg, col, count, max, min, Session, sum, window, type DataFrame, type StreamingQuery } from '@sluice/driver';
 import { removeTempDirs, tempDir } from './helpers.js';
@@ -317,6 +319,40 @@ describe('plans and restarts', () => {
     ).rejects.toMatchObject({ code: 'UNSUPPORTED_OUTPUT_MODE' });
     expect(() => df.groupBy('id').count().groupBy('id').count()).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION' }));
     expect(() => df.groupBy('nope')).toThrow(expect.objectContaining({ code: 'UNRESOLVED_COLUMN', column: 'nope' }));
+  });
+
+  it('refuses state budgets too small for its shards before any batch runs', async () => {
+    const tryBudget = async (conf: Record<string, unknown>) => {
+      const s = await Session.create({ conf: { 'sluice.executor.cores': 1, 'sluice.sql.streaming.stateStore.shards': 2, ...conf } });
+      const ckpt = tempDir();
+      try {
+        s.memoryStream('budget_in', 'id STRING, ts TIMESTAMP, v LONG');
+        const start = s.readStream.format('memory').load('budget_in').groupBy('id').count().writeStream.format('memory').queryName('budget').outputMode('complete').option('checkpointLocation', ckpt).start();
+        return await start.then(
+          async (q) => {
+            await q.stop();
+            return 'started';
+          },
+          (e: { code: string; option: string }) => {
+            // Refused before anything was written: the checkpoint stays empty.
+            expect(existsSync(join(ckpt, 'metadata'))).toBe(false);
+            return { code: e.code, option: e.option };
+          },
+        );
+      } finally {
+        await s.close();
+      }
+    };
+    // One slot hosts both shards: 100 handles leave each 50, under LevelDB's 74.
+    expect(await tryBudget({ 'sluice.sql.streaming.stateStore.maxOpenFiles': 100 })).toEqual({
+      code: 'STATE_FILE_BUDGET_TOO_SMALL',
+      option: 'sluice.sql.streaming.stateStore.maxOpenFiles',
+    });
+    expect(await tryBudget({ 'sluice.sql.streaming.stateStore.maxMemoryMB': 3 })).toEqual({
+      code: 'STATE_MEMORY_BUDGET_TOO_SMALL',
+      option: 'sluice.sql.streaming.stateStore.maxMemoryMB',
+    });
+    expect(await tryBudget({ 'sluice.sql.streaming.stateStore.maxOpenFiles': 148 })).toBe('started');
   });
 
   it('a restart with another core count reopens the same shards; partitions stay pinned', async () => {

@@ -101,7 +101,7 @@ export class MicroBatchExecution {
     this.lock = CheckpointLock.acquire(this.paths.lock, checkpointDir);
     try {
       const slots = ctx.scheduler.slots;
-      const meta = this.loadMetadata(slots);
+      const { meta, isNew } = this.loadMetadata(slots);
       this.id = meta.id;
       this.name = writer.queryName;
       this.offsetLog = new OffsetLog(this.paths.offsets);
@@ -129,6 +129,8 @@ export class MicroBatchExecution {
           dedupLateThreshold: info.op.kind !== 'aggregate' && info.usesWatermark(wm !== undefined),
         },
       );
+      // A new checkpoint is written only once everything above was validated.
+      if (isNew) writeVersioned(this.paths.metadata, meta);
       this.available = this.sources.map(() => null);
       this.recover();
       if (writer.trigger.kind === 'AvailableNow') for (const s of this.sources) s.prepareForAvailableNow?.();
@@ -144,7 +146,7 @@ export class MicroBatchExecution {
     this.finished = this.runLoop();
   }
 
-  private loadMetadata(slots: number): CheckpointMetadata {
+  private loadMetadata(slots: number): { meta: CheckpointMetadata; isNew: boolean } {
     const path = this.paths.metadata;
     const stateful = this.plan.stateful !== undefined;
     if (existsSync(path)) {
@@ -163,7 +165,7 @@ export class MicroBatchExecution {
           process.emitWarning(w, { code: 'SLUICE_CONF_IGNORED' });
         }
       }
-      return meta;
+      return { meta, isNew: false };
     }
     const meta: CheckpointMetadata = {
       id: randomUUID(),
@@ -171,8 +173,7 @@ export class MicroBatchExecution {
       numSources: 1,
       ...(stateful && { stateLayout: decideStateLayout(undefined, this.ctx.conf, slots).layout }),
     };
-    writeVersioned(path, meta);
-    return meta;
+    return { meta, isNew: true };
   }
 
   private recover(): void {

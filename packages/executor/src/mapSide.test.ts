@@ -26,6 +26,7 @@ function records<R extends AggregateRecord | DedupRecord>(rows: Row[], op: State
   for (const block of blocks) {
     expect(block.data.byteOffset).toBe(0);
     expect(block.data.buffer.byteLength).toBe(block.data.byteLength);
+    expect(block.data.buffer).toBeInstanceOf(SharedArrayBuffer);
     const decoded = op.kind === 'aggregate' ? decodeAggregateBlock(block.data, types) : decodeBlock<DedupRecord>(block.data);
     for (const r of decoded as R[]) {
       const [kg, keyBytes, keyValues] = r;

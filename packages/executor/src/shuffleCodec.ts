@@ -44,7 +44,17 @@ const packr = new Packr({ useRecords: true, moreTypes: false });
  * buffer, and a view crossing threads would clone (or transfer) the whole of that buffer.
  */
 export function encodeBlock(records: readonly ShuffleRecord[]): Uint8Array {
-  return new Uint8Array(packr.pack(records));
+  return shared(packr.pack(records));
+}
+
+/**
+ * Blocks live in shared memory: they cross from the map task to the driver and from the driver to
+ * the state task without a copy, and the driver still holds them for a retried state task.
+ */
+function shared(bytes: Uint8Array): Uint8Array {
+  const out = new Uint8Array(new SharedArrayBuffer(bytes.length));
+  out.set(bytes);
+  return out;
 }
 
 export function decodeBlock<R extends ShuffleRecord = ShuffleRecord>(data: Uint8Array): R[] {
@@ -78,9 +88,9 @@ export class AggregateBlockWriter {
     this.pos += 10 + b.length;
   }
 
-  /** The block in its own exactly-sized buffer, so it can cross threads without its slack. */
+  /** The block in exactly-sized shared memory (see `shared`). */
   finish(): Uint8Array {
-    return this.buf.slice(0, this.pos);
+    return shared(this.buf.subarray(0, this.pos));
   }
 }
 
