@@ -7,37 +7,32 @@
  */
 import type { AggBuffer } from './aggregates.js';
 
-interface Entry {
-  bytes: Uint8Array;
-  buffers: AggBuffer[];
-}
-
-/** Estimated bytes of one entry beyond its key and value: Map slot, objects, array. */
-const ENTRY_OVERHEAD = 160;
+/**
+ * Estimated bytes of one entry beyond its key: the Map slot, the buffers array and its numbers
+ * (measured at about 150 bytes on Node 20 for a one-count buffer; doubled for Map growth slack).
+ * Entries keep the decoded buffers only: their bytes are re-encoded when needed, since the
+ * encoding is deterministic, and a typed array per entry would cost more than the value itself.
+ */
+const ENTRY_OVERHEAD = 300;
 
 export class StateCache {
-  private readonly entries = new Map<string, Entry>();
+  private readonly entries = new Map<string, AggBuffer[]>();
   private used = 0;
 
   constructor(private readonly budgetBytes: number) {}
 
-  get(key: string): Entry | undefined {
+  get(key: string): AggBuffer[] | undefined {
     return this.entries.get(key);
   }
 
-  set(key: string, bytes: Uint8Array, buffers: AggBuffer[]): void {
-    const old = this.entries.get(key);
-    if (old) this.used -= ENTRY_OVERHEAD + key.length + old.bytes.length;
-    this.entries.set(key, { bytes, buffers });
-    this.used += ENTRY_OVERHEAD + key.length + bytes.length;
+  set(key: string, buffers: AggBuffer[]): void {
+    if (!this.entries.has(key)) this.used += ENTRY_OVERHEAD + key.length;
+    this.entries.set(key, buffers);
     if (this.used > this.budgetBytes) this.clear();
   }
 
   delete(key: string): void {
-    const old = this.entries.get(key);
-    if (!old) return;
-    this.entries.delete(key);
-    this.used -= ENTRY_OVERHEAD + key.length + old.bytes.length;
+    if (this.entries.delete(key)) this.used -= ENTRY_OVERHEAD + key.length;
   }
 
   clear(): void {

@@ -156,10 +156,11 @@ async function aggregate(
   const touched = new Map<string, Uint8Array>();
   for (const [k, p] of live) {
     const hit = cache.get(k);
-    const priorBytes = hit ? hit.bytes : read.get(k);
+    // Encoded before the merge below, which may update the cached buffers in place.
+    const priorBytes = hit ? encodeBuffers(hit) : read.get(k);
     let buffers = p.buffers;
     if (priorBytes) {
-      const prior = hit ? hit.buffers : decodeBuffers(priorBytes);
+      const prior = hit ?? decodeBuffers(priorBytes);
       buffers = prior.map((b, j) => (aggs[j] as Aggregator).merge(b, buffers[j] as AggBuffer));
     } else {
       c.rowDelta += 1;
@@ -170,7 +171,7 @@ async function aggregate(
     }
     const bytes = encodeBuffers(buffers);
     changes.push({ key: p.dk, value: bytes, prior: priorBytes ?? null });
-    cache.set(k, bytes, buffers);
+    cache.set(k, buffers);
     touched.set(k, bytes);
     updated.push([p.dk, buffers]);
   }
@@ -184,7 +185,10 @@ async function aggregate(
   };
   const keyValues = (dk: Uint8Array): unknown[] => decodeKey(decodeDataKey(dk).key, keyTypes);
   const fromState = (dk: Uint8Array, bytes: Uint8Array): Row => toRow(keyValues(dk), decodeBuffers(bytes));
-  const known = (k: string): Uint8Array | undefined => touched.get(k) ?? cache.get(k)?.bytes;
+  const known = (k: string): Uint8Array | undefined => {
+    const cached = touched.has(k) ? undefined : cache.get(k);
+    return touched.get(k) ?? (cached && encodeBuffers(cached));
+  };
   const evicted = watermark !== undefined && op.eventTimeKey !== null ? await evict(store, watermark, known, changes, c) : [];
   for (const [dk] of evicted) cache.delete(keyString(dk));
   switch (task.outputMode) {
