@@ -7,19 +7,20 @@
  * `offsets/N` with exactly the same offsets, batch timestamp and watermark.
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { decodeRows, type Row, type Schema } from '@sluice/executor';
-import { fault, SluiceError, type StateLayout } from '@sluice/state';
+import { fault, SluiceError } from '@sluice/state';
 import { CheckpointLock } from './checkpoint/CheckpointLock.js';
 import { CheckpointPaths } from './checkpoint/CheckpointPaths.js';
 import { CommitLog } from './checkpoint/CommitLog.js';
 import { OffsetLog, type OffsetSeq, type SourceOffset } from './checkpoint/OffsetLog.js';
 import { decideRecovery } from './checkpoint/recovery.js';
-import { readVersioned, writeVersioned } from './checkpoint/versionedFile.js';
+import { writeVersioned } from './checkpoint/versionedFile.js';
 import type { RuntimeConf } from './conf.js';
 import { statefulInputSchema, watermarkOf, type LogicalPlan } from './DataFrame.js';
 import { IncrementalExecution } from './IncrementalExecution.js';
-import { decideStateLayout, shardOptions, StatefulOperatorInfo } from './StatefulOperatorInfo.js';
+import { shardOptions, StatefulOperatorInfo } from './StatefulOperatorInfo.js';
+import { loadQueryMetadata } from './checkpoint/QueryMetadata.js';
 import type { WriterSpec } from './DataStreamWriter.js';
 import type { ListenerBus } from './ListenerBus.js';
 import { ProgressReporter, type StreamingQueryProgress } from './ProgressReporter.js';
@@ -32,14 +33,6 @@ export interface QueryStatus {
   message: string;
   isDataAvailable: boolean;
   isTriggerActive: boolean;
-}
-
-interface CheckpointMetadata {
-  id: string;
-  createdAtMs: number;
-  numSources: number;
-  /** Pinned at creation for stateful queries: key groups, partitions and shards of the state. */
-  stateLayout?: StateLayout;
 }
 
 interface Waiter {
@@ -91,7 +84,7 @@ export class MicroBatchExecution {
 
   constructor(
     private readonly ctx: ExecutionContext,
-    private readonly plan: LogicalPlan,
+    plan: LogicalPlan,
     private readonly outputSchema: Schema,
     private readonly writer: WriterSpec,
     private readonly checkpointDir: string,
@@ -101,7 +94,7 @@ export class MicroBatchExecution {
     this.lock = CheckpointLock.acquire(this.paths.lock, checkpointDir);
     try {
       const slots = ctx.scheduler.slots;
-      const { meta, isNew } = this.loadMetadata(slots);
+      const { meta, isNew } = loadQueryMetadata(this.paths.metadata, checkpointDir, plan.stateful !== undefined, ctx.conf, slots);
       this.id = meta.id;
       this.name = writer.queryName;
       this.offsetLog = new OffsetLog(this.paths.offsets);
@@ -144,36 +137,6 @@ export class MicroBatchExecution {
       event: { id: this.id, runId: this.runId, name: this.name, timestamp: new Date().toISOString() },
     });
     this.finished = this.runLoop();
-  }
-
-  private loadMetadata(slots: number): { meta: CheckpointMetadata; isNew: boolean } {
-    const path = this.paths.metadata;
-    const stateful = this.plan.stateful !== undefined;
-    if (existsSync(path)) {
-      const meta = readVersioned<CheckpointMetadata>(
-        path,
-        (v): v is CheckpointMetadata => typeof (v as CheckpointMetadata)?.id === 'string',
-      );
-      if (meta.numSources !== 1 || stateful !== (meta.stateLayout !== undefined)) {
-        const shape = meta.stateLayout ? 'a stateful query' : 'a stateless query';
-        throw new SluiceError('CHECKPOINT_INCOMPATIBLE', `checkpoint ${this.checkpointDir} was written by ${shape} of another shape`, {
-          file: path,
-        });
-      }
-      if (meta.stateLayout) {
-        for (const w of decideStateLayout(meta.stateLayout, this.ctx.conf, slots).warnings) {
-          process.emitWarning(w, { code: 'SLUICE_CONF_IGNORED' });
-        }
-      }
-      return { meta, isNew: false };
-    }
-    const meta: CheckpointMetadata = {
-      id: randomUUID(),
-      createdAtMs: now(),
-      numSources: 1,
-      ...(stateful && { stateLayout: decideStateLayout(undefined, this.ctx.conf, slots).layout }),
-    };
-    return { meta, isNew: true };
   }
 
   private recover(): void {
