@@ -355,6 +355,25 @@ describe('plans and restarts', () => {
     expect(await tryBudget({ 'sluice.sql.streaming.stateStore.maxOpenFiles': 148 })).toBe('started');
   });
 
+  it('splits the per-worker state budgets between the running stateful queries of a session', async () => {
+    const s = await Session.create({
+      conf: { 'sluice.executor.cores': 1, 'sluice.sql.streaming.stateStore.shards': 2, 'sluice.sql.streaming.stateStore.maxOpenFiles': 148 },
+    });
+    try {
+      s.memoryStream('shared_budget', 'id STRING, ts TIMESTAMP, v LONG');
+      const start = (name: string) =>
+        s.readStream.format('memory').load('shared_budget').groupBy('id').count().writeStream.format('memory').queryName(name).outputMode('complete').option('checkpointLocation', tempDir()).start();
+      const first = await start('budget_a');
+      // Its 2 shards already take 74 handles each: a second query's shards would get 37.
+      await expect(start('budget_b')).rejects.toMatchObject({ code: 'STATE_FILE_BUDGET_TOO_SMALL' });
+      await first.stop();
+      const again = await start('budget_b');
+      await again.stop();
+    } finally {
+      await s.close();
+    }
+  });
+
   it('a restart with another core count reopens the same shards; partitions stay pinned', async () => {
     const ckpt = tempDir();
     const name = `restart_${streamNo}`;

@@ -46,6 +46,8 @@ export interface ExecutionContext {
   conf: RuntimeConf;
   scheduler: TaskScheduler;
   bus: ListenerBus;
+  /** State shards of the session's other running queries, which share the workers' budgets. */
+  activeStateShards: number;
 }
 
 function now(): number {
@@ -116,7 +118,7 @@ export class MicroBatchExecution {
         info && {
           layout: info.layout,
           shardDir: (shard) => info.shardDir(shard),
-          storeOptions: shardOptions(ctx.conf, info.layout, slots),
+          storeOptions: shardOptions(ctx.conf, info.layout, slots, ctx.activeStateShards),
           stateInputSchema: statefulInputSchema(plan),
           hasWatermark: wm !== undefined,
           dedupLateThreshold: info.op.kind !== 'aggregate' && info.usesWatermark(wm !== undefined),
@@ -162,6 +164,11 @@ export class MicroBatchExecution {
 
   get isActive(): boolean {
     return this.active;
+  }
+
+  /** State shards this query keeps open in the workers (0 for a stateless query). */
+  get stateShards(): number {
+    return this.stateInfo?.shards ?? 0;
   }
 
   // ---- the loop ----------------------------------------------------------------------------

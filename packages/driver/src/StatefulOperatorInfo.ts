@@ -63,9 +63,13 @@ export function decideStateLayout(pinned: StateLayout | undefined, conf: Runtime
   return { layout: pinned, warnings };
 }
 
-/** Resources of one shard, from the per-worker budgets shared by the shards a worker hosts. */
-export function shardOptions(conf: RuntimeConf, layout: StateLayout, slots: number): StateTask['storeOptions'] {
-  const perWorker = Math.ceil(layout.shards / slots);
+/**
+ * Resources of one shard, from the per-worker budgets shared by the shards a worker hosts: this
+ * query's and those of the session's other running stateful queries (`otherShards`), split when
+ * the query starts.
+ */
+export function shardOptions(conf: RuntimeConf, layout: StateLayout, slots: number, otherShards = 0): StateTask['storeOptions'] {
+  const perWorker = Math.ceil((layout.shards + otherShards) / slots);
   const files = Math.floor(conf.get<number>(MAX_FILES) / perWorker);
   if (files < MIN_FILES_PER_SHARD) {
     throw new SluiceError(
@@ -101,6 +105,10 @@ export class StatefulOperatorInfo {
     readonly layout: StateLayout,
     readonly stateDir: string,
   ) {}
+
+  get shards(): number {
+    return this.layout.shards;
+  }
 
   shardDir(shard: number): string {
     return join(this.stateDir, `shard-${shard}`);

@@ -20,6 +20,10 @@ export class StreamingQuery {
   get isActive(): boolean {
     return this.execution.isActive;
   }
+  /** State shards the query keeps open in the executors (0 for a stateless query). */
+  get stateShards(): number {
+    return this.execution.stateShards;
+  }
   get lastProgress(): StreamingQueryProgress | null {
     return this.execution.lastProgress;
   }

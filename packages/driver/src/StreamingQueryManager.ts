@@ -58,7 +58,12 @@ export class StreamingQueryManager {
     }
     const temporary = spec.checkpointLocation === undefined;
     const checkpointDir = spec.checkpointLocation ?? mkdtempSync(join(tmpdir(), 'sluice-checkpoint-'));
-    const ctx = { conf: this.session.conf.snapshot(), scheduler: this.session.scheduler(), bus: this.session.listenerBus };
+    const ctx = {
+      conf: this.session.conf.snapshot(),
+      scheduler: this.session.scheduler(),
+      bus: this.session.listenerBus,
+      activeStateShards: this.active.reduce((n, q) => n + q.stateShards, 0),
+    };
     const execution = new MicroBatchExecution(ctx, df.plan, df.schema, spec, checkpointDir, temporary);
     const query = new StreamingQuery(execution);
     this.queries.set(query.id, query);
