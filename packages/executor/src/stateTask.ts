@@ -127,9 +127,15 @@ async function aggregate(
 
   // Partials of one key from several map tasks merge into one. Keys are views into the blocks.
   interface Partial {
+    k: string;
     dk: Uint8Array;
     time: number | null;
     buffers: AggBuffer[];
+    /** The key's state before this batch: decoded from the cache, or the stored bytes. */
+    cached?: AggBuffer[] | undefined;
+    stored?: Uint8Array | undefined;
+    /** The key's value after this batch. */
+    bytes?: Uint8Array;
   }
   const merged = new Map<string, Partial>();
   for (const block of task.blocks) {
@@ -138,30 +144,26 @@ async function aggregate(
       const have = merged.get(k);
       const buffers = decodeBuffers(bytes);
       if (have) have.buffers = have.buffers.map((b, i) => (aggs[i] as Aggregator).merge(b, buffers[i] as AggBuffer));
-      else merged.set(k, { dk, time, buffers });
+      else merged.set(k, { k, dk, time, buffers });
     });
   }
-  const live: Array<[string, Partial]> = [];
-  for (const entry of merged) {
-    const time = entry[1].time;
-    if (watermark !== undefined && time !== null && time <= watermark) c.dropped += 1;
-    else live.push(entry);
+  const live: Partial[] = [];
+  for (const p of merged.values()) {
+    if (watermark !== undefined && p.time !== null && p.time <= watermark) c.dropped += 1;
+    else live.push(p);
   }
 
   // Prior values: from the cache, else one getMany for the misses.
-  const misses = live.filter(([k]) => cache.get(k) === undefined);
-  const fetched = await store.getMany(misses.map(([, p]) => p.dk));
-  const read = new Map(misses.map(([k], i) => [k, fetched[i]]));
-  const updated: Array<[Uint8Array, AggBuffer[]]> = [];
-  const touched = new Map<string, Uint8Array>();
-  for (const [k, p] of live) {
-    const hit = cache.get(k);
+  const misses: Partial[] = [];
+  for (const p of live) if ((p.cached = cache.get(p.k)) === undefined) misses.push(p);
+  const fetched = await store.getMany(misses.map((p) => p.dk));
+  misses.forEach((p, i) => (p.stored = fetched[i]));
+  for (const p of live) {
     // Encoded before the merge below, which may update the cached buffers in place.
-    const priorBytes = hit ? encodeBuffers(hit) : read.get(k);
-    let buffers = p.buffers;
+    const priorBytes = p.cached ? encodeBuffers(p.cached) : p.stored;
     if (priorBytes) {
-      const prior = hit ?? decodeBuffers(priorBytes);
-      buffers = prior.map((b, j) => (aggs[j] as Aggregator).merge(b, buffers[j] as AggBuffer));
+      const prior = p.cached ?? decodeBuffers(priorBytes);
+      p.buffers = prior.map((b, j) => (aggs[j] as Aggregator).merge(b, p.buffers[j] as AggBuffer));
     } else {
       c.rowDelta += 1;
       if (p.time !== null) {
@@ -169,13 +171,11 @@ async function aggregate(
         changes.push({ key: indexKey(p.time, kg, key), value: EMPTY, prior: null });
       }
     }
-    const bytes = encodeBuffers(buffers);
-    changes.push({ key: p.dk, value: bytes, prior: priorBytes ?? null });
-    cache.set(k, buffers);
-    touched.set(k, bytes);
-    updated.push([p.dk, buffers]);
+    p.bytes = encodeBuffers(p.buffers);
+    changes.push({ key: p.dk, value: p.bytes, prior: priorBytes ?? null });
+    cache.set(p.k, p.buffers);
   }
-  c.updated = updated.length;
+  c.updated = live.length;
 
   const toRow = (keyValues: unknown[], buffers: AggBuffer[]): Row => {
     const row: Row = {};
@@ -185,9 +185,10 @@ async function aggregate(
   };
   const keyValues = (dk: Uint8Array): unknown[] => decodeKey(decodeDataKey(dk).key, keyTypes);
   const fromState = (dk: Uint8Array, bytes: Uint8Array): Row => toRow(keyValues(dk), decodeBuffers(bytes));
+  // Keys updated in this batch are later than the watermark, so eviction never meets them.
   const known = (k: string): Uint8Array | undefined => {
-    const cached = touched.has(k) ? undefined : cache.get(k);
-    return touched.get(k) ?? (cached && encodeBuffers(cached));
+    const cached = cache.get(k);
+    return cached && encodeBuffers(cached);
   };
   const evicted = watermark !== undefined && op.eventTimeKey !== null ? await evict(store, watermark, known, changes, c) : [];
   for (const [dk] of evicted) cache.delete(keyString(dk));
@@ -195,18 +196,16 @@ async function aggregate(
     case 'append':
       return evicted.map(([dk, bytes]) => fromState(dk, bytes));
     case 'update':
-      return updated.map(([dk, b]) => toRow(keyValues(dk), b));
+      return live.map((p) => toRow(keyValues(p.dk), p.buffers));
     case 'complete': {
       // Complete mode writes the whole result each batch: the state as it stands after this batch.
       const rows: Row[] = [];
       const [gte, lt] = dataRange();
-      const stored = new Set<string>();
       for (const [key, value] of await store.range(gte, lt)) {
-        const k = keyString(key);
-        stored.add(k);
-        rows.push(fromState(key, touched.get(k) ?? value));
+        const p = merged.get(keyString(key));
+        rows.push(p?.bytes ? toRow(keyValues(key), p.buffers) : fromState(key, value));
       }
-      for (const [k, p] of live) if (!stored.has(k)) rows.push(fromState(p.dk, touched.get(k) as Uint8Array));
+      for (const p of live) if (!p.stored && !p.cached) rows.push(toRow(keyValues(p.dk), p.buffers));
       return rows;
     }
   }
