@@ -2,37 +2,13 @@
  * Column pruning: the input columns an operator chain can read. A JSON reader given only those
  * columns skips converting the others (timestamps are the costly ones), as Spark's file scans do.
  */
+import { walkExpr } from './exprTree.js';
 import type { Expr, Op, Schema } from './types.js';
 
 function collect(expr: Expr, into: Set<string>): void {
-  switch (expr.op) {
-    case 'col':
-      into.add(expr.name);
-      return;
-    case 'lit':
-      return;
-    case 'alias':
-    case 'unary':
-    case 'cast':
-    case 'window':
-      collect(expr.expr, into);
-      return;
-    case 'binary':
-      collect(expr.left, into);
-      collect(expr.right, into);
-      return;
-    case 'when':
-      for (const b of expr.branches) {
-        collect(b.cond, into);
-        collect(b.value, into);
-      }
-      if (expr.otherwise) collect(expr.otherwise, into);
-      return;
-    case 'call':
-    case 'udf':
-      for (const a of expr.args) collect(a, into);
-      return;
-  }
+  walkExpr(expr, (e) => {
+    if (e.op === 'col') into.add(e.name);
+  });
 }
 
 /**

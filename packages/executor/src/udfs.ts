@@ -3,6 +3,7 @@
  * UdfRegistry, which compileExpr reads from.
  */
 import { SluiceError } from '@sluice/state';
+import { walkExpr } from './exprTree.js';
 import type { Expr, Op } from './types.js';
 
 export type UdfFunction = (...args: unknown[]) => unknown;
@@ -19,33 +20,9 @@ const udfModules = new Map<string, Promise<Record<string, unknown>>>();
 type UdfExpr = Extract<Expr, { op: 'udf' }>;
 
 function collectUdfs(expr: Expr, out: UdfExpr[]): void {
-  switch (expr.op) {
-    case 'col':
-    case 'lit':
-      return;
-    case 'alias':
-    case 'unary':
-    case 'cast':
-    case 'window':
-      return collectUdfs(expr.expr, out);
-    case 'binary':
-      collectUdfs(expr.left, out);
-      return collectUdfs(expr.right, out);
-    case 'when':
-      for (const b of expr.branches) {
-        collectUdfs(b.cond, out);
-        collectUdfs(b.value, out);
-      }
-      if (expr.otherwise !== undefined) collectUdfs(expr.otherwise, out);
-      return;
-    case 'call':
-      for (const a of expr.args) collectUdfs(a, out);
-      return;
-    case 'udf':
-      out.push(expr);
-      for (const a of expr.args) collectUdfs(a, out);
-      return;
-  }
+  walkExpr(expr, (e) => {
+    if (e.op === 'udf') out.push(e);
+  });
 }
 
 function importUdfModule(moduleUrl: string): Promise<Record<string, unknown>> {
