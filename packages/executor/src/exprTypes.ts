@@ -5,6 +5,7 @@
  * types once per expression (compileExpr.ts).
  */
 import { SluiceError } from '@sluice/state';
+import { childrenOf } from './exprTree.js';
 import type { BinaryOp, DataType, Expr, FunctionName, Op, Schema, StructType } from './types.js';
 import { exprName, exprSql } from './exprNames.js';
 import { resolveColumn } from './resolveColumn.js';
@@ -220,25 +221,6 @@ export function exprNullable(expr: Expr, schema: Schema): boolean {
 // ---------------------------------------------------------------------------------------------
 // Operators
 
-function childExprs(expr: Expr): Expr[] {
-  switch (expr.op) {
-    case 'col':
-    case 'lit':
-      return [];
-    case 'alias':
-    case 'unary':
-    case 'cast':
-    case 'window':
-      return [expr.expr];
-    case 'binary':
-      return [expr.left, expr.right];
-    case 'when':
-      return [...expr.branches.flatMap((b) => [b.cond, b.value]), ...(expr.otherwise === undefined ? [] : [expr.otherwise])];
-    case 'call':
-    case 'udf':
-      return expr.args;
-  }
-}
 
 /**
  * A sliding window gives several values per row, so only a groupBy key may hold one; refusing it
@@ -248,7 +230,7 @@ export function rejectSlidingWindow(expr: Expr): void {
   if (expr.op === 'window' && expr.slideMs !== expr.sizeMs) {
     throw new SluiceError('UNSUPPORTED_OPERATION', `a sliding window ${exprSql(expr)} can only be a groupBy key`);
   }
-  for (const c of childExprs(expr)) rejectSlidingWindow(c);
+  for (const c of childrenOf(expr)) rejectSlidingWindow(c);
 }
 
 /** The schema after one operator; shared by planOutputSchema and compileOps. */
