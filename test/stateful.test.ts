@@ -67,13 +67,16 @@ function model(batches: Event[][], sizeMin: number, slideMin: number, delayMin: 
   return { all: rows(counts), appended: rows(closed), updates: updates.map(rows), dropped, watermark: wm };
 }
 
+function byJson<T>(rows: T[]): T[] {
+  return rows.sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+}
+
 function normalize(rows: Array<Record<string, unknown>>) {
-  return rows
+  return byJson(rows
     .map((r) => {
       const w = r['window'] as { start: Date; end: Date };
       return { window: { start: w.start.toISOString(), end: w.end.toISOString() }, id: r['id'], count: r['count'] };
-    })
-    .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+    }));
 }
 
 let streamNo = 0;
@@ -133,7 +136,7 @@ describe('windowed aggregation with a watermark', () => {
     await runBatches(q, add, SEED_BATCHES);
     const expected = model(SEED_BATCHES, 5, 5, 10);
     expect(normalize(await session.memoryTable('seed_append'))).toEqual(
-      expected.appended.sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))),
+      byJson(expected.appended),
     );
     const progress = q.recentProgress;
     const dropped = progress.reduce((s, p) => s + (p.stateOperators[0]?.numRowsDroppedByWatermark ?? 0), 0);
@@ -159,7 +162,7 @@ describe('windowed aggregation with a watermark', () => {
       seen = rows.length;
     }
     const expected = model(SEED_BATCHES, 5, 5, 10);
-    expect(outputs.map(normalize)).toEqual(expected.updates.map((u) => u.sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)))));
+    expect(outputs.map(normalize)).toEqual(expected.updates.map(byJson));
     await q.stop();
   });
 
@@ -176,7 +179,7 @@ describe('windowed aggregation with a watermark', () => {
     // Without eviction every row counts, the late ones too.
     const expected = model(SEED_BATCHES, 5, 5, 1e9);
     expect(normalize(await session.memoryTable('seed_complete'))).toEqual(
-      expected.all.sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))),
+      byJson(expected.all),
     );
     await q.stop();
   });
@@ -194,7 +197,7 @@ describe('windowed aggregation with a watermark', () => {
     await runBatches(q, add, SEED_BATCHES);
     const expected = model(SEED_BATCHES, 10, 5, 10);
     expect(normalize(await session.memoryTable('sliding'))).toEqual(
-      expected.appended.sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))),
+      byJson(expected.appended),
     );
     await q.stop();
   });
