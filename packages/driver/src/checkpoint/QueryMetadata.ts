@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { SluiceError, type StateLayout } from '@sluice/state';
+import { KEY_HASH, SluiceError, type StateLayout } from '@sluice/state';
 import type { RuntimeConf } from '../conf.js';
 import { decideStateLayout } from '../StatefulOperatorInfo.js';
 import { readVersioned } from './versionedFile.js';
@@ -16,6 +16,8 @@ export interface QueryMetadata {
   numSources: number;
   /** Pinned at creation for stateful queries: key groups, partitions and shards of the state. */
   stateLayout?: StateLayout;
+  /** The hash from state keys to key groups, pinned with the layout. */
+  keyHash?: string;
 }
 
 export function loadQueryMetadata(
@@ -33,6 +35,11 @@ export function loadQueryMetadata(
         file: path,
       });
     }
+    if (meta.stateLayout && meta.keyHash !== KEY_HASH) {
+      throw new SluiceError('CHECKPOINT_INCOMPATIBLE', `checkpoint ${checkpointDir} hashes state keys with ${String(meta.keyHash)}, not ${KEY_HASH}`, {
+        file: path,
+      });
+    }
     if (meta.stateLayout) {
       for (const w of decideStateLayout(meta.stateLayout, conf, slots).warnings) {
         process.emitWarning(w, { code: 'SLUICE_CONF_IGNORED' });
@@ -44,7 +51,7 @@ export function loadQueryMetadata(
     id: randomUUID(),
     createdAtMs: Date.now(),
     numSources: 1,
-    ...(stateful && { stateLayout: decideStateLayout(undefined, conf, slots).layout }),
+    ...(stateful && { stateLayout: decideStateLayout(undefined, conf, slots).layout, keyHash: KEY_HASH }),
   };
   return { meta, isNew: true };
 }
