@@ -10,6 +10,7 @@
  * 5. Emit rows by output mode, run the operators after the stateful one, commit the shard once
  *    (changes, undo record and marker in one synced batch), then deliver the rows.
  */
+import { sep } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import { Packr } from 'msgpackr';
 import {
@@ -301,7 +302,7 @@ async function deduplicate(
 
 /** Closes the shards under `stateDir` (a query stopped); the next batch reopens them. */
 export async function releaseShards(stateDir: string): Promise<void> {
-  const dirs = shards.dirs().filter((d) => d.startsWith(stateDir));
+  const dirs = shards.dirs().filter((d) => d.startsWith(stateDir + sep));
   for (const d of dirs) dropStateCache(d);
   await Promise.all(dirs.map((d) => shards.close(d)));
 }
