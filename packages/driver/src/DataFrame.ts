@@ -29,13 +29,9 @@ export function watermarkOf(plan: LogicalPlan): { column: string; delayMs: numbe
 
 /** Schema of the rows entering the stateful operator. */
 export function statefulInputSchema(plan: LogicalPlan): Schema {
-  return planOutputSchema(schemaOps(plan.ops), plan.source.schema);
+  return planOutputSchema(plan.ops, plan.source.schema);
 }
 
-/** The operator chain without withWatermark markers, whose schema effect is nil. */
-export function schemaOps(ops: Op[]): Op[] {
-  return ops.filter((o) => o.kind !== 'watermark');
-}
 
 export class DataFrame {
   readonly schema: Schema;
@@ -46,7 +42,7 @@ export class DataFrame {
     readonly isStreaming: boolean,
   ) {
     const before = statefulInputSchema(plan);
-    this.schema = plan.stateful ? planOutputSchema(schemaOps(plan.post), statefulOutputSchema(plan.stateful, before)) : before;
+    this.schema = plan.stateful ? planOutputSchema(plan.post, statefulOutputSchema(plan.stateful, before)) : before;
   }
 
   get columns(): string[] {

@@ -5,7 +5,7 @@
 import { decodeRows, inferJsonSchemaFromFiles, rowToExternal, type ReadOptions, type Schema, type StatelessTask } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import { RuntimeConf } from './conf.js';
-import { schemaOps, type DataFrame } from './DataFrame.js';
+import type { DataFrame } from './DataFrame.js';
 import { DataFrameReader, DataStreamReader } from './DataStreamReader.js';
 import { ListenerBus } from './ListenerBus.js';
 import { committedFiles } from './sinks/FileSink.js';
@@ -122,7 +122,7 @@ export class Session {
       attempt: 0,
       input: { type: 'files', format: source.file.format, files: files.slice(a, b), schema: source.schema, options: source.file.read },
       inputSchema: source.schema,
-      ops: schemaOps(df.plan.ops),
+      ops: df.plan.ops,
       output: { type: 'collect' },
     }));
     const results = await scheduler.runTasks(tasks);

@@ -36,18 +36,20 @@ export type TaskOutput =
   /** Return the rows to the driver, msgpack-encoded. */
   | { type: 'collect' };
 
-export interface StatelessTask {
-  kind: 'stateless';
+/** What every task carries: whose it is, which batch, its number in the batch, and the attempt. */
+export interface TaskIdentity {
   queryId: string;
   batchId: number;
   partition: number;
   attempt: number;
+}
+
+export interface StatelessTask extends TaskIdentity {
+  kind: 'stateless';
   input: InputSplit;
   inputSchema: Schema;
   ops: Op[];
   output: TaskOutput;
-  /** Column whose min/max/avg the task reports for progress.eventTime. */
-  eventTimeColumn?: string;
 }
 
 export interface StateLayoutMsg {
@@ -66,12 +68,8 @@ export interface ShuffleBlock {
  * Map side of a stateful batch: read the split, run the operators before the shuffle, compute
  * grouping keys and partial aggregates, hash keys to key groups and return one block per partition.
  */
-export interface MapTask {
+export interface MapTask extends TaskIdentity {
   kind: 'map';
-  queryId: string;
-  batchId: number;
-  partition: number;
-  attempt: number;
   input: InputSplit;
   inputSchema: Schema;
   ops: Op[];
@@ -89,13 +87,9 @@ export interface MapTask {
  * blocks into state, drops late rows, evicts, emits rows by output mode, runs the operators after
  * the stateful one and delivers the rows like a stateless task; commits the shard once.
  */
-export interface StateTask {
+/** `partition` is the shard index. */
+export interface StateTask extends TaskIdentity {
   kind: 'state';
-  queryId: string;
-  batchId: number;
-  attempt: number;
-  /** Shard index; also the task's partition number in the batch. */
-  partition: number;
   operatorId: number;
   shardDir: string;
   /** LevelDB resources and the budget of the decoded state cache (stateCache.ts). */
@@ -118,12 +112,8 @@ export interface StateTask {
 }
 
 /** Closes a query's state shards in one worker (the query stopped); `partition` is the slot. */
-export interface ReleaseTask {
+export interface ReleaseTask extends TaskIdentity {
   kind: 'release';
-  queryId: string;
-  batchId: number;
-  partition: number;
-  attempt: number;
   stateDir: string;
 }
 

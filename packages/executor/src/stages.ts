@@ -9,7 +9,6 @@ import { requiredInputSchema } from './pruning.js';
 import type { Op, Row, Schema } from './types.js';
 
 interface Stage {
-  run(rows: Row[]): Row[];
   each(row: Row): Row | null;
   /** Event-time column to measure after this stage, if a watermark follows it. */
   eventTimeColumn?: string;
@@ -33,7 +32,7 @@ export async function compileStages(schema: Schema, ops: Op[], udfs: UdfRegistry
   let stageSchema = schema;
   const flush = (eventTimeColumn?: string): void => {
     const compiled = compileOps(current, stageSchema, udfs);
-    stages.push({ run: compiled.run, each: compiled.each, ...(eventTimeColumn !== undefined && { eventTimeColumn }) });
+    stages.push({ each: compiled.each, ...(eventTimeColumn !== undefined && { eventTimeColumn }) });
     stageSchema = compiled.outputSchema;
     current = [];
   };
@@ -48,29 +47,16 @@ export async function compileStages(schema: Schema, ops: Op[], udfs: UdfRegistry
   return plan;
 }
 
-function measure(rows: Row[], column: string, into: EventTimeStats): void {
-  for (let i = 0; i < rows.length; i++) {
-    const t = (rows[i] as Row)[column];
-    if (typeof t !== 'number') continue;
-    if (t < into.min) into.min = t;
-    if (t > into.max) into.max = t;
-    into.sum += t;
-    into.count += 1;
+/** Runs the stages over a batch of rows; eventTime is absent when no watermark saw a time. */
+export function runStages(plan: CompiledStages, input: readonly Row[]): { rows: Row[]; eventTime?: EventTimeStats } {
+  const pipeline = rowPipeline(plan);
+  const rows: Row[] = [];
+  for (const row of input) {
+    const out = pipeline.push(row);
+    if (out !== null) rows.push(out);
   }
-}
-
-/** Runs the stages; eventTime is absent when no watermark saw a time. */
-export function runStages(plan: CompiledStages, input: Row[]): { rows: Row[]; eventTime?: EventTimeStats } {
-  let rows = input;
-  let eventTime: EventTimeStats | undefined;
-  for (const stage of plan.stages) {
-    rows = stage.run(rows);
-    if (stage.eventTimeColumn !== undefined) {
-      eventTime ??= { min: Infinity, max: -Infinity, sum: 0, count: 0 };
-      measure(rows, stage.eventTimeColumn, eventTime);
-    }
-  }
-  return eventTime && eventTime.count > 0 ? { rows, eventTime } : { rows };
+  const eventTime = pipeline.eventTime();
+  return eventTime ? { rows, eventTime } : { rows };
 }
 
 /** The stages one row at a time: `push` gives the row's output (null: filtered out). */
