@@ -1,23 +1,25 @@
-export { Session, type SessionOptions } from './Session.js';
-export { DataFrame, GroupedData } from './DataFrame.js';
-export { AggregateColumn, count, sum, avg, mean, min, max, window } from './aggregates.js';
-export { DataStreamReader, DataFrameReader } from './DataStreamReader.js';
-export { DataStreamWriter } from './DataStreamWriter.js';
-export { StreamingQuery } from './StreamingQuery.js';
-export { StreamingQueryManager } from './StreamingQueryManager.js';
-export { Trigger, type TriggerSpec } from './Trigger.js';
-export { Column } from './Column.js';
-export * from './functions.js';
+export { Session, type SessionOptions } from './api/Session.js';
+export { DataFrame, GroupedData } from './api/DataFrame.js';
+export { AggregateColumn, count, sum, avg, mean, min, max, window } from './api/aggregates.js';
+export { DataStreamReader } from './api/DataStreamReader.js';
+export { DataFrameReader } from './api/DataFrameReader.js';
+export { DataStreamWriter } from './api/DataStreamWriter.js';
+export { StreamingQuery } from './api/StreamingQuery.js';
+export { StreamingQueryManager } from './api/StreamingQueryManager.js';
+export { Trigger } from './api/Trigger.js';
+export type { TriggerSpec } from './plan/QuerySpec.js';
+export { Column } from './api/Column.js';
+export * from './api/functions.js';
 export { MemoryStream } from './sources/MemoryStream.js';
-export { RuntimeConf, CONF } from './conf.js';
-export type { OptionValue } from './options.js';
+export { RuntimeConf, CONF } from './conf/RuntimeConf.js';
+export type { OptionValue } from './conf/Options.js';
 export type {
   StreamingQueryListener,
   QueryStartedEvent,
   QueryProgressEvent,
   QueryIdleEvent,
   QueryTerminatedEvent,
-} from './ListenerBus.js';
-export type { StreamingQueryProgress, SourceProgress, StateOperatorProgress } from './ProgressReporter.js';
-export type { QueryStatus } from './MicroBatchExecution.js';
+} from './events/ListenerBus.js';
+export type { StreamingQueryProgress, SourceProgress, StateOperatorProgress } from './events/progress.js';
+export type { QueryStatus } from './execution/MicroBatchExecution.js';
 export { SluiceError, isSluiceError } from '@sluice/state';

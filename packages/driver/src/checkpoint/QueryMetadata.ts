@@ -6,8 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { KEY_HASH, SluiceError, type StateLayout } from '@sluice/state';
-import type { RuntimeConf } from '../conf.js';
-import { decideStateLayout } from '../StatefulOperatorInfo.js';
+import type { RuntimeConf } from '../conf/RuntimeConf.js';
+import { decideStateLayout } from '../execution/StatefulOperatorInfo.js';
 import { readVersioned } from './versionedFile.js';
 
 export interface QueryMetadata {

@@ -4,8 +4,7 @@
  * a batch replayed after a crash is written once.
  */
 import type { Row, Schema, TaskOutput, TaskSuccess } from '@sluice/executor';
-
-export type OutputMode = 'append' | 'update' | 'complete';
+import type { OutputMode } from '../plan/QuerySpec.js';
 
 export interface BatchOutput {
   batchId: number;

@@ -1,5 +1,5 @@
 /** Builds the running source of a query from its validated spec. */
-import type { RuntimeConf } from '../conf.js';
+import type { RuntimeConf } from '../conf/RuntimeConf.js';
 import { FileStreamSource } from './FileStreamSource.js';
 import { MemoryStreamSource } from './MemoryStream.js';
 import { RateMicroBatchSource } from './RateMicroBatchSource.js';

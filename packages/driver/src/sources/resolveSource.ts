@@ -5,8 +5,8 @@
 import { resolve } from 'node:path';
 import { parseSchema, validateReadSchema, withCorruptRecordColumn, type ReadOptions, type Schema } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
-import type { Options } from '../options.js';
-import { parseBoolean, parseBytes, parseDuration, parseEnum, parsePositiveInt } from '../units.js';
+import type { Options } from '../conf/Options.js';
+import { parseBoolean, parseBytes, parseDuration, parseEnum, parsePositiveInt } from '../conf/parsers.js';
 import type { FileSourceConfig } from './FileStreamSource.js';
 import { validateCleanSource } from './fileSystem.js';
 import type { MemoryStream } from './MemoryStream.js';

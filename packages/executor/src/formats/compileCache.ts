@@ -3,7 +3,7 @@
  * per-row loop does no schema lookups. A task reads many files with one schema; a worker runs
  * many tasks.
  */
-import type { Schema } from '../types.js';
+import type { Schema } from '../schema/types.js';
 
 const cache = new Map<string, (...a: never[]) => unknown>();
 

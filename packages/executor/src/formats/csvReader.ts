@@ -1,8 +1,8 @@
 /** The CSV reader: one record per line, RFC 4180 quoting inside the line, optional header. */
 import { SluiceError } from '@sluice/state';
-import type { ReadOptions } from '../messages.js';
-import { dataTypeToDDL } from '../schema.js';
-import type { Row, Schema } from '../types.js';
+import type { ReadOptions } from '../task/messages.js';
+import { dataTypeToDDL } from '../schema/schema.js';
+import type { Row, Schema } from '../schema/types.js';
 import { type Malformed, malformedHandler, preview } from './malformed.js';
 import { corruptName } from './options.js';
 import type { Reader } from './readers.js';

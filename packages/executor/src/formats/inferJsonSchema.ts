@@ -6,8 +6,8 @@
  * line adds the corrupt-record column, as Spark does.
  */
 import { SluiceError } from '@sluice/state';
-import type { ReadOptions } from '../messages.js';
-import type { Schema } from '../types.js';
+import type { ReadOptions } from '../task/messages.js';
+import type { Schema } from '../schema/types.js';
 import { corruptName } from './options.js';
 import { forEachLine, isBlank, readSourceFile } from './sourceLines.js';
 

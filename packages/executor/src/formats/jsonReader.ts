@@ -1,7 +1,7 @@
 /** The JSON lines reader: one JSON object per line. */
-import type { ReadOptions } from '../messages.js';
-import { dataTypeToDDL } from '../schema.js';
-import type { DataType, Field, Row, Schema } from '../types.js';
+import type { ReadOptions } from '../task/messages.js';
+import { dataTypeToDDL } from '../schema/schema.js';
+import type { DataType, Field, Row, Schema } from '../schema/types.js';
 import { type Malformed, malformedHandler, preview } from './malformed.js';
 import { corruptName } from './options.js';
 import type { Reader } from './readers.js';

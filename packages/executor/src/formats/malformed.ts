@@ -1,7 +1,7 @@
 /** What a reader does with a malformed record, by Spark parse mode. */
 import { SluiceError } from '@sluice/state';
-import type { ParseMode } from '../messages.js';
-import type { Row } from '../types.js';
+import type { ParseMode } from '../task/messages.js';
+import type { Row } from '../schema/types.js';
 
 export interface Malformed {
   message: string;

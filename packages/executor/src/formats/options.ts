@@ -3,9 +3,9 @@
  * writers and the driver.
  */
 import { SluiceError } from '@sluice/state';
-import type { ReadOptions, WriteOptions } from '../messages.js';
-import { dataTypeToDDL, schemaToDDL } from '../schema.js';
-import type { Schema } from '../types.js';
+import type { ReadOptions, WriteOptions } from '../task/messages.js';
+import { dataTypeToDDL, schemaToDDL } from '../schema/schema.js';
+import type { Schema } from '../schema/types.js';
 
 export type ReadFormat = 'json' | 'csv' | 'text';
 export type WriteFormat = 'json' | 'csv';

@@ -8,8 +8,8 @@
  * the corrupt-record column, when the schema declares it, holds the raw line. Nullability is not
  * enforced on read (Spark reads files with `schema.asNullable`).
  */
-import type { ReadOptions } from '../messages.js';
-import type { Row, Schema } from '../types.js';
+import type { ReadOptions } from '../task/messages.js';
+import type { Row, Schema } from '../schema/types.js';
 import { compiled } from './compileCache.js';
 import { compileCsvReader } from './csvReader.js';
 import { compileJsonReader } from './jsonReader.js';

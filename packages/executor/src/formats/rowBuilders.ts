@@ -6,8 +6,8 @@
  * literal, so rows share a shape; they set `flag.bad` when a value did not convert (that column
  * is null).
  */
-import type { DataType, Field, Row } from '../types.js';
-import { parseIsoTimestamp } from './timestamps.js';
+import type { DataType, Field, Row } from '../schema/types.js';
+import { parseIsoTimestamp } from '../schema/timestamps.js';
 
 export const BAD: unique symbol = Symbol('malformed');
 export type Conv = (v: unknown) => unknown;

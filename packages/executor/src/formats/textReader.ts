@@ -1,5 +1,5 @@
 /** The text format: one row per line, in the schema's single STRING column. */
-import type { Row, Schema } from '../types.js';
+import type { Row, Schema } from '../schema/types.js';
 import type { Reader } from './readers.js';
 import { litKey } from './rowBuilders.js';
 import { forEachLine } from './sourceLines.js';

@@ -2,11 +2,11 @@
  * Writing rows as JSON lines or CSV. Doubles print as Spark prints them (5 as "5.0"); timestamps
  * as ISO-8601 UTC.
  */
-import type { WriteOptions } from '../messages.js';
-import type { Field, Row, Schema } from '../types.js';
+import type { WriteOptions } from '../task/messages.js';
+import type { Field, Row, Schema } from '../schema/types.js';
 import { compiled } from './compileCache.js';
 import { kDefaultWriteOptions, type WriteFormat } from './options.js';
-import { isoFormatter } from './timestamps.js';
+import { isoFormatter } from '../schema/timestamps.js';
 
 /** Rows to file text, one record per line, each ending with '\n'. */
 export function formatRecords(format: WriteFormat, rows: Row[], schema: Schema, options: WriteOptions): string {

@@ -1,0 +1,194 @@
+/**
+ * A DataFrame is a source, a chain of stateless operators, and at most one stateful operator
+ * (an aggregation or a deduplication) followed by more stateless operators. Every operator is
+ * checked against the schema when it is called, so an unknown column fails at the line naming it.
+ */
+import { exprName, exprType, planOutputSchema, statefulOutputSchema, type Expr, type Op, type Schema, type StatefulOp } from '@sluice/executor';
+import { SluiceError } from '@sluice/state';
+import { Column, toColumn } from './Column.js';
+import { AggregateColumn, avg, count, max, min, sum } from './aggregates.js';
+import type { Session } from './Session.js';
+import { DataStreamWriter } from './DataStreamWriter.js';
+import { isEventTimeKey, statefulInputSchema, watermarkOf, type LogicalPlan } from '../plan/LogicalPlan.js';
+import { parseDuration } from '../conf/parsers.js';
+
+export class DataFrame {
+  readonly schema: Schema;
+
+  constructor(
+    readonly session: Session,
+    readonly plan: LogicalPlan,
+    readonly isStreaming: boolean,
+  ) {
+    const before = statefulInputSchema(plan);
+    this.schema = plan.stateful ? planOutputSchema(plan.post, statefulOutputSchema(plan.stateful, before)) : before;
+  }
+
+  get columns(): string[] {
+    return this.schema.map((f) => f.name);
+  }
+
+  private with(op: Op): DataFrame {
+    const plan = this.plan.stateful
+      ? { ...this.plan, post: [...this.plan.post, op] }
+      : { ...this.plan, ops: [...this.plan.ops, op] };
+    return new DataFrame(this.session, plan, this.isStreaming);
+  }
+
+  /** A new DataFrame with `op` as its stateful operator. */
+  withStateful(op: StatefulOp): DataFrame {
+    if (this.plan.stateful) {
+      throw new SluiceError('UNSUPPORTED_OPERATION', 'a query has at most one stateful operator (aggregation or deduplication)');
+    }
+    return new DataFrame(this.session, { ...this.plan, stateful: op }, this.isStreaming);
+  }
+
+  groupBy(...cols: Array<Column | string>): GroupedData {
+    return new GroupedData(this, cols.map((c) => toColumn(c)));
+  }
+
+  /** Drops rows whose `cols` (default: all columns) were seen before; see the README on state. */
+  dropDuplicates(cols?: string[]): DataFrame {
+    const columns = this.dedupColumns(cols, 'dropDuplicates');
+    const wm = watermarkOf(this.plan);
+    const eventTimeColumn = wm && columns.includes(wm.column) ? wm.column : null;
+    return this.withStateful({ kind: 'dropDuplicates', columns, eventTimeColumn });
+  }
+
+  /** Drops rows whose `cols` were seen within the watermark delay; needs withWatermark. */
+  dropDuplicatesWithinWatermark(cols?: string[]): DataFrame {
+    const columns = this.dedupColumns(cols, 'dropDuplicatesWithinWatermark');
+    const wm = watermarkOf(this.plan);
+    if (!wm || this.plan.stateful) {
+      throw new SluiceError('UNSUPPORTED_OPERATION', 'dropDuplicatesWithinWatermark needs withWatermark before it');
+    }
+    return this.withStateful({ kind: 'dropDuplicatesWithinWatermark', columns, eventTimeColumn: wm.column, delayMs: wm.delayMs });
+  }
+
+  private dedupColumns(cols: string[] | undefined, what: string): string[] {
+    const names = cols ?? this.columns;
+    for (const c of names) {
+      if (!this.schema.some((f) => f.name === c)) {
+        throw new SluiceError('UNRESOLVED_COLUMN', `${what}: no column ${c}; columns: ${this.columns.join(', ')}`, { column: c });
+      }
+    }
+    return names;
+  }
+
+  select(...cols: Array<Column | string>): DataFrame {
+    const exprs: Expr[] = cols.flatMap((c) =>
+      c === '*' ? this.schema.map((f): Expr => ({ op: 'col', name: f.name })) : [toColumn(c).expr],
+    );
+    return this.with({ kind: 'project', exprs });
+  }
+
+  filter(condition: Column): DataFrame {
+    return this.with({ kind: 'filter', cond: condition.expr });
+  }
+
+  where(condition: Column): DataFrame {
+    return this.filter(condition);
+  }
+
+  /** Replaces the column of that name in place, or appends it (Spark's withColumn). */
+  withColumn(name: string, column: Column): DataFrame {
+    const named: Expr = { op: 'alias', expr: column.expr, name };
+    const exprs: Expr[] = this.schema.map((f): Expr => (f.name === name ? named : { op: 'col', name: f.name }));
+    if (!this.schema.some((f) => f.name === name)) exprs.push(named);
+    return this.with({ kind: 'project', exprs });
+  }
+
+  withWatermark(eventTime: string, delayThreshold: string | number): DataFrame {
+    if (this.plan.stateful) {
+      throw new SluiceError('UNSUPPORTED_OPERATION', 'withWatermark must come before the aggregation or deduplication', {
+        column: eventTime,
+      });
+    }
+    const field = this.schema.find((f) => f.name === eventTime);
+    if (!field) {
+      throw new SluiceError('UNRESOLVED_COLUMN', `withWatermark: no column ${eventTime}; columns: ${this.columns.join(', ')}`, {
+        column: eventTime,
+      });
+    }
+    if (field.type !== 'timestamp') {
+      throw new SluiceError('INVALID_EVENT_TIME_COLUMN', `withWatermark: column ${eventTime} must be a TIMESTAMP`, {
+        column: eventTime,
+      });
+    }
+    const delayMs = parseDuration(delayThreshold, 'delayThreshold');
+    return this.with({ kind: 'watermark', column: eventTime, delayMs });
+  }
+
+  get writeStream(): DataStreamWriter {
+    if (!this.isStreaming) {
+      throw new SluiceError('NOT_STREAMING', "writeStream needs a streaming DataFrame (from session.readStream); use collect() on a static one");
+    }
+    return new DataStreamWriter(this);
+  }
+
+  /** Runs a static DataFrame and returns its rows as JavaScript values. */
+  async collect(): Promise<Array<Record<string, unknown>>> {
+    if (this.isStreaming) {
+      throw new SluiceError('NOT_STATIC', 'collect() needs a static DataFrame (from session.read); start a streaming one with writeStream');
+    }
+    if (this.plan.stateful) {
+      throw new SluiceError('UNSUPPORTED_OPERATION', 'aggregations and deduplications run on streaming DataFrames only');
+    }
+    return this.session.collectStatic(this);
+  }
+}
+
+/** `df.groupBy(...)`: the aggregations of a grouping (Spark's RelationalGroupedDataset). */
+export class GroupedData {
+  private readonly keyNames: string[];
+
+  constructor(
+    private readonly df: DataFrame,
+    private readonly keys: Column[],
+  ) {
+    const schema = df.schema;
+    this.keyNames = keys.map((k) => {
+      exprType(k.expr, schema); // unknown columns and type errors fail here
+      return exprName(k.expr, schema);
+    });
+  }
+
+  agg(...aggs: AggregateColumn[]): DataFrame {
+    if (aggs.length === 0) throw new SluiceError('INVALID_EXPRESSION', 'agg() needs at least one aggregate');
+    for (const a of aggs) {
+      if (!(a instanceof AggregateColumn)) {
+        throw new SluiceError('INVALID_EXPRESSION', 'agg() takes aggregate functions: count, sum, avg, min, max');
+      }
+      if (a.arg) exprType(a.arg, this.df.schema);
+    }
+    const wm = watermarkOf(this.df.plan);
+    const eventTimeKey = wm ? this.keys.findIndex((k) => isEventTimeKey(k.expr, wm.column)) : -1;
+    return this.df.withStateful({
+      kind: 'aggregate',
+      keys: this.keys.map((k) => k.expr),
+      keyNames: this.keyNames,
+      aggs: aggs.map((a) => a.spec),
+      eventTimeKey: eventTimeKey < 0 ? null : eventTimeKey,
+    });
+  }
+
+  count(): DataFrame {
+    return this.agg(count('*').alias('count'));
+  }
+
+  sum(...cols: string[]): DataFrame {
+    return this.agg(...cols.map((c) => sum(c)));
+  }
+
+  avg(...cols: string[]): DataFrame {
+    return this.agg(...cols.map((c) => avg(c)));
+  }
+
+  min(...cols: string[]): DataFrame {
+    return this.agg(...cols.map((c) => min(c)));
+  }
+
+  max(...cols: string[]): DataFrame {
+    return this.agg(...cols.map((c) => max(c)));
+  }
+}

@@ -1,0 +1,35 @@
+/** `session.read`: a static DataFrame over files, or over a Sluice file sink's committed output. */
+import { resolve } from 'node:path';
+import type { ReadOptions } from '@sluice/executor';
+import { checkFormat, fileReadSpec, type SourceSpec } from '../sources/resolveSource.js';
+import { DataFrame } from './DataFrame.js';
+import { Reader } from './Reader.js';
+
+export const STATIC_FORMATS = ['json', 'csv', 'text'] as const;
+
+export class DataFrameReader extends Reader<DataFrameReader> {
+  /** Reads a directory of files, or a Sluice file sink's output through its manifest. */
+  load(path: string): DataFrame {
+    const format = this.requireFormat();
+    checkFormat(format, STATIC_FORMATS, 'static source');
+    const f = format as (typeof STATIC_FORMATS)[number];
+    const o = this.opts.copy();
+    const dir = resolve(path);
+    const infer = f === 'json' ? (read: ReadOptions) => this.session.inferJsonSchema(dir, read) : undefined;
+    const { read, schema } = fileReadSpec(f, o, this.userSchema, false, infer);
+    o.rejectUnknown(`${f} static source`);
+    const spec: SourceSpec = {
+      format: f,
+      schema,
+      file: {
+        format: f,
+        path: dir,
+        schema,
+        read,
+        cleanSource: 'off',
+        admission: { latestFirst: false, maxFileAgeMs: Number.POSITIVE_INFINITY },
+      },
+    };
+    return new DataFrame(this.session, { source: spec, ops: [], post: [] }, false);
+  }
+}

@@ -1,0 +1,118 @@
+/**
+ * `df.writeStream`: sink format, options, output mode and trigger, then `start()`. Everything is
+ * validated before the query starts, so `start()` rejects on a bad option and no batch runs.
+ */
+import { resolve } from 'node:path';
+import { SluiceError } from '@sluice/state';
+import type { DataFrame } from './DataFrame.js';
+import { Options, type OptionValue } from '../conf/Options.js';
+import { ConsoleSink } from '../sinks/ConsoleSink.js';
+import { FileSink } from '../sinks/FileSink.js';
+import { ForeachBatchSink, type ForeachBatchFunction } from '../sinks/ForeachBatchSink.js';
+import type { StreamSink } from '../sinks/Sink.js';
+import type { QuerySpec, TriggerSpec } from '../plan/QuerySpec.js';
+import { checkFormat } from '../sources/resolveSource.js';
+import { checkOutputMode } from '../plan/UnsupportedOperationChecker.js';
+import type { StreamingQuery } from './StreamingQuery.js';
+import { Trigger } from './Trigger.js';
+import { parseBoolean, parseEnum, parsePositiveInt } from '../conf/parsers.js';
+
+export const SINK_FORMATS = ['json', 'csv', 'memory', 'console', 'foreachBatch'] as const;
+
+export class DataStreamWriter {
+  private fmt: string | undefined;
+  private readonly opts = new Options();
+  private mode = 'append';
+  private trig: TriggerSpec = Trigger.ProcessingTime(0);
+  private name: string | null = null;
+  private batchFn: ForeachBatchFunction | undefined;
+
+  constructor(private readonly df: DataFrame) {}
+
+  format(sink: string): this {
+    this.fmt = sink;
+    return this;
+  }
+
+  option(key: string, value: OptionValue): this {
+    this.opts.set(key, value);
+    return this;
+  }
+
+  options(values: Record<string, OptionValue>): this {
+    for (const [k, v] of Object.entries(values)) this.opts.set(k, v);
+    return this;
+  }
+
+  outputMode(mode: string): this {
+    this.mode = mode;
+    return this;
+  }
+
+  trigger(trigger: TriggerSpec): this {
+    this.trig = trigger;
+    return this;
+  }
+
+  queryName(name: string): this {
+    this.name = name;
+    return this;
+  }
+
+  foreachBatch(fn: ForeachBatchFunction): this {
+    if (typeof fn !== 'function') {
+      throw new SluiceError('INVALID_OPTION', 'foreachBatch needs a function (rows, batchId) => ...', { option: 'foreachBatch' });
+    }
+    this.fmt = 'foreachBatch';
+    this.batchFn = fn;
+    return this;
+  }
+
+  private resolveSpec(path: string | undefined): QuerySpec {
+    const format = this.fmt ?? 'json';
+    checkFormat(format, SINK_FORMATS, 'sink');
+    const o = this.opts.copy();
+    const outputMode = parseEnum(this.mode, ['append', 'update', 'complete'] as const, 'outputMode');
+    checkOutputMode(this.df.plan, outputMode);
+    const ckpt = o.take('checkpointLocation');
+    const checkpointLocation = ckpt === undefined ? undefined : resolve(String(ckpt));
+    let sink: StreamSink;
+    if (format === 'json' || format === 'csv') {
+      const p = path ?? o.take('path');
+      if (p === undefined || p === '') {
+        throw new SluiceError('INVALID_OPTION', `a ${format} sink needs an output directory: start(path)`, { option: 'path' });
+      }
+      if (checkpointLocation === undefined) {
+        throw new SluiceError(
+          'CHECKPOINT_LOCATION_REQUIRED',
+          `a ${format} file sink needs option checkpointLocation for exactly-once output`,
+          { option: 'checkpointLocation' },
+        );
+      }
+      const header = format === 'csv' ? parseBoolean(o.take('header') ?? false, 'header') : false;
+      const sep = format === 'csv' ? String(o.take('sep') ?? ',') : ',';
+      sink = new FileSink(format, resolve(String(p)), { header, sep });
+    } else if (format === 'memory') {
+      if (this.name === null) {
+        throw new SluiceError('INVALID_OPTION', 'the memory sink needs a query name: .queryName(name)', { option: 'queryName' });
+      }
+      sink = this.df.session.memorySink(this.name);
+    } else if (format === 'console') {
+      const numRows = parsePositiveInt(o.take('numRows') ?? 20, 'numRows');
+      const truncate = parseBoolean(o.take('truncate') ?? true, 'truncate');
+      sink = new ConsoleSink(numRows, truncate);
+    } else {
+      if (!this.batchFn) {
+        throw new SluiceError('INVALID_OPTION', 'format foreachBatch needs .foreachBatch(fn)', { option: 'foreachBatch' });
+      }
+      sink = new ForeachBatchSink(this.batchFn);
+    }
+    o.rejectUnknown(`${format} sink`);
+    return { sink, outputMode, trigger: this.trig, queryName: this.name, checkpointLocation };
+  }
+
+  async start(path?: string): Promise<StreamingQuery> {
+    const spec = this.resolveSpec(path);
+    return this.df.session.streams.startQuery(this.df, spec);
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * The entry point (Spark's SparkSession): configuration, readers, the query manager, and the
+ * executors (worker threads) that all of the session's queries share.
+ */
+import { decodeRows, inferJsonSchemaFromFiles, rowToExternal, type ReadOptions, type Schema, type StatelessTask } from '@sluice/executor';
+import { SluiceError } from '@sluice/state';
+import { RuntimeConf } from '../conf/RuntimeConf.js';
+import type { DataFrame } from './DataFrame.js';
+import { DataFrameReader } from './DataFrameReader.js';
+import { DataStreamReader } from './DataStreamReader.js';
+import { ListenerBus } from '../events/ListenerBus.js';
+import { committedFiles } from '../sinks/FileSink.js';
+import { MemorySink } from '../sinks/MemorySink.js';
+import { listFiles } from '../sources/fileSystem.js';
+import { MemoryStream } from '../sources/MemoryStream.js';
+import { StreamingQueryManager } from './StreamingQueryManager.js';
+import { TaskScheduler } from '../scheduler/TaskScheduler.js';
+import { splitRange } from '../sources/RateSource.js';
+import { parseUserSchema } from '../sources/resolveSource.js';
+
+export interface SessionOptions {
+  conf?: Record<string, unknown>;
+}
+
+export class Session {
+  readonly conf: RuntimeConf;
+  readonly streams: StreamingQueryManager;
+  readonly listenerBus: ListenerBus;
+  private taskScheduler: TaskScheduler | undefined;
+  private readonly memorySinks = new Map<string, MemorySink>();
+  private readonly memoryStreams = new Map<string, MemoryStream>();
+  private closed = false;
+
+  private constructor(options: SessionOptions) {
+    this.conf = new RuntimeConf(options.conf ?? {});
+    this.listenerBus = new ListenerBus(this.conf.get<number>('sluice.scheduler.listenerbus.eventqueue.capacity'));
+    this.streams = new StreamingQueryManager(this);
+  }
+
+  static async create(options: SessionOptions = {}): Promise<Session> {
+    return new Session(options);
+  }
+
+  get readStream(): DataStreamReader {
+    this.assertOpen();
+    return new DataStreamReader(this);
+  }
+
+  get read(): DataFrameReader {
+    this.assertOpen();
+    return new DataFrameReader(this);
+  }
+
+  assertOpen(): void {
+    if (this.closed) throw new SluiceError('SESSION_CLOSED', 'the session is closed');
+  }
+
+  /** The executors, started on first use with the `sluice.executor.cores` in force then. */
+  scheduler(): TaskScheduler {
+    this.assertOpen();
+    this.taskScheduler ??= new TaskScheduler(
+      this.conf.get<number>('sluice.executor.cores'),
+      this.conf.get<number>('sluice.task.maxFailures'),
+    );
+    return this.taskScheduler;
+  }
+
+  /** A named in-memory input stream; `schema` is required the first time a name is used. */
+  memoryStream(name: string, schema?: string | Record<string, unknown> | Schema): MemoryStream {
+    let stream = this.memoryStreams.get(name);
+    if (!stream) {
+      if (!schema) {
+        throw new SluiceError('SCHEMA_REQUIRED', `memory stream ${name} needs a schema the first time it is used`, { option: 'schema' });
+      }
+      stream = new MemoryStream(name, parseUserSchema(schema));
+      this.memoryStreams.set(name, stream);
+    }
+    return stream;
+  }
+
+  memorySink(name: string): MemorySink {
+    let sink = this.memorySinks.get(name);
+    if (!sink) {
+      sink = new MemorySink(name);
+      this.memorySinks.set(name, sink);
+    }
+    return sink;
+  }
+
+  /** Rows of a memory sink's table in batch order (complete mode: the last batch). */
+  async memoryTable(name: string): Promise<Array<Record<string, unknown>>> {
+    const sink = this.memorySinks.get(name);
+    if (!sink) throw new SluiceError('UNKNOWN_TABLE', `no memory table ${name}; start a query with .format('memory').queryName('${name}')`);
+    return sink.rows();
+  }
+
+  metrics(): { listenerBus: { numDroppedEvents: number }; executor: { slots: number; activeQueries: number } } {
+    return {
+      listenerBus: { numDroppedEvents: this.listenerBus.numDroppedEvents },
+      executor: { slots: this.taskScheduler?.slots ?? this.conf.get<number>('sluice.executor.cores'), activeQueries: this.streams.active.length },
+    };
+  }
+
+  /** The files a static read of `dir` covers: a sink's committed files, else the directory's. */
+  private staticFiles(dir: string): string[] {
+    return committedFiles(dir) ?? listFiles(dir).map((f) => f.path);
+  }
+
+  inferJsonSchema(dir: string, read: ReadOptions): Schema {
+    return inferJsonSchemaFromFiles(this.staticFiles(dir), read);
+  }
+
+  async collectStatic(df: DataFrame): Promise<Array<Record<string, unknown>>> {
+    const source = df.plan.source;
+    if (!('file' in source)) throw new SluiceError('NOT_STATIC', 'collect() needs a static file DataFrame');
+    const files = this.staticFiles(source.file.path);
+    const scheduler = this.scheduler();
+    const tasks: StatelessTask[] = splitRange(0, files.length, scheduler.slots * 2).map(([a, b], partition) => ({
+      kind: 'stateless',
+      queryId: 'static',
+      batchId: 0,
+      partition,
+      attempt: 0,
+      input: { type: 'files', format: source.file.format, files: files.slice(a, b), schema: source.schema, options: source.file.read },
+      inputSchema: source.schema,
+      ops: df.plan.ops,
+      output: { type: 'collect' },
+    }));
+    const results = await scheduler.runTasks(tasks);
+    return results.flatMap((r) => (r.rows ? decodeRows(r.rows) : []).map((row) => rowToExternal(row, df.schema)));
+  }
+
+  /** Stops every query, waits for listeners, and ends the worker threads: the process can exit. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.streams.stopAll();
+    await this.listenerBus.idle();
+    this.closed = true;
+    await this.taskScheduler?.close();
+    this.taskScheduler = undefined;
+  }
+}

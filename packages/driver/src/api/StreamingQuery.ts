@@ -1,0 +1,70 @@
+/** The handle of a running query (Spark's StreamingQuery). */
+import type { SluiceError } from '@sluice/state';
+import type { MicroBatchExecution, QueryStatus } from '../execution/MicroBatchExecution.js';
+import type { StreamingQueryProgress } from '../events/progress.js';
+
+export class StreamingQuery {
+  constructor(private readonly execution: MicroBatchExecution) {}
+
+  /** Stable across restarts from the same checkpoint. */
+  get id(): string {
+    return this.execution.id;
+  }
+  /** New on every start. */
+  get runId(): string {
+    return this.execution.runId;
+  }
+  get name(): string | null {
+    return this.execution.name;
+  }
+  get isActive(): boolean {
+    return this.execution.isActive;
+  }
+  /** State shards the query keeps open in the executors (0 for a stateless query). */
+  get stateShards(): number {
+    return this.execution.stateShards;
+  }
+  get lastProgress(): StreamingQueryProgress | null {
+    return this.execution.lastProgress;
+  }
+  get recentProgress(): StreamingQueryProgress[] {
+    return [...this.execution.progress.recent];
+  }
+  get status(): QueryStatus {
+    return { ...this.execution.status };
+  }
+  /** The error that ended the query, or null. */
+  get exception(): SluiceError | null {
+    return this.execution.exception;
+  }
+
+  /** Stops at a clean point (after the batch in flight) and releases the checkpoint. */
+  stop(): Promise<void> {
+    return this.execution.stop();
+  }
+
+  /**
+   * Resolves when the query ends (true), or false after `timeoutMs`; rejects with the error that
+   * ended it.
+   */
+  async awaitTermination(timeoutMs?: number): Promise<boolean> {
+    const done = this.execution.whenFinished().then(() => true);
+    let timer: NodeJS.Timeout | undefined;
+    const ended =
+      timeoutMs === undefined
+        ? await done
+        : await Promise.race([done, new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeoutMs)))]);
+    clearTimeout(timer);
+    if (ended && this.execution.exception) throw this.execution.exception;
+    return ended;
+  }
+
+  /** Resolves once all data available at the call (and any due no-data batch) is committed. */
+  processAllAvailable(): Promise<void> {
+    return this.execution.processAllAvailable();
+  }
+
+  whenFinished(): Promise<void> {
+    return this.execution.whenFinished();
+  }
+}

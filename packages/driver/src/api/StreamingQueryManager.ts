@@ -1,0 +1,83 @@
+/** `session.streams`: the active queries of a session, and the listener bus. */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SluiceError } from '@sluice/state';
+import type { DataFrame } from './DataFrame.js';
+import type { QuerySpec } from '../plan/QuerySpec.js';
+import type { StreamingQueryListener } from '../events/ListenerBus.js';
+import { MicroBatchExecution } from '../execution/MicroBatchExecution.js';
+import type { Session } from './Session.js';
+import { StreamingQuery } from './StreamingQuery.js';
+
+export class StreamingQueryManager {
+  private readonly queries = new Map<string, StreamingQuery>();
+  private terminatedWaiters: Array<(q: StreamingQuery) => void> = [];
+  private lastTerminated: StreamingQuery | undefined;
+
+  constructor(private readonly session: Session) {}
+
+  get active(): StreamingQuery[] {
+    return [...this.queries.values()].filter((q) => q.isActive);
+  }
+
+  get(id: string): StreamingQuery | null {
+    return this.queries.get(id) ?? null;
+  }
+
+  addListener(listener: StreamingQueryListener): void {
+    this.session.listenerBus.addListener(listener);
+  }
+
+  removeListener(listener: StreamingQueryListener): void {
+    this.session.listenerBus.removeListener(listener);
+  }
+
+  /** Resolves when any query of the session ends; rejects with its error if it failed. */
+  async awaitAnyTermination(timeoutMs?: number): Promise<boolean> {
+    const q =
+      this.lastTerminated ??
+      (await new Promise<StreamingQuery | undefined>((resolve) => {
+        this.terminatedWaiters.push(resolve);
+        if (timeoutMs !== undefined) setTimeout(() => resolve(undefined), timeoutMs).unref();
+      }));
+    if (!q) return false;
+    if (q.exception) throw q.exception;
+    return true;
+  }
+
+  /** Forgets past terminations so that awaitAnyTermination waits for a new one. */
+  resetTerminated(): void {
+    this.lastTerminated = undefined;
+  }
+
+  async startQuery(df: DataFrame, spec: QuerySpec): Promise<StreamingQuery> {
+    this.session.assertOpen();
+    if (spec.queryName !== null && this.active.some((q) => q.name === spec.queryName)) {
+      throw new SluiceError('QUERY_NAME_IN_USE', `a query named ${spec.queryName} is already active`, { option: 'queryName' });
+    }
+    const temporary = spec.checkpointLocation === undefined;
+    const checkpointDir = spec.checkpointLocation ?? mkdtempSync(join(tmpdir(), 'sluice-checkpoint-'));
+    const ctx = {
+      conf: this.session.conf.snapshot(),
+      scheduler: this.session.scheduler(),
+      bus: this.session.listenerBus,
+      activeStateShards: this.active.reduce((n, q) => n + q.stateShards, 0),
+    };
+    const execution = new MicroBatchExecution(ctx, df.plan, df.schema, spec, checkpointDir, temporary);
+    const query = new StreamingQuery(execution);
+    this.queries.set(query.id, query);
+    void execution.whenFinished().then(() => {
+      this.queries.delete(query.id);
+      this.lastTerminated = query;
+      const waiters = this.terminatedWaiters;
+      this.terminatedWaiters = [];
+      for (const w of waiters) w(query);
+    });
+    return query;
+  }
+
+  async stopAll(): Promise<void> {
+    await Promise.all(this.active.map((q) => q.stop()));
+  }
+}

@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { RuntimeConf } from './RuntimeConf.js';
+
+describe('RuntimeConf', () => {
+  it('has the documented defaults', () => {
+    const c = new RuntimeConf();
+    expect(c.get('sluice.sql.shuffle.partitions')).toBe(200);
+    expect(c.get('sluice.sql.streaming.stateStore.partitions')).toBeUndefined();
+    expect(c.get('sluice.sql.streaming.stateStore.keyGroups')).toBe(4096);
+    expect(c.get('sluice.task.maxFailures')).toBe(4);
+    expect(c.get('sluice.scheduler.listenerbus.eventqueue.capacity')).toBe(10_000);
+    expect(c.get('sluice.sql.streaming.minBatchesToRetain')).toBe(100);
+    expect(c.get<number>('sluice.executor.cores')).toBeGreaterThanOrEqual(1);
+  });
+
+  it('accepts spark.* aliases and string values, as a Spark snippet passes them', () => {
+    const c = new RuntimeConf({ 'spark.sql.shuffle.partitions': '100' });
+    c.set('spark.sql.streaming.stateStore.partitions', '50');
+    expect(c.get('sluice.sql.shuffle.partitions')).toBe(100);
+    expect(c.get('spark.sql.streaming.stateStore.partitions')).toBe(50);
+    c.set('sluice.sql.shuffle.partitions', 'auto');
+    expect(c.get('sluice.sql.shuffle.partitions')).toBe('auto');
+    c.set('spark.sql.streaming.noDataMicroBatches.enabled', 'false');
+    expect(c.get('sluice.sql.streaming.noDataMicroBatches.enabled')).toBe(false);
+  });
+
+  it('rejects unknown keys and bad values with INVALID_CONF naming the key', () => {
+    const c = new RuntimeConf();
+    expect(() => c.set('sluice.sql.shuffle.partition', 3)).toThrow(
+      expect.objectContaining({ code: 'INVALID_CONF', option: 'sluice.sql.shuffle.partition' }),
+    );
+    expect(() => c.set('spark.task.maxFailures', 0)).toThrow(expect.objectContaining({ code: 'INVALID_CONF', option: 'spark.task.maxFailures' }));
+    expect(() => c.set('sluice.scheduler.mode', 'RANDOM')).toThrow(expect.objectContaining({ code: 'INVALID_CONF' }));
+    expect(() => new RuntimeConf({ 'sluice.executor.cores': 'many' })).toThrow(expect.objectContaining({ code: 'INVALID_CONF' }));
+  });
+
+  it('a snapshot does not see later changes', () => {
+    const c = new RuntimeConf();
+    c.set('sluice.task.maxFailures', 2);
+    const snap = c.snapshot();
+    c.set('sluice.task.maxFailures', 7);
+    expect(snap.get('sluice.task.maxFailures')).toBe(2);
+    expect(c.get('sluice.task.maxFailures')).toBe(7);
+  });
+});

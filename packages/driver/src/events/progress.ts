@@ -1,0 +1,40 @@
+/** The progress event of a batch (contract): Spark's StreamingQueryProgress JSON. */
+export interface SourceProgress {
+  description: string;
+  startOffset: unknown;
+  endOffset: unknown;
+  latestOffset: unknown;
+  numInputRows: number;
+  inputRowsPerSecond: number;
+  processedRowsPerSecond: number;
+}
+
+export interface StateOperatorProgress {
+  operatorName: string;
+  numRowsTotal: number;
+  numRowsUpdated: number;
+  numRowsRemoved: number;
+  numRowsDroppedByWatermark: number;
+  memoryUsedBytes: number;
+  numShufflePartitions: number;
+  numStateStoreInstances: number;
+  commitTimeMs: number;
+  customMetrics: Record<string, number>;
+}
+
+export interface StreamingQueryProgress {
+  id: string;
+  runId: string;
+  name: string | null;
+  timestamp: string;
+  batchId: number;
+  batchDuration: number;
+  numInputRows: number;
+  inputRowsPerSecond: number;
+  processedRowsPerSecond: number;
+  durationMs: Record<string, number>;
+  eventTime: Record<string, string>;
+  stateOperators: StateOperatorProgress[];
+  sources: SourceProgress[];
+  sink: { description: string; numOutputRows: number };
+}

@@ -1,0 +1,22 @@
+/**
+ * What `writeStream` decided for a query, validated before it starts: the sink, the output mode,
+ * the trigger, the name and the checkpoint location.
+ */
+import type { StreamSink } from '../sinks/Sink.js';
+
+export type OutputMode = 'append' | 'update' | 'complete';
+
+/** When batches run, as Spark's Trigger (built by `Trigger` in the API). */
+export type TriggerSpec =
+  | { kind: 'ProcessingTime'; intervalMs: number }
+  | { kind: 'AvailableNow' }
+  | { kind: 'Once' };
+
+export interface QuerySpec {
+  sink: StreamSink;
+  outputMode: OutputMode;
+  trigger: TriggerSpec;
+  queryName: string | null;
+  /** Undefined: a temporary checkpoint, removed when the query stops. */
+  checkpointLocation: string | undefined;
+}

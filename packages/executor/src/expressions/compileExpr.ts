@@ -1,0 +1,295 @@
+/**
+ * Expression evaluation inside a worker: an Expr, typed by exprTypes.ts, is compiled once into a
+ * tree of closures, so that evaluating a row does no dispatch on operator names.
+ *
+ * Semantics are Spark's, non-ANSI: SQL three-valued logic, null in → null out, division and
+ * modulo by zero give null, INT arithmetic wraps at 32 bits, casts of unparsable text give null.
+ * LONG values are JS numbers, so they are exact up to 2^53 and do not wrap at 2^63.
+ */
+import { SluiceError } from '@sluice/state';
+import type { Expr } from './types.js';
+import type { DataType, Row, Schema } from '../schema/types.js';
+import { ARITHMETIC_OPS, binaryTypes, callTypes, exprType, widerNumeric, type Arithmetic, type Comparison } from './exprTypes.js';
+import { exprSql } from './exprNames.js';
+import { resolveColumn } from './resolveColumn.js';
+import { codePointLength, sparkSubstring, trimSpaces } from './sparkStrings.js';
+import { udfKey, type UdfRegistry } from './udfs.js';
+import { lastWindowStart } from './windows.js';
+import {
+  createCast,
+  createToExternalConverter,
+  createToInternalConverter,
+  isNumericType,
+  isStructType,
+  sameType,
+  toInternal,
+  typeName,
+} from '../schema/values.js';
+
+export type Evaluator = (row: Row) => unknown;
+
+/** Brings values of type `from` to type `to`; widening between numbers costs nothing in JS. */
+function coerce(ev: Evaluator, from: DataType, to: DataType): Evaluator {
+  if (sameType(from, to) || from === 'null') return ev;
+  if (isNumericType(from) && isNumericType(to) && widerNumeric(from, to) === to) return ev;
+  const cast = createCast(from, to);
+  if (cast === undefined) throw new SluiceError('DATATYPE_MISMATCH', `cannot cast ${typeName(from)} to ${typeName(to)}`);
+  return (row) => {
+    const v = ev(row);
+    return v == null ? null : cast(v);
+  };
+}
+
+type Binary = (l: Evaluator, r: Evaluator) => Evaluator;
+type N = number;
+
+// Every operator has its own closure so that V8 sees one operation per call site; null checks use
+// `== null` so that a stray undefined in a row reads as SQL null.
+const ARITHMETIC: Record<Arithmetic, Binary> = {
+  plus: (l, r) => (row) => { const a = l(row); if (a == null) return null; const b = r(row); return b == null ? null : (a as N) + (b as N); },
+  minus: (l, r) => (row) => { const a = l(row); if (a == null) return null; const b = r(row); return b == null ? null : (a as N) - (b as N); },
+  multiply: (l, r) => (row) => { const a = l(row); if (a == null) return null; const b = r(row); return b == null ? null : (a as N) * (b as N); },
+  divide: (l, r) => (row) => { const a = l(row); if (a == null) return null; const b = r(row); return b == null || b === 0 ? null : (a as N) / (b as N); },
+  // JS % takes the sign of the dividend, as Java's and so Spark's does.
+  mod: (l, r) => (row) => { const a = l(row); if (a == null) return null; const b = r(row); return b == null || b === 0 ? null : (a as N) % (b as N); },
+};
+
+/** INT arithmetic wraps at 32 bits like Java's int (Spark non-ANSI). */
+const INT_ARITHMETIC: Partial<Record<Arithmetic, Binary>> = {
+  plus: (l, r) => (row) => { const a = l(row); if (a == null) return null; const b = r(row); return b == null ? null : ((a as N) + (b as N)) | 0; },
+  minus: (l, r) => (row) => { const a = l(row); if (a == null) return null; const b = r(row); return b == null ? null : ((a as N) - (b as N)) | 0; },
+  multiply: (l, r) => (row) => { const a = l(row); if (a == null) return null; const b = r(row); return b == null ? null : Math.imul(a as N, b as N); },
+};
+
+const COMPARISON: Record<Comparison, Binary> = {
+  gt: (l, r) => (row) => { const a = l(row); if (a == null) return null; const b = r(row); return b == null ? null : (a as N) > (b as N); },
+  geq: (l, r) => (row) => { const a = l(row); if (a == null) return null; const b = r(row); return b == null ? null : (a as N) >= (b as N); },
+  lt: (l, r) => (row) => { const a = l(row); if (a == null) return null; const b = r(row); return b == null ? null : (a as N) < (b as N); },
+  leq: (l, r) => (row) => { const a = l(row); if (a == null) return null; const b = r(row); return b == null ? null : (a as N) <= (b as N); },
+  equalTo: (l, r) => (row) => { const a = l(row); if (a == null) return null; const b = r(row); return b == null ? null : a === b; },
+  notEqual: (l, r) => (row) => { const a = l(row); if (a == null) return null; const b = r(row); return b == null ? null : a !== b; },
+};
+
+/** Spark orders NaN above every other double and makes NaN = NaN true. */
+const DOUBLE_COMPARISON: Record<Comparison, Binary> = {
+  gt: (l, r) => (row) => { const a = l(row) as N; if (a == null) return null; const b = r(row) as N; return b == null ? null : a > b || (a !== a && b === b); },
+  geq: (l, r) => (row) => { const a = l(row) as N; if (a == null) return null; const b = r(row) as N; return b == null ? null : a >= b || a !== a; },
+  lt: (l, r) => (row) => { const a = l(row) as N; if (a == null) return null; const b = r(row) as N; return b == null ? null : a < b || (b !== b && a === a); },
+  leq: (l, r) => (row) => { const a = l(row) as N; if (a == null) return null; const b = r(row) as N; return b == null ? null : a <= b || b !== b; },
+  equalTo: (l, r) => (row) => { const a = l(row) as N; if (a == null) return null; const b = r(row) as N; return b == null ? null : a === b || (a !== a && b !== b); },
+  notEqual: (l, r) => (row) => { const a = l(row) as N; if (a == null) return null; const b = r(row) as N; return b == null ? null : a !== b && (a === a || b === b); },
+};
+
+function structEquals(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  const x = a as Row;
+  const y = b as Row;
+  const keys = Object.keys(x);
+  return keys.length === Object.keys(y).length && keys.every((k) => structEquals(x[k] ?? null, y[k] ?? null));
+}
+
+/** Three-valued logic: false AND null is false, true OR null is true, otherwise null wins. */
+const LOGIC: Record<'and' | 'or', Binary> = {
+  and: (l, r) => (row) => { const a = l(row); if (a === false) return false; const b = r(row); if (b === false) return false; return a == null || b == null ? null : true; },
+  or: (l, r) => (row) => { const a = l(row); if (a === true) return true; const b = r(row); if (b === true) return true; return a == null || b == null ? null : false; },
+};
+
+function compileBinary(expr: Extract<Expr, { op: 'binary' }>, schema: Schema, udfs: UdfRegistry): Evaluator {
+  const { operand, result } = binaryTypes(expr, schema);
+  if (result === 'null') return () => null;
+  const l = coerce(compile(expr.left, schema, udfs), exprType(expr.left, schema), operand);
+  const r = coerce(compile(expr.right, schema, udfs), exprType(expr.right, schema), operand);
+  const fn = expr.fn;
+  if (fn === 'and' || fn === 'or') return LOGIC[fn](l, r);
+  if (ARITHMETIC_OPS.has(fn)) {
+    const f = fn as Arithmetic;
+    return ((operand === 'int' && INT_ARITHMETIC[f]) || ARITHMETIC[f])(l, r);
+  }
+  const c = fn as Comparison;
+  if (isStructType(operand)) {
+    const eq = c === 'equalTo';
+    return (row) => { const a = l(row); if (a == null) return null; const b = r(row); return b == null ? null : structEquals(a, b) === eq; };
+  }
+  return (operand === 'double' ? DOUBLE_COMPARISON : COMPARISON)[c](l, r);
+}
+
+function compileUnary(expr: Extract<Expr, { op: 'unary' }>, schema: Schema, udfs: UdfRegistry): Evaluator {
+  const t = exprType(expr.expr, schema);
+  const x = compile(expr.expr, schema, udfs);
+  switch (expr.fn) {
+    case 'not':
+      return (row) => { const a = x(row); return a == null ? null : !a; };
+    case 'isNull':
+      return (row) => x(row) == null;
+    case 'isNotNull':
+      return (row) => x(row) != null;
+    case 'negate': {
+      const operand = exprType(expr, schema);
+      const v = coerce(x, t, operand);
+      if (operand === 'int') return (row) => { const a = v(row); return a == null ? null : (0 - (a as N)) | 0; };
+      if (operand === 'long') return (row) => { const a = v(row); return a == null ? null : 0 - (a as N); };
+      return (row) => { const a = v(row); return a == null ? null : -(a as N); };
+    }
+  }
+}
+
+function compileCall(expr: Extract<Expr, { op: 'call' }>, schema: Schema, udfs: UdfRegistry): Evaluator {
+  const { args: argTypes } = callTypes(expr, schema);
+  const args = expr.args.map((a, i) => coerce(compile(a, schema, udfs), exprType(a, schema), argTypes[i]!));
+  const [a0 = () => null, a1 = () => null, a2] = args;
+  switch (expr.fn) {
+    case 'upper':
+      return (row) => { const s = a0(row) as string | null; return s == null ? null : s.toUpperCase(); };
+    case 'lower':
+      return (row) => { const s = a0(row) as string | null; return s == null ? null : s.toLowerCase(); };
+    case 'trim':
+      return (row) => { const s = a0(row) as string | null; return s == null ? null : trimSpaces(s); };
+    case 'length':
+      return (row) => { const s = a0(row) as string | null; return s == null ? null : codePointLength(s); };
+    case 'substring':
+      return (row) => {
+        const s = a0(row) as string | null;
+        if (s == null) return null;
+        const pos = a1(row) as number | null;
+        const len = a2 === undefined ? Infinity : (a2(row) as number | null);
+        return pos == null || len == null ? null : sparkSubstring(s, pos, len);
+      };
+    case 'concat':
+      return (row) => {
+        let out = '';
+        for (const a of args) {
+          const s = a(row);
+          if (s == null) return null;
+          out += s as string;
+        }
+        return out;
+      };
+    case 'coalesce':
+      return (row) => {
+        for (const a of args) {
+          const v = a(row);
+          if (v != null) return v;
+        }
+        return null;
+      };
+  }
+}
+
+function compileWhen(expr: Extract<Expr, { op: 'when' }>, schema: Schema, udfs: UdfRegistry): Evaluator {
+  const t = exprType(expr, schema);
+  const value = (e: Expr): Evaluator => coerce(compile(e, schema, udfs), exprType(e, schema), t);
+  const conds = expr.branches.map((b) => compile(b.cond, schema, udfs));
+  const values = expr.branches.map((b) => value(b.value));
+  const otherwise = expr.otherwise === undefined ? () => null : value(expr.otherwise);
+  const [c0, v0] = [conds[0], values[0]];
+  if (conds.length === 1 && c0 !== undefined && v0 !== undefined) {
+    return (row) => (c0(row) === true ? v0(row) : otherwise(row));
+  }
+  return (row) => {
+    // A null condition is not true: the branch is skipped, as in SQL.
+    for (let i = 0; i < conds.length; i++) if (conds[i]!(row) === true) return values[i]!(row);
+    return otherwise(row);
+  };
+}
+
+function compileUdf(expr: Extract<Expr, { op: 'udf' }>, schema: Schema, udfs: UdfRegistry): Evaluator {
+  const fn = udfs.get(udfKey(expr.moduleUrl, expr.exportName));
+  if (fn === undefined) {
+    throw new SluiceError(
+      'UDF_NOT_FOUND',
+      `udf '${expr.exportName}' of ${expr.moduleUrl} is not loaded in this worker (loadUdfs must run before compileExpr)`,
+      { file: expr.moduleUrl },
+    );
+  }
+  // User code sees external values (Date for TIMESTAMP) and may return loose ones.
+  const args = expr.args.map((a) => {
+    const ev = compile(a, schema, udfs);
+    const toExternal = createToExternalConverter(exprType(a, schema));
+    return (row: Row) => toExternal(ev(row));
+  });
+  const toInternal = createToInternalConverter(expr.returnType);
+  const result = (r: unknown): unknown => {
+    if (r !== null && typeof r === 'object' && typeof (r as { then?: unknown }).then === 'function') {
+      throw new SluiceError('UDF_ASYNC_RESULT', `udf '${expr.exportName}' of ${expr.moduleUrl} returned a promise; udfs must be synchronous`, {
+        file: expr.moduleUrl,
+      });
+    }
+    return toInternal(r);
+  };
+  const [a0, a1] = args;
+  if (args.length === 0) return () => result(fn());
+  if (args.length === 1 && a0 !== undefined) return (row) => result(fn(a0(row)));
+  if (args.length === 2 && a0 !== undefined && a1 !== undefined) return (row) => result(fn(a0(row), a1(row)));
+  return (row) => result(fn(...args.map((a) => a(row))));
+}
+
+/**
+ * A tumbling window evaluates to its {start, end} object. A sliding window gives several values
+ * per row, so it exists only as a grouping key, which the map side expands (mapSide.ts).
+ */
+function compileWindow(expr: Extract<Expr, { op: 'window' }>, schema: Schema, udfs: UdfRegistry): Evaluator {
+  exprType(expr, schema); // the time column must be a TIMESTAMP
+  if (expr.slideMs !== expr.sizeMs) {
+    throw new SluiceError('UNSUPPORTED_OPERATION', `a sliding window ${exprSql(expr)} can only be a groupBy key`);
+  }
+  const time = compile(expr.expr, schema, udfs);
+  const { sizeMs, startMs } = expr;
+  return (row) => {
+    const t = time(row) as number | null;
+    if (t == null) return null;
+    const start = lastWindowStart(t, sizeMs, startMs);
+    return { start, end: start + sizeMs };
+  };
+}
+
+function compileColumn(name: string, schema: Schema): Evaluator {
+  const { path } = resolveColumn(name, schema);
+  const [first, ...rest] = path as [string, ...string[]];
+  if (rest.length === 0) return (row) => row[first] ?? null;
+  return (row) => {
+    let v = row[first];
+    for (const p of rest) {
+      if (v == null) return null;
+      v = (v as Row)[p];
+    }
+    return v ?? null;
+  };
+}
+
+function compile(expr: Expr, schema: Schema, udfs: UdfRegistry): Evaluator {
+  switch (expr.op) {
+    case 'col':
+      return compileColumn(expr.name, schema);
+    case 'lit': {
+      const v = toInternal(expr.value, expr.type);
+      return () => v;
+    }
+    case 'alias':
+      return compile(expr.expr, schema, udfs);
+    case 'binary':
+      return compileBinary(expr, schema, udfs);
+    case 'unary':
+      return compileUnary(expr, schema, udfs);
+    case 'cast':
+      exprType(expr, schema); // rejects impossible casts with the expression in the message
+      return coerce(compile(expr.expr, schema, udfs), exprType(expr.expr, schema), expr.to);
+    case 'when':
+      return compileWhen(expr, schema, udfs);
+    case 'call':
+      return compileCall(expr, schema, udfs);
+    case 'udf':
+      return compileUdf(expr, schema, udfs);
+    case 'window':
+      return compileWindow(expr, schema, udfs);
+  }
+}
+
+/**
+ * Compiles an expression over rows of `schema` into an evaluator returning engine-form values
+ * (null for SQL null, never undefined). Type errors and unknown columns throw here, not per row;
+ * udfs must already be in `udfs` (see loadUdfs).
+ */
+export function compileExpr(expr: Expr, schema: Schema, udfs: UdfRegistry = new Map()): Evaluator {
+  return compile(expr, schema, udfs);
+}

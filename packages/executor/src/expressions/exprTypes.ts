@@ -1,0 +1,270 @@
+/**
+ * Typing of expressions: the serializable Expr tree of a plan is type-checked against the input
+ * schema, with Spark's (non-ANSI) implicit casts and widening. The same rules let the driver
+ * reject a bad plan before any batch runs (planOutputSchema) and let the compiler choose operand
+ * types once per expression (compileExpr.ts).
+ */
+import { SluiceError } from '@sluice/state';
+import { childrenOf } from './exprTree.js';
+import type { BinaryOp, Expr, FunctionName } from './types.js';
+import type { Op } from '../operators/types.js';
+import type { DataType, Schema, StructType } from '../schema/types.js';
+import { exprName, exprSql } from './exprNames.js';
+import { resolveColumn } from './resolveColumn.js';
+import { createCast, isNumericType, isStructType, sameType, typeName } from '../schema/values.js';
+
+function mismatch(expr: Expr, why: string, column?: string): SluiceError {
+  return new SluiceError('DATATYPE_MISMATCH', `cannot resolve '${exprSql(expr)}' due to data type mismatch: ${why}`, {
+    ...(column !== undefined && { column }),
+  });
+}
+
+/** The type of window(...): Spark's struct<start: TIMESTAMP, end: TIMESTAMP>. */
+export const WINDOW_TYPE: StructType = {
+  struct: [
+    { name: 'start', type: 'timestamp', nullable: true },
+    { name: 'end', type: 'timestamp', nullable: true },
+  ],
+};
+
+/** Checks a window's time column (TIMESTAMP only) and durations; shared by typing and compilation. */
+function checkWindow(expr: Extract<Expr, { op: 'window' }>, schema: Schema): void {
+  const t = exprType(expr.expr, schema);
+  if (t !== 'timestamp') {
+    const column = exprName(expr.expr, schema);
+    throw mismatch(expr, `the time column '${column}' of a window must be TIMESTAMP, not ${typeName(t)}`, column);
+  }
+  const { sizeMs, slideMs, startMs } = expr;
+  // Spark's own checks on window(): a positive size, and a slide in (0, size].
+  if (!(sizeMs > 0) || !(slideMs > 0) || slideMs > sizeMs || !Number.isFinite(sizeMs) || !Number.isFinite(startMs)) {
+    throw new SluiceError(
+      'INVALID_EXPRESSION',
+      `${exprSql(expr)}: the window duration must be positive and the slide duration in (0, window duration]`,
+    );
+  }
+}
+
+const NUMERIC_RANK = { null: 0, int: 1, long: 2, double: 3 } as const;
+
+/** int < long < double; null gives way to anything. */
+export function widerNumeric(a: DataType, b: DataType): DataType {
+  const ra = NUMERIC_RANK[a as keyof typeof NUMERIC_RANK];
+  const rb = NUMERIC_RANK[b as keyof typeof NUMERIC_RANK];
+  return ra >= rb ? a : b;
+}
+
+/**
+ * The type that branches of `when` and arguments of `coalesce` are brought to (Spark's
+ * findWiderCommonType): numbers widen, text absorbs other atomic types, null gives way.
+ */
+function commonType(types: DataType[], expr: Expr): DataType {
+  let acc: DataType = 'null';
+  for (const t of types) {
+    if (acc === 'null' || sameType(acc, t)) acc = t;
+    else if (t === 'null') continue;
+    else if (isNumericType(acc) && isNumericType(t)) acc = widerNumeric(acc, t);
+    else if ((acc === 'string' && !isStructType(t)) || (t === 'string' && !isStructType(acc))) acc = 'string';
+    else throw mismatch(expr, `no common type of ${typeName(acc)} and ${typeName(t)}`);
+  }
+  return acc;
+}
+
+export type Arithmetic = 'plus' | 'minus' | 'multiply' | 'divide' | 'mod';
+export type Comparison = 'gt' | 'geq' | 'lt' | 'leq' | 'equalTo' | 'notEqual';
+export const ARITHMETIC_OPS = new Set<BinaryOp>(['plus', 'minus', 'multiply', 'divide', 'mod']);
+
+/** Text in arithmetic is read as DOUBLE, as Spark's non-ANSI implicit cast does. */
+function arithmeticOperand(t: DataType): DataType | undefined {
+  return t === 'string' ? 'double' : isNumericType(t) || t === 'null' ? t : undefined;
+}
+
+/** Both sides of a binary operator are brought to `operand`; the result has type `result`. */
+export function binaryTypes(expr: Extract<Expr, { op: 'binary' }>, schema: Schema): { operand: DataType; result: DataType } {
+  const lt = exprType(expr.left, schema);
+  const rt = exprType(expr.right, schema);
+  const pair = `${typeName(lt)} and ${typeName(rt)}`;
+  if (ARITHMETIC_OPS.has(expr.fn)) {
+    const l = arithmeticOperand(lt);
+    const r = arithmeticOperand(rt);
+    if (l === undefined || r === undefined) throw mismatch(expr, `arithmetic needs numbers, not ${pair}`);
+    const operand = widerNumeric(l, r);
+    if (operand === 'null') return { operand, result: 'null' };
+    return { operand, result: expr.fn === 'divide' ? 'double' : operand };
+  }
+  if (expr.fn === 'and' || expr.fn === 'or') {
+    if ((lt !== 'boolean' && lt !== 'null') || (rt !== 'boolean' && rt !== 'null')) {
+      throw mismatch(expr, `${expr.fn.toUpperCase()} needs booleans, not ${pair}`);
+    }
+    return { operand: 'boolean', result: 'boolean' };
+  }
+  // Comparison (Spark's findCommonTypeForBinaryComparison): text compared with another atomic
+  // type is cast to that type, so ts > '2024-01-01' compares timestamps.
+  let operand: DataType | undefined;
+  if (sameType(lt, rt)) operand = lt;
+  else if (lt === 'null' || rt === 'null') operand = lt === 'null' ? rt : lt;
+  else if (isNumericType(lt) && isNumericType(rt)) operand = widerNumeric(lt, rt);
+  else if (lt === 'string' && !isStructType(rt)) operand = rt;
+  else if (rt === 'string' && !isStructType(lt)) operand = lt;
+  if (operand === undefined) throw mismatch(expr, `cannot compare ${pair}`);
+  if (isStructType(operand) && expr.fn !== 'equalTo' && expr.fn !== 'notEqual') {
+    throw mismatch(expr, 'structs can be compared for equality only');
+  }
+  return { operand, result: 'boolean' };
+}
+
+/** Arguments of text functions are cast to STRING (upper(42) is '42'). */
+const STRING_FUNCTIONS = new Set<FunctionName>(['upper', 'lower', 'trim', 'length', 'concat']);
+const ARITY: Record<FunctionName, [min: number, max: number]> = {
+  upper: [1, 1],
+  lower: [1, 1],
+  trim: [1, 1],
+  length: [1, 1],
+  concat: [0, Infinity],
+  substring: [2, 3],
+  coalesce: [1, Infinity],
+};
+
+export function callTypes(expr: Extract<Expr, { op: 'call' }>, schema: Schema): { args: DataType[]; result: DataType } {
+  const [min, max] = ARITY[expr.fn];
+  if (expr.args.length < min || expr.args.length > max) {
+    throw new SluiceError('WRONG_NUM_ARGS', `${expr.fn} takes ${min === max ? min : `${min} to ${max}`} arguments, got ${expr.args.length}`);
+  }
+  const types = expr.args.map((a) => exprType(a, schema));
+  if (STRING_FUNCTIONS.has(expr.fn)) {
+    return { args: types.map(() => 'string'), result: expr.fn === 'length' ? 'int' : 'string' };
+  }
+  if (expr.fn === 'substring') {
+    for (const t of types.slice(1)) {
+      if (!isNumericType(t) && t !== 'string' && t !== 'null') throw mismatch(expr, `position and length must be integers, not ${typeName(t)}`);
+    }
+    return { args: types.map((_, i) => (i === 0 ? 'string' : 'int')), result: 'string' };
+  }
+  const t = commonType(types, expr); // coalesce
+  return { args: types.map(() => t), result: t };
+}
+
+/** The type of an expression's values over rows of `schema`; throws on unknown columns and type errors. */
+export function exprType(expr: Expr, schema: Schema): DataType {
+  switch (expr.op) {
+    case 'col':
+      return resolveColumn(expr.name, schema).field.type;
+    case 'lit':
+      return expr.type;
+    case 'alias':
+      return exprType(expr.expr, schema);
+    case 'binary':
+      return binaryTypes(expr, schema).result;
+    case 'unary': {
+      const t = exprType(expr.expr, schema);
+      if (expr.fn === 'isNull' || expr.fn === 'isNotNull') return 'boolean';
+      if (expr.fn === 'not') {
+        if (t !== 'boolean' && t !== 'null') throw mismatch(expr, `NOT needs a boolean, not ${typeName(t)}`);
+        return 'boolean';
+      }
+      const operand = arithmeticOperand(t); // negate
+      if (operand === undefined) throw mismatch(expr, `negation needs a number, not ${typeName(t)}`);
+      return operand;
+    }
+    case 'cast': {
+      const from = exprType(expr.expr, schema);
+      if (createCast(from, expr.to) === undefined) throw mismatch(expr, `cannot cast ${typeName(from)} to ${typeName(expr.to)}`);
+      return expr.to;
+    }
+    case 'when': {
+      for (const b of expr.branches) {
+        const t = exprType(b.cond, schema);
+        if (t !== 'boolean' && t !== 'null') throw mismatch(expr, `WHEN conditions must be boolean, not ${typeName(t)}`);
+      }
+      const values = expr.branches.map((b) => b.value);
+      if (expr.otherwise !== undefined) values.push(expr.otherwise);
+      return commonType(values.map((v) => exprType(v, schema)), expr);
+    }
+    case 'call':
+      return callTypes(expr, schema).result;
+    case 'udf':
+      for (const a of expr.args) exprType(a, schema);
+      return expr.returnType;
+    case 'window':
+      checkWindow(expr, schema);
+      return WINDOW_TYPE;
+  }
+}
+
+/** Whether an expression may be null (conservative: true when unsure). */
+export function exprNullable(expr: Expr, schema: Schema): boolean {
+  const any = (es: Expr[]): boolean => es.some((e) => exprNullable(e, schema));
+  switch (expr.op) {
+    case 'col':
+      return resolveColumn(expr.name, schema).field.nullable;
+    case 'lit':
+      return expr.value === null;
+    case 'alias':
+      return exprNullable(expr.expr, schema);
+    case 'binary':
+      return expr.fn === 'divide' || expr.fn === 'mod' || any([expr.left, expr.right]);
+    case 'unary':
+      return expr.fn === 'isNull' || expr.fn === 'isNotNull' ? false : exprNullable(expr.expr, schema);
+    case 'cast': {
+      const from = exprType(expr.expr, schema);
+      // Text may not parse, and a far timestamp has no ISO form.
+      return from === 'string' || expr.to === 'timestamp' || from === 'timestamp' || exprNullable(expr.expr, schema);
+    }
+    case 'when':
+      return expr.otherwise === undefined || any([...expr.branches.map((b) => b.value), expr.otherwise]);
+    case 'call':
+      return expr.fn === 'coalesce' ? expr.args.every((a) => exprNullable(a, schema)) : any(expr.args);
+    case 'udf':
+      return true;
+    case 'window':
+      return exprNullable(expr.expr, schema);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operators
+
+
+/**
+ * A sliding window gives several values per row, so only a groupBy key may hold one; refusing it
+ * here makes start() fail rather than the first task (compileExpr refuses it too).
+ */
+export function rejectSlidingWindow(expr: Expr): void {
+  if (expr.op === 'window' && expr.slideMs !== expr.sizeMs) {
+    throw new SluiceError('UNSUPPORTED_OPERATION', `a sliding window ${exprSql(expr)} can only be a groupBy key`);
+  }
+  for (const c of childrenOf(expr)) rejectSlidingWindow(c);
+}
+
+/** The schema after one operator; shared by planOutputSchema and compileOps. */
+export function opOutputSchema(op: Op, schema: Schema): Schema {
+  switch (op.kind) {
+    case 'filter': {
+      const t = exprType(op.cond, schema);
+      if (t !== 'boolean' && t !== 'null') throw mismatch(op.cond, `filter condition must be boolean, not ${typeName(t)}`);
+      rejectSlidingWindow(op.cond);
+      return schema;
+    }
+    case 'project': {
+      const out: Schema = [];
+      const seen = new Set<string>();
+      for (const e of op.exprs) {
+        const name = exprName(e, schema);
+        // Rows are objects keyed by name, so two outputs with one name cannot both exist.
+        if (seen.has(name)) throw new SluiceError('COLUMN_ALREADY_EXISTS', `column '${name}' is selected twice; alias one of them`, { column: name });
+        seen.add(name);
+        rejectSlidingWindow(e);
+        out.push({ name, type: exprType(e, schema), nullable: exprNullable(e, schema) });
+      }
+      return out;
+    }
+    case 'watermark':
+      // Rows pass unchanged; the worker measures event time at this marker.
+      resolveColumn(op.column, schema);
+      return schema;
+  }
+}
+
+/** The schema after `ops`, checked eagerly (unknown columns, type errors) without loading udfs. */
+export function planOutputSchema(ops: readonly Op[], schema: Schema): Schema {
+  return ops.reduce((s, op) => opOutputSchema(op, s), schema);
+}

@@ -1,0 +1,45 @@
+/** The serializable expression tree of columns (Spark's Column): plain data, no closures. */
+import type { DataType } from '../schema/types.js';
+
+export type BinaryOp =
+  | 'plus'
+  | 'minus'
+  | 'multiply'
+  | 'divide'
+  | 'mod'
+  | 'gt'
+  | 'geq'
+  | 'lt'
+  | 'leq'
+  | 'equalTo'
+  | 'notEqual'
+  | 'and'
+  | 'or';
+
+export type UnaryOp = 'not' | 'isNull' | 'isNotNull' | 'negate';
+
+export type FunctionName =
+  | 'upper'
+  | 'lower'
+  | 'length'
+  | 'concat'
+  | 'substring'
+  | 'trim'
+  | 'coalesce';
+
+export type Expr =
+  | { op: 'col'; name: string }
+  | { op: 'lit'; value: string | number | boolean | null; type: DataType }
+  | { op: 'alias'; expr: Expr; name: string }
+  | { op: 'binary'; fn: BinaryOp; left: Expr; right: Expr }
+  | { op: 'unary'; fn: UnaryOp; expr: Expr }
+  | { op: 'cast'; expr: Expr; to: DataType }
+  | { op: 'when'; branches: Array<{ cond: Expr; value: Expr }>; otherwise?: Expr }
+  | { op: 'call'; fn: FunctionName; args: Expr[] }
+  | { op: 'udf'; moduleUrl: string; exportName: string; returnType: DataType; args: Expr[] }
+  /**
+   * window(timeColumn, size[, slide]): struct<start: TIMESTAMP, end: TIMESTAMP>. A tumbling window
+   * (slide = size) evaluates anywhere; a sliding one is a grouping key that expands each row into
+   * every window containing it.
+   */
+  | { op: 'window'; expr: Expr; sizeMs: number; slideMs: number; startMs: number };

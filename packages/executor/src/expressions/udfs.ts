@@ -1,0 +1,71 @@
+/**
+ * User functions: each worker imports a udf's module once and keeps the named exports in a
+ * UdfRegistry, which compileExpr reads from.
+ */
+import { SluiceError } from '@sluice/state';
+import { walkExpr } from './exprTree.js';
+import type { Expr } from './types.js';
+import type { Op } from '../operators/types.js';
+
+export type UdfFunction = (...args: unknown[]) => unknown;
+/** Loaded user functions of one worker, keyed by udfKey(moduleUrl, exportName). */
+export type UdfRegistry = Map<string, UdfFunction>;
+
+export function udfKey(moduleUrl: string, exportName: string): string {
+  return `${moduleUrl}#${exportName}`;
+}
+
+/** Module namespaces by URL: a worker imports each udf module once, whatever the number of tasks. */
+const udfModules = new Map<string, Promise<Record<string, unknown>>>();
+
+type UdfExpr = Extract<Expr, { op: 'udf' }>;
+
+function collectUdfs(expr: Expr, out: UdfExpr[]): void {
+  walkExpr(expr, (e) => {
+    if (e.op === 'udf') out.push(e);
+  });
+}
+
+function importUdfModule(moduleUrl: string): Promise<Record<string, unknown>> {
+  let loading = udfModules.get(moduleUrl);
+  if (loading === undefined) {
+    loading = (import(moduleUrl) as Promise<Record<string, unknown>>).catch((cause: unknown) => {
+      // Forget the failure so that a retried task imports again (the file may have appeared).
+      udfModules.delete(moduleUrl);
+      const why = cause instanceof Error ? cause.message : String(cause);
+      throw new SluiceError('UDF_NOT_FOUND', `cannot import udf module ${moduleUrl}: ${why}`, { file: moduleUrl, cause });
+    });
+    udfModules.set(moduleUrl, loading);
+  }
+  return loading;
+}
+
+/**
+ * Imports the module of every udf in `exprsOrOps` (once per worker) and registers the named
+ * exports in `registry`. A missing module or export is a UDF_NOT_FOUND error.
+ */
+export async function loadUdfs(
+  exprsOrOps: Expr | Op | ReadonlyArray<Expr | Op>,
+  registry: UdfRegistry,
+): Promise<UdfRegistry> {
+  const udfs: UdfExpr[] = [];
+  const nodes: ReadonlyArray<Expr | Op> = Array.isArray(exprsOrOps) ? exprsOrOps : [exprsOrOps as Expr | Op];
+  for (const node of nodes) {
+    if (!('kind' in node)) collectUdfs(node, udfs);
+    else if (node.kind === 'filter') collectUdfs(node.cond, udfs);
+    else if (node.kind === 'project') for (const e of node.exprs) collectUdfs(e, udfs);
+  }
+  await Promise.all(
+    udfs.map(async ({ moduleUrl, exportName }) => {
+      const key = udfKey(moduleUrl, exportName);
+      if (registry.has(key)) return;
+      const mod = await importUdfModule(moduleUrl);
+      const fn = mod[exportName];
+      if (typeof fn !== 'function') {
+        throw new SluiceError('UDF_NOT_FOUND', `udf module ${moduleUrl} has no exported function '${exportName}'`, { file: moduleUrl });
+      }
+      registry.set(key, fn as UdfFunction);
+    }),
+  );
+  return registry;
+}

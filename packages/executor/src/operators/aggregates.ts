@@ -1,0 +1,266 @@
+/**
+ * Aggregate functions of groupBy(...).agg(...) as partial aggregation buffers: the map side
+ * updates a buffer per group and row, the reduce side merges buffers from many tasks and batches
+ * into the state, and finalizes them into output values. Buffers cross threads and live in the
+ * state store, so they are plain msgpack-able values:
+ *
+ *   count(*), count(x)   number            rows (non-null values of x)
+ *   sum(x)               number | null     null until a non-null value arrives
+ *   avg(x)               [sum, count]
+ *   min(x), max(x)       value | null      in x's type
+ *
+ * SQL semantics: every aggregate skips nulls except count(*); sum, avg, min and max of no
+ * non-null value are null, and count of nothing is 0.
+ */
+import { SluiceError } from '@sluice/state';
+import { compileExpr, type Evaluator } from '../expressions/compileExpr.js';
+import { exprNullable, exprType, rejectSlidingWindow, WINDOW_TYPE } from '../expressions/exprTypes.js';
+import { exprSql } from '../expressions/exprNames.js';
+import { resolveColumn } from '../expressions/resolveColumn.js';
+import type { UdfRegistry } from '../expressions/udfs.js';
+import type { Expr } from '../expressions/types.js';
+import type { AggSpec, StatefulOp } from './types.js';
+import type { DataType, Schema } from '../schema/types.js';
+import { createCast, isStructType, typeName } from '../schema/values.js';
+
+export type AggBuffer = number | string | boolean | null | [number, number];
+
+/**
+ * The operations of one aggregate. `update` and `merge` may reuse their first argument (an avg
+ * buffer is updated in place), so a buffer has one owner at a time.
+ */
+export interface Aggregator {
+  /** Type of the finalized value. */
+  resultType: DataType;
+  /** Type that `update` takes values in (the argument after Spark's implicit casts). */
+  inputType: DataType;
+  newBuffer(): AggBuffer;
+  update(buffer: AggBuffer, value: unknown): AggBuffer;
+  merge(a: AggBuffer, b: AggBuffer): AggBuffer;
+  finalize(buffer: AggBuffer): unknown;
+}
+
+function specSql(spec: AggSpec): string {
+  return `${spec.fn}(${spec.arg === null ? '*' : exprSql(spec.arg)})`;
+}
+
+function mismatch(spec: AggSpec, why: string): SluiceError {
+  return new SluiceError('DATATYPE_MISMATCH', `cannot resolve '${specSql(spec)}' due to data type mismatch: ${why}`, { column: spec.name });
+}
+
+/** The argument's type, after the implicit cast that sum and avg apply to text (Spark non-ANSI). */
+function inputTypeOf(spec: AggSpec, schema: Schema): DataType {
+  if (spec.arg === null) {
+    if (spec.fn !== 'count') throw mismatch(spec, `${spec.fn} needs an argument`);
+    return 'null';
+  }
+  const t = exprType(spec.arg, schema);
+  switch (spec.fn) {
+    case 'count':
+      return t;
+    case 'sum':
+    case 'avg':
+      if (t === 'int' || t === 'long' || t === 'double') return t;
+      if (t === 'string' || t === 'null') return 'double';
+      throw mismatch(spec, `${spec.fn} needs a number, not ${typeName(t)}`);
+    case 'min':
+    case 'max':
+      if (isStructType(t)) throw mismatch(spec, `${spec.fn} of a ${typeName(t)} is not supported`);
+      return t;
+  }
+}
+
+/** The output type of an aggregate: LONG counts, LONG or DOUBLE sums, DOUBLE averages, min/max keep the type. */
+export function aggResultType(spec: AggSpec, schema: Schema): DataType {
+  const t = inputTypeOf(spec, schema);
+  switch (spec.fn) {
+    case 'count':
+      return 'long';
+    case 'sum':
+      return t === 'double' ? 'double' : 'long';
+    case 'avg':
+      return 'double';
+    case 'min':
+    case 'max':
+      return t;
+  }
+}
+
+/**
+ * Spark's ordering for min and max: numbers and timestamps numerically with NaN above everything,
+ * strings by code point (UTF-8 byte order, which JS's UTF-16 `<` breaks for characters past
+ * U+FFFF), false before true.
+ */
+export function compareValues(type: DataType, a: unknown, b: unknown): number {
+  if (type === 'string') return compareCodePoints(a as string, b as string);
+  if (type === 'boolean') return Number(a) - Number(b);
+  const x = a as number;
+  const y = b as number;
+  if (x !== x) return y !== y ? 0 : 1;
+  if (y !== y) return -1;
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+function isSurrogate(c: number): boolean {
+  return c >= 0xd800 && c <= 0xdfff;
+}
+
+export function compareCodePoints(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    // A surrogate starts a character above U+FFFF, which sorts after every BMP character.
+    const xs = isSurrogate(x);
+    if (xs !== isSurrogate(y)) return xs ? 1 : -1;
+    return x - y;
+  }
+  return a.length - b.length;
+}
+
+const plusNullable = (a: AggBuffer, b: AggBuffer): AggBuffer => (a === null ? b : b === null ? a : (a as number) + (b as number));
+
+/** The buffer operations of `spec` over rows of `schema` (the schema entering the aggregation). */
+export function aggregatorOf(spec: AggSpec, schema: Schema): Aggregator {
+  const inputType = inputTypeOf(spec, schema);
+  const resultType = aggResultType(spec, schema);
+  const common = { inputType, resultType };
+  switch (spec.fn) {
+    case 'count': {
+      const countStar = spec.arg === null;
+      return {
+        ...common,
+        newBuffer: () => 0,
+        update: countStar ? (b) => (b as number) + 1 : (b, v) => (v == null ? b : (b as number) + 1),
+        merge: (a, b) => (a as number) + (b as number),
+        finalize: (b) => b,
+      };
+    }
+    case 'sum':
+      return {
+        ...common,
+        newBuffer: () => null,
+        update: (b, v) => (v == null ? b : b === null ? (v as number) : (b as number) + (v as number)),
+        merge: plusNullable,
+        finalize: (b) => b,
+      };
+    case 'avg':
+      return {
+        ...common,
+        newBuffer: () => [0, 0],
+        update: (b, v) => {
+          if (v == null) return b;
+          const s = b as [number, number];
+          s[0] += v as number;
+          s[1] += 1;
+          return s;
+        },
+        merge: (a, b) => {
+          const x = a as [number, number];
+          const y = b as [number, number];
+          return [x[0] + y[0], x[1] + y[1]];
+        },
+        finalize: (b) => {
+          const [s, n] = b as [number, number];
+          return n === 0 ? null : s / n;
+        },
+      };
+    case 'min':
+    case 'max': {
+      const sign = spec.fn === 'min' ? -1 : 1;
+      // Keeps `a` on ties, so the first value seen wins (NaN = NaN).
+      const pick = (a: AggBuffer, b: AggBuffer): AggBuffer =>
+        a === null ? b : b === null ? a : compareValues(inputType, b, a) * sign > 0 ? b : a;
+      return {
+        ...common,
+        newBuffer: () => null,
+        update: (b, v) => pick(b, v == null ? null : (v as AggBuffer)),
+        merge: pick,
+        finalize: (b) => b,
+      };
+    }
+  }
+}
+
+/** Evaluates an aggregate's argument per row, cast to its input type; null for count(*). */
+export function compileAggInput(spec: AggSpec, schema: Schema, udfs: UdfRegistry = new Map()): Evaluator | null {
+  if (spec.arg === null) return null;
+  const from = exprType(spec.arg, schema);
+  const to = inputTypeOf(spec, schema);
+  const ev = compileExpr(spec.arg, schema, udfs);
+  if (from !== 'string' || to !== 'double') return ev;
+  const cast = createCast(from, to)!;
+  return (row) => {
+    const v = ev(row);
+    return v == null ? null : cast(v);
+  };
+}
+
+/** A grouping key that is a window (under any aliases), which the map side expands per row. */
+export function windowOfKey(key: Expr): Extract<Expr, { op: 'window' }> | undefined {
+  let e = key;
+  while (e.op === 'alias') e = e.expr;
+  return e.op === 'window' ? e : undefined;
+}
+
+type AggregateOp = Extract<StatefulOp, { kind: 'aggregate' }>;
+
+/**
+ * Rows out of an aggregation: the keys, named by keyNames (a window key is a struct), then the
+ * aggregates by name. A window key is never null: rows without a time belong to no window.
+ */
+export function aggregateOutputSchema(op: AggregateOp, inputSchema: Schema): Schema {
+  if (op.keys.length !== op.keyNames.length) {
+    throw new SluiceError('INVALID_EXPRESSION', `an aggregation has ${op.keys.length} keys but ${op.keyNames.length} key names`);
+  }
+  const out: Schema = op.keys.map((k, i) => {
+    const name = op.keyNames[i]!;
+    const win = windowOfKey(k);
+    // Only a window that is itself the key may slide; one nested in a key or argument may not.
+    rejectSlidingWindow(win === undefined ? k : win.expr);
+    if (win !== undefined) {
+      exprType(k, inputSchema);
+      return { name, type: WINDOW_TYPE, nullable: false };
+    }
+    return { name, type: exprType(k, inputSchema), nullable: exprNullable(k, inputSchema) };
+  });
+  for (const spec of op.aggs) {
+    if (spec.arg !== null) rejectSlidingWindow(spec.arg);
+    out.push({ name: spec.name, type: aggResultType(spec, inputSchema), nullable: spec.fn !== 'count' });
+  }
+  const seen = new Set<string>();
+  for (const f of out) {
+    // Rows are objects keyed by name, so two outputs with one name cannot both exist.
+    if (seen.has(f.name)) throw new SluiceError('COLUMN_ALREADY_EXISTS', `the aggregation outputs column '${f.name}' twice; alias one of them`, { column: f.name });
+    seen.add(f.name);
+  }
+  if (op.keys.filter((k) => windowOfKey(k) !== undefined).length > 1) {
+    throw new SluiceError('UNSUPPORTED_OPERATION', 'an aggregation can group by at most one window (several would be a cartesian product, as Spark says)');
+  }
+  return out;
+}
+
+/** The schema of the rows a stateful operator emits; a deduplication passes rows unchanged. */
+export function statefulOutputSchema(op: StatefulOp, inputSchema: Schema): Schema {
+  if (op.kind === 'aggregate') return aggregateOutputSchema(op, inputSchema);
+  for (const c of op.columns) resolveColumn(c, inputSchema);
+  if (op.eventTimeColumn !== null) {
+    const f = resolveColumn(op.eventTimeColumn, inputSchema).field;
+    if (f.type !== 'timestamp') {
+      throw new SluiceError('INVALID_EVENT_TIME_COLUMN', `the event-time column '${op.eventTimeColumn}' must be TIMESTAMP, not ${typeName(f.type)}`, {
+        column: op.eventTimeColumn,
+      });
+    }
+  }
+  return inputSchema;
+}
+
+/** Event time of an aggregation key: a window's end, or the watermarked column's value. */
+export function eventTimeOfKey(op: AggregateOp): ((keyValues: unknown[]) => number) | undefined {
+  const i = op.eventTimeKey;
+  if (i === null) return undefined;
+  const key = op.keys[i];
+  if (key && windowOfKey(key)) return (kv) => (kv[i] as { end: number }).end;
+  return (kv) => kv[i] as number;
+}

@@ -1,0 +1,43 @@
+/** Operators of a plan, stateless and stateful: plain data that crosses to the workers. */
+import type { Expr } from '../expressions/types.js';
+
+/** Stateless operators, applied in order to every row of a task. */
+export type Op =
+  | { kind: 'filter'; cond: Expr }
+  /** Each expression's output name is its alias, else its column name, else its printed form. */
+  | { kind: 'project'; exprs: Expr[] }
+  /** withWatermark: rows pass unchanged; the task reports min/max/avg of `column` here. */
+  | { kind: 'watermark'; column: string; delayMs: number };
+
+export type AggFn = 'count' | 'sum' | 'avg' | 'min' | 'max';
+
+/** One aggregate of groupBy(...).agg(...); `arg` null is count(*). */
+export interface AggSpec {
+  fn: AggFn;
+  arg: Expr | null;
+  name: string;
+}
+
+/** The stateful operator of a query (one per query). */
+export type StatefulOp =
+  | {
+      kind: 'aggregate';
+      /** Grouping expressions, named by `keyNames`; a window expression among them is a struct key. */
+      keys: Expr[];
+      keyNames: string[];
+      aggs: AggSpec[];
+      /** Index in `keys` of the event-time key (a window, or the watermarked column), if any. */
+      eventTimeKey: number | null;
+    }
+  | {
+      kind: 'dropDuplicates';
+      columns: string[];
+      /** The watermarked column when it is among `columns`: late rows drop, state expires. */
+      eventTimeColumn: string | null;
+    }
+  | {
+      kind: 'dropDuplicatesWithinWatermark';
+      columns: string[];
+      eventTimeColumn: string;
+      delayMs: number;
+    };

@@ -1,0 +1,51 @@
+/**
+ * The partitioner of a shuffle's map side: each record's canonical key bytes hash (murmur3-32,
+ * @sluice/state) to a key group, the key group's contiguous range names its partition, and the
+ * records of a partition are gathered into one block (record layouts in shuffleCodec.ts).
+ */
+import { encodeKey, keyGroupOf, partitionOfKeyGroup, type KeyType } from '@sluice/state';
+import type { AggBuffer } from '../operators/aggregates.js';
+import type { ShuffleBlock, StateLayoutMsg } from '../task/messages.js';
+import { AggregateBlockWriter, encodeBlock, type DedupRecord } from './shuffleCodec.js';
+
+export class ShuffleWriter {
+  private readonly aggregation = new Map<number, AggregateBlockWriter>();
+  private readonly dedup = new Map<number, DedupRecord[]>();
+
+  constructor(
+    private readonly layout: StateLayoutMsg,
+    private readonly keyTypes: readonly KeyType[],
+  ) {}
+
+  private route(values: unknown[]): { keyBytes: Uint8Array; keyGroup: number; partition: number } {
+    const keyBytes = encodeKey(values, this.keyTypes);
+    const keyGroup = keyGroupOf(keyBytes, this.layout.keyGroups);
+    return { keyBytes, keyGroup, partition: partitionOfKeyGroup(keyGroup, this.layout) };
+  }
+
+  /** One aggregation partial: its key values, event time (null: none) and buffers. */
+  addAggregate(values: unknown[], eventTimeMs: number | null, buffers: readonly AggBuffer[]): void {
+    const { keyBytes, keyGroup, partition } = this.route(values);
+    let w = this.aggregation.get(partition);
+    if (w === undefined) this.aggregation.set(partition, (w = new AggregateBlockWriter()));
+    w.add(keyGroup, keyBytes, eventTimeMs, buffers);
+  }
+
+  /** One deduplication record, built once its key's bytes and key group are known. */
+  addDedup(values: unknown[], record: (keyBytes: Uint8Array, keyGroup: number) => DedupRecord): void {
+    const { keyBytes, keyGroup, partition } = this.route(values);
+    let records = this.dedup.get(partition);
+    if (records === undefined) this.dedup.set(partition, (records = []));
+    records.push(record(keyBytes, keyGroup));
+  }
+
+  /** One block per partition that has records, in partition order. */
+  finish(): ShuffleBlock[] {
+    return [...this.aggregation.keys(), ...this.dedup.keys()]
+      .sort((a, b) => a - b)
+      .map((partition) => ({
+        partition,
+        data: this.aggregation.get(partition)?.finish() ?? encodeBlock(this.dedup.get(partition)!),
+      }));
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * The shuffle between the map and the reduce side of a stateful batch. A map task sends one block
+ * per partition (ShuffleBlock in messages.ts), one record per state key the task saw.
+ *
+ * Aggregation blocks are binary, since the seed query moves 100k partials a batch per task: each
+ * record is
+ *
+ *   [dataKeyLen u16][dataKey][eventTimeMs f64 (NaN: none)][buffersLen u16][buffers]
+ *
+ * with dataKey the state store key itself ([0x01][keyGroup u16 BE][keyBytes], layout.ts), so the
+ * reduce side reads it in place, and buffers in aggBufferCodec.ts's encoding. The key values are
+ * not sent: the reduce side decodes them from keyBytes when it emits a row.
+ *
+ * Deduplication blocks are msgpack (records on: row objects of one shape share one field list)
+ * of an array of [keyGroup, keyBytes, keyValues, row, eventTimeMs]:
+ *
+ *   keyGroup     keyGroupOf(keyBytes, layout.keyGroups); partitionOfKeyGroup(keyGroup) is the
+ *                block's partition
+ *   keyBytes     encodeKey(keyValues, key types) from @sluice/state: the canonical key, byte-equal
+ *                for equal keys whichever task produced them; decoded as a view into the block
+ *   keyValues    the key in engine form, one value per key column (a window is {start, end} in ms)
+ *   buffers      one partial aggregation buffer per AggSpec, in order (aggregates.ts)
+ *   row          the first row of the key in this task, in engine form (the schema entering the
+ *                operator)
+ *   eventTimeMs  that row's event time, or null without an event-time column or when it is null
+ *
+ * A task sends each key at most once, but several tasks send the same key: the reduce side merges
+ * aggregate records with equal keyBytes and keeps one deduplication record per key.
+ */
+import { Packr } from 'msgpackr';
+import { dataKey, decodeDataKey, decodeKey, type KeyType } from '@sluice/state';
+import { decodeBuffers, encodeBuffers } from '../operators/aggBufferCodec.js';
+import type { AggBuffer } from '../operators/aggregates.js';
+import type { Row } from '../schema/types.js';
+
+export type AggregateRecord = [keyGroup: number, keyBytes: Uint8Array, keyValues: unknown[], buffers: AggBuffer[]];
+export type DedupRecord = [keyGroup: number, keyBytes: Uint8Array, keyValues: unknown[], row: Row, eventTimeMs: number | null];
+export type ShuffleRecord = AggregateRecord | DedupRecord;
+
+const packr = new Packr({ useRecords: true, moreTypes: false });
+
+/**
+ * Encodes a block into its own exactly-sized buffer: msgpackr returns views into a shared scratch
+ * buffer, and a view crossing threads would clone (or transfer) the whole of that buffer.
+ */
+export function encodeBlock(records: readonly ShuffleRecord[]): Uint8Array {
+  return shared(packr.pack(records));
+}
+
+/**
+ * Blocks live in shared memory: they cross from the map task to the driver and from the driver to
+ * the state task without a copy, and the driver still holds them for a retried state task.
+ */
+function shared(bytes: Uint8Array): Uint8Array {
+  const out = new Uint8Array(new SharedArrayBuffer(bytes.length));
+  out.set(bytes);
+  return out;
+}
+
+export function decodeBlock<R extends ShuffleRecord = ShuffleRecord>(data: Uint8Array): R[] {
+  return data.byteLength === 0 ? [] : (packr.unpack(data) as R[]);
+}
+
+/** Builds one aggregation block (record layout above). */
+export class AggregateBlockWriter {
+  private buf = new Uint8Array(1 << 12);
+  private view = new DataView(this.buf.buffer);
+  private pos = 0;
+
+  private ensure(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    const next = new Uint8Array(Math.max(this.pos + n, this.buf.length * 2));
+    next.set(this.buf.subarray(0, this.pos));
+    this.buf = next;
+    this.view = new DataView(next.buffer);
+  }
+
+  add(keyGroup: number, keyBytes: Uint8Array, eventTimeMs: number | null, buffers: readonly AggBuffer[]): void {
+    const dk = dataKey(keyGroup, keyBytes);
+    const b = encodeBuffers(buffers);
+    this.ensure(12 + dk.length + b.length);
+    this.view.setUint16(this.pos, dk.length, true);
+    this.buf.set(dk, this.pos + 2);
+    this.pos += 2 + dk.length;
+    this.view.setFloat64(this.pos, eventTimeMs ?? Number.NaN, true);
+    this.view.setUint16(this.pos + 8, b.length, true);
+    this.buf.set(b, this.pos + 10);
+    this.pos += 10 + b.length;
+  }
+
+  /** The block in exactly-sized shared memory (see `shared`). */
+  finish(): Uint8Array {
+    return shared(this.buf.subarray(0, this.pos));
+  }
+}
+
+/** Calls `fn` for each record of an aggregation block; dataKey and buffers are views into it. */
+export function forEachAggregateRecord(
+  data: Uint8Array,
+  fn: (dataKey: Uint8Array, eventTimeMs: number | null, buffers: Uint8Array) => void,
+): void {
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  let pos = 0;
+  while (pos < data.length) {
+    const kl = view.getUint16(pos, true);
+    const dk = data.subarray(pos + 2, pos + 2 + kl);
+    pos += 2 + kl;
+    const t = view.getFloat64(pos, true);
+    const bl = view.getUint16(pos + 8, true);
+    fn(dk, Number.isNaN(t) ? null : t, data.subarray(pos + 10, pos + 10 + bl));
+    pos += 10 + bl;
+  }
+}
+
+/** An aggregation block as [keyGroup, keyBytes, keyValues, buffers] records (tests, debugging). */
+export function decodeAggregateBlock(data: Uint8Array, keyTypes: readonly KeyType[]): AggregateRecord[] {
+  const out: AggregateRecord[] = [];
+  forEachAggregateRecord(data, (dk, _t, buffers) => {
+    const { kg, key } = decodeDataKey(dk);
+    out.push([kg, key, decodeKey(key, keyTypes), decodeBuffers(buffers)]);
+  });
+  return out;
+}

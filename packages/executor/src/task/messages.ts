@@ -1,0 +1,161 @@
+/**
+ * The messages between the driver and a worker. One request per task; a task reads one input
+ * split, applies the stateless operators and either writes one sink file or returns its rows.
+ */
+import type { SerializedError } from '@sluice/state';
+import type { Op, StatefulOp } from '../operators/types.js';
+import type { Schema } from '../schema/types.js';
+
+export type ParseMode = 'PERMISSIVE' | 'DROPMALFORMED' | 'FAILFAST';
+
+export interface ReadOptions {
+  mode: ParseMode;
+  /** Column that receives the raw text of a malformed record in PERMISSIVE mode. */
+  columnNameOfCorruptRecord: string;
+  /** CSV only. */
+  header: boolean;
+  sep: string;
+}
+
+export type InputSplit =
+  | { type: 'files'; format: 'json' | 'csv' | 'text'; files: string[]; schema: Schema; options: ReadOptions }
+  /** `rate`: values [startValue, endValue), value v at startTimeMs + v * 1000 / rowsPerSecond. */
+  | { type: 'rate'; startValue: number; endValue: number; rowsPerSecond: number; startTimeMs: number }
+  /** `rate-micro-batch`: values [startValue, endValue), all stamped timestampMs. */
+  | { type: 'rateMicroBatch'; startValue: number; endValue: number; timestampMs: number }
+  /** Rows already in engine form (memory source), msgpack-encoded. */
+  | { type: 'rows'; data: Uint8Array };
+
+export interface WriteOptions {
+  header: boolean;
+  sep: string;
+}
+
+export type TaskOutput =
+  /** Write the task's rows to `dir/fileName`; `skip` when the sink already holds this batch. */
+  | { type: 'file'; format: 'json' | 'csv'; dir: string; fileName: string; options: WriteOptions; skip: boolean }
+  /** Return the rows to the driver, msgpack-encoded. */
+  | { type: 'collect' };
+
+/** What every task carries: whose it is, which batch, its number in the batch, and the attempt. */
+export interface TaskIdentity {
+  queryId: string;
+  batchId: number;
+  partition: number;
+  attempt: number;
+}
+
+export interface StatelessTask extends TaskIdentity {
+  kind: 'stateless';
+  input: InputSplit;
+  inputSchema: Schema;
+  ops: Op[];
+  output: TaskOutput;
+}
+
+export interface StateLayoutMsg {
+  keyGroups: number;
+  partitions: number;
+  shards: number;
+}
+
+/** Rows of one shuffle partition, msgpack-encoded by the map task that produced them. */
+export interface ShuffleBlock {
+  partition: number;
+  data: Uint8Array;
+}
+
+/**
+ * Map side of a stateful batch: read the split, run the operators before the shuffle, compute
+ * grouping keys and partial aggregates, hash keys to key groups and return one block per partition.
+ */
+export interface MapTask extends TaskIdentity {
+  kind: 'map';
+  input: InputSplit;
+  inputSchema: Schema;
+  ops: Op[];
+  stateful: StatefulOp;
+  layout: StateLayoutMsg;
+  /**
+   * Deduplication only: rows whose event time is <= this are late and dropped before the task keeps
+   * a first row per key (else a late row could hide an on-time one). Null: nothing is late here.
+   */
+  lateThresholdMs: number | null;
+}
+
+/**
+ * Reduce side: all partitions of one shard. Rolls back an earlier attempt at this batch, merges the
+ * blocks into state, drops late rows, evicts, emits rows by output mode, runs the operators after
+ * the stateful one and delivers the rows like a stateless task; commits the shard once.
+ */
+/** `partition` is the shard index. */
+export interface StateTask extends TaskIdentity {
+  kind: 'state';
+  operatorId: number;
+  shardDir: string;
+  /** LevelDB resources and the budget of the decoded state cache (stateCache.ts). */
+  storeOptions: { cacheBytes: number; writeBufferBytes: number; maxOpenFiles: number; stateCacheBytes: number };
+  layout: StateLayoutMsg;
+  partitions: number[];
+  blocks: ShuffleBlock[];
+  stateful: StatefulOp;
+  /** Schema of the rows entering the stateful operator. */
+  stateInputSchema: Schema;
+  outputMode: 'append' | 'update' | 'complete';
+  /** The batch's watermark (0 before any data); late rows and eviction use it. */
+  watermarkMs: number;
+  /** Whether the query has a watermark at all (without one nothing is late or evicted). */
+  hasWatermark: boolean;
+  post: Op[];
+  output: TaskOutput;
+  /** Undo records of batches below this are no longer needed (their commits/N is durable). */
+  pruneUndoBelow: number;
+}
+
+/** Closes a query's state shards in one worker (the query stopped); `partition` is the slot. */
+export interface ReleaseTask extends TaskIdentity {
+  kind: 'release';
+  stateDir: string;
+}
+
+export type TaskRequest = StatelessTask | MapTask | StateTask | ReleaseTask;
+
+export interface StateOperatorMetrics {
+  numRowsTotal: number;
+  numRowsUpdated: number;
+  numRowsRemoved: number;
+  numRowsDroppedByWatermark: number;
+  memoryUsedBytes: number;
+  commitTimeMs: number;
+}
+
+export interface EventTimeStats {
+  min: number;
+  max: number;
+  sum: number;
+  count: number;
+}
+
+export interface TaskSuccess {
+  ok: true;
+  threadId: number;
+  numInputRows: number;
+  numOutputRows: number;
+  file?: { name: string; size: number; rows: number };
+  rows?: Uint8Array;
+  eventTime?: EventTimeStats;
+  /** Map tasks: one block per non-empty partition. */
+  blocks?: ShuffleBlock[];
+  /** Map tasks of a deduplication: late rows dropped before the shuffle. */
+  numLateRows?: number;
+  /** State tasks. */
+  state?: StateOperatorMetrics;
+}
+
+/** A coded (user-caused, deterministic) failure: the driver fails the query without retrying. */
+export interface TaskFailure {
+  ok: false;
+  error: SerializedError;
+}
+
+export type TaskResult = TaskSuccess | TaskFailure;

@@ -1,0 +1,28 @@
+/** Delivering a task's rows: one durable part file of a file sink, or the rows back to the driver. */
+import { closeSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { formatRecords } from '../formats/writers.js';
+import type { TaskOutput, TaskSuccess } from './messages.js';
+import { encodeRows } from './rowCodec.js';
+import type { Row, Schema } from '../schema/types.js';
+
+function writeDurable(path: string, text: string): number {
+  const buf = Buffer.from(text);
+  const fd = openSync(path, 'w');
+  try {
+    writeSync(fd, buf);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  return buf.byteLength;
+}
+
+/** `base` with the rows delivered as `out` says: a part file (unless skipped or empty), or rows. */
+export function deliver<T extends TaskSuccess>(base: T, out: TaskOutput, rows: Row[], schema: Schema): T {
+  if (out.type === 'collect') return { ...base, rows: encodeRows(rows) };
+  if (out.skip || rows.length === 0) return base;
+  mkdirSync(out.dir, { recursive: true });
+  const size = writeDurable(join(out.dir, out.fileName), formatRecords(out.format, rows, schema, out.options));
+  return { ...base, file: { name: out.fileName, size, rows: rows.length } };
+}

@@ -1,0 +1,71 @@
+/**
+ * Task entry of an executor: piscina loads this file in each worker thread and calls the default
+ * export once per task. A stateless task reads its split, runs the operators, then writes one
+ * sink file or hands its rows back. A map task runs the operators before the shuffle and returns
+ * shuffle blocks; a state task is the reduce side (stateTask.ts). Coded (user-caused) failures
+ * return as values so that the driver fails the query without retrying; anything else throws and
+ * the driver retries the task.
+ */
+import { threadId } from 'node:worker_threads';
+import { SluiceError } from '@sluice/state';
+import type { UdfRegistry } from '../expressions/udfs.js';
+import { loadMapSideUdfs, streamPartials } from '../operators/mapSide.js';
+import type { MapTask, StatelessTask, TaskRequest, TaskResult } from './messages.js';
+import { forEachInputRow, readInput } from './readInput.js';
+import { deliver } from './taskOutput.js';
+import { compileStages, pruneInput, rowPipeline, runStages } from './stages.js';
+import { releaseShards, runStateTask } from '../operators/stateTask.js';
+
+const udfs: UdfRegistry = new Map();
+
+async function runStateless(task: StatelessTask): Promise<TaskResult> {
+  const { input, schema } = pruneInput(task.input, task.inputSchema, task.ops);
+  const plan = await compileStages(schema, task.ops, udfs);
+  const inputRows = readInput(input);
+  const { rows, eventTime } = runStages(plan, inputRows);
+  const base = { ok: true as const, threadId, numInputRows: inputRows.length, numOutputRows: rows.length, ...(eventTime && { eventTime }) };
+  return deliver(base, task.output, rows, plan.outputSchema);
+}
+
+/** Rows flow one at a time from the source through the operators into the combiner. */
+async function runMap(task: MapTask): Promise<TaskResult> {
+  const { input, schema } = pruneInput(task.input, task.inputSchema, task.ops);
+  const plan = await compileStages(schema, task.ops, udfs);
+  await loadMapSideUdfs(task.stateful, udfs);
+  const pipeline = rowPipeline(plan);
+  const partials = streamPartials(task.stateful, plan.outputSchema, task.layout, udfs, task.lateThresholdMs);
+  const numInputRows = forEachInputRow(input, (row) => {
+    const out = pipeline.push(row);
+    if (out !== null) partials.add(out);
+  });
+  const { blocks, numRecords, numLate } = partials.finish();
+  const eventTime = pipeline.eventTime();
+  return {
+    ok: true,
+    threadId,
+    numInputRows,
+    numOutputRows: numRecords,
+    blocks,
+    ...(numLate > 0 && { numLateRows: numLate }),
+    ...(eventTime && { eventTime }),
+  };
+}
+
+export default async function runTask(task: TaskRequest): Promise<TaskResult> {
+  try {
+    switch (task.kind) {
+      case 'stateless':
+        return await runStateless(task);
+      case 'map':
+        return await runMap(task);
+      case 'state':
+        return await runStateTask(task, udfs);
+      case 'release':
+        await releaseShards(task.stateDir);
+        return { ok: true, threadId, numInputRows: 0, numOutputRows: 0 };
+    }
+  } catch (e) {
+    if (e instanceof SluiceError) return { ok: false, error: e.toJSON() };
+    throw e;
+  }
+}

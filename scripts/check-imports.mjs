@@ -1,0 +1,123 @@
+#!/usr/bin/env node
+// The import rules of the packages, checked over the built JavaScript (and its declarations):
+//   1. no runtime import cycle inside a package (type-only imports are erased from the .js, so
+//      they never count);
+//   2. in @sluice/driver, nothing outside api/ (and the package entry) imports api/, at runtime
+//      or for types: execution/, plan/ and the rest sit below the API facade;
+//   3. packages import only the packages below them: state <- executor <- driver.
+// `pnpm test` runs it after the build. Exit status 1 lists every violation.
+//
+//   node scripts/check-imports.mjs [repoRoot]
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Packages in layer order: each may import those before it. */
+export const PACKAGE_LAYERS = ['state', 'executor', 'driver'];
+
+const SPECIFIER = /(?:^|[;\s])(?:import|export)\s*(?:type\s+)?(?:[\w*${},\s]+?\s+from\s*)?['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
+
+function filesUnder(dir, suffix) {
+  if (!existsSync(dir)) return [];
+  const out = [];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) out.push(...filesUnder(p, suffix));
+    else if (e.name.endsWith(suffix)) out.push(p);
+  }
+  return out;
+}
+
+/** Import specifiers of a module's text, comments removed. */
+export function specifiers(text) {
+  const code = text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+  const out = [];
+  for (const m of code.matchAll(SPECIFIER)) out.push(m[1] ?? m[2]);
+  return out;
+}
+
+/** Strongly connected components of more than one module, or a module importing itself. */
+function cycles(graph) {
+  let index = 0;
+  const idx = new Map();
+  const low = new Map();
+  const stack = [];
+  const on = new Set();
+  const found = [];
+  const visit = (v) => {
+    idx.set(v, index);
+    low.set(v, index++);
+    stack.push(v);
+    on.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!idx.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v), low.get(w)));
+      } else if (on.has(w)) low.set(v, Math.min(low.get(v), idx.get(w)));
+    }
+    if (low.get(v) === idx.get(v)) {
+      const comp = [];
+      let w;
+      do {
+        w = stack.pop();
+        on.delete(w);
+        comp.push(w);
+      } while (w !== v);
+      if (comp.length > 1 || (graph.get(v) ?? []).includes(v)) found.push(comp.sort());
+    }
+  };
+  for (const v of graph.keys()) if (!idx.has(v)) visit(v);
+  return found;
+}
+
+/**
+ * Violations of the rules over `packagesDir/<name>/dist`. Each is one line naming the files.
+ */
+export function checkImports(packagesDir) {
+  const problems = [];
+  for (const [layer, name] of PACKAGE_LAYERS.entries()) {
+    const dist = join(packagesDir, name, 'dist');
+    const js = filesUnder(dist, '.js');
+    if (js.length === 0) {
+      problems.push(`${name}: no built JavaScript under ${dist} (run pnpm build)`);
+      continue;
+    }
+    const rel = (p) => relative(dist, p).split(sep).join('/');
+    const graph = new Map();
+    for (const file of [...js, ...filesUnder(dist, '.d.ts')]) {
+      const runtime = file.endsWith('.js');
+      const from = rel(file);
+      const edges = [];
+      for (const spec of specifiers(readFileSync(file, 'utf8'))) {
+        if (spec.startsWith('.')) {
+          const target = rel(resolve(dirname(file), spec)).replace(/\.d\.ts$|\.js$/, '');
+          edges.push(target);
+          const source = from.replace(/\.d\.ts$|\.js$/, '');
+          if (name === 'driver' && target.startsWith('api/') && !source.startsWith('api/') && source !== 'index') {
+            problems.push(`driver: ${source} imports ${target}${runtime ? '' : ' (types)'}: only api/ and the package entry may use the API`);
+          }
+        } else if (spec.startsWith('@sluice/')) {
+          const other = spec.slice('@sluice/'.length).split('/')[0];
+          const at = PACKAGE_LAYERS.indexOf(other);
+          if (at < 0 || at >= layer) {
+            const below = PACKAGE_LAYERS.slice(0, layer);
+            problems.push(`${name}: ${from} imports ${spec}: ${name} may import ${below.length ? `only ${below.join(', ')}` : 'no other Sluice package'}`);
+          }
+        }
+      }
+      if (runtime) graph.set(from.replace(/\.js$/, ''), edges);
+    }
+    for (const comp of cycles(graph)) problems.push(`${name}: runtime import cycle: ${comp.join(' -> ')}`);
+  }
+  return [...new Set(problems)];
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const root = resolve(process.argv[2] ?? join(dirname(fileURLToPath(import.meta.url)), '..'));
+  const problems = checkImports(join(root, 'packages'));
+  if (problems.length > 0) {
+    console.error(`import check: ${problems.length} problem(s)\n${problems.map((p) => `  ${p}`).join('\n')}`);
+    process.exit(1);
+  }
+  console.log('import check: no runtime cycles, layers respected');
+}
