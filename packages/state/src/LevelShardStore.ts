@@ -5,6 +5,7 @@
  * replies, and a crash between two commits leaves the store at one of them.
  */
 import { ClassicLevel } from 'classic-level';
+import { CONF_KEYS } from './confKeys.js';
 import { SluiceError } from './errors.js';
 import { fault } from './faults.js';
 import { META_KEY, undoKey, undoRange, batchIdOfUndoKey } from './layout.js';
@@ -30,8 +31,6 @@ export const LEVELDB_MIN_WRITE_BUFFER_BYTES = 64 << 10;
 export const LEVELDB_MAX_WRITE_BUFFER_BYTES = 1 << 30;
 const UINT32_MAX = 0xffffffff;
 
-const OPTION_MAX_OPEN_FILES = 'sluice.sql.streaming.stateStore.maxOpenFiles';
-const OPTION_MAX_MEMORY = 'sluice.sql.streaming.stateStore.maxMemoryMB';
 
 type Db = ClassicLevel<Uint8Array, Uint8Array>;
 
@@ -43,8 +42,8 @@ export function validateShardOptions(opts: ShardOptions): void {
   if (!Number.isInteger(opts.maxOpenFiles) || opts.maxOpenFiles < LEVELDB_MIN_OPEN_FILES || opts.maxOpenFiles > UINT32_MAX) {
     throw new SluiceError(
       'INVALID_CONF',
-      `${OPTION_MAX_OPEN_FILES} leaves ${opts.maxOpenFiles} file handles to a state store instance; LevelDB needs at least ${LEVELDB_MIN_OPEN_FILES}`,
-      { option: OPTION_MAX_OPEN_FILES },
+      `${CONF_KEYS.stateStoreMaxOpenFiles} leaves ${opts.maxOpenFiles} file handles to a state store instance; LevelDB needs at least ${LEVELDB_MIN_OPEN_FILES}`,
+      { option: CONF_KEYS.stateStoreMaxOpenFiles },
     );
   }
   for (const [name, v] of [
@@ -52,8 +51,8 @@ export function validateShardOptions(opts: ShardOptions): void {
     ['write buffer', opts.writeBufferBytes],
   ] as const) {
     if (!Number.isInteger(v) || v < 0 || v > UINT32_MAX) {
-      throw new SluiceError('INVALID_CONF', `${OPTION_MAX_MEMORY} gives a state store instance a ${name} of ${v} bytes`, {
-        option: OPTION_MAX_MEMORY,
+      throw new SluiceError('INVALID_CONF', `${CONF_KEYS.stateStoreMaxMemoryMB} gives a state store instance a ${name} of ${v} bytes`, {
+        option: CONF_KEYS.stateStoreMaxMemoryMB,
       });
     }
   }

@@ -3,6 +3,77 @@
  * exists, the file, option or column it is about. Messages may change; codes never do.
  * It lives in the lowest package so that state, executor and driver throw the same class.
  */
+/**
+ * Every code a SluiceError can carry. The README's error-code table documents each of them
+ * (test/code-rules.test.ts fails when one is missing there).
+ */
+export const ERROR_CODES = [
+  // configuration, options and plans
+  'INVALID_CONF',
+  'UNKNOWN_FORMAT',
+  'UNKNOWN_OPTION',
+  'INVALID_OPTION',
+  'SCHEMA_REQUIRED',
+  'INVALID_SCHEMA',
+  'UNRESOLVED_COLUMN',
+  'COLUMN_ALREADY_EXISTS',
+  'DATATYPE_MISMATCH',
+  'WRONG_NUM_ARGS',
+  'INVALID_EXPRESSION',
+  'INVALID_EVENT_TIME_COLUMN',
+  'UDF_NOT_FOUND',
+  'UDF_ASYNC_RESULT',
+  'UNSUPPORTED_OUTPUT_MODE',
+  'UNSUPPORTED_OPERATION',
+  // checkpoints
+  'CHECKPOINT_LOCATION_REQUIRED',
+  'CHECKPOINT_LOCKED',
+  'CHECKPOINT_CORRUPT',
+  'CHECKPOINT_VERSION_UNSUPPORTED',
+  'CHECKPOINT_INCOMPATIBLE',
+  'UNRESUMABLE_CONTROL_BATCH',
+  // state
+  'STATE_REPARTITION_UNSUPPORTED',
+  'STATE_FILE_BUDGET_TOO_SMALL',
+  'STATE_MEMORY_BUDGET_TOO_SMALL',
+  'STATE_STORE_CORRUPT',
+  'STATE_STORE_LOCKED',
+  'STATE_STORE_CLOSED',
+  'STATE_STORE_INCOMPATIBLE',
+  'STATE_UNDO_MISSING',
+  'STATE_COMMIT_OUT_OF_ORDER',
+  'INVALID_STATE_KEY',
+  // sources and running queries
+  'MALFORMED_RECORD',
+  'SOURCE_FILE_UNREADABLE',
+  'SOURCE_PATH_CHANGED',
+  'TASK_FAILED',
+  'STREAMING_QUERY_FAILED',
+  'QUERY_NAME_IN_USE',
+  'NOT_STREAMING',
+  'NOT_STATIC',
+  'UNKNOWN_TABLE',
+  'SESSION_CLOSED',
+  'WORKER_ENTRY_MISSING',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** Codes of the process warnings Sluice emits (`process.emitWarning(message, { code })`). */
+export const WARNING_CODES = [
+  'SLUICE_CONF_IGNORED',
+  'SLUICE_LISTENER_EVENTS_DROPPED',
+  'SLUICE_LISTENER_ERROR',
+  'SLUICE_STATE_RELEASE_FAILED',
+] as const;
+
+export type WarningCode = (typeof WARNING_CODES)[number];
+
+/** Emits a process warning with one of Sluice's warning codes. */
+export function warn(code: WarningCode, message: string): void {
+  process.emitWarning(message, { code });
+}
+
 export interface SluiceErrorDetails {
   file?: string;
   option?: string;
@@ -12,13 +83,13 @@ export interface SluiceErrorDetails {
 }
 
 export class SluiceError extends Error {
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly file?: string;
   readonly option?: string;
   readonly column?: string;
   readonly line?: number;
 
-  constructor(code: string, message: string, details: SluiceErrorDetails = {}) {
+  constructor(code: ErrorCode, message: string, details: SluiceErrorDetails = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
     this.name = 'SluiceError';
     this.code = code;
@@ -47,7 +118,7 @@ export class SluiceError extends Error {
 }
 
 export interface SerializedError {
-  code: string;
+  code: ErrorCode;
   message: string;
   file?: string;
   option?: string;

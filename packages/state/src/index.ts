@@ -1,6 +1,7 @@
-export { SluiceError, isSluiceError } from './errors.js';
-export type { SerializedError, SluiceErrorDetails } from './errors.js';
+export { SluiceError, isSluiceError, ERROR_CODES, WARNING_CODES, warn } from './errors.js';
+export type { ErrorCode, SerializedError, SluiceErrorDetails, WarningCode } from './errors.js';
 export { fault, FAULT_POINTS } from './faults.js';
+export { CONF_KEYS, type ConfKey } from './confKeys.js';
 
 export { murmur3_x86_32 } from './murmur3.js';
 export { encodeKey, decodeKey } from './keyEncoding.js';
@@ -8,9 +9,6 @@ export type { KeyType } from './keyEncoding.js';
 export {
   KEY_HASH,
   MAX_KEY_GROUPS,
-  OPTION_KEY_GROUPS,
-  OPTION_PARTITIONS,
-  OPTION_SHARDS,
   PREFIX_META,
   PREFIX_DATA,
   PREFIX_INDEX,

@@ -16,7 +16,9 @@
  *   0x03 [batchId u64 BE]                     undo record of one batch (the store's own)
  */
 import { murmur3_x86_32 } from './murmur3.js';
+import { CONF_KEYS } from './confKeys.js';
 import { SluiceError } from './errors.js';
+
 
 export interface StateLayout {
   keyGroups: number;
@@ -28,10 +30,6 @@ export const KEY_HASH = 'murmur3-32';
 /** Key groups are stored as u16. */
 export const MAX_KEY_GROUPS = 65536;
 
-export const OPTION_KEY_GROUPS = 'sluice.sql.streaming.stateStore.keyGroups';
-export const OPTION_PARTITIONS = 'sluice.sql.streaming.stateStore.partitions';
-export const OPTION_SHARDS = 'sluice.sql.streaming.stateStore.shards';
-
 export const PREFIX_META = 0x00;
 export const PREFIX_DATA = 0x01;
 export const PREFIX_INDEX = 0x02;
@@ -41,22 +39,22 @@ export const PREFIX_UNDO = 0x03;
 export function validateLayout(layout: StateLayout): void {
   const { keyGroups: g, partitions: n, shards: s } = layout;
   if (!Number.isInteger(g) || g < 1 || g > MAX_KEY_GROUPS) {
-    throw new SluiceError('INVALID_CONF', `${OPTION_KEY_GROUPS} must be an integer from 1 to ${MAX_KEY_GROUPS}, got ${g}`, {
-      option: OPTION_KEY_GROUPS,
+    throw new SluiceError('INVALID_CONF', `${CONF_KEYS.stateStoreKeyGroups} must be an integer from 1 to ${MAX_KEY_GROUPS}, got ${g}`, {
+      option: CONF_KEYS.stateStoreKeyGroups,
     });
   }
   if (!Number.isInteger(n) || n < 1 || n > g) {
     throw new SluiceError(
       'INVALID_CONF',
-      `${OPTION_PARTITIONS} must be a positive integer no larger than ${OPTION_KEY_GROUPS} (${g}), got ${n}`,
-      { option: OPTION_PARTITIONS },
+      `${CONF_KEYS.stateStorePartitions} must be a positive integer no larger than ${CONF_KEYS.stateStoreKeyGroups} (${g}), got ${n}`,
+      { option: CONF_KEYS.stateStorePartitions },
     );
   }
   if (!Number.isInteger(s) || s < 1 || s > n) {
     throw new SluiceError(
       'INVALID_CONF',
-      `${OPTION_SHARDS} must be a positive integer no larger than the state partitions (${n}), got ${s}`,
-      { option: OPTION_SHARDS },
+      `${CONF_KEYS.stateStoreShards} must be a positive integer no larger than the state partitions (${n}), got ${s}`,
+      { option: CONF_KEYS.stateStoreShards },
     );
   }
 }

@@ -115,7 +115,8 @@ export class DataFrame {
         column: eventTime,
       });
     }
-    const delayMs = parseDuration(delayThreshold, 'delayThreshold');
+    // As in Spark, a watermark delay may be months or years (a month counts 31 days).
+    const delayMs = parseDuration(delayThreshold, 'delayThreshold', { months: true });
     return this.with({ kind: 'watermark', column: eventTime, delayMs });
   }
 

@@ -3,7 +3,7 @@
  * executors (worker threads) that all of the session's queries share.
  */
 import { decodeRows, inferJsonSchemaFromFiles, rowToExternal, type ReadOptions, type Schema, type StatelessTask } from '@sluice/executor';
-import { SluiceError } from '@sluice/state';
+import { CONF_KEYS, SluiceError } from '@sluice/state';
 import { RuntimeConf } from '../conf/RuntimeConf.js';
 import type { DataFrame } from './DataFrame.js';
 import { DataFrameReader } from './DataFrameReader.js';
@@ -33,7 +33,7 @@ export class Session {
 
   private constructor(options: SessionOptions) {
     this.conf = new RuntimeConf(options.conf ?? {});
-    this.listenerBus = new ListenerBus(this.conf.get<number>('sluice.scheduler.listenerbus.eventqueue.capacity'));
+    this.listenerBus = new ListenerBus(this.conf.get<number>(CONF_KEYS.listenerBusCapacity));
     this.streams = new StreamingQueryManager(this);
   }
 
@@ -59,8 +59,8 @@ export class Session {
   scheduler(): TaskScheduler {
     this.assertOpen();
     this.taskScheduler ??= new TaskScheduler(
-      this.conf.get<number>('sluice.executor.cores'),
-      this.conf.get<number>('sluice.task.maxFailures'),
+      this.conf.get<number>(CONF_KEYS.executorCores),
+      this.conf.get<number>(CONF_KEYS.taskMaxFailures),
     );
     return this.taskScheduler;
   }
@@ -97,7 +97,7 @@ export class Session {
   metrics(): { listenerBus: { numDroppedEvents: number }; executor: { slots: number; activeQueries: number } } {
     return {
       listenerBus: { numDroppedEvents: this.listenerBus.numDroppedEvents },
-      executor: { slots: this.taskScheduler?.slots ?? this.conf.get<number>('sluice.executor.cores'), activeQueries: this.streams.active.length },
+      executor: { slots: this.taskScheduler?.slots ?? this.conf.get<number>(CONF_KEYS.executorCores), activeQueries: this.streams.active.length },
     };
   }
 

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { KEY_HASH, SluiceError, type StateLayout } from '@sluice/state';
+import { KEY_HASH, SluiceError, warn, type StateLayout } from '@sluice/state';
 import type { RuntimeConf } from '../conf/RuntimeConf.js';
 import { decideStateLayout } from '../execution/StatefulOperatorInfo.js';
 import { readVersioned } from './versionedFile.js';
@@ -42,7 +42,7 @@ export function loadQueryMetadata(
     }
     if (meta.stateLayout) {
       for (const w of decideStateLayout(meta.stateLayout, conf, slots).warnings) {
-        process.emitWarning(w, { code: 'SLUICE_CONF_IGNORED' });
+        warn('SLUICE_CONF_IGNORED', w);
       }
     }
     return { meta, isNew: false };

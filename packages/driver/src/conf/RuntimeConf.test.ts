@@ -34,6 +34,31 @@ describe('RuntimeConf', () => {
     expect(() => new RuntimeConf({ 'sluice.executor.cores': 'many' })).toThrow(expect.objectContaining({ code: 'INVALID_CONF' }));
   });
 
+  it('parses values with the same parsers as options', () => {
+    const c = new RuntimeConf();
+    // '1e3' is no integer for an option, so it is none for a conf key either.
+    expect(() => c.set('sluice.task.maxFailures', '1e3')).toThrow(
+      expect.objectContaining({ code: 'INVALID_CONF', message: "conf sluice.task.maxFailures must be a positive integer (got '1e3')" }),
+    );
+    c.set('spark.sql.shuffle.partitions', 'AUTO ');
+    expect(c.get('sluice.sql.shuffle.partitions')).toBe('auto');
+    expect(() => c.set('sluice.sql.shuffle.partitions', 'many')).toThrow(expect.objectContaining({ message: expect.stringContaining("'auto'") }));
+    c.set('spark.sql.streaming.pollingDelay', '50ms');
+    expect(c.get('sluice.sql.streaming.pollingDelay')).toBe(50);
+    c.set('sluice.sql.streaming.noDataProgressEventInterval', '10s');
+    expect(c.get('sluice.sql.streaming.noDataProgressEventInterval')).toBe(10_000);
+    c.set('sluice.sql.adaptive.advisoryPartitionSizeInBytes', '64m');
+    expect(c.get('sluice.sql.adaptive.advisoryPartitionSizeInBytes')).toBe(64 * 1024 * 1024);
+    c.set('sluice.sql.streaming.noDataMicroBatches.enabled', 'FALSE');
+    expect(c.get('sluice.sql.streaming.noDataMicroBatches.enabled')).toBe(false);
+    expect(() => c.set('sluice.scheduler.pools', '[1,2]')).toThrow(expect.objectContaining({ code: 'INVALID_CONF' }));
+  });
+
+  it('knows no key from the object prototype', () => {
+    expect(() => new RuntimeConf().set('constructor', 1)).toThrow(expect.objectContaining({ code: 'INVALID_CONF', option: 'constructor' }));
+    expect(() => new RuntimeConf().get('toString')).toThrow(expect.objectContaining({ code: 'INVALID_CONF' }));
+  });
+
   it('a snapshot does not see later changes', () => {
     const c = new RuntimeConf();
     c.set('sluice.task.maxFailures', 2);

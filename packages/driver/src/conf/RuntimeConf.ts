@@ -4,7 +4,8 @@
  * when set, so a bad value fails at the call that introduced it.
  */
 import { availableParallelism } from 'node:os';
-import { SluiceError } from '@sluice/state';
+import { CONF_KEYS, SluiceError, type ConfKey } from '@sluice/state';
+import { parseBoolean, parseBytes, parseDuration, parseEnum, parseJsonObject, parsePositiveInt, parsePositiveIntOrAuto } from './parsers.js';
 
 type Parser = (raw: unknown, key: string) => unknown;
 
@@ -14,121 +15,107 @@ interface ConfEntry {
   doc: string;
 }
 
-function invalid(key: string, what: string, raw: unknown): SluiceError {
-  return new SluiceError('INVALID_CONF', `conf ${key} must be ${what} (got ${JSON.stringify(raw)})`, {
-    option: key,
-  });
-}
-
-const positiveInt: Parser = (raw, key) => {
-  const n = typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : raw;
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1) throw invalid(key, 'a positive integer', raw);
-  return n;
-};
-const nonNegativeInt: Parser = (raw, key) => {
-  const n = typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : raw;
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) throw invalid(key, 'a non-negative integer', raw);
-  return n;
-};
-const bool: Parser = (raw, key) => {
-  if (raw === true || raw === 'true') return true;
-  if (raw === false || raw === 'false') return false;
-  throw invalid(key, 'true or false', raw);
-};
+const positiveInt: Parser = (raw, key) => parsePositiveInt(raw, key, 'conf');
+const bool: Parser = (raw, key) => parseBoolean(raw, key, 'conf');
+const duration: Parser = (raw, key) => parseDuration(raw as string | number, key, { kind: 'conf' });
+const bytes: Parser = (raw, key) => parseBytes(raw, key, 'conf');
 const oneOf =
   (...allowed: string[]): Parser =>
-  (raw, key) => {
-    const s = String(raw).toLowerCase();
-    const hit = allowed.find((a) => a.toLowerCase() === s);
-    if (hit === undefined) throw invalid(key, `one of ${allowed.join(', ')}`, raw);
-    return hit;
-  };
-const partitionsOrAuto: Parser = (raw, key) => (String(raw).toLowerCase() === 'auto' ? 'auto' : positiveInt(raw, key));
+  (raw, key) =>
+    parseEnum(raw, allowed, key, 'conf');
 const optionalPositiveInt: Parser = (raw, key) => (raw === undefined || raw === null ? undefined : positiveInt(raw, key));
-const json: Parser = (raw, key) => {
-  if (typeof raw === 'object' && raw !== null) return raw;
-  try {
-    return JSON.parse(String(raw));
-  } catch {
-    throw invalid(key, 'a JSON object', raw);
-  }
-};
 
-export const CONF: Record<string, ConfEntry> = {
-  'sluice.executor.cores': {
+const K = CONF_KEYS;
+
+/** Every key with its default, parser and meaning; the README's configuration table mirrors it. */
+export const CONF: Record<ConfKey, ConfEntry> = {
+  [K.executorCores]: {
     default: () => availableParallelism(),
     parse: positiveInt,
     doc: 'task slots = worker threads (1 slot : 1 core)',
   },
-  'sluice.sql.shuffle.partitions': {
+  [K.shufflePartitions]: {
     default: () => 200,
-    parse: partitionsOrAuto,
+    parse: (raw, key) => parsePositiveIntOrAuto(raw, key, 'conf'),
     doc: 'shuffle partitions; `auto` lets the engine choose (stateless)',
   },
-  'sluice.sql.streaming.stateStore.partitions': {
+  [K.stateStorePartitions]: {
     default: () => undefined,
     parse: optionalPositiveInt,
     doc: 'state partitions of stateful queries; wins over shuffle.partitions',
   },
-  'sluice.sql.streaming.stateStore.keyGroups': {
+  [K.stateStoreKeyGroups]: {
     default: () => 4096,
     parse: positiveInt,
     doc: 'fixed hash space of state keys, pinned at checkpoint creation',
   },
-  'sluice.sql.streaming.stateStore.shards': {
+  [K.stateStoreShards]: {
     default: () => undefined,
     parse: optionalPositiveInt,
     doc: 'LevelDB instances per stateful operator (default: the slot count at creation); pinned in the checkpoint',
   },
-  'sluice.sql.adaptive.streaming.stateless.enabled': {
+  [K.adaptiveStatelessEnabled]: {
     default: () => true,
     parse: bool,
     doc: 'adaptive coalescing of shuffle partitions in stateless queries',
   },
-  'sluice.sql.adaptive.advisoryPartitionSizeInBytes': {
+  [K.advisoryPartitionSizeInBytes]: {
     default: () => 16 * 1024 * 1024,
-    parse: positiveInt,
+    parse: bytes,
     doc: 'target input bytes of one task of a stateless query',
   },
-  'sluice.sql.streaming.minBatchesToRetain': {
+  [K.minBatchesToRetain]: {
     default: () => 100,
     parse: positiveInt,
     doc: 'offset and commit log entries kept',
   },
-  'sluice.sql.streaming.multipleWatermarkPolicy': {
+  [K.multipleWatermarkPolicy]: {
     default: () => 'min',
     parse: oneOf('min', 'max'),
     doc: 'global watermark over several inputs',
   },
-  'sluice.sql.streaming.noDataMicroBatches.enabled': {
+  [K.noDataMicroBatchesEnabled]: {
     default: () => true,
     parse: bool,
     doc: 'run a batch with no input to advance the watermark and evict state',
   },
-  'sluice.sql.streaming.noDataProgressEventInterval': {
+  [K.noDataProgressEventInterval]: {
     default: () => 10_000,
-    parse: nonNegativeInt,
+    parse: duration,
     doc: 'ms between two onQueryIdle events of an idle query',
   },
-  'sluice.sql.streaming.pollingDelay': {
+  [K.pollingDelay]: {
     default: () => 10,
-    parse: nonNegativeInt,
+    parse: duration,
     doc: 'ms an idle query with the default trigger waits before looking for new data again',
   },
-  'sluice.sql.streaming.stateStore.maxMemoryMB': { default: () => 512, parse: positiveInt, doc: 'per worker state memory budget' },
-  'sluice.sql.streaming.stateStore.maxOpenFiles': { default: () => 1000, parse: positiveInt, doc: 'per worker LevelDB file handles' },
-  'sluice.scheduler.mode': { default: () => 'FIFO', parse: oneOf('FIFO', 'FAIR'), doc: 'FIFO or FAIR between scheduler pools' },
-  'sluice.scheduler.pools': { default: () => ({}), parse: json, doc: 'scheduler pools' },
-  'sluice.scheduler.listenerbus.eventqueue.capacity': {
+  [K.fileSourceLogCompactInterval]: {
+    default: () => 10,
+    parse: positiveInt,
+    doc: "the file source's seen-file log is compacted every N entries",
+  },
+  [K.stateStoreMaxMemoryMB]: { default: () => 512, parse: positiveInt, doc: 'per worker state memory budget' },
+  [K.stateStoreMaxOpenFiles]: { default: () => 1000, parse: positiveInt, doc: 'per worker LevelDB file handles' },
+  [K.schedulerMode]: { default: () => 'FIFO', parse: oneOf('FIFO', 'FAIR'), doc: 'FIFO or FAIR between scheduler pools' },
+  [K.schedulerPools]: { default: () => ({}), parse: (raw, key) => parseJsonObject(raw, key, 'conf'), doc: 'scheduler pools' },
+  [K.listenerBusCapacity]: {
     default: () => 10_000,
     parse: positiveInt,
     doc: 'listener queue; when full events are dropped and counted',
   },
-  'sluice.task.maxFailures': { default: () => 4, parse: positiveInt, doc: 'attempts of one task before the query fails' },
+  [K.taskMaxFailures]: { default: () => 4, parse: positiveInt, doc: 'attempts of one task before the query fails' },
 };
 
 export function canonicalKey(key: string): string {
   return key.startsWith('spark.') ? `sluice.${key.slice('spark.'.length)}` : key;
+}
+
+function entryOf(key: string): ConfEntry {
+  const k = canonicalKey(key);
+  if (!Object.hasOwn(CONF, k)) {
+    throw new SluiceError('INVALID_CONF', `unknown conf key ${key}; see the README's configuration table`, { option: key });
+  }
+  return CONF[k as ConfKey];
 }
 
 export class RuntimeConf {
@@ -139,11 +126,8 @@ export class RuntimeConf {
   }
 
   set(key: string, value: unknown): void {
+    const entry = entryOf(key);
     const k = canonicalKey(key);
-    const entry = CONF[k];
-    if (!entry) {
-      throw new SluiceError('INVALID_CONF', `unknown conf key ${key}; see the README's configuration table`, { option: key });
-    }
     if (value === undefined || value === null) {
       this.values.delete(k);
       return;
@@ -152,9 +136,8 @@ export class RuntimeConf {
   }
 
   get<T = unknown>(key: string): T {
+    const entry = entryOf(key);
     const k = canonicalKey(key);
-    const entry = CONF[k];
-    if (!entry) throw new SluiceError('INVALID_CONF', `unknown conf key ${key}`, { option: key });
     return (this.values.has(k) ? this.values.get(k) : entry.default()) as T;
   }
 

@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { SluiceError } from '@sluice/state';
-import { parseBoolean, parseBytes, parseDuration, parseEnum, parsePositiveInt } from './parsers.js';
+import {
+  parseBoolean,
+  parseBytes,
+  parseDuration,
+  parseEnum,
+  parseJsonObject,
+  parseNonNegativeInt,
+  parseNonNegativeNumber,
+  parsePositiveInt,
+  parsePositiveIntOrAuto,
+} from './parsers.js';
 
 function thrown(fn: () => unknown): SluiceError {
   try {
@@ -177,5 +187,48 @@ describe('parseEnum', () => {
       "options.mode must be one of PERMISSIVE, DROPMALFORMED, FAILFAST (got 'lenient')",
     );
     expect(thrown(() => parseEnum(1, modes, 'mode')).code).toBe('INVALID_OPTION');
+  });
+});
+
+describe('months and years (withWatermark)', () => {
+  const MONTH = 31 * DAY;
+  it.each([
+    ['1 month', MONTH],
+    ['1 year', 12 * MONTH],
+    ['2 years 5 months', 29 * MONTH],
+    ['interval 1 month', MONTH],
+    ['INTERVAL 1 YEAR 2 DAYS', 12 * MONTH + 2 * DAY],
+    ['3 mons', 3 * MONTH],
+  ])('%s is accepted with months, a month being 31 days as in Spark', (input, ms) => {
+    expect(parseDuration(input, 'delayThreshold', { months: true })).toBe(ms);
+  });
+
+  it('are refused elsewhere, saying why', () => {
+    const e = thrown(() => parseDuration('1 month', 'windowDuration'));
+    expect(e.code).toBe('INVALID_OPTION');
+    expect(e.message).toBe("options.windowDuration must be a duration without months or years, which have no fixed length (got '1 month')");
+  });
+});
+
+describe('one set of parsers for options and conf', () => {
+  it('gives INVALID_CONF naming the key for a conf value, INVALID_OPTION for an option', () => {
+    const conf = thrown(() => parsePositiveInt('1e3', 'sluice.task.maxFailures', 'conf'));
+    expect(conf.code).toBe('INVALID_CONF');
+    expect(conf.option).toBe('sluice.task.maxFailures');
+    expect(conf.message).toBe("conf sluice.task.maxFailures must be a positive integer (got '1e3')");
+    expect(thrown(() => parsePositiveInt('1e3', 'numRows')).code).toBe('INVALID_OPTION');
+  });
+
+  it('parses the remaining kinds alike', () => {
+    expect(parseNonNegativeInt('0', 'x')).toBe(0);
+    expect(thrown(() => parseNonNegativeInt(-1, 'x')).message).toBe('options.x must be a non-negative integer (got -1)');
+    expect(parseNonNegativeNumber('1.5', 'x')).toBe(1.5);
+    expect(thrown(() => parseNonNegativeNumber(' ', 'x')).code).toBe('INVALID_OPTION');
+    expect(parsePositiveIntOrAuto(' AUTO ', 'k', 'conf')).toBe('auto');
+    expect(parsePositiveIntOrAuto('8', 'k', 'conf')).toBe(8);
+    expect(thrown(() => parsePositiveIntOrAuto('0', 'k', 'conf')).message).toBe("conf k must be a positive integer or 'auto' (got '0')");
+    expect(parseJsonObject('{"a":{"weight":2}}', 'k', 'conf')).toEqual({ a: { weight: 2 } });
+    expect(thrown(() => parseJsonObject('[1,2]', 'k', 'conf')).message).toBe("conf k must be a JSON object (got '[1,2]')");
+    expect(thrown(() => parseJsonObject('{', 'k', 'conf')).code).toBe('INVALID_CONF');
   });
 });

@@ -3,6 +3,7 @@
  * asynchronously; a slow listener delays only later events, a throwing one is logged, and when the
  * queue is full new events are dropped and counted (`listenerBus.numDroppedEvents`).
  */
+import { warn } from '@sluice/state';
 import type { StreamingQueryProgress } from './progress.js';
 
 export interface QueryStartedEvent {
@@ -70,10 +71,7 @@ export class ListenerBus {
       this.dropped += 1;
       if (this.dropped >= this.warnedAt * 2 || this.warnedAt === 0) {
         this.warnedAt = this.dropped;
-        process.emitWarning(
-          `listener bus queue is full (capacity ${this.capacity}); ${this.dropped} events dropped so far`,
-          { code: 'SLUICE_LISTENER_EVENTS_DROPPED' },
-        );
+        warn('SLUICE_LISTENER_EVENTS_DROPPED', `listener bus queue is full (capacity ${this.capacity}); ${this.dropped} events dropped so far`);
       }
       return;
     }
@@ -90,9 +88,7 @@ export class ListenerBus {
           try {
             await handler.call(l, p.event);
           } catch (e) {
-            process.emitWarning(`streaming query listener ${p.kind} threw: ${(e as Error)?.message ?? String(e)}`, {
-              code: 'SLUICE_LISTENER_ERROR',
-            });
+            warn('SLUICE_LISTENER_ERROR', `streaming query listener ${p.kind} threw: ${(e as Error)?.message ?? String(e)}`);
           }
         }
       }

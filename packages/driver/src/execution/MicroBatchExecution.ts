@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { decodeRows, type Row, type Schema } from '@sluice/executor';
-import { fault, SluiceError } from '@sluice/state';
+import { CONF_KEYS, fault, SluiceError } from '@sluice/state';
 import { CheckpointLock } from '../checkpoint/CheckpointLock.js';
 import { CheckpointPaths } from '../checkpoint/CheckpointPaths.js';
 import { CommitLog } from '../checkpoint/CommitLog.js';
@@ -106,7 +106,7 @@ export class MicroBatchExecution {
       const wm = watermarkOf(plan);
       this.watermark = new WatermarkTracker(
         wm ? [wm.delayMs] : [],
-        ctx.conf.get<'min' | 'max'>('sluice.sql.streaming.multipleWatermarkPolicy'),
+        ctx.conf.get<'min' | 'max'>(CONF_KEYS.multipleWatermarkPolicy),
       );
       this.stateInfo = plan.stateful && meta.stateLayout ? new StatefulOperatorInfo(plan.stateful, meta.stateLayout, this.paths.state(0)) : undefined;
       const info = this.stateInfo;
@@ -190,7 +190,7 @@ export class MicroBatchExecution {
         if (trig.kind === 'Once' || (trig.kind === 'AvailableNow' && !ran)) break;
         if (this.stopRequested) break;
         const interval = trig.kind === 'ProcessingTime' ? trig.intervalMs : 0;
-        const wait = interval > 0 ? triggerStart + interval - now() : ran ? 0 : this.ctx.conf.get<number>('sluice.sql.streaming.pollingDelay');
+        const wait = interval > 0 ? triggerStart + interval - now() : ran ? 0 : this.ctx.conf.get<number>(CONF_KEYS.pollingDelay);
         if (wait > 0) await this.sleep(wait);
       }
     } catch (e) {
@@ -269,7 +269,7 @@ export class MicroBatchExecution {
    */
   private noDataBatchDue(): boolean {
     if (this.writer.trigger.kind === 'Once') return false;
-    if (!this.ctx.conf.get<boolean>('sluice.sql.streaming.noDataMicroBatches.enabled')) return false;
+    if (!this.ctx.conf.get<boolean>(CONF_KEYS.noDataMicroBatchesEnabled)) return false;
     if (!this.stateInfo?.usesWatermark(this.watermark.enabled)) return false;
     return this.watermark.current > this.lastBatchWatermarkMs;
   }
@@ -342,7 +342,7 @@ export class MicroBatchExecution {
   }
 
   private purgeLogs(batchId: number): void {
-    const keep = this.ctx.conf.get<number>('sluice.sql.streaming.minBatchesToRetain');
+    const keep = this.ctx.conf.get<number>(CONF_KEYS.minBatchesToRetain);
     const threshold = batchId + 1 - keep;
     if (threshold <= 0) return;
     this.offsetLog.purge(threshold);
@@ -353,7 +353,7 @@ export class MicroBatchExecution {
     const due = this.waiters.filter((w) => w.fromTrigger <= seq);
     this.waiters = this.waiters.filter((w) => w.fromTrigger > seq);
     for (const w of due) w.resolve();
-    const interval = this.ctx.conf.get<number>('sluice.sql.streaming.noDataProgressEventInterval');
+    const interval = this.ctx.conf.get<number>(CONF_KEYS.noDataProgressEventInterval);
     const t = now();
     if (t - this.lastIdleEventMs >= interval) {
       this.lastIdleEventMs = t;

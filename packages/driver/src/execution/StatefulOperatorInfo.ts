@@ -4,17 +4,17 @@
  * metrics become a progress entry.
  */
 import type { StateOperatorMetrics, StatefulOp, StateTask } from '@sluice/executor';
-import { SluiceError, validateLayout, type StateLayout } from '@sluice/state';
+import { CONF_KEYS, SluiceError, validateLayout, type StateLayout } from '@sluice/state';
 import { join } from 'node:path';
 import type { RuntimeConf } from '../conf/RuntimeConf.js';
 import type { StateOperatorProgress } from '../events/progress.js';
 
-const PARTITIONS = 'sluice.sql.streaming.stateStore.partitions';
-const SHUFFLE = 'sluice.sql.shuffle.partitions';
-const KEY_GROUPS = 'sluice.sql.streaming.stateStore.keyGroups';
-const SHARDS = 'sluice.sql.streaming.stateStore.shards';
-const MAX_MEMORY = 'sluice.sql.streaming.stateStore.maxMemoryMB';
-const MAX_FILES = 'sluice.sql.streaming.stateStore.maxOpenFiles';
+const PARTITIONS = CONF_KEYS.stateStorePartitions;
+const SHUFFLE = CONF_KEYS.shufflePartitions;
+const KEY_GROUPS = CONF_KEYS.stateStoreKeyGroups;
+const SHARDS = CONF_KEYS.stateStoreShards;
+const MAX_MEMORY = CONF_KEYS.stateStoreMaxMemoryMB;
+const MAX_FILES = CONF_KEYS.stateStoreMaxOpenFiles;
 
 /** LevelDB never keeps fewer table files open than this (it clamps max_open_files up to 74). */
 export const MIN_FILES_PER_SHARD = 74;

@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Piscina } from 'piscina';
 import type { TaskRequest, TaskResult, TaskSuccess } from '@sluice/executor';
-import { SluiceError } from '@sluice/state';
+import { CONF_KEYS, SluiceError } from '@sluice/state';
 
 export function workerEntry(): string {
   let path: string;
@@ -99,10 +99,10 @@ export class TaskScheduler {
     }
     throw new SluiceError(
       'TASK_FAILED',
-      `task ${task.partition} of batch ${task.batchId} failed ${this.maxFailures} times (sluice.task.maxFailures); last error: ${
+      `task ${task.partition} of batch ${task.batchId} failed ${this.maxFailures} times (${CONF_KEYS.taskMaxFailures}); last error: ${
         (lastError as Error)?.message ?? String(lastError)
       }`,
-      { option: 'sluice.task.maxFailures', cause: lastError },
+      { option: CONF_KEYS.taskMaxFailures, cause: lastError },
     );
   }
 

@@ -1,4 +1,5 @@
 /** Builds the running source of a query from its validated spec. */
+import { CONF_KEYS } from '@sluice/state';
 import type { RuntimeConf } from '../conf/RuntimeConf.js';
 import { FileStreamSource } from './FileStreamSource.js';
 import { MemoryStreamSource } from './MemoryStream.js';
@@ -24,7 +25,7 @@ export function createSource(spec: SourceSpec, sourceDir: string, conf: RuntimeC
 
 /** Target input bytes of one task; with adaptive sizing off every file is a task of its own. */
 function taskBytes(conf: RuntimeConf): number {
-  return conf.get<boolean>('sluice.sql.adaptive.streaming.stateless.enabled')
-    ? conf.get<number>('sluice.sql.adaptive.advisoryPartitionSizeInBytes')
+  return conf.get<boolean>(CONF_KEYS.adaptiveStatelessEnabled)
+    ? conf.get<number>(CONF_KEYS.advisoryPartitionSizeInBytes)
     : 0;
 }

@@ -6,7 +6,7 @@ import { resolve } from 'node:path';
 import { parseSchema, validateReadSchema, withCorruptRecordColumn, type ReadOptions, type Schema } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import type { Options } from '../conf/Options.js';
-import { parseBoolean, parseBytes, parseDuration, parseEnum, parsePositiveInt } from '../conf/parsers.js';
+import { parseBoolean, parseBytes, parseDuration, parseEnum, parseNonNegativeNumber, parsePositiveInt } from '../conf/parsers.js';
 import type { FileSourceConfig } from './FileStreamSource.js';
 import { validateCleanSource } from './fileSystem.js';
 import type { MemoryStream } from './MemoryStream.js';
@@ -33,18 +33,6 @@ export function checkFormat(format: string, known: readonly string[], what: stri
 function optInt(o: Options, key: string): number | undefined {
   const v = o.take(key);
   return v === undefined ? undefined : parsePositiveInt(v, key);
-}
-
-function nonNegativeNumber(o: Options, key: string, dflt: number): number {
-  const v = o.take(key);
-  if (v === undefined) return dflt;
-  const n = typeof v === 'number' ? v : Number(v);
-  if (!Number.isFinite(n) || n < 0 || (typeof v === 'string' && v.trim() === '')) {
-    throw new SluiceError('INVALID_OPTION', `options.${key} must be a non-negative number (got ${JSON.stringify(v)})`, {
-      option: key,
-    });
-  }
-  return n;
 }
 
 /** Read options shared by file sources and `session.read`. */
@@ -129,7 +117,7 @@ export function resolveSource(
     validateCleanSource(cleanSource, dir, archiveDir);
     const maxFilesPerTrigger = optInt(o, 'maxFilesPerTrigger');
     const bytes = o.take('maxBytesPerTrigger');
-    const maxBytesPerTrigger = bytes === undefined ? undefined : parseBytes(bytes as string | number, 'maxBytesPerTrigger');
+    const maxBytesPerTrigger = bytes === undefined ? undefined : parseBytes(bytes, 'maxBytesPerTrigger');
     spec = {
       format: f,
       schema,
@@ -164,8 +152,8 @@ export function resolveSource(
       rateMicroBatch: {
         rowsPerBatch,
         ...(numPartitions !== undefined && { numPartitions }),
-        startTimestamp: nonNegativeNumber(o, 'startTimestamp', 0),
-        advanceMillisPerBatch: nonNegativeNumber(o, 'advanceMillisPerBatch', 1000),
+        startTimestamp: parseNonNegativeNumber(o.take('startTimestamp') ?? 0, 'startTimestamp'),
+        advanceMillisPerBatch: parseNonNegativeNumber(o.take('advanceMillisPerBatch') ?? 1000, 'advanceMillisPerBatch'),
       },
     };
   } else {

@@ -1,0 +1,29 @@
+/**
+ * Every conf key, in one place: the driver's conf table, the planner and the messages of every
+ * package name keys from here, never by a string of their own. Keys are `sluice.*`; the same key
+ * with `spark.` instead is an alias (the driver's RuntimeConf). The README's configuration table
+ * documents each one.
+ */
+export const CONF_KEYS = {
+  executorCores: 'sluice.executor.cores',
+  shufflePartitions: 'sluice.sql.shuffle.partitions',
+  stateStorePartitions: 'sluice.sql.streaming.stateStore.partitions',
+  stateStoreKeyGroups: 'sluice.sql.streaming.stateStore.keyGroups',
+  stateStoreShards: 'sluice.sql.streaming.stateStore.shards',
+  stateStoreMaxMemoryMB: 'sluice.sql.streaming.stateStore.maxMemoryMB',
+  stateStoreMaxOpenFiles: 'sluice.sql.streaming.stateStore.maxOpenFiles',
+  adaptiveStatelessEnabled: 'sluice.sql.adaptive.streaming.stateless.enabled',
+  advisoryPartitionSizeInBytes: 'sluice.sql.adaptive.advisoryPartitionSizeInBytes',
+  minBatchesToRetain: 'sluice.sql.streaming.minBatchesToRetain',
+  multipleWatermarkPolicy: 'sluice.sql.streaming.multipleWatermarkPolicy',
+  noDataMicroBatchesEnabled: 'sluice.sql.streaming.noDataMicroBatches.enabled',
+  noDataProgressEventInterval: 'sluice.sql.streaming.noDataProgressEventInterval',
+  pollingDelay: 'sluice.sql.streaming.pollingDelay',
+  fileSourceLogCompactInterval: 'sluice.sql.streaming.fileSource.log.compactInterval',
+  schedulerMode: 'sluice.scheduler.mode',
+  schedulerPools: 'sluice.scheduler.pools',
+  listenerBusCapacity: 'sluice.scheduler.listenerbus.eventqueue.capacity',
+  taskMaxFailures: 'sluice.task.maxFailures',
+} as const;
+
+export type ConfKey = (typeof CONF_KEYS)[keyof typeof CONF_KEYS];
