@@ -64,3 +64,31 @@ describe('withWatermark with months and years (a month is 31 days, as in Spark)'
 });
 
 
+
+describe('complete mode', () => {
+  it('runs no no-data batch when the watermark advances, and so never re-emits the table without new data', async () => {
+    const { df, add } = events();
+    const q = await df
+      .withWatermark('ts', '1 minute')
+      .groupBy(window('ts', '1 minute'), 'id')
+      .count()
+      .writeStream.format('memory')
+      .queryName('complete_no_data')
+      .outputMode('complete')
+      .option('checkpointLocation', tempDir())
+      .start();
+    try {
+      const t0 = Date.UTC(2030, 0, 1);
+      add([{ id: 'a', ts: t0 }]);
+      await q.processAllAvailable();
+      add([{ id: 'a', ts: t0 + 10 * 60_000 }]); // the watermark moves 10 minutes on
+      await q.processAllAvailable();
+      await q.processAllAvailable();
+      // Spark: complete mode neither evicts nor drops, so no batch without data is due.
+      expect(q.recentProgress.map((p) => p.numInputRows)).toEqual([1, 1]);
+      expect((await session.memoryTable('complete_no_data')).map((r) => r['count'])).toEqual([1, 1]);
+    } finally {
+      await q.stop();
+    }
+  });
+});

@@ -16,3 +16,4 @@ export { WINDOW_TYPE } from './expressions/exprTypes.js';
 export { windowsOf, lastWindowStart, type TimeWindow } from './expressions/windows.js';
 export { aggregateOutputSchema, statefulOutputSchema, aggResultType, aggregatorOf, type AggBuffer, type Aggregator } from './operators/aggregates.js';
 export { decodeBlock, encodeBlock, type AggregateRecord, type DedupRecord, type ShuffleRecord } from './shuffle/shuffleCodec.js';
+export { operatorUsesWatermark } from './operators/watermark.js';

@@ -20,6 +20,9 @@ export {
   keyGroupRange,
   shardOfPartition,
   partitionsOfShard,
+  contiguousAssignment,
+  partitionsIn,
+  isAssignmentOf,
   shardOfKeyGroup,
   keyGroupRangeOfShard,
   dataKey,
@@ -35,7 +38,7 @@ export {
   batchIdOfUndoKey,
   undoRange,
 } from './layout.js';
-export type { StateLayout } from './layout.js';
+export type { ShardAssignment, StateLayout } from './layout.js';
 
 export type { ShardStore, ShardChange, CommitResult, ShardOptions } from './ShardStore.js';
 export {

@@ -218,3 +218,33 @@ export function batchIdOfUndoKey(k: Uint8Array): number {
 export function undoRange(): [Uint8Array, Uint8Array] {
   return [new Uint8Array([PREFIX_UNDO]), new Uint8Array([PREFIX_UNDO + 1])];
 }
+
+/**
+ * Which shard holds each partition (index: partition). The state layout file keeps this table
+ * explicitly, so that a repartition can move the fewest partitions that balance the shards;
+ * a new checkpoint starts from contiguous blocks of partitions.
+ */
+export type ShardAssignment = readonly number[];
+
+/** The contiguous assignment of a new layout: shard s holds partitionsOfShard(s). */
+export function contiguousAssignment(layout: StateLayout): number[] {
+  return Array.from({ length: layout.partitions }, (_, p) => shardOfPartition(p, layout));
+}
+
+/** The partitions that `assignment` gives shard s, ascending. */
+export function partitionsIn(assignment: ShardAssignment, shard: number): number[] {
+  const out: number[] = [];
+  assignment.forEach((s, p) => {
+    if (s === shard) out.push(p);
+  });
+  return out;
+}
+
+/** Whether `assignment` names a shard in [0, shards) for each of the layout's partitions. */
+export function isAssignmentOf(assignment: unknown, layout: StateLayout): assignment is ShardAssignment {
+  return (
+    Array.isArray(assignment) &&
+    assignment.length === layout.partitions &&
+    assignment.every((s) => Number.isInteger(s) && s >= 0 && s < layout.shards)
+  );
+}

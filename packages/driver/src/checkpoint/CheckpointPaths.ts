@@ -22,4 +22,11 @@ export class CheckpointPaths {
   state(operatorId: number): string {
     return join(this.root, 'state', String(operatorId));
   }
+  /** The operator's state layout file: partitions, shards and which shard holds each partition. */
+  stateLayout(operatorId: number): string {
+    return join(this.state(operatorId), 'layout');
+  }
+  shard(operatorId: number, shard: number): string {
+    return join(this.state(operatorId), `shard-${shard}`);
+  }
 }

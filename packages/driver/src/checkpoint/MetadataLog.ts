@@ -16,7 +16,7 @@ export class MetadataLog<T> {
     private readonly validate?: (v: unknown) => v is T,
   ) {}
 
-  private path(batchId: number): string {
+  protected path(batchId: number): string {
     return join(this.dir, String(batchId));
   }
 

@@ -1,13 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import { decideRecovery } from './recovery.js';
-import type { OffsetSeq } from './OffsetLog.js';
+import type { ControlOffsetSeq, DataOffsetSeq } from './OffsetLog.js';
 
-const seq = (batchId: number): OffsetSeq => ({
+const seq = (batchId: number): DataOffsetSeq => ({
   batchId,
+  kind: 'data',
   batchTimestampMs: 1000 + batchId,
   batchWatermarkMs: 0,
   offsets: [{ logOffset: batchId }],
   conf: {},
+});
+
+const control = (batchId: number): ControlOffsetSeq => ({
+  ...seq(batchId - 1),
+  batchId,
+  kind: 'control',
+  control: { type: 'REPARTITION', phase: 'copy' },
 });
 
 describe('decideRecovery', () => {
@@ -33,9 +41,26 @@ describe('decideRecovery', () => {
     });
   });
 
+  it('resumes after a committed control batch like after a data batch', () => {
+    const d = decideRecovery(control(5), seq(4), { batchId: 5, nextBatchWatermarkMs: 9 }, '/c/offsets');
+    expect(d).toEqual({ kind: 'resume', last: control(5), watermarkMs: 9 });
+  });
+
+  it('finishes an uncommitted control batch before anything else, with the watermark committed before it', () => {
+    const d = decideRecovery(control(5), seq(4), { batchId: 4, nextBatchWatermarkMs: 9 }, '/c/offsets');
+    expect(d).toEqual({ kind: 'resumeControl', batch: control(5), previous: seq(4), watermarkMs: 9 });
+  });
+
   it('refuses a commit log ahead of the offset log', () => {
     expect(() => decideRecovery(seq(1), seq(0), { batchId: 2, nextBatchWatermarkMs: 0 }, '/c/offsets')).toThrow(
       expect.objectContaining({ code: 'CHECKPOINT_CORRUPT', file: '/c/offsets' }),
     );
+  });
+
+  it('refuses a commit log more than one batch behind the offset log', () => {
+    expect(() => decideRecovery(seq(5), seq(4), { batchId: 3, nextBatchWatermarkMs: 0 }, '/c/offsets')).toThrow(
+      expect.objectContaining({ code: 'CHECKPOINT_CORRUPT', file: '/c/offsets', message: expect.stringContaining('2 batches behind') }),
+    );
+    expect(() => decideRecovery(seq(2), seq(1), undefined, '/c/offsets')).toThrow(expect.objectContaining({ code: 'CHECKPOINT_CORRUPT' }));
   });
 });

@@ -1,29 +1,28 @@
 /**
- * Runs the tasks of one micro-batch (Spark's IncrementalExecution). A stateless batch is one stage:
- * each task reads a split, runs the operators and delivers its rows to the sink. A stateful batch
- * is two: map tasks (any slot) shuffle partial results into blocks per partition; then one state
- * task per shard, on the slot owning the shard, merges them into the state store and delivers the
- * operator's output. The driver holds the blocks until the state stage is done, so a retried
- * state task reads them again.
+ * Plans and runs the tasks of one micro-batch (Spark's IncrementalExecution). A stateless batch is
+ * one stage: each task reads a split, runs the operators and delivers its rows to the sink. A
+ * stateful batch is two: map tasks (any slot) shuffle partial results into blocks per partition;
+ * then one state task per shard, on the slot owning the shard, merges them into the state store
+ * and delivers the operator's output. The shuffle exchange holds the blocks until the state stage
+ * is done, so a retried state task reads them again.
  */
 import type {
   EventTimeStats,
   InputSplit,
   MapTask,
   Schema,
-  ShuffleBlock,
   StateOperatorMetrics,
   StateTask,
   StatelessTask,
   TaskRequest,
   TaskSuccess,
 } from '@sluice/executor';
-import { partitionsOfShard, type StateLayout } from '@sluice/state';
 import type { LogicalPlan } from '../plan/LogicalPlan.js';
-import type { StreamSink } from '../sinks/Sink.js';
 import type { OutputMode } from '../plan/QuerySpec.js';
 import type { TaskScheduler } from '../scheduler/TaskScheduler.js';
+import type { StreamSink } from '../sinks/Sink.js';
 import { ShuffleExchange } from './ShuffleExchange.js';
+import type { StatefulOperatorInfo } from './StatefulOperatorInfo.js';
 
 export interface SplitOfSource {
   source: number;
@@ -31,14 +30,25 @@ export interface SplitOfSource {
   schema: Schema;
 }
 
-export interface StatefulContext {
-  layout: StateLayout;
-  shardDir(shard: number): string;
+/** The state stage of a stateful query. */
+export interface StatefulStage {
+  info: StatefulOperatorInfo;
   storeOptions: StateTask['storeOptions'];
+  /** Schema of the rows entering the stateful operator. */
   stateInputSchema: Schema;
   hasWatermark: boolean;
-  /** A deduplication that drops late rows: its map tasks filter them first. */
-  dedupLateThreshold: boolean;
+}
+
+/** A batch's physical plan: its first stage's tasks, and the partitions of each state task. */
+export interface BatchPlan {
+  batchId: number;
+  watermarkMs: number;
+  /** The sink already holds this batch (a replay): tasks compute but write nothing. */
+  committed: boolean;
+  splits: SplitOfSource[];
+  firstStage: TaskRequest[];
+  /** Index: shard. Empty for a stateless query. */
+  shardPartitions: number[][];
 }
 
 export interface BatchExecution {
@@ -56,29 +66,33 @@ export class IncrementalExecution {
     private readonly sink: StreamSink,
     private readonly outputMode: OutputMode,
     private readonly scheduler: TaskScheduler,
-    private readonly stateful: StatefulContext | undefined,
+    private readonly stateful: StatefulStage | undefined,
   ) {}
 
-  async run(batchId: number, watermarkMs: number, splits: SplitOfSource[], numSources: number): Promise<BatchExecution> {
+  /** The tasks of batch `batchId` over `splits`, before any of them runs. */
+  planBatch(batchId: number, watermarkMs: number, splits: SplitOfSource[]): BatchPlan {
     const committed = this.sink.isCommitted(batchId);
+    const firstStage = splits.map((s, partition) => this.firstStageTask(batchId, partition, s, committed, watermarkMs));
+    const info = this.stateful?.info;
+    const shardPartitions = info ? Array.from({ length: info.shards }, (_, shard) => info.partitionsOf(shard)) : [];
+    return { batchId, watermarkMs, committed, splits, firstStage, shardPartitions };
+  }
+
+  async run(batch: BatchPlan, numSources: number): Promise<BatchExecution> {
     const inputRows = Array.from({ length: numSources }, () => 0);
-    const first = await this.scheduler.runTasks(
-      splits.map((s, partition) => this.firstStageTask(batchId, partition, s, committed, watermarkMs)),
-    );
+    const first = await this.scheduler.runTasks(batch.firstStage);
     first.forEach((r, t) => {
-      const i = (splits[t] as SplitOfSource).source;
+      const i = (batch.splits[t] as SplitOfSource).source;
       inputRows[i] = (inputRows[i] as number) + r.numInputRows;
     });
     const eventTime = mergeEventTime(first);
     if (!this.stateful) return { outputs: first, inputRows, eventTime, state: undefined };
 
-    const { layout } = this.stateful;
     const exchange = new ShuffleExchange(first);
     // Every shard runs each batch: eviction and complete output touch shards without new data.
-    const stateTasks = Array.from({ length: layout.shards }, (_, shard) => {
-      const partitions = partitionsOfShard(shard, layout);
-      return this.stateTask(batchId, shard, partitions, exchange.blocksOf(partitions), watermarkMs, committed);
-    });
+    const stateTasks = batch.shardPartitions.map((partitions, shard) =>
+      this.stateTask(batch, shard, partitions, exchange.blocksOf(partitions)),
+    );
     const slots = this.scheduler.slots;
     const outputs = await this.scheduler.runTasks(stateTasks, (t) => (t as StateTask).partition % slots);
     const state = sumStateMetrics(outputs);
@@ -98,47 +112,43 @@ export class IncrementalExecution {
       };
       return task;
     }
+    const { info } = this.stateful;
     const task: MapTask = {
       kind: 'map',
       ...common,
       ops: this.plan.ops,
-      stateful: this.plan.stateful as NonNullable<LogicalPlan['stateful']>,
-      layout: this.stateful.layout,
-      lateThresholdMs: this.stateful.dedupLateThreshold ? watermarkMs : null,
+      stateful: info.op,
+      layout: { keyGroups: info.layout.keyGroups, partitions: info.layout.partitions, shards: info.layout.shards },
+      // A deduplication that uses the watermark drops late rows before it keeps a first row per key.
+      lateThresholdMs: info.op.kind !== 'aggregate' && info.usesWatermark ? watermarkMs : null,
     };
     return task;
   }
 
-  private stateTask(
-    batchId: number,
-    shard: number,
-    partitions: number[],
-    blocks: ShuffleBlock[],
-    watermarkMs: number,
-    committed: boolean,
-  ): StateTask {
-    const ctx = this.stateful as StatefulContext;
+  private stateTask(batch: BatchPlan, shard: number, partitions: number[], blocks: StateTask['blocks']): StateTask {
+    const ctx = this.stateful as StatefulStage;
+    const { info } = ctx;
     return {
       kind: 'state',
       queryId: this.queryId,
-      batchId,
+      batchId: batch.batchId,
       attempt: 0,
       partition: shard,
-      operatorId: 0,
-      shardDir: ctx.shardDir(shard),
+      operatorId: info.operatorId,
+      shardDir: info.shardDir(shard),
       storeOptions: ctx.storeOptions,
-      layout: ctx.layout,
+      layout: { keyGroups: info.layout.keyGroups, partitions: info.layout.partitions, shards: info.layout.shards },
       partitions,
       blocks,
-      stateful: this.plan.stateful as NonNullable<LogicalPlan['stateful']>,
+      stateful: info.op,
       stateInputSchema: ctx.stateInputSchema,
       outputMode: this.outputMode,
-      watermarkMs,
+      watermarkMs: batch.watermarkMs,
       hasWatermark: ctx.hasWatermark,
       post: this.plan.post,
-      output: this.sink.taskOutput(batchId, shard, committed),
+      output: this.sink.taskOutput(batch.batchId, shard, batch.committed),
       // commits/N-1 is durable before batch N starts, so undo records below N are not needed.
-      pruneUndoBelow: batchId,
+      pruneUndoBelow: batch.batchId,
     };
   }
 }

@@ -2,32 +2,39 @@
  * Runs one streaming query: the micro-batch loop on the driver.
  *
  * Each trigger asks every source for its latest offset (admission control), and when there is new
- * data writes `offsets/N` (the write-ahead log), runs the batch's tasks on the executors, commits
- * the sink (idempotent per batch id), then writes `commits/N`. A restart re-runs an uncommitted
- * `offsets/N` with exactly the same offsets, batch timestamp and watermark.
+ * data, or a no-data batch is due, writes `offsets/N` (the write-ahead log), plans and runs the
+ * batch's tasks on the executors, commits the sink (idempotent per batch id), then writes
+ * `commits/N`. A restart re-runs an uncommitted `offsets/N` with exactly the same offsets, batch
+ * timestamp and watermark. A control batch (kind `control` in its offsets entry) reads no source
+ * data: it runs an operation on the checkpoint itself, such as a state repartition, and a restart
+ * finishes an unfinished one before any data batch.
  */
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { decodeRows, type Row, type Schema } from '@sluice/executor';
-import { CONF_KEYS, fault, SluiceError } from '@sluice/state';
+import { CONF_KEYS, contiguousAssignment, fault, SluiceError, warn } from '@sluice/state';
 import { CheckpointLock } from '../checkpoint/CheckpointLock.js';
 import { CheckpointPaths } from '../checkpoint/CheckpointPaths.js';
 import { CommitLog } from '../checkpoint/CommitLog.js';
-import { OffsetLog, type OffsetSeq, type SourceOffset } from '../checkpoint/OffsetLog.js';
+import { OffsetLog, type DataOffsetSeq, type SourceOffset } from '../checkpoint/OffsetLog.js';
+import { loadQueryMetadata } from '../checkpoint/QueryMetadata.js';
 import { decideRecovery } from '../checkpoint/recovery.js';
+import { readStateLayout, writeStateLayout } from '../checkpoint/StateLayoutFile.js';
 import { writeVersioned } from '../checkpoint/versionedFile.js';
 import type { RuntimeConf } from '../conf/RuntimeConf.js';
-import { statefulInputSchema, watermarkOf, type LogicalPlan } from '../plan/LogicalPlan.js';
-import { IncrementalExecution } from './IncrementalExecution.js';
-import { shardOptions, StatefulOperatorInfo } from './StatefulOperatorInfo.js';
-import { loadQueryMetadata } from '../checkpoint/QueryMetadata.js';
-import type { QuerySpec } from '../plan/QuerySpec.js';
 import type { ListenerBus } from '../events/ListenerBus.js';
 import type { StreamingQueryProgress } from '../events/progress.js';
-import { ProgressReporter } from './ProgressReporter.js';
+import { statefulInputSchema, watermarkOf, type LogicalPlan } from '../plan/LogicalPlan.js';
+import type { QuerySpec } from '../plan/QuerySpec.js';
+import type { TaskScheduler } from '../scheduler/TaskScheduler.js';
 import { createSource } from '../sources/createSource.js';
 import { sameOffset, type StreamSource } from '../sources/Source.js';
-import type { TaskScheduler } from '../scheduler/TaskScheduler.js';
+import { clock } from './clock.js';
+import { IncrementalExecution } from './IncrementalExecution.js';
+import { forgetLeftOpen, leftOpenAt, leftOpenNote, recordLeftOpen } from './leftOpenState.js';
+import { ProgressReporter } from './ProgressReporter.js';
+import { decideStateLayout, shardOptions, StatefulOperatorInfo } from './StatefulOperatorInfo.js';
+import { triggerExecutorOf, type TriggerExecutor } from './TriggerExecutor.js';
 import { WatermarkTracker } from './WatermarkTracker.js';
 
 export interface QueryStatus {
@@ -51,9 +58,7 @@ export interface ExecutionContext {
   activeStateShards: number;
 }
 
-function now(): number {
-  return Date.now();
-}
+const K = CONF_KEYS;
 
 export class MicroBatchExecution {
   readonly runId = randomUUID();
@@ -69,10 +74,12 @@ export class MicroBatchExecution {
   private readonly lock: CheckpointLock;
   private readonly sources: StreamSource[];
   private readonly watermark: WatermarkTracker;
+  private readonly triggers: TriggerExecutor;
   /** End offsets of the last planned (and, outside a batch, committed) batch, per source. */
   private available: Array<SourceOffset | null>;
   private nextBatchId = 0;
-  private pendingReplay: { batch: OffsetSeq; start: Array<SourceOffset | null> } | undefined;
+  /** An uncommitted data batch found at start, replayed before any new batch. */
+  private pendingReplay: { batch: DataOffsetSeq; start: Array<SourceOffset | null> } | undefined;
   private active = true;
   private stopRequested = false;
   private triggerSeq = 0;
@@ -82,14 +89,14 @@ export class MicroBatchExecution {
   private readonly finished: Promise<void>;
   private readonly execution: IncrementalExecution;
   private readonly stateInfo: StatefulOperatorInfo | undefined;
-  /** Watermark the last planned batch ran with: a no-data batch is due when the watermark passes it. */
+  /** Watermark the last planned data batch ran with: a no-data batch is due when the watermark passes it. */
   private lastBatchWatermarkMs = 0;
 
   constructor(
     private readonly ctx: ExecutionContext,
     plan: LogicalPlan,
     private readonly outputSchema: Schema,
-    private readonly writer: QuerySpec,
+    private readonly spec: QuerySpec,
     private readonly checkpointDir: string,
     private readonly temporaryCheckpoint: boolean,
   ) {
@@ -97,39 +104,54 @@ export class MicroBatchExecution {
     this.lock = CheckpointLock.acquire(this.paths.lock, checkpointDir);
     try {
       const slots = ctx.scheduler.slots;
-      const { meta, isNew } = loadQueryMetadata(this.paths.metadata, checkpointDir, plan.stateful !== undefined, ctx.conf, slots);
-      this.id = meta.id;
-      this.name = writer.queryName;
+      const conf = ctx.conf;
+      const loaded = loadQueryMetadata(this.paths.metadata, checkpointDir, plan.stateful !== undefined, conf.get<number>(K.stateStoreKeyGroups));
+      this.id = loaded.meta.id;
+      this.name = spec.queryName;
       this.offsetLog = new OffsetLog(this.paths.offsets);
       this.commitLog = new CommitLog(this.paths.commits);
-      this.sources = [createSource(plan.source, this.paths.source(0), ctx.conf)];
+      this.sources = [createSource(plan.source, this.paths.source(0), conf)];
       const wm = watermarkOf(plan);
-      this.watermark = new WatermarkTracker(
-        wm ? [wm.delayMs] : [],
-        ctx.conf.get<'min' | 'max'>(CONF_KEYS.multipleWatermarkPolicy),
-      );
-      this.stateInfo = plan.stateful && meta.stateLayout ? new StatefulOperatorInfo(plan.stateful, meta.stateLayout, this.paths.state(0)) : undefined;
+      this.watermark = new WatermarkTracker(wm ? [wm.delayMs] : [], conf.get<'min' | 'max'>(K.multipleWatermarkPolicy));
+      this.triggers = triggerExecutorOf(spec.trigger, conf.get<number>(K.pollingDelay));
+
+      let layoutToWrite = false;
+      if (plan.stateful) {
+        const layoutPath = this.paths.stateLayout(0);
+        const onDisk = readStateLayout(layoutPath);
+        if (!onDisk && !loaded.legacyLayout && this.offsetLog.latestId() !== undefined) {
+          throw new SluiceError('CHECKPOINT_CORRUPT', `state layout file ${layoutPath} is missing from a checkpoint that has run batches`, {
+            file: layoutPath,
+          });
+        }
+        // An older Sluice pinned the layout in metadata, with shards holding contiguous partitions.
+        const legacy = loaded.legacyLayout && { ...loaded.legacyLayout, shardOfPartition: contiguousAssignment(loaded.legacyLayout) };
+        const decision = decideStateLayout(onDisk ?? legacy, loaded.meta.keyGroups as number, conf, slots);
+        for (const w of decision.warnings) warn('SLUICE_CONF_IGNORED', w);
+        layoutToWrite = !onDisk;
+        this.stateInfo = new StatefulOperatorInfo(plan.stateful, decision.layout, this.paths, wm !== undefined, spec.outputMode);
+      }
       const info = this.stateInfo;
       this.execution = new IncrementalExecution(
         this.id,
         plan,
-        writer.sink,
-        writer.outputMode,
+        spec.sink,
+        spec.outputMode,
         ctx.scheduler,
         info && {
-          layout: info.layout,
-          shardDir: (shard) => info.shardDir(shard),
-          storeOptions: shardOptions(ctx.conf, info.layout, slots, ctx.activeStateShards),
+          info,
+          storeOptions: shardOptions(conf, info.shards, slots, ctx.activeStateShards),
           stateInputSchema: statefulInputSchema(plan),
           hasWatermark: wm !== undefined,
-          dedupLateThreshold: info.op.kind !== 'aggregate' && info.usesWatermark(wm !== undefined),
         },
       );
-      // A new checkpoint is written only once everything above was validated.
-      if (isNew) writeVersioned(this.paths.metadata, meta);
+      // Files are written only once everything above was validated, so a refused start leaves no
+      // checkpoint behind. The layout goes first: metadata on disk implies a layout file.
+      if (info && layoutToWrite) writeStateLayout(this.paths.stateLayout(0), info.layout);
+      if (loaded.write) writeVersioned(this.paths.metadata, loaded.meta);
       this.available = this.sources.map(() => null);
       this.recover();
-      if (writer.trigger.kind === 'AvailableNow') for (const s of this.sources) s.prepareForAvailableNow?.();
+      if (this.triggers.pinsAvailableData) for (const s of this.sources) s.prepareForAvailableNow?.();
     } catch (e) {
       this.lock.release();
       throw e;
@@ -148,18 +170,32 @@ export class MicroBatchExecution {
     const commitId = this.commitLog.latestId();
     const commit = commitId === undefined ? undefined : { batchId: commitId, ...(this.commitLog.get(commitId) as { nextBatchWatermarkMs: number }) };
     const decision = decideRecovery(latest?.value, previous, commit, this.paths.offsets);
-    if (decision.kind === 'resume') {
-      this.available = [...decision.last.offsets];
-      this.nextBatchId = decision.last.batchId + 1;
-      this.watermark.restore(decision.watermarkMs);
-      // From the checkpoint: a no-data batch due before a restart is still due after it.
-      this.lastBatchWatermarkMs = decision.last.batchWatermarkMs;
-    } else if (decision.kind === 'replay') {
-      const start = decision.previous ? [...decision.previous.offsets] : this.sources.map(() => null);
-      this.pendingReplay = { batch: decision.batch, start };
-      this.available = start;
-      this.nextBatchId = decision.batch.batchId;
-      this.watermark.restore(decision.batch.batchWatermarkMs);
+    switch (decision.kind) {
+      case 'fresh':
+        return;
+      case 'resume':
+        this.available = [...decision.last.offsets];
+        this.nextBatchId = decision.last.batchId + 1;
+        this.watermark.restore(decision.watermarkMs);
+        // From the checkpoint: a no-data batch due before a restart is still due after it.
+        this.lastBatchWatermarkMs = decision.last.batchWatermarkMs;
+        return;
+      case 'replay': {
+        const start = decision.previous ? [...decision.previous.offsets] : this.sources.map(() => null);
+        this.pendingReplay = { batch: decision.batch, start };
+        this.available = start;
+        this.nextBatchId = decision.batch.batchId;
+        this.watermark.restore(decision.batch.batchWatermarkMs);
+        return;
+      }
+      case 'resumeControl':
+        // Each kind of control batch brings its own way to resume from the phase it recorded;
+        // this version runs none, so it cannot finish one.
+        throw new SluiceError(
+          'UNRESUMABLE_CONTROL_BATCH',
+          `batch ${decision.batch.batchId} is an unfinished ${decision.batch.control.type} control batch, which this version of Sluice cannot finish`,
+          { file: this.offsetLog.pathOf(decision.batch.batchId) },
+        );
     }
   }
 
@@ -181,20 +217,15 @@ export class MicroBatchExecution {
       if (this.pendingReplay) {
         const { batch, start } = this.pendingReplay;
         this.pendingReplay = undefined;
-        await this.runBatch(batch, start, now(), { latestOffset: 0 }, batch.offsets);
+        await this.runBatch(batch, start, clock.now(), { latestOffset: 0 }, batch.offsets);
       }
-      const trig = this.writer.trigger;
-      while (!this.stopRequested) {
-        const triggerStart = now();
-        const ran = await this.runTrigger(triggerStart);
-        if (trig.kind === 'Once' || (trig.kind === 'AvailableNow' && !ran)) break;
-        if (this.stopRequested) break;
-        const interval = trig.kind === 'ProcessingTime' ? trig.intervalMs : 0;
-        const wait = interval > 0 ? triggerStart + interval - now() : ran ? 0 : this.ctx.conf.get<number>(CONF_KEYS.pollingDelay);
-        if (wait > 0) await this.sleep(wait);
-      }
+      await this.triggers.execute((start) => this.runTrigger(start), {
+        now: clock.now,
+        sleep: (ms) => this.sleep(ms),
+        stopRequested: () => this.stopRequested,
+      });
     } catch (e) {
-      error = e;
+      error = this.explainLeftOpen(e);
     }
     await this.releaseState();
     this.terminate(error);
@@ -203,9 +234,8 @@ export class MicroBatchExecution {
   /** Closes the query's state shards in the workers, so that any session can reopen them at once. */
   private async releaseState(): Promise<void> {
     if (!this.stateInfo) return;
-    const slots = this.ctx.scheduler.slots;
     const stateDir = this.stateInfo.stateDir;
-    const tasks = Array.from({ length: slots }, (_, slot) => ({
+    const tasks = Array.from({ length: this.ctx.scheduler.slots }, (_, slot) => ({
       kind: 'release' as const,
       queryId: this.id,
       batchId: -1,
@@ -213,7 +243,30 @@ export class MicroBatchExecution {
       attempt: 0,
       stateDir,
     }));
-    await this.ctx.scheduler.runTasks(tasks, (t) => t.partition).catch(() => {});
+    let notClosed: Array<{ dir: string; error: string }>;
+    try {
+      notClosed = (await this.ctx.scheduler.runTasks(tasks, (t) => t.partition)).flatMap((r) => r.notClosed ?? []);
+    } catch (e) {
+      const reason = e instanceof SluiceError ? `${e.code}: ${e.message}` : String((e as Error)?.message ?? e);
+      notClosed = [{ dir: stateDir, error: reason }];
+    }
+    if (notClosed.length === 0) {
+      forgetLeftOpen(stateDir);
+      return;
+    }
+    const query = this.name ?? this.id;
+    recordLeftOpen(stateDir, { query, stoppedAt: new Date().toISOString(), shards: notClosed });
+    warn('SLUICE_STATE_RELEASE_FAILED', `query ${query} could not close its state shards: ${notClosed.map((s) => `${s.dir}: ${s.error}`).join('; ')}`);
+  }
+
+  /**
+   * A shard that an earlier stop left open in this process cannot be opened again; the error
+   * then says so, rather than blaming another process.
+   */
+  private explainLeftOpen(e: unknown): unknown {
+    const stateDir = this.stateInfo?.stateDir;
+    if (!stateDir || !(e instanceof SluiceError) || e.code !== 'STATE_STORE_LOCKED' || !leftOpenAt(stateDir)) return e;
+    return new SluiceError('STATE_STORE_LOCKED', `${e.message}; ${leftOpenNote(stateDir)}`, { ...(e.file !== undefined && { file: e.file }), cause: e });
   }
 
   private sleep(ms: number): Promise<void> {
@@ -234,30 +287,30 @@ export class MicroBatchExecution {
   private async runTrigger(triggerStart: number): Promise<boolean> {
     const seq = ++this.triggerSeq;
     this.status = { message: 'Getting offsets from sources', isDataAvailable: false, isTriggerActive: true };
-    const ignoreLimits = this.writer.trigger.kind === 'Once';
-    const t0 = now();
+    const t0 = clock.now();
     const ends: Array<SourceOffset | null> = [];
     for (const [i, source] of this.sources.entries()) {
-      ends.push(await source.latestOffset(this.available[i] ?? null, { ignoreLimits }));
+      ends.push(await source.latestOffset(this.available[i] ?? null, this.triggers.readLimit));
     }
-    const latestOffsetMs = now() - t0;
+    const latestOffsetMs = clock.now() - t0;
     const hasData = ends.some((e, i) => e !== null && !sameOffset(e, this.available[i] ?? null));
     if (!hasData && !this.noDataBatchDue()) {
       this.status = { message: 'Waiting for data to arrive', isDataAvailable: false, isTriggerActive: false };
       this.onIdle(seq);
       return false;
     }
-    const batch: OffsetSeq = {
+    const batch: DataOffsetSeq = {
       batchId: this.nextBatchId,
+      kind: 'data',
       batchTimestampMs: triggerStart,
       batchWatermarkMs: this.watermark.current,
       // A no-data batch keeps the previous end offsets: it reads nothing.
       offsets: hasData ? ends : [...this.available],
-      conf: this.stateInfo ? { ...this.stateInfo.layout } : {},
+      conf: this.stateInfo ? layoutCounts(this.stateInfo) : {},
     };
-    const walStart = now();
+    const walStart = clock.now();
     this.offsetLog.add(batch.batchId, batch);
-    const walCommit = now() - walStart;
+    const walCommit = clock.now() - walStart;
     fault('after-offsets-write');
     await this.runBatch(batch, [...this.available], triggerStart, { latestOffset: latestOffsetMs, walCommit }, ends);
     return true;
@@ -268,47 +321,52 @@ export class MicroBatchExecution {
    * batch ran with and the stateful operator uses it (to evict state and emit appended rows).
    */
   private noDataBatchDue(): boolean {
-    if (this.writer.trigger.kind === 'Once') return false;
-    if (!this.ctx.conf.get<boolean>(CONF_KEYS.noDataMicroBatchesEnabled)) return false;
-    if (!this.stateInfo?.usesWatermark(this.watermark.enabled)) return false;
+    if (!this.triggers.runsNoDataBatches) return false;
+    if (!this.ctx.conf.get<boolean>(K.noDataMicroBatchesEnabled)) return false;
+    if (!this.stateInfo?.usesWatermark) return false;
     return this.watermark.current > this.lastBatchWatermarkMs;
   }
 
   private async runBatch(
-    batch: OffsetSeq,
+    batch: DataOffsetSeq,
     start: Array<SourceOffset | null>,
     triggerStart: number,
-    durations: Record<string, number>,
+    durations: { latestOffset: number; walCommit?: number },
     latest: Array<SourceOffset | null>,
   ): Promise<void> {
     const { batchId } = batch;
     this.status = { message: `Processing new data (batch ${batchId})`, isDataAvailable: true, isTriggerActive: true };
     const slots = this.ctx.scheduler.slots;
 
-    const g0 = now();
-    const sink = this.writer.sink;
+    const g0 = clock.now();
+    const sink = this.spec.sink;
     const splits = this.sources.flatMap((source, i) =>
       source.planSplits(start[i] ?? null, batch.offsets[i], slots).map((input) => ({ source: i, input, schema: source.schema })),
     );
-    const getBatch = now() - g0;
+    const getBatch = clock.now() - g0;
 
-    const a0 = now();
-    const exec = await this.execution.run(batchId, batch.batchWatermarkMs, splits, this.sources.length);
+    const p0 = clock.now();
+    const physical = this.execution.planBatch(batchId, batch.batchWatermarkMs, splits);
+    const queryPlanning = clock.now() - p0;
+
+    const a0 = clock.now();
+    const exec = await this.execution.run(physical, this.sources.length);
     const results = exec.outputs;
     const rows: Row[] = [];
     for (const r of results) if (r.rows) for (const row of decodeRows(r.rows)) rows.push(row);
-    await sink.addBatch({ batchId, schema: this.outputSchema, outputMode: this.writer.outputMode, results, rows });
+    await sink.addBatch({ batchId, schema: this.outputSchema, outputMode: this.spec.outputMode, results, rows });
     fault('after-sink-commit');
-    const addBatch = now() - a0;
+    const addBatch = clock.now() - a0;
+    if (this.stateInfo) forgetLeftOpen(this.stateInfo.stateDir); // its shards opened again
 
     const eventTime = exec.eventTime;
     this.watermark.observe(eventTime ? [eventTime.max] : []);
     fault('before-commit-log');
-    const c0 = now();
+    const c0 = clock.now();
     this.commitLog.add(batchId, { nextBatchWatermarkMs: this.watermark.current });
     for (const [i, s] of this.sources.entries()) await s.commit?.(batch.offsets[i]);
     this.purgeLogs(batchId);
-    const commitOffsets = now() - c0;
+    const commitOffsets = clock.now() - c0;
 
     this.available = [...batch.offsets];
     this.nextBatchId = batchId + 1;
@@ -320,10 +378,10 @@ export class MicroBatchExecution {
       durationMs: {
         addBatch,
         getBatch,
-        latestOffset: durations['latestOffset'] ?? 0,
-        queryPlanning: 0,
-        triggerExecution: now() - triggerStart,
-        walCommit: durations['walCommit'] ?? 0,
+        latestOffset: durations.latestOffset,
+        queryPlanning,
+        triggerExecution: clock.now() - triggerStart,
+        walCommit: durations.walCommit ?? 0,
         commitOffsets,
       },
       sources: this.sources.map((s, i) => ({
@@ -342,7 +400,7 @@ export class MicroBatchExecution {
   }
 
   private purgeLogs(batchId: number): void {
-    const keep = this.ctx.conf.get<number>(CONF_KEYS.minBatchesToRetain);
+    const keep = this.ctx.conf.get<number>(K.minBatchesToRetain);
     const threshold = batchId + 1 - keep;
     if (threshold <= 0) return;
     this.offsetLog.purge(threshold);
@@ -353,8 +411,8 @@ export class MicroBatchExecution {
     const due = this.waiters.filter((w) => w.fromTrigger <= seq);
     this.waiters = this.waiters.filter((w) => w.fromTrigger > seq);
     for (const w of due) w.resolve();
-    const interval = this.ctx.conf.get<number>(CONF_KEYS.noDataProgressEventInterval);
-    const t = now();
+    const interval = this.ctx.conf.get<number>(K.noDataProgressEventInterval);
+    const t = clock.now();
     if (t - this.lastIdleEventMs >= interval) {
       this.lastIdleEventMs = t;
       this.ctx.bus.post({ kind: 'onQueryIdle', event: { id: this.id, runId: this.runId, timestamp: new Date(t).toISOString() } });
@@ -415,4 +473,10 @@ export class MicroBatchExecution {
   get lastProgress(): StreamingQueryProgress | null {
     return this.progress.last;
   }
+}
+
+/** The counts of the layout a batch ran with, recorded in its offsets entry. */
+function layoutCounts(info: StatefulOperatorInfo): Record<string, unknown> {
+  const { keyGroups, partitions, shards } = info.layout;
+  return { keyGroups, partitions, shards };
 }

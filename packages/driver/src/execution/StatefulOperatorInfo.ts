@@ -1,66 +1,61 @@
 /**
- * What the driver knows of a query's stateful operator: the pinned state layout (key groups,
- * partitions, shards), where its shards live, the resources each shard may take, and how its
- * metrics become a progress entry.
+ * What the driver knows of a query's stateful operator: the state layout in force (key groups,
+ * partitions, shards, and which shard holds each partition), where its shards live, the resources
+ * each shard may take, whether it uses the watermark, and how its metrics become a progress entry.
  */
-import type { StateOperatorMetrics, StatefulOp, StateTask } from '@sluice/executor';
-import { CONF_KEYS, SluiceError, validateLayout, type StateLayout } from '@sluice/state';
-import { join } from 'node:path';
+import { operatorUsesWatermark, type OutputMode, type StateOperatorMetrics, type StatefulOp, type StateTask } from '@sluice/executor';
+import { CONF_KEYS, contiguousAssignment, partitionsIn, SluiceError, validateLayout } from '@sluice/state';
+import type { CheckpointPaths } from '../checkpoint/CheckpointPaths.js';
+import type { StateLayoutRecord } from '../checkpoint/StateLayoutFile.js';
 import type { RuntimeConf } from '../conf/RuntimeConf.js';
 import type { StateOperatorProgress } from '../events/progress.js';
 
-const PARTITIONS = CONF_KEYS.stateStorePartitions;
-const SHUFFLE = CONF_KEYS.shufflePartitions;
-const KEY_GROUPS = CONF_KEYS.stateStoreKeyGroups;
-const SHARDS = CONF_KEYS.stateStoreShards;
-const MAX_MEMORY = CONF_KEYS.stateStoreMaxMemoryMB;
-const MAX_FILES = CONF_KEYS.stateStoreMaxOpenFiles;
+const K = CONF_KEYS;
 
 /** LevelDB never keeps fewer table files open than this (it clamps max_open_files up to 74). */
 export const MIN_FILES_PER_SHARD = 74;
 const MB = 1024 * 1024;
 
 export interface LayoutDecision {
-  layout: StateLayout;
+  layout: StateLayoutRecord;
   warnings: string[];
 }
 
 /**
- * The layout of a new checkpoint comes from the conf; an existing one keeps its pinned layout.
+ * The layout a start runs with (a pure decision). A new checkpoint takes it from the conf, with
+ * contiguous blocks of partitions per shard; an existing one keeps the layout of its layout file.
  * As in Spark, a changed shuffle.partitions is ignored with a warning; a changed
  * stateStore.partitions needs a repartition, which this version refuses.
  */
-export function decideStateLayout(pinned: StateLayout | undefined, conf: RuntimeConf, slots: number): LayoutDecision {
-  const asked = conf.get<number | undefined>(PARTITIONS);
-  const shuffle = conf.get<number | 'auto'>(SHUFFLE);
-  if (!pinned) {
+export function decideStateLayout(current: StateLayoutRecord | undefined, keyGroups: number, conf: RuntimeConf, slots: number): LayoutDecision {
+  const asked = conf.get<number | undefined>(K.stateStorePartitions);
+  const shuffle = conf.get<number | 'auto'>(K.shufflePartitions);
+  if (!current) {
     const partitions = asked ?? (shuffle === 'auto' ? 200 : shuffle);
-    const layout = {
-      keyGroups: conf.get<number>(KEY_GROUPS),
-      partitions,
-      shards: Math.min(conf.isSet(SHARDS) ? conf.get<number>(SHARDS) : slots, partitions),
-    };
-    validateLayout(layout);
-    return { layout, warnings: [] };
+    const counts = { keyGroups, partitions, shards: Math.min(conf.isSet(K.stateStoreShards) ? conf.get<number>(K.stateStoreShards) : slots, partitions) };
+    validateLayout(counts);
+    return { layout: { ...counts, shardOfPartition: contiguousAssignment(counts) }, warnings: [] };
   }
-  if (asked !== undefined && asked !== pinned.partitions) {
+  if (asked !== undefined && asked !== current.partitions) {
     throw new SluiceError(
       'STATE_REPARTITION_UNSUPPORTED',
-      `the checkpoint's state has ${pinned.partitions} partitions; changing ${PARTITIONS} to ${asked} needs a state repartition, which this version does not support yet (set it back to ${pinned.partitions})`,
-      { option: PARTITIONS },
+      `the checkpoint's state has ${current.partitions} partitions; changing ${K.stateStorePartitions} to ${asked} needs a state repartition, which this version does not support yet (set it back to ${current.partitions})`,
+      { option: K.stateStorePartitions },
     );
   }
   const warnings: string[] = [];
-  if (asked === undefined && conf.isSet(SHUFFLE) && shuffle !== pinned.partitions) {
-    warnings.push(`${SHUFFLE}=${shuffle} is ignored: this stateful query's checkpoint pins ${pinned.partitions} partitions (set ${PARTITIONS} to change it)`);
+  if (asked === undefined && conf.isSet(K.shufflePartitions) && shuffle !== current.partitions) {
+    warnings.push(
+      `${K.shufflePartitions}=${shuffle} is ignored: this stateful query's checkpoint pins ${current.partitions} partitions, as in Spark`,
+    );
   }
-  if (conf.isSet(KEY_GROUPS) && conf.get<number>(KEY_GROUPS) !== pinned.keyGroups) {
-    warnings.push(`${KEY_GROUPS} is ignored: the checkpoint pins ${pinned.keyGroups} key groups`);
+  if (conf.isSet(K.stateStoreKeyGroups) && conf.get<number>(K.stateStoreKeyGroups) !== current.keyGroups) {
+    warnings.push(`${K.stateStoreKeyGroups} is ignored: the checkpoint pins ${current.keyGroups} key groups`);
   }
-  if (conf.isSet(SHARDS) && conf.get<number>(SHARDS) !== pinned.shards) {
-    warnings.push(`${SHARDS} is ignored: the checkpoint pins ${pinned.shards} shards`);
+  if (conf.isSet(K.stateStoreShards) && conf.get<number>(K.stateStoreShards) !== current.shards) {
+    warnings.push(`${K.stateStoreShards} is ignored: the checkpoint pins ${current.shards} shards`);
   }
-  return { layout: pinned, warnings };
+  return { layout: current, warnings };
 }
 
 /**
@@ -68,22 +63,24 @@ export function decideStateLayout(pinned: StateLayout | undefined, conf: Runtime
  * query's and those of the session's other running stateful queries (`otherShards`), split when
  * the query starts.
  */
-export function shardOptions(conf: RuntimeConf, layout: StateLayout, slots: number, otherShards = 0): StateTask['storeOptions'] {
-  const perWorker = Math.ceil((layout.shards + otherShards) / slots);
-  const files = Math.floor(conf.get<number>(MAX_FILES) / perWorker);
+export function shardOptions(conf: RuntimeConf, shards: number, slots: number, otherShards = 0): StateTask['storeOptions'] {
+  const perWorker = Math.ceil((shards + otherShards) / slots);
+  const maxFiles = conf.get<number>(K.stateStoreMaxOpenFiles);
+  const files = Math.floor(maxFiles / perWorker);
   if (files < MIN_FILES_PER_SHARD) {
     throw new SluiceError(
       'STATE_FILE_BUDGET_TOO_SMALL',
-      `${MAX_FILES}=${conf.get<number>(MAX_FILES)} gives each of the ${perWorker} state shards a worker hosts ${files} file handles; LevelDB needs at least ${MIN_FILES_PER_SHARD}`,
-      { option: MAX_FILES },
+      `${K.stateStoreMaxOpenFiles}=${maxFiles} gives each of the ${perWorker} state shards a worker hosts ${files} file handles; LevelDB needs at least ${MIN_FILES_PER_SHARD}`,
+      { option: K.stateStoreMaxOpenFiles },
     );
   }
-  const share = (conf.get<number>(MAX_MEMORY) * MB) / perWorker;
+  const maxMemory = conf.get<number>(K.stateStoreMaxMemoryMB);
+  const share = (maxMemory * MB) / perWorker;
   if (share < 2 * MB) {
     throw new SluiceError(
       'STATE_MEMORY_BUDGET_TOO_SMALL',
-      `${MAX_MEMORY}=${conf.get<number>(MAX_MEMORY)} leaves each of the ${perWorker} state shards a worker hosts under 2 MB`,
-      { option: MAX_MEMORY },
+      `${K.stateStoreMaxMemoryMB}=${maxMemory} leaves each of the ${perWorker} state shards a worker hosts under 2 MB`,
+      { option: K.stateStoreMaxMemoryMB },
     );
   }
   // Half for decoded state kept between batches, a quarter for LevelDB's block cache, and an
@@ -100,26 +97,35 @@ const OPERATOR_NAMES: Record<StatefulOp['kind'], string> = {
 };
 
 export class StatefulOperatorInfo {
+  /** The operator drops late rows and evicts state (operatorUsesWatermark, shared with the workers). */
+  readonly usesWatermark: boolean;
+
   constructor(
     readonly op: StatefulOp,
-    readonly layout: StateLayout,
-    readonly stateDir: string,
-  ) {}
+    readonly layout: StateLayoutRecord,
+    private readonly paths: CheckpointPaths,
+    hasWatermark: boolean,
+    outputMode: OutputMode,
+    readonly operatorId = 0,
+  ) {
+    this.usesWatermark = operatorUsesWatermark(op, hasWatermark, outputMode);
+  }
 
   get shards(): number {
     return this.layout.shards;
   }
 
-  shardDir(shard: number): string {
-    return join(this.stateDir, `shard-${shard}`);
+  get stateDir(): string {
+    return this.paths.state(this.operatorId);
   }
 
-  /** Whether the operator uses the watermark: late rows, eviction, and so no-data batches. */
-  usesWatermark(hasWatermark: boolean): boolean {
-    if (!hasWatermark) return false;
-    if (this.op.kind === 'aggregate') return this.op.eventTimeKey !== null;
-    if (this.op.kind === 'dropDuplicates') return this.op.eventTimeColumn !== null;
-    return true;
+  shardDir(shard: number): string {
+    return this.paths.shard(this.operatorId, shard);
+  }
+
+  /** The partitions the layout's table gives shard `shard`. */
+  partitionsOf(shard: number): number[] {
+    return partitionsIn(this.layout.shardOfPartition, shard);
   }
 
   progress(m: StateOperatorMetrics): StateOperatorProgress {

@@ -2,9 +2,10 @@
  * What `writeStream` decided for a query, validated before it starts: the sink, the output mode,
  * the trigger, the name and the checkpoint location.
  */
+import type { OutputMode } from '@sluice/executor';
 import type { StreamSink } from '../sinks/Sink.js';
 
-export type OutputMode = 'append' | 'update' | 'complete';
+export type { OutputMode };
 
 /** When batches run, as Spark's Trigger (built by `Trigger` in the API). */
 export type TriggerSpec =

@@ -34,6 +34,7 @@ import type { StateOperatorMetrics, StateTask, TaskResult, TaskSuccess } from '.
 import { decodeBlock, forEachAggregateRecord, type DedupRecord } from '../shuffle/shuffleCodec.js';
 import { compileStages, runStages } from '../task/stages.js';
 import { deliver } from '../task/taskOutput.js';
+import { operatorUsesWatermark } from './watermark.js';
 import type { StatefulOp } from './types.js';
 import type { Row } from '../schema/types.js';
 
@@ -105,13 +106,9 @@ async function runOnShard(task: StateTask, store: ShardStore, cache: StateCache,
   return deliver(base, task.output, rows, post.outputSchema);
 }
 
-/** Whether the operator drops late rows and evicts: a watermark on one of its keys, not complete mode. */
-function usesWatermark(task: StateTask): boolean {
-  if (!task.hasWatermark || task.outputMode === 'complete') return false;
-  const op = task.stateful;
-  if (op.kind === 'aggregate') return op.eventTimeKey !== null;
-  if (op.kind === 'dropDuplicates') return op.eventTimeColumn !== null;
-  return true;
+/** The batch's watermark when the operator uses it (drops late keys, evicts), else undefined. */
+function watermarkOf(task: StateTask): number | undefined {
+  return operatorUsesWatermark(task.stateful, task.hasWatermark, task.outputMode) ? task.watermarkMs : undefined;
 }
 
 // ---- aggregation ------------------------------------------------------------------------------
@@ -126,7 +123,7 @@ async function aggregate(
 ): Promise<Row[]> {
   const aggs = op.aggs.map((spec) => aggregatorOf(spec, task.stateInputSchema));
   const keyTypes = op.keys.map((k) => exprType(k, task.stateInputSchema));
-  const watermark = usesWatermark(task) ? task.watermarkMs : undefined;
+  const watermark = watermarkOf(task);
 
   // Partials of one key from several map tasks merge into one. Keys are views into the blocks.
   interface Partial {
@@ -263,7 +260,7 @@ async function deduplicate(
   changes: ShardChange[],
   c: Counters,
 ): Promise<Row[]> {
-  const watermark = usesWatermark(task) ? task.watermarkMs : undefined;
+  const watermark = watermarkOf(task);
   const first = new Map<string, DedupRecord>();
   for (const block of task.blocks) {
     for (const rec of decodeBlock<DedupRecord>(block.data)) {
@@ -302,9 +299,16 @@ async function deduplicate(
   return rows;
 }
 
-/** Closes the shards under `stateDir` (a query stopped); the next batch reopens them. */
-export async function releaseShards(stateDir: string): Promise<void> {
+/**
+ * Closes the shards under `stateDir` (a query stopped); the next batch reopens them. Returns the
+ * shards whose close failed, with the reason: a retry could not close them again (the registry
+ * has let them go), so the driver reports them instead.
+ */
+export async function releaseShards(stateDir: string): Promise<Array<{ dir: string; error: string }>> {
   const dirs = shards.dirs().filter((d) => d.startsWith(stateDir + sep));
   for (const d of dirs) dropStateCache(d);
-  await Promise.all(dirs.map((d) => shards.close(d)));
+  const closed = await Promise.allSettled(dirs.map((d) => shards.close(d)));
+  return closed.flatMap((r, i) =>
+    r.status === 'rejected' ? [{ dir: dirs[i] as string, error: (r.reason as Error)?.message ?? String(r.reason) }] : [],
+  );
 }

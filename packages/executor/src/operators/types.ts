@@ -41,3 +41,6 @@ export type StatefulOp =
       eventTimeColumn: string;
       delayMs: number;
     };
+
+/** How a streaming query writes its result each batch (Spark's OutputMode). */
+export type OutputMode = 'append' | 'update' | 'complete';

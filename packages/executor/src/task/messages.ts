@@ -3,7 +3,7 @@
  * split, applies the stateless operators and either writes one sink file or returns its rows.
  */
 import type { SerializedError } from '@sluice/state';
-import type { Op, StatefulOp } from '../operators/types.js';
+import type { Op, OutputMode, StatefulOp } from '../operators/types.js';
 import type { Schema } from '../schema/types.js';
 
 export type ParseMode = 'PERMISSIVE' | 'DROPMALFORMED' | 'FAILFAST';
@@ -101,7 +101,7 @@ export interface StateTask extends TaskIdentity {
   stateful: StatefulOp;
   /** Schema of the rows entering the stateful operator. */
   stateInputSchema: Schema;
-  outputMode: 'append' | 'update' | 'complete';
+  outputMode: OutputMode;
   /** The batch's watermark (0 before any data); late rows and eviction use it. */
   watermarkMs: number;
   /** Whether the query has a watermark at all (without one nothing is late or evicted). */
@@ -150,6 +150,8 @@ export interface TaskSuccess {
   numLateRows?: number;
   /** State tasks. */
   state?: StateOperatorMetrics;
+  /** Release tasks: shards whose close failed. */
+  notClosed?: Array<{ dir: string; error: string }>;
 }
 
 /** A coded (user-caused, deterministic) failure: the driver fails the query without retrying. */

@@ -60,9 +60,10 @@ export default async function runTask(task: TaskRequest): Promise<TaskResult> {
         return await runMap(task);
       case 'state':
         return await runStateTask(task, udfs);
-      case 'release':
-        await releaseShards(task.stateDir);
-        return { ok: true, threadId, numInputRows: 0, numOutputRows: 0 };
+      case 'release': {
+        const notClosed = await releaseShards(task.stateDir);
+        return { ok: true, threadId, numInputRows: 0, numOutputRows: 0, ...(notClosed.length > 0 && { notClosed }) };
+      }
     }
   } catch (e) {
     if (e instanceof SluiceError) return { ok: false, error: e.toJSON() };

@@ -1,0 +1,34 @@
+/**
+ * `state/<operatorId>/layout`: the state layout in force. It is read at every start and only
+ * ever replaced whole (temp file, fsync, rename), so its replacement is the commit point of a
+ * repartition: a reader sees the old layout or the new one, never a mix.
+ */
+import { existsSync } from 'node:fs';
+import { isAssignmentOf, type ShardAssignment, type StateLayout } from '@sluice/state';
+import { readVersioned, writeVersioned } from './versionedFile.js';
+
+export interface StateLayoutRecord extends StateLayout {
+  /** Shard of each partition (index: partition). */
+  shardOfPartition: ShardAssignment;
+}
+
+function isRecord(v: unknown): v is StateLayoutRecord {
+  const r = v as StateLayoutRecord;
+  return (
+    typeof r === 'object' &&
+    r !== null &&
+    Number.isInteger(r.keyGroups) &&
+    Number.isInteger(r.partitions) &&
+    Number.isInteger(r.shards) &&
+    isAssignmentOf(r.shardOfPartition, r)
+  );
+}
+
+/** The layout at `path`, or undefined when there is none; a damaged file is CHECKPOINT_CORRUPT. */
+export function readStateLayout(path: string): StateLayoutRecord | undefined {
+  return existsSync(path) ? readVersioned(path, isRecord) : undefined;
+}
+
+export function writeStateLayout(path: string, layout: StateLayoutRecord): void {
+  writeVersioned(path, layout);
+}

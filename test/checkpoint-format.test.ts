@@ -1,0 +1,208 @@
+/**
+ * The checkpoint's format: batch kinds in the offset log, the state layout in its own file under
+ * `state/0/`, and what a start does with a checkpoint of an earlier Sluice (the fixtures in
+ * test/fixtures/legacy-checkpoints, made by its make.mjs: offsets entries without a batch kind,
+ * the state layout pinned in `metadata`), with one whose commit log fell behind, with control
+ * batches, and with a layout file that says which shard holds each partition.
+ */
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Session } from '@sluice/driver';
+import { dataRange, decodeDataKey, openLevelShard, partitionOfKeyGroup } from '@sluice/state';
+// @ts-expect-error: a plain JavaScript fixture module without types
+import { CONF, startQuery } from './fixtures/legacy-checkpoints/query.mjs';
+import { readSinkJson, removeTempDirs, tempDir } from './helpers.js';
+
+const FIXTURES = fileURLToPath(new URL('./fixtures/legacy-checkpoints/', import.meta.url));
+const MIN = 60_000;
+
+afterAll(removeTempDirs);
+
+type Kind = 'stateless' | 'stateful';
+
+/** A fresh copy of a fixture, so the test never writes into the repository. */
+function copyOf(kind: Kind): string {
+  const root = tempDir(`sluice-legacy-${kind}-`);
+  cpSync(join(FIXTURES, kind), root, { recursive: true });
+  return root;
+}
+
+/** The JSON document of a versioned checkpoint file (after its `v1` line). */
+function readDoc(path: string): Record<string, unknown> {
+  const text = readFileSync(path, 'utf8');
+  return JSON.parse(text.slice(text.indexOf('\n') + 1)) as Record<string, unknown>;
+}
+
+function writeDoc(path: string, doc: unknown): void {
+  writeFileSync(path, `v1\n${JSON.stringify(doc)}\n`);
+}
+
+async function withSession<T>(fn: (s: Session) => Promise<T>): Promise<T> {
+  const session = await Session.create({ conf: CONF });
+  try {
+    return await fn(session);
+  } finally {
+    await session.close();
+  }
+}
+
+/** Runs the fixture's query on `root` to its end (AvailableNow) and returns the batch ids it ran. */
+function resume(kind: Kind, root: string): Promise<number[]> {
+  return withSession(async (session) => {
+    const query = await startQuery(session, kind, root);
+    await query.awaitTermination();
+    return query.recentProgress.map((p: { batchId: number }) => p.batchId);
+  });
+}
+
+const values = (root: string) =>
+  readSinkJson(join(root, 'out'))
+    .map((r) => r['value'] as number)
+    .sort((a, b) => a - b);
+const range = (n: number) => Array.from({ length: n }, (_, v) => v);
+
+describe('a checkpoint of an earlier Sluice', () => {
+  it('stateless: the unfinished batch 3 replays once, then batch 4 runs; every value once, new entries carry a kind', async () => {
+    const root = copyOf('stateless');
+    expect(readDoc(join(root, 'checkpoint', 'offsets', '3'))['kind']).toBeUndefined();
+    expect(await resume('stateless', root)).toEqual([3, 4]);
+    expect(values(root)).toEqual(range(30));
+    expect(readDoc(join(root, 'checkpoint', 'offsets', '4'))['kind']).toBe('data');
+  });
+
+  it('stateful: the state written then is read back; every closed window is emitted once with its count', async () => {
+    const root = copyOf('stateful');
+    expect(readSinkJson(join(root, 'out'))).toHaveLength(3); // the window of minute 0, emitted before the kill
+    const batches = await resume('stateful', root);
+    expect(batches[0]).toBe(4); // the unfinished batch replays first
+    // Every batch holds 6 rows of one minute, 2 per id, so each closed window counts 2 per id.
+    const last = batches.at(-1) as number;
+    const watermark = readDoc(join(root, 'checkpoint', 'commits', String(last)))['nextBatchWatermarkMs'] as number;
+    const closedMinutes = Math.floor(watermark / MIN);
+    expect(closedMinutes).toBeGreaterThanOrEqual(3);
+    const expected = [];
+    for (let m = 0; m < closedMinutes; m++) {
+      for (const id of [0, 1, 2]) {
+        expected.push({ window: { start: new Date(m * MIN).toISOString(), end: new Date((m + 1) * MIN).toISOString() }, id, count: 2 });
+      }
+    }
+    const key = (r: unknown) => JSON.stringify(r);
+    expect(readSinkJson(join(root, 'out')).map(key).sort()).toEqual(expected.map(key).sort());
+  });
+
+  it('stateful: the layout pinned in metadata moves into state/0/layout, and metadata keeps only what never changes', async () => {
+    const root = copyOf('stateful');
+    const before = readDoc(join(root, 'checkpoint', 'metadata'));
+    expect(before['stateLayout']).toEqual({ keyGroups: 4096, partitions: 4, shards: 2 });
+    await resume('stateful', root);
+    const meta = readDoc(join(root, 'checkpoint', 'metadata'));
+    expect(meta).toEqual({ id: before['id'], createdAtMs: before['createdAtMs'], numSources: 1, keyHash: 'murmur3-32', keyGroups: 4096 });
+    expect(readDoc(join(root, 'checkpoint', 'state', '0', 'layout'))).toEqual({
+      keyGroups: 4096,
+      partitions: 4,
+      shards: 2,
+      shardOfPartition: [0, 0, 1, 1],
+    });
+  });
+});
+
+describe('the state layout file', () => {
+  it('is written when a stateful checkpoint is created, with the table of shards', async () => {
+    const root = tempDir('sluice-layout-');
+    await resume('stateful', root);
+    expect(readDoc(join(root, 'checkpoint', 'state', '0', 'layout'))).toEqual({
+      keyGroups: 4096,
+      partitions: 4,
+      shards: 2,
+      shardOfPartition: [0, 0, 1, 1],
+    });
+    expect(readDoc(join(root, 'checkpoint', 'metadata'))).not.toHaveProperty('stateLayout');
+  });
+
+  it('decides which shard holds each partition: the state stage follows its table, not a formula', async () => {
+    const root = tempDir('sluice-layout-table-');
+    // An interleaved table, as a repartition may leave it, in place before the first batch.
+    const layoutPath = join(root, 'checkpoint', 'state', '0', 'layout');
+    mkdirSync(dirname(layoutPath), { recursive: true });
+    writeDoc(layoutPath, { keyGroups: 4096, partitions: 4, shards: 2, shardOfPartition: [1, 0, 1, 0] });
+    for (let run = 0; run < 4; run++) await resume('stateful', root);
+    const layout = { keyGroups: 4096, partitions: 4, shards: 2 };
+    for (const [shard, expected] of [[0, [1, 3]], [1, [0, 2]]] as const) {
+      const store = await openLevelShard(join(root, 'checkpoint', 'state', '0', `shard-${shard}`), {
+        cacheBytes: 1 << 20,
+        writeBufferBytes: 1 << 20,
+        maxOpenFiles: 100,
+      });
+      try {
+        const [gte, lt] = dataRange();
+        const partitions = new Set((await store.range(gte, lt)).map(([k]) => partitionOfKeyGroup(decodeDataKey(k).kg, layout)));
+        expect(partitions.size).toBeGreaterThan(0);
+        expect([...partitions].every((p) => (expected as readonly number[]).includes(p))).toBe(true);
+      } finally {
+        await store.close();
+      }
+    }
+    // Windows of minutes 0 and 1 have closed, each counted 2 per id.
+    const rows = readSinkJson(join(root, 'out')).map((r) => `${(r['window'] as { start: string }).start} ${String(r['id'])} ${String(r['count'])}`);
+    expect(rows.sort()).toEqual(
+      [0, 1].flatMap((m) => [0, 1, 2].map((id) => `${new Date(m * MIN).toISOString()} ${id} 2`)).sort(),
+    );
+  });
+
+  it('missing from a checkpoint that has run batches is CHECKPOINT_CORRUPT, naming it', async () => {
+    const root = tempDir('sluice-layout-missing-');
+    await resume('stateful', root);
+    const layoutPath = join(root, 'checkpoint', 'state', '0', 'layout');
+    rmSync(layoutPath);
+    await withSession(async (session) => {
+      await expect(startQuery(session, 'stateful', root)).rejects.toMatchObject({ code: 'CHECKPOINT_CORRUPT', file: layoutPath });
+    });
+  });
+});
+
+describe('the offset and commit logs', () => {
+  it('a commit log more than one batch behind the offset log is CHECKPOINT_CORRUPT at start', async () => {
+    const root = copyOf('stateless');
+    rmSync(join(root, 'checkpoint', 'commits', '2'));
+    await withSession(async (session) => {
+      await expect(startQuery(session, 'stateless', root)).rejects.toMatchObject({
+        code: 'CHECKPOINT_CORRUPT',
+        file: join(root, 'checkpoint', 'offsets'),
+        message: expect.stringContaining('2 batches behind'),
+      });
+    });
+    expect(values(root)).toEqual(range(24)); // committed output untouched
+  });
+
+  it('a committed control batch is passed over: the next data batch takes the id after it', async () => {
+    const root = copyOf('stateless');
+    await resume('stateless', root); // batches 3 and 4
+    const last = readDoc(join(root, 'checkpoint', 'offsets', '4'));
+    writeDoc(join(root, 'checkpoint', 'offsets', '5'), { ...last, batchId: 5, kind: 'control', control: { type: 'REPARTITION' } });
+    writeDoc(join(root, 'checkpoint', 'commits', '5'), readDoc(join(root, 'checkpoint', 'commits', '4')));
+    expect(await resume('stateless', root)).toEqual([6]);
+    expect(values(root)).toEqual(range(36));
+  });
+
+  it('an unfinished control batch that this version cannot finish is UNRESUMABLE_CONTROL_BATCH at start', async () => {
+    const root = copyOf('stateless');
+    await resume('stateless', root);
+    const last = readDoc(join(root, 'checkpoint', 'offsets', '4'));
+    const entry = join(root, 'checkpoint', 'offsets', '5');
+    writeDoc(entry, { ...last, batchId: 5, kind: 'control', control: { type: 'REPARTITION', phase: 'copy' } });
+    await withSession(async (session) => {
+      await expect(startQuery(session, 'stateless', root)).rejects.toMatchObject({ code: 'UNRESUMABLE_CONTROL_BATCH', file: entry });
+    });
+  });
+
+  it('an entry of an unknown kind is CHECKPOINT_CORRUPT, naming it', async () => {
+    const root = copyOf('stateless');
+    const entry = join(root, 'checkpoint', 'offsets', '3');
+    writeDoc(entry, { ...readDoc(entry), kind: 'mystery' });
+    await withSession(async (session) => {
+      await expect(startQuery(session, 'stateless', root)).rejects.toMatchObject({ code: 'CHECKPOINT_CORRUPT', file: entry });
+    });
+  });
+});
