@@ -124,6 +124,19 @@ describe('file source admission control', () => {
     expect(next.filter(Boolean)).toEqual([['late-and-recent']]);
   });
 
+  it('latestFirst with maxBytesPerTrigger ignores maxFileAge, so old files are read too (SPARK-46641)', async () => {
+    const dir = tempDir();
+    const newest = 100 * DAY;
+    writeNamed(dir, 'old', newest - 30 * DAY);
+    writeNamed(dir, 'older', newest - 60 * DAY);
+    writeNamed(dir, 'new', newest);
+    expect(await batchesOf(dir, { maxFileAge: '7 days', latestFirst: true, maxBytesPerTrigger: 100 })).toEqual([
+      ['new'],
+      ['old'],
+      ['older'],
+    ]);
+  });
+
   it('Trigger.Once ignores the limits and runs one batch', async () => {
     const dir = tempDir();
     for (let i = 0; i < 5; i++) writeNamed(dir, `f${i}`, 1_000 + i);

@@ -159,6 +159,16 @@ describe('admitFiles', () => {
         names('c'),
       ]);
     });
+    it('is ignored when latestFirst and maxBytesPerTrigger are both set (SPARK-46641)', () => {
+      // Files of 1 byte, 1 byte a batch: newest first, and the old ones are still read, later.
+      const listed = [f('a', 0), f('b', 50), f('c', 100)];
+      expect(
+        batches(listed, { ...opts, latestFirst: true, maxBytesPerTrigger: 1 }, new Set(), false),
+      ).toEqual([names('c'), names('b'), names('a')]);
+      expect(batches(listed, { ...opts, maxBytesPerTrigger: 1 }, new Set(), false)).toEqual([
+        names('c'),
+      ]);
+    });
   });
 
   describe('ignoreLimits (Trigger.Once)', () => {

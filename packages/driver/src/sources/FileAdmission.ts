@@ -26,7 +26,8 @@ export interface AdmissionOptions {
  * - Order is modification time, then path (ascending); `latestFirst` takes the newest first,
  *   ties still by path ascending.
  * - `maxFileAge` is measured from the newest listed file (seen or not), not the clock; older files
- *   are skipped, except in the first batch, where every file counts.
+ *   are skipped, except in the first batch, where every file counts, and with `latestFirst` and a
+ *   limit, where none is skipped.
  * - `maxFilesPerTrigger` caps the count; `maxBytesPerTrigger` is soft (a file is added while the
  *   total so far is below the limit); a batch always takes at least one file; with both set the
  *   batch stops at whichever is reached first.
@@ -39,10 +40,11 @@ export function admitFiles(
   firstBatch: boolean,
   ignoreLimits = false,
 ): FileEntry[] {
-  // As Spark (SPARK-19813): with latestFirst and maxFilesPerTrigger both set, maxFileAge is ignored,
-  // because old files that are still due would otherwise age out while newer ones are taken first.
-  const ageApplies =
-    !firstBatch && !(opts.latestFirst && opts.maxFilesPerTrigger !== undefined);
+  // As Spark (SPARK-19813, SPARK-46641): with latestFirst and a limit (maxFilesPerTrigger or
+  // maxBytesPerTrigger), maxFileAge is ignored, because old files that are still due would
+  // otherwise age out while newer ones are taken first.
+  const limited = opts.maxFilesPerTrigger !== undefined || opts.maxBytesPerTrigger !== undefined;
+  const ageApplies = !firstBatch && !(opts.latestFirst && limited);
 
   let threshold = Number.NEGATIVE_INFINITY;
   if (ageApplies && listed.length > 0) {
