@@ -9,7 +9,7 @@ import { Column, toColumn } from './Column.js';
 import { AggregateColumn, avg, count, max, min, sum } from './aggregates.js';
 import type { Session } from './Session.js';
 import { DataStreamWriter } from './DataStreamWriter.js';
-import { isEventTimeKey, statefulInputSchema, watermarkOf, type LogicalPlan } from '../plan/LogicalPlan.js';
+import { carriesEventTime, eventTimeColumns, statefulInputSchema, watermarkOf, type LogicalPlan } from '../plan/LogicalPlan.js';
 import { parseDuration } from '../conf/parsers.js';
 
 export class DataFrame {
@@ -50,8 +50,8 @@ export class DataFrame {
   /** Drops rows whose `cols` (default: all columns) were seen before; see the README on state. */
   dropDuplicates(cols?: string[]): DataFrame {
     const columns = this.dedupColumns(cols, 'dropDuplicates');
-    const wm = watermarkOf(this.plan);
-    const eventTimeColumn = wm && columns.includes(wm.column) ? wm.column : null;
+    const eventTime = eventTimeColumns(this.plan);
+    const eventTimeColumn = columns.find((c) => eventTime.has(c)) ?? null;
     return this.withStateful({ kind: 'dropDuplicates', columns, eventTimeColumn });
   }
 
@@ -62,7 +62,14 @@ export class DataFrame {
     if (!wm || this.plan.stateful) {
       throw new SluiceError('UNSUPPORTED_OPERATION', 'dropDuplicatesWithinWatermark needs withWatermark before it');
     }
-    return this.withStateful({ kind: 'dropDuplicatesWithinWatermark', columns, eventTimeColumn: wm.column, delayMs: wm.delayMs });
+    const eventTime = eventTimeColumns(this.plan);
+    const eventTimeColumn = this.columns.find((c) => eventTime.has(c));
+    if (eventTimeColumn === undefined) {
+      throw new SluiceError('UNSUPPORTED_OPERATION', `dropDuplicatesWithinWatermark needs the watermarked column ${wm.column}, or an alias of it, among its input columns`, {
+        column: wm.column,
+      });
+    }
+    return this.withStateful({ kind: 'dropDuplicatesWithinWatermark', columns, eventTimeColumn, delayMs: wm.delayMs });
   }
 
   private dedupColumns(cols: string[] | undefined, what: string): string[] {
@@ -162,8 +169,8 @@ export class GroupedData {
       }
       if (a.arg) exprType(a.arg, this.df.schema);
     }
-    const wm = watermarkOf(this.df.plan);
-    const eventTimeKey = wm ? this.keys.findIndex((k) => isEventTimeKey(k.expr, wm.column)) : -1;
+    const eventTime = eventTimeColumns(this.df.plan);
+    const eventTimeKey = this.keys.findIndex((k) => carriesEventTime(k.expr, eventTime));
     return this.df.withStateful({
       kind: 'aggregate',
       keys: this.keys.map((k) => k.expr),

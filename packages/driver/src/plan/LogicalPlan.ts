@@ -3,7 +3,7 @@
  * the operators after it. It is plain data (the expression tree and operator specs of
  * @sluice/executor), built by the DataFrame API and read by the planner and the executors.
  */
-import { planOutputSchema, type Expr, type Op, type Schema, type StatefulOp } from '@sluice/executor';
+import { exprName, planOutputSchema, type Expr, type Op, type Schema, type StatefulOp } from '@sluice/executor';
 import type { SourceSpec } from '../sources/resolveSource.js';
 
 export interface LogicalPlan {
@@ -26,9 +26,31 @@ export function statefulInputSchema(plan: LogicalPlan): Schema {
   return planOutputSchema(plan.ops, plan.source.schema);
 }
 
-/** A grouping key carries event time when it is the watermarked column or a window over it. */
-export function isEventTimeKey(e: Expr, watermarkColumn: string): boolean {
-  const inner = e.op === 'alias' ? e.expr : e;
-  const time = inner.op === 'window' ? inner.expr : inner;
-  return time.op === 'col' && time.name === watermarkColumn;
+/**
+ * The columns entering the stateful operator that carry event time: the watermarked column, and
+ * every column projected from it or from a window over it under any name. Spark keeps the
+ * watermark on such attributes (SPARK-27340), so `select(window('t', ...).alias('w'))` then
+ * `groupBy('w')` is keyed by event time.
+ */
+export function eventTimeColumns(plan: LogicalPlan): Set<string> {
+  let schema = plan.source.schema;
+  let columns = new Set<string>();
+  for (const op of plan.ops) {
+    if (op.kind === 'watermark') columns = new Set([op.column]);
+    else if (op.kind === 'project') {
+      const next = new Set<string>();
+      for (const e of op.exprs) if (carriesEventTime(e, columns)) next.add(exprName(e, schema));
+      columns = next;
+    }
+    schema = planOutputSchema([op], schema);
+  }
+  return columns;
+}
+
+/** An event-time column, or a window over one, under any number of aliases. */
+export function carriesEventTime(e: Expr, columns: ReadonlySet<string>): boolean {
+  let inner = e;
+  while (inner.op === 'alias') inner = inner.expr;
+  if (inner.op === 'window') return carriesEventTime(inner.expr, columns);
+  return inner.op === 'col' && columns.has(inner.name);
 }

@@ -257,10 +257,10 @@ export function statefulOutputSchema(op: StatefulOp, inputSchema: Schema): Schem
 }
 
 /** Event time of an aggregation key: a window's end, or the watermarked column's value. */
-export function eventTimeOfKey(op: AggregateOp): ((keyValues: unknown[]) => number) | undefined {
+export function eventTimeOfKey(op: AggregateOp, keyTypes: readonly DataType[]): ((keyValues: unknown[]) => number) | undefined {
   const i = op.eventTimeKey;
   if (i === null) return undefined;
-  const key = op.keys[i];
-  if (key && windowOfKey(key)) return (kv) => (kv[i] as { end: number }).end;
+  // A window (an expression, or a column holding one) carries its end; a timestamp itself.
+  if (isStructType(keyTypes[i] as DataType)) return (kv) => (kv[i] as { end: number }).end;
   return (kv) => kv[i] as number;
 }

@@ -173,7 +173,7 @@ function compileAggregate(op: AggregateOp, schema: Schema, udfs: UdfRegistry): M
       else if (win.slideMs === win.sizeMs) combine(lastWindowStart(t, win.sizeMs, win.startMs));
       else for (const w of windowsOf(t, win.sizeMs, win.slideMs, win.startMs)) combine(w.start);
     };
-    const timeOf = eventTimeOfKey(op);
+    const timeOf = eventTimeOfKey(op, keyTypes);
     const finish = (): { entries: KeyEntry[]; late: number } => {
       const entries = partials.map((p) => ({ values: p.values, buffers: p.buffers, eventTimeMs: timeOf ? timeOf(p.values) : null }));
       // Late groups are dropped at the stateful operator, after partial aggregation (Spark's rule).
