@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { TaskOutput, WriteOptions } from '@sluice/executor';
 import { MetadataLog } from '../checkpoint/MetadataLog.js';
+import { fsyncDir } from '../checkpoint/versionedFile.js';
 import type { BatchOutput, StreamSink } from './Sink.js';
 
 export const MANIFEST_DIR = '_sluice_metadata';
@@ -49,7 +50,11 @@ export class FileSink implements StreamSink {
   }
 
   async addBatch(out: BatchOutput): Promise<void> {
+    if (this.manifests.has(out.batchId)) return; // a replay: the batch is in the sink already
     const files = out.results.flatMap((r) => (r.file ? [r.file] : []));
+    // Tasks fsynced their part files; their names live in the directory, which must be durable
+    // before the manifest that names them is.
+    if (files.length > 0) fsyncDir(this.dir);
     this.manifests.add(out.batchId, { files });
   }
 }

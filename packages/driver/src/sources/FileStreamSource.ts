@@ -1,10 +1,11 @@
 /**
  * Streaming source over a directory of json/csv/text files. As in Spark's FileStreamSource the
- * source keeps its own log (`sources/<i>/<logOffset>`, the files each planning step admitted);
- * an offset is a position in that log, so a replayed batch reads exactly the same files.
+ * source keeps its own log (`sources/<i>/<logOffset>`, the files each planning step admitted,
+ * compacted every `compactInterval` entries); an offset is a position in that log, so a replayed
+ * batch reads exactly the same files.
  */
 import type { InputSplit, ReadOptions, Schema } from '@sluice/executor';
-import { MetadataLog } from '../checkpoint/MetadataLog.js';
+import { CompactibleFileLog } from '../checkpoint/CompactibleFileLog.js';
 import type { SourceOffset } from '../checkpoint/OffsetLog.js';
 import { admitFiles, type AdmissionOptions, type FileEntry } from './FileAdmission.js';
 import { cleanSourceFiles, listFiles, type CleanSourceMode } from './fileSystem.js';
@@ -20,14 +21,6 @@ export interface FileSourceConfig {
   archiveDir?: string;
 }
 
-interface LogEntry {
-  files: FileEntry[];
-}
-
-function isLogEntry(v: unknown): v is LogEntry {
-  return typeof v === 'object' && v !== null && Array.isArray((v as LogEntry).files);
-}
-
 interface FileOffset {
   logOffset: number;
 }
@@ -39,7 +32,7 @@ function logOffsetOf(o: SourceOffset | null): number {
 export class FileStreamSource implements StreamSource {
   readonly description: string;
   readonly schema: Schema;
-  private readonly log: MetadataLog<LogEntry>;
+  private readonly log: CompactibleFileLog<FileEntry>;
   private readonly seen = new Set<string>();
   private latestLogOffset: number;
   private pinned: Set<string> | undefined;
@@ -49,14 +42,18 @@ export class FileStreamSource implements StreamSource {
     private readonly config: FileSourceConfig,
     logDir: string,
     private readonly advisoryTaskBytes: number,
+    compactInterval: number,
   ) {
     this.description = `FileStreamSource[${config.path}]`;
     this.schema = config.schema;
-    this.log = new MetadataLog(logDir, isLogEntry);
-    for (const id of this.log.ids()) {
-      for (const f of this.log.get(id)?.files ?? []) this.seen.add(f.path);
-    }
-    this.latestLogOffset = this.log.latestId() ?? -1;
+    this.log = new CompactibleFileLog(logDir, compactInterval);
+    for (const f of this.log.allFiles()) this.seen.add(f.path);
+    this.latestLogOffset = this.log.latestId();
+  }
+
+  /** Files of the log read when the source opened (bounded by the compaction interval). */
+  get logFilesRead(): number {
+    return this.log.filesRead;
   }
 
   prepareForAvailableNow(): void {
@@ -73,7 +70,7 @@ export class FileStreamSource implements StreamSource {
     const firstBatch = this.latestLogOffset < 0;
     const admitted = admitFiles(listed, this.seen, this.config.admission, firstBatch, limit.ignoreLimits);
     if (admitted.length > 0) {
-      this.log.put(next, { files: admitted });
+      this.log.put(next, admitted);
       for (const f of admitted) this.seen.add(f.path);
       this.latestLogOffset = next;
     }
@@ -84,7 +81,7 @@ export class FileStreamSource implements StreamSource {
     const files: FileEntry[] = [];
     for (let id = logOffsetOf(start) + 1; id <= logOffsetOf(end); id++) {
       const entry = this.log.get(id);
-      if (entry) files.push(...entry.files);
+      if (entry) files.push(...entry);
     }
     return files;
   }
@@ -129,7 +126,7 @@ export class FileStreamSource implements StreamSource {
     const upTo = logOffsetOf(end);
     const files: string[] = [];
     for (let id = this.cleanedThrough + 1; id <= upTo; id++) {
-      for (const f of this.log.get(id)?.files ?? []) files.push(f.path);
+      for (const f of this.log.get(id) ?? []) files.push(f.path);
     }
     await cleanSourceFiles(files, this.config.cleanSource, this.config.path, this.config.archiveDir);
     this.cleanedThrough = upTo;

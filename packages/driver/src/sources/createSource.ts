@@ -13,7 +13,7 @@ export function createSource(spec: SourceSpec, sourceDir: string, conf: RuntimeC
     case 'json':
     case 'csv':
     case 'text':
-      return new FileStreamSource(spec.file, sourceDir, taskBytes(conf));
+      return new FileStreamSource(spec.file, sourceDir, taskBytes(conf), conf.get<number>(CONF_KEYS.fileSourceLogCompactInterval));
     case 'rate':
       return new RateSource(spec.rowsPerSecond, spec.numPartitions, sourceDir);
     case 'rate-micro-batch':
