@@ -15,7 +15,7 @@ vi.mock('node:fs', async (importOriginal) => {
   const fdPaths = new Map<number, string>();
   return {
     ...real,
-    openSync: (path: fs.PathLike, flags?: fs.OpenMode, mode?: fs.Mode) => {
+    openSync: (path: fs.PathLike, flags: fs.OpenMode = 'r', mode?: fs.Mode) => {
       const fd = real.openSync(path, flags, mode);
       fdPaths.set(fd, String(path));
       return fd;

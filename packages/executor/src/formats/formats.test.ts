@@ -134,6 +134,17 @@ describe('timestamps', () => {
     }
   });
 
+  it('reads every form that a cast to TIMESTAMP takes: one grammar', () => {
+    const s = parseSchema('t TIMESTAMP');
+    const text = ['"2024-1-2"', '"2024-01-02 03:04:05 UTC"', '" 2024-01-02T03:04:05Z "'].map((t) => `{"t":${t}}`).join('\n');
+    expect(parseRecords('json', text, s, opts({ mode: 'FAILFAST' }), 'f')).toEqual([
+      { t: Date.UTC(2024, 0, 2) },
+      { t: Date.UTC(2024, 0, 2, 3, 4, 5) },
+      { t: Date.UTC(2024, 0, 2, 3, 4, 5) },
+    ]);
+    expect(parseRecords('csv', '2024-1-2\n', s, opts({ mode: 'FAILFAST' }), 'f')).toEqual([{ t: Date.UTC(2024, 0, 2) }]);
+  });
+
   it('reads both input forms in JSON and CSV', () => {
     const s = parseSchema('t TIMESTAMP');
     expect(parseRecords('json', `{"t":"2024-01-02T03:04:05.678Z"}\n{"t":${T0}}\n{"t":"x"}\n`, s, opts(), 'f')).toEqual([

@@ -7,7 +7,7 @@
  * is null).
  */
 import type { DataType, Field, Row } from '../schema/types.js';
-import { parseIsoTimestamp } from '../schema/timestamps.js';
+import { parseTimestampText } from '../schema/timestamps.js';
 
 export const BAD: unique symbol = Symbol('malformed');
 export type Conv = (v: unknown) => unknown;
@@ -83,7 +83,7 @@ function specialDouble(s: string): unknown {
 }
 
 function isoOrBad(s: string): unknown {
-  const ms = parseIsoTimestamp(s);
+  const ms = parseTimestampText(s);
   return ms === ms ? ms : BAD;
 }
 

@@ -1,9 +1,55 @@
-/** ISO-8601 timestamps: parsing to epoch milliseconds and fast formatting back. */
+/**
+ * Timestamps as text: the one grammar that `cast(... as TIMESTAMP)` and the JSON and CSV readers
+ * share (Spark's, as its readers fall back to the cast's parser when no timestampFormat is set),
+ * and fast formatting back to ISO-8601.
+ *
+ * `parseTimestamp` is the grammar. `parseIsoTimestamp` is a fast path for its most common form,
+ * which the readers try first: it accepts a subset of the grammar, always with the same result,
+ * and gives NaN for anything else.
+ */
+
+const TIMESTAMP_RE =
+  /^([+-]?\d{4,6})(?:-(\d{1,2})(?:-(\d{1,2})(?:[T ](\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d{1,9}))?)?)?)?)?\s*(Z|UTC|[+-]\d{1,2}(?::?\d{2})?)?$/i;
 
 /**
- * ISO-8601 to epoch milliseconds, or NaN: `YYYY-MM-DD`, then optionally `T` (or a space)
- * `HH:MM[:SS[.fraction]]` and a zone `Z`, `±HH`, `±HHMM` or `±HH:MM`. No zone means UTC.
- * Digits past milliseconds are truncated.
+ * Parses the timestamp forms Spark accepts ('2024-01-01', '2024-01-01 10:00:00',
+ * '2024-01-01T10:00:00.123Z', '...+02:00'). Without a zone the text is UTC: Sluice's session time
+ * zone is always UTC, so a timestamp never depends on the machine it is read on.
+ * Returns epoch ms (sub-millisecond digits are truncated), or null when the text is not a timestamp.
+ */
+export function parseTimestamp(text: string): number | null {
+  const m = TIMESTAMP_RE.exec(text.trim());
+  if (m === null) return null;
+  const year = Number(m[1]);
+  const month = m[2] === undefined ? 1 : Number(m[2]);
+  const day = m[3] === undefined ? 1 : Number(m[3]);
+  const hour = m[4] === undefined ? 0 : Number(m[4]);
+  const minute = m[5] === undefined ? 0 : Number(m[5]);
+  const second = m[6] === undefined ? 0 : Number(m[6]);
+  const ms = m[7] === undefined ? 0 : Number(m[7].slice(0, 3).padEnd(3, '0'));
+  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return null;
+  const date = new Date(Date.UTC(2000, month - 1, day, hour, minute, second, ms));
+  // Date.UTC maps years 0..99 to 1900..1999, so the year is set separately.
+  date.setUTCFullYear(year);
+  // Rejects 2023-02-30 and the like, which Date would roll over into March.
+  if (date.getUTCDate() !== day || date.getUTCMonth() !== month - 1) return null;
+  let t = date.getTime();
+  const zone = m[8];
+  if (zone !== undefined && zone.toUpperCase() !== 'Z' && zone.toUpperCase() !== 'UTC') {
+    const z = /^([+-])(\d{1,2}):?(\d{2})?$/.exec(zone);
+    if (z === null) return null;
+    const offsetMinutes = z[3] === undefined ? 0 : Number(z[3]);
+    if (Number(z[2]) > 18 || offsetMinutes > 59) return null;
+    const minutes = Number(z[2]) * 60 + offsetMinutes;
+    t -= (z[1] === '-' ? -minutes : minutes) * 60_000;
+  }
+  return Number.isFinite(t) ? t : null;
+}
+
+/**
+ * The fast path: `YYYY-MM-DD`, then optionally `T` (or a space) `HH:MM[:SS[.fraction]]` and a
+ * zone `Z`, `±HH`, `±HHMM` or `±HH:MM`, as epoch milliseconds, or NaN. No zone means UTC. At most
+ * nine fraction digits; those past milliseconds are truncated.
  */
 export function parseIsoTimestamp(s: string): number {
   const len = s.length;
@@ -26,14 +72,13 @@ export function parseIsoTimestamp(s: string): number {
     if (!(sec >= 0 && sec <= 59)) return NaN;
     ms += sec * 1000;
     i = 19;
-    const dot = s.charCodeAt(i);
-    if (dot === 46 || dot === 44) {
+    if (s.charCodeAt(i) === 46) {
       const start = ++i;
       let frac = 0;
       for (let c = s.charCodeAt(i) - 48; c >= 0 && c <= 9; c = s.charCodeAt(++i) - 48) {
         if (i - start < 3) frac = frac * 10 + c;
       }
-      if (i === start) return NaN;
+      if (i === start || i - start > 9) return NaN;
       for (let n = i - start; n < 3; n++) frac *= 10;
       ms += frac;
     }
@@ -52,6 +97,12 @@ export function parseIsoTimestamp(s: string): number {
   }
   if (!(oh >= 0 && oh <= 18) || !(om >= 0 && om <= 59) || i !== len) return NaN;
   return ms - (z === 43 ? 1 : -1) * (oh * 60 + om) * 60_000;
+}
+
+/** A timestamp from the fast path, else from the whole grammar; NaN when neither takes it. */
+export function parseTimestampText(s: string): number {
+  const ms = parseIsoTimestamp(s);
+  return ms === ms ? ms : (parseTimestamp(s) ?? NaN);
 }
 
 /** Two decimal digits at i, or NaN. */

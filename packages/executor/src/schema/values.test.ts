@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { parseTimestamp } from './timestamps.js';
 import type { Schema } from './types.js';
 import {
   createCast,
   formatDouble,
-  parseTimestamp,
   rowToExternal,
   rowToInternal,
   toExternal,

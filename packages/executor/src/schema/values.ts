@@ -9,6 +9,7 @@
  *
  * Converters are built once per type (createTo*Converter) so that hot loops do no type dispatch.
  */
+import { parseTimestamp } from './timestamps.js';
 import type { DataType, Row, Schema, StructType } from './types.js';
 
 export type Converter = (value: unknown) => unknown;
@@ -48,42 +49,6 @@ export function typeName(t: DataType): string {
 
 // ---------------------------------------------------------------------------------------------
 // Text forms
-
-const TIMESTAMP_RE =
-  /^([+-]?\d{4,6})(?:-(\d{1,2})(?:-(\d{1,2})(?:[T ](\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d{1,9}))?)?)?)?)?\s*(Z|UTC|[+-]\d{1,2}(?::?\d{2})?)?$/i;
-
-/**
- * Parses the timestamp forms Spark accepts ('2024-01-01', '2024-01-01 10:00:00',
- * '2024-01-01T10:00:00.123Z', '...+02:00'). Without a zone the text is UTC: Sluice's session time
- * zone is always UTC, so a timestamp never depends on the machine it is read on.
- * Returns epoch ms (sub-millisecond digits are truncated), or null when the text is not a timestamp.
- */
-export function parseTimestamp(text: string): number | null {
-  const m = TIMESTAMP_RE.exec(text.trim());
-  if (m === null) return null;
-  const year = Number(m[1]);
-  const month = m[2] === undefined ? 1 : Number(m[2]);
-  const day = m[3] === undefined ? 1 : Number(m[3]);
-  const hour = m[4] === undefined ? 0 : Number(m[4]);
-  const minute = m[5] === undefined ? 0 : Number(m[5]);
-  const second = m[6] === undefined ? 0 : Number(m[6]);
-  const ms = m[7] === undefined ? 0 : Number(m[7].slice(0, 3).padEnd(3, '0'));
-  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return null;
-  const date = new Date(Date.UTC(2000, month - 1, day, hour, minute, second, ms));
-  // Date.UTC maps years 0..99 to 1900..1999, so the year is set separately.
-  date.setUTCFullYear(year);
-  // Rejects 2023-02-30 and the like, which Date would roll over into March.
-  if (date.getUTCDate() !== day || date.getUTCMonth() !== month - 1) return null;
-  let t = date.getTime();
-  const zone = m[8];
-  if (zone !== undefined && zone.toUpperCase() !== 'Z' && zone.toUpperCase() !== 'UTC') {
-    const z = /^([+-])(\d{1,2}):?(\d{2})?$/.exec(zone);
-    if (z === null) return null;
-    const minutes = Number(z[2]) * 60 + (z[3] === undefined ? 0 : Number(z[3]));
-    t -= (z[1] === '-' ? -minutes : minutes) * 60_000;
-  }
-  return Number.isFinite(t) ? t : null;
-}
 
 /** ISO-8601 UTC text of epoch ms ('2024-01-01T00:00:00.000Z'); null outside a Date's range. */
 export function formatTimestamp(ms: number): string | null {
