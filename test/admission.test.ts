@@ -156,6 +156,26 @@ describe('file source admission control', () => {
     expect(readdirSync(archive).sort()).toEqual(['f0.json', 'f1.json', 'f2.json', 'f3.json']);
   });
 
+  it('cleanSource archive of files logged under another load() path is SOURCE_PATH_CHANGED, naming both', async () => {
+    const first = tempDir();
+    const second = tempDir();
+    const archive = tempDir();
+    const checkpoint = tempDir();
+    writeNamed(first, 'a', 1_000);
+    const opts = { cleanSource: 'archive', sourceArchiveDir: archive };
+    expect(await batchesOf(first, opts, Trigger.AvailableNow(), checkpoint)).toEqual([['a']]);
+    // The same checkpoint, restarted on another directory.
+    writeNamed(second, 'b', 2_000);
+    const moved = join(first, 'a.json');
+    writeNamed(first, 'a', 1_000); // the file is back where the log says it was taken from
+    await expect(batchesOf(second, opts, Trigger.AvailableNow(), checkpoint)).rejects.toMatchObject({
+      code: 'SOURCE_PATH_CHANGED',
+      file: moved,
+      message: expect.stringContaining(second),
+    });
+    expect(existsSync(moved)).toBe(true); // nothing was archived under a wrong name
+  });
+
   it('cleanSource delete removes the files of committed batches', async () => {
     const dir = tempDir();
     for (let i = 0; i < 3; i++) writeNamed(dir, `f${i}`, 1_000 + i);

@@ -145,7 +145,7 @@ describe('cleanSourceFiles', () => {
     const outside = write(path.join(root, 'other.json'), 'O');
     await expect(
       cleanSourceFiles([outside], 'archive', src, path.join(root, 'archive')),
-    ).rejects.toThrow(/not inside the source directory/);
+    ).rejects.toMatchObject({ code: 'SOURCE_PATH_CHANGED', file: outside, message: expect.stringContaining(`the source now reads ${src}`) });
     expect(fs.existsSync(outside)).toBe(true);
     expect(fs.existsSync(a)).toBe(true);
   });

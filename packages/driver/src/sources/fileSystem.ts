@@ -140,7 +140,13 @@ export async function cleanSourceFiles(
     const abs = path.resolve(file);
     const rel = path.relative(src, abs);
     if (rel === '' || !isInside(abs, src)) {
-      throw new Error(`cleanSource: '${file}' is not inside the source directory '${sourceDir}'`);
+      // The log took the file under another directory: the load() path changed at a restart.
+      throw new SluiceError(
+        'SOURCE_PATH_CHANGED',
+        `cleanSource 'archive': ${file} was taken from ${path.dirname(abs)}, but the source now reads ${src}, so its path ` +
+          `under ${String(archiveDir)} is unknown; restart with load('${path.dirname(abs)}') to finish archiving, or cleanSource 'off'`,
+        { file: abs },
+      );
     }
     return moveFile(file, path.join(path.resolve(archiveDir as string), rel));
   };
