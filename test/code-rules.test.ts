@@ -75,6 +75,17 @@ describe('the README documents', () => {
   });
 });
 
+describe('fault points', () => {
+  it('are the fault() calls of the source, each in the README table and nothing more', () => {
+    const called = new Set<string>();
+    for (const file of SOURCES) {
+      for (const m of readFileSync(file, 'utf8').matchAll(/\bfault\('([a-z-]+)'\)/g)) called.add(m[1] as string);
+    }
+    const documented = tableColumn('Testing');
+    expect([...called].sort()).toEqual([...documented].sort());
+  });
+});
+
 describe('conf key strings', () => {
   it('are written only in confKeys.ts', () => {
     const offenders: string[] = [];

@@ -1,7 +1,8 @@
 /**
  * Fault points for crash tests. With SLUICE_FAULT=<point>[:<n>] in the environment, the process
  * kills itself with SIGKILL the n-th time (default 1) it reaches <point>. Without the variable
- * `fault()` is one comparison against a constant.
+ * `fault()` is one comparison against a constant. The points are the `fault('...')` calls in the
+ * source, each listed in the README's testing section (test/code-rules.test.ts checks both ways).
  */
 const spec = process.env['SLUICE_FAULT'];
 const [faultPoint, nth] = spec ? parseSpec(spec) : [undefined, 0];
@@ -20,13 +21,3 @@ export function fault(point: string): void {
   // SIGKILL ends the whole process, also when called from a worker thread.
   if (hits === nth) process.kill(process.pid, 'SIGKILL');
 }
-
-export const FAULT_POINTS = [
-  'after-offsets-write',
-  // In a worker, right after a shard's commit batch is written, before the task replies.
-  'after-state-commit',
-  'after-sink-commit',
-  'before-commit-log',
-  // In a worker, right before a shard's rollback batch is written.
-  'mid-rollback',
-] as const;

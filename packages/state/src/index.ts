@@ -1,6 +1,6 @@
 export { SluiceError, isSluiceError, ERROR_CODES, WARNING_CODES, warn } from './errors.js';
 export type { ErrorCode, SerializedError, SluiceErrorDetails, WarningCode } from './errors.js';
-export { fault, FAULT_POINTS } from './faults.js';
+export { fault } from './faults.js';
 export { CONF_KEYS, type ConfKey } from './confKeys.js';
 
 export { murmur3_x86_32 } from './murmur3.js';

@@ -239,7 +239,7 @@ function compileMapSide(op: StatefulOp, schema: Schema, udfs: UdfRegistry): MapS
   return side;
 }
 
-/** The expressions a map side evaluates, for loading their udfs before partitionPartials. */
+/** The expressions a map side evaluates, for loading their udfs before streamPartials. */
 export function mapSideExprs(op: StatefulOp): Expr[] {
   if (op.kind !== 'aggregate') return [];
   return [...op.keys, ...op.aggs.flatMap((a) => (a.arg === null ? [] : [a.arg]))];
@@ -276,18 +276,4 @@ export function streamPartials(
       return { blocks: writer.finish(), numRecords: entries.length, numLate: late };
     },
   };
-}
-
-/** streamPartials over an array of rows. */
-export function partitionPartials(
-  rows: readonly Row[],
-  op: StatefulOp,
-  schema: Schema,
-  layout: StateLayoutMsg,
-  udfs: UdfRegistry = new Map(),
-  lateThresholdMs: number | null = null,
-): PartitionedPartials {
-  const stream = streamPartials(op, schema, layout, udfs, lateThresholdMs);
-  for (const row of rows) stream.add(row);
-  return stream.finish();
 }

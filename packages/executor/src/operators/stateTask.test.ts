@@ -25,7 +25,7 @@ import {
   type KeyType,
 } from '@sluice/state';
 import { WINDOW_TYPE } from '../expressions/exprTypes.js';
-import { partitionPartials } from './mapSide.js';
+import { partitionPartials } from './mapSideTestKit.js';
 import type { ShuffleBlock, StateLayoutMsg, StateOperatorMetrics, StateTask, TaskSuccess } from '../task/messages.js';
 import { decodeRows } from '../task/rowCodec.js';
 import { releaseShards, runStateTask, useShardRegistry } from './stateTask.js';
