@@ -1,7 +1,7 @@
 /** `session.read`: a static DataFrame over files, or over a Sluice file sink's committed output. */
 import { resolve } from 'node:path';
 import type { ReadOptions } from '@sluice/executor';
-import { checkFormat, fileReadSpec, type SourceSpec } from '../sources/resolveSource.js';
+import { checkFormat, fileReadSpec, fileSourceSpec } from '../sources/resolveSource.js';
 import { DataFrame } from './DataFrame.js';
 import { Reader } from './Reader.js';
 
@@ -18,18 +18,14 @@ export class DataFrameReader extends Reader<DataFrameReader> {
     const infer = f === 'json' ? (read: ReadOptions) => this.session.inferJsonSchema(dir, read) : undefined;
     const { read, schema } = fileReadSpec(f, o, this.userSchema, false, infer);
     o.rejectUnknown(`${f} static source`);
-    const spec: SourceSpec = {
+    const spec = fileSourceSpec({
       format: f,
+      path: dir,
       schema,
-      file: {
-        format: f,
-        path: dir,
-        schema,
-        read,
-        cleanSource: 'off',
-        admission: { latestFirst: false, maxFileAgeMs: Number.POSITIVE_INFINITY },
-      },
-    };
+      read,
+      cleanSource: 'off',
+      admission: { latestFirst: false, maxFileAgeMs: Number.POSITIVE_INFINITY },
+    });
     return new DataFrame(this.session, { source: spec, ops: [], post: [] }, false);
   }
 }

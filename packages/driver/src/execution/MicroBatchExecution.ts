@@ -145,12 +145,12 @@ export class MicroBatchExecution {
           hasWatermark: wm !== undefined,
         },
       );
+      this.available = this.sources.map(() => null);
+      this.recover();
       // Files are written only once everything above was validated, so a refused start leaves no
       // checkpoint behind. The layout goes first: metadata on disk implies a layout file.
       if (info && layoutToWrite) writeStateLayout(this.paths.stateLayout(0), info.layout);
       if (loaded.write) writeVersioned(this.paths.metadata, loaded.meta);
-      this.available = this.sources.map(() => null);
-      this.recover();
       if (this.triggers.pinsAvailableData) for (const s of this.sources) s.prepareForAvailableNow?.();
     } catch (e) {
       this.lock.release();

@@ -94,6 +94,11 @@ export function fileSchema(
   return schema;
 }
 
+/** The source spec of a file source (streaming or static). */
+export function fileSourceSpec(file: FileSourceConfig): SourceSpec {
+  return { format: file.format, schema: file.schema, file };
+}
+
 export function resolveSource(
   format: string,
   o: Options,
@@ -118,24 +123,20 @@ export function resolveSource(
     const maxFilesPerTrigger = optInt(o, 'maxFilesPerTrigger');
     const bytes = o.take('maxBytesPerTrigger');
     const maxBytesPerTrigger = bytes === undefined ? undefined : parseBytes(bytes, 'maxBytesPerTrigger');
-    spec = {
+    spec = fileSourceSpec({
       format: f,
+      path: dir,
       schema,
-      file: {
-        format: f,
-        path: dir,
-        schema,
-        read,
-        cleanSource,
-        ...(archiveDir !== undefined && { archiveDir }),
-        admission: {
-          ...(maxFilesPerTrigger !== undefined && { maxFilesPerTrigger }),
-          ...(maxBytesPerTrigger !== undefined && { maxBytesPerTrigger }),
-          latestFirst: parseBoolean(o.take('latestFirst') ?? false, 'latestFirst'),
-          maxFileAgeMs: parseDuration((o.take('maxFileAge') as string | number | undefined) ?? '7 days', 'maxFileAge'),
-        },
+      read,
+      cleanSource,
+      ...(archiveDir !== undefined && { archiveDir }),
+      admission: {
+        ...(maxFilesPerTrigger !== undefined && { maxFilesPerTrigger }),
+        ...(maxBytesPerTrigger !== undefined && { maxBytesPerTrigger }),
+        latestFirst: parseBoolean(o.take('latestFirst') ?? false, 'latestFirst'),
+        maxFileAgeMs: parseDuration((o.take('maxFileAge') as string | number | undefined) ?? '7 days', 'maxFileAge'),
       },
-    };
+    });
   } else if (f === 'rate') {
     const rowsPerSecond = optInt(o, 'rowsPerSecond') ?? 1;
     const numPartitions = optInt(o, 'numPartitions');
