@@ -173,7 +173,7 @@ function rates(msPerBatch) {
  */
 async function installStageProbe() {
   try {
-    const url = new URL('./TaskScheduler.js', import.meta.resolve('@sluice/driver'));
+    const url = new URL('./scheduler/TaskScheduler.js', import.meta.resolve('@sluice/driver'));
     const { TaskScheduler } = await import(url.href);
     const original = TaskScheduler?.prototype?.runTasks;
     if (typeof original !== 'function') return null;
