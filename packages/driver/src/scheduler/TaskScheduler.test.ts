@@ -1,3 +1,6 @@
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { StatelessTask } from '@sluice/executor';
@@ -21,7 +24,7 @@ function task(partition: number): StatelessTask {
 
 describe('TaskScheduler', () => {
   it('resolves the built worker entry of @sluice/executor', () => {
-    expect(workerEntry()).toMatch(/executor[/\\]dist[/\\]task[/\\]worker\.js$/);
+    expect(workerEntry()).toMatch(/executor[/\\]dist[/\\]task[/\\]entry\.cjs$/);
   });
 
   it('runs a stage across all slots and returns results in task order', async () => {
@@ -44,6 +47,27 @@ describe('TaskScheduler', () => {
       });
     } finally {
       await scheduler.close();
+    }
+  }, 15_000);
+
+  it('fails loudly when the real entry cannot load the worker module behind it', async () => {
+    // The built CommonJS entry, beside a worker module that throws when imported.
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-entry-'));
+    try {
+      copyFileSync(workerEntry(), join(dir, 'entry.cjs'));
+      writeFileSync(join(dir, 'worker.js'), "throw new Error('worker module cannot load');\n");
+      writeFileSync(join(dir, 'package.json'), '{"type":"module"}\n');
+      const scheduler = new TaskScheduler(1, 2, join(dir, 'entry.cjs'));
+      try {
+        await expect(scheduler.runTasks([task(0)])).rejects.toMatchObject({
+          code: 'TASK_FAILED',
+          message: expect.stringContaining('worker module cannot load'),
+        });
+      } finally {
+        await scheduler.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   }, 15_000);
 });
