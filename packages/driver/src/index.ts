@@ -1,4 +1,4 @@
-export { Session, type SessionOptions } from './api/Session.js';
+export { Session, type SessionMetrics, type SessionOptions } from './api/Session.js';
 export { DataFrame, GroupedData } from './api/DataFrame.js';
 export { AggregateColumn, count, sum, avg, mean, min, max, window } from './api/aggregates.js';
 export { DataStreamReader } from './api/DataStreamReader.js';

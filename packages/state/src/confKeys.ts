@@ -23,6 +23,7 @@ export const CONF_KEYS = {
   schedulerMode: 'sluice.scheduler.mode',
   schedulerPools: 'sluice.scheduler.pools',
   listenerBusCapacity: 'sluice.scheduler.listenerbus.eventqueue.capacity',
+  listenerBusCloseTimeout: 'sluice.scheduler.listenerbus.closeTimeout',
   taskMaxFailures: 'sluice.task.maxFailures',
 } as const;
 

@@ -8,7 +8,7 @@ import { RuntimeConf } from '../conf/RuntimeConf.js';
 import type { DataFrame } from './DataFrame.js';
 import { DataFrameReader } from './DataFrameReader.js';
 import { DataStreamReader } from './DataStreamReader.js';
-import { ListenerBus } from '../events/ListenerBus.js';
+import { ListenerBus, type EventKind } from '../events/ListenerBus.js';
 import { committedFiles } from '../sinks/FileSink.js';
 import { MemorySink } from '../sinks/MemorySink.js';
 import { listFiles } from '../sources/fileSystem.js';
@@ -20,6 +20,18 @@ import { parseUserSchema } from '../sources/resolveSource.js';
 
 export interface SessionOptions {
   conf?: Record<string, unknown>;
+}
+
+export interface SessionMetrics {
+  listenerBus: {
+    /** Events dropped because the listener queue was full. */
+    numDroppedEvents: number;
+    /** The same, per kind: idle events first, then the oldest progress; never started or terminated. */
+    numDroppedEventsByKind: Record<EventKind, number>;
+    /** Events listeners had not taken when the last `close()` stopped waiting for them. */
+    numUndeliveredEvents: number;
+  };
+  executor: { slots: number; activeQueries: number };
 }
 
 export class Session {
@@ -94,9 +106,13 @@ export class Session {
     return sink.rows();
   }
 
-  metrics(): { listenerBus: { numDroppedEvents: number }; executor: { slots: number; activeQueries: number } } {
+  metrics(): SessionMetrics {
     return {
-      listenerBus: { numDroppedEvents: this.listenerBus.numDroppedEvents },
+      listenerBus: {
+        numDroppedEvents: this.listenerBus.numDroppedEvents,
+        numDroppedEventsByKind: this.listenerBus.numDroppedEventsByKind,
+        numUndeliveredEvents: this.listenerBus.numUndeliveredEvents,
+      },
       executor: { slots: this.taskScheduler?.slots ?? this.conf.get<number>(CONF_KEYS.executorCores), activeQueries: this.streams.active.length },
     };
   }
@@ -130,11 +146,15 @@ export class Session {
     return results.flatMap((r) => (r.rows ? decodeRows(r.rows) : []).map((row) => rowToExternal(row, df.schema)));
   }
 
-  /** Stops every query, waits for listeners, and ends the worker threads: the process can exit. */
+  /**
+   * Stops every query, waits for listeners (at most `sluice.scheduler.listenerbus.closeTimeout`;
+   * what they did not take is counted in `metrics().listenerBus.numUndeliveredEvents`), and ends
+   * the worker threads: the process can exit.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     await this.streams.stopAll();
-    await this.listenerBus.idle();
+    await this.listenerBus.idle(this.conf.get<number>(CONF_KEYS.listenerBusCloseTimeout));
     this.closed = true;
     await this.taskScheduler?.close();
     this.taskScheduler = undefined;

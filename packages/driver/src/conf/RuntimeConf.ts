@@ -103,6 +103,11 @@ export const CONF: Record<ConfKey, ConfEntry> = {
     parse: positiveInt,
     doc: 'listener queue; when full events are dropped and counted',
   },
+  [K.listenerBusCloseTimeout]: {
+    default: () => 5_000,
+    parse: duration,
+    doc: 'the longest session.close() waits for listeners to take the queued events',
+  },
   [K.taskMaxFailures]: { default: () => 4, parse: positiveInt, doc: 'attempts of one task before the query fails' },
 };
 

@@ -1,7 +1,10 @@
 /**
  * Delivers query events to listeners off the batch loop. Events wait in a bounded queue drained
- * asynchronously; a slow listener delays only later events, a throwing one is logged, and when the
- * queue is full new events are dropped and counted (`listenerBus.numDroppedEvents`).
+ * asynchronously; a slow listener delays only later events, and a throwing one is logged.
+ *
+ * When the queue is full, the events that matter most are kept: `onQueryStarted` and
+ * `onQueryTerminated` are never dropped; `onQueryIdle` events go first, then the oldest progress
+ * events (a newer progress event says more than an older one). Drops are counted per kind.
  */
 import { warn } from '@sluice/state';
 import type { StreamingQueryProgress } from './progress.js';
@@ -44,17 +47,48 @@ type Posted =
   | { kind: 'onQueryIdle'; event: QueryIdleEvent }
   | { kind: 'onQueryTerminated'; event: QueryTerminatedEvent };
 
+export type EventKind = Posted['kind'];
+
+/** Droppable kinds, in the order they are dropped when the queue is full. */
+const DROP_ORDER = ['onQueryIdle', 'onQueryProgress'] as const;
+
+interface Queued {
+  seq: number;
+  posted: Posted;
+}
+
 export class ListenerBus {
   private readonly listeners = new Set<StreamingQueryListener>();
-  private readonly queue: Posted[] = [];
+  /** One FIFO per kind; delivery merges them by post order (`seq`). */
+  private readonly queues: Record<EventKind, Queued[]> = {
+    onQueryStarted: [],
+    onQueryProgress: [],
+    onQueryIdle: [],
+    onQueryTerminated: [],
+  };
+  private size = 0;
+  private seq = 0;
   private draining: Promise<void> | undefined;
-  private dropped = 0;
+  /** The event being delivered, until every listener has settled on it. */
+  private delivering = false;
+  private readonly dropped: Record<EventKind, number> = { onQueryStarted: 0, onQueryProgress: 0, onQueryIdle: 0, onQueryTerminated: 0 };
   private warnedAt = 0;
+  private undelivered = 0;
 
   constructor(private readonly capacity: number) {}
 
   get numDroppedEvents(): number {
-    return this.dropped;
+    return Object.values(this.dropped).reduce((a, b) => a + b, 0);
+  }
+
+  /** Events dropped because the queue was full, per kind (started and terminated are never). */
+  get numDroppedEventsByKind(): Record<EventKind, number> {
+    return { ...this.dropped };
+  }
+
+  /** Events still queued (or being delivered) when the last `drain` gave up waiting. */
+  get numUndeliveredEvents(): number {
+    return this.undelivered;
   }
 
   addListener(l: StreamingQueryListener): void {
@@ -67,21 +101,61 @@ export class ListenerBus {
 
   post(p: Posted): void {
     if (this.listeners.size === 0) return;
-    if (this.queue.length >= this.capacity) {
-      this.dropped += 1;
-      if (this.dropped >= this.warnedAt * 2 || this.warnedAt === 0) {
-        this.warnedAt = this.dropped;
-        warn('SLUICE_LISTENER_EVENTS_DROPPED', `listener bus queue is full (capacity ${this.capacity}); ${this.dropped} events dropped so far`);
-      }
+    if (this.size >= this.capacity && !this.makeRoom(p.kind)) {
+      this.countDrop(p.kind);
       return;
     }
-    this.queue.push(p);
+    this.queues[p.kind].push({ seq: this.seq++, posted: p });
+    this.size += 1;
     this.draining ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.drain());
+  }
+
+  /**
+   * Frees one place for an event of `kind`, dropping a less important queued event; false when
+   * the incoming event is the one to drop. Lifecycle events always get a place, beyond the
+   * capacity if every queued event is a lifecycle event too.
+   */
+  private makeRoom(kind: EventKind): boolean {
+    // An incoming idle event is the first to go; any other displaces a queued idle event, then the
+    // oldest progress event.
+    if (kind === 'onQueryIdle') return false;
+    for (const victim of DROP_ORDER) {
+      const q = this.queues[victim];
+      if (q.length > 0) {
+        q.shift();
+        this.size -= 1;
+        this.countDrop(victim);
+        return true;
+      }
+    }
+    return kind !== 'onQueryProgress';
+  }
+
+  private countDrop(kind: EventKind): void {
+    this.dropped[kind] += 1;
+    const total = this.numDroppedEvents;
+    if (this.warnedAt === 0 || total >= this.warnedAt * 2) {
+      this.warnedAt = total;
+      warn('SLUICE_LISTENER_EVENTS_DROPPED', `listener bus queue is full (capacity ${this.capacity}); ${total} events dropped so far (idle first, then the oldest progress)`);
+    }
+  }
+
+  /** The queued event posted first, removed from its queue. */
+  private next(): Posted | undefined {
+    let best: Queued[] | undefined;
+    for (const q of Object.values(this.queues)) {
+      const head = q[0];
+      if (head && (!best || head.seq < (best[0] as Queued).seq)) best = q;
+    }
+    const item = best?.shift();
+    if (item) this.size -= 1;
+    return item?.posted;
   }
 
   private async drain(): Promise<void> {
     try {
-      for (let p = this.queue.shift(); p; p = this.queue.shift()) {
+      for (let p = this.next(); p; p = this.next()) {
+        this.delivering = true;
         for (const l of [...this.listeners]) {
           const handler = l[p.kind] as ((e: unknown) => unknown) | undefined;
           if (!handler) continue;
@@ -91,14 +165,27 @@ export class ListenerBus {
             warn('SLUICE_LISTENER_ERROR', `streaming query listener ${p.kind} threw: ${(e as Error)?.message ?? String(e)}`);
           }
         }
+        this.delivering = false;
       }
     } finally {
       this.draining = undefined;
     }
   }
 
-  /** Resolves once every queued event was delivered. */
-  async idle(): Promise<void> {
-    while (this.draining) await this.draining;
+  /**
+   * Resolves once every queued event was delivered, or after `timeoutMs` (a listener that never
+   * settles must not hold its session open); then `numUndeliveredEvents` says how many were left.
+   */
+  async idle(timeoutMs = Number.POSITIVE_INFINITY): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.draining) {
+      const left = deadline - Date.now();
+      if (left <= 0) break;
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = Number.isFinite(left) ? new Promise<void>((r) => (timer = setTimeout(r, left))) : new Promise<void>(() => {});
+      await Promise.race([this.draining, timedOut]);
+      clearTimeout(timer);
+    }
+    this.undelivered = this.size + (this.delivering ? 1 : 0);
   }
 }
