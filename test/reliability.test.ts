@@ -2,9 +2,16 @@
  * Never hang, never lose data silently: the cases a user met as bad input or faults, each with
  * what they now observe. Every session here is the test's own and is closed in a `finally`.
  */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Session, type StreamingQuery } from '@sluice/driver';
-import { removeTempDirs, sleep } from './helpers.js';
+import { col, lit, Session, udf, type StreamingQuery } from '@sluice/driver';
+import { removeTempDirs, sleep, tempDir } from './helpers.js';
+
+const REPO = fileURLToPath(new URL('..', import.meta.url));
+const UDFS = new URL('./fixtures/udfs.mjs', import.meta.url);
 
 afterAll(removeTempDirs);
 
@@ -71,5 +78,124 @@ describe('the listener bus under pressure', () => {
     expect(Date.now() - t0).toBeLessThan(5_000);
     // The started event is stuck in the listener; progress, idle and terminated wait behind it.
     expect(session.metrics().listenerBus.numUndeliveredEvents).toBe(4);
+  });
+});
+
+describe('a udf that never returns', () => {
+  it('stop() returns after stopTimeout, the batch stays uncommitted and replays, other queries keep running', async () => {
+    await withSession({ 'sluice.sql.streaming.stopTimeout': '500ms' }, async (session) => {
+      const marker = join(tempDir(), 'spun');
+      const ckpt = tempDir();
+      const spinOnce = udf(UDFS, 'spinOnce', 'string');
+      const stuckQuery = () =>
+        session.readStream
+          .format('memory')
+          .load('spin')
+          .select(spinOnce(col('id'), lit(marker)).alias('id'))
+          .writeStream.format('memory')
+          .queryName('spin_out')
+          .option('checkpointLocation', ckpt)
+          .start();
+      session.memoryStream('spin', 'id STRING').addData([{ id: 'hang' }]);
+      const stuck = await stuckQuery();
+      while (!existsSync(marker)) await sleep(10); // its task is in the endless loop now
+
+      // Another query runs beside it, on the other slot.
+      const steady = session.memoryStream('steady', 'v LONG');
+      steady.addData([{ v: 1 }]);
+      const other = await session.readStream.format('memory').load('steady').writeStream.format('memory').queryName('steady_out').start();
+      await other.processAllAvailable();
+
+      const t0 = Date.now();
+      await stuck.stop();
+      expect(Date.now() - t0).toBeLessThan(5_000);
+      expect(stuck.isActive).toBe(false);
+      expect(stuck.exception).toBeNull();
+      expect(existsSync(join(ckpt, 'offsets', '0'))).toBe(true);
+      expect(existsSync(join(ckpt, 'commits', '0'))).toBe(false);
+
+      steady.addData([{ v: 2 }]);
+      await other.processAllAvailable();
+      expect((await session.memoryTable('steady_out')).map((r) => r['v'])).toEqual([1, 2]);
+
+      // A restart replays the uncommitted batch; the udf now returns.
+      const again = await stuckQuery();
+      await again.processAllAvailable();
+      expect(again.recentProgress[0]?.batchId).toBe(0);
+      expect(await session.memoryTable('spin_out')).toEqual([{ id: 'hang' }]);
+      await again.stop();
+      await other.stop();
+    });
+  });
+
+  it('session.close() without a stop ends it, and the process exits by itself', () => {
+    const r = spawnSync(process.execPath, [fileURLToPath(new URL('./fixtures/hang-child.mjs', import.meta.url)), tempDir()], {
+      cwd: REPO,
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(r.signal).toBeNull();
+    expect(r.stdout.trim()).toBe('CLOSED stopped');
+    expect(r.status).toBe(0);
+  });
+});
+
+describe('a stop that times out', () => {
+  it('ends a stateful batch whose worker holds state shards; a restart reopens them and counts exactly', async () => {
+    await withSession({ 'sluice.executor.cores': 1, 'sluice.sql.shuffle.partitions': 2, 'sluice.sql.streaming.stopTimeout': '500ms' }, async (session) => {
+      const marker = join(tempDir(), 'spun');
+      const ckpt = tempDir();
+      const spinOnce = udf(UDFS, 'spinOnce', 'string');
+      const stream = session.memoryStream('stateful_spin', 'id STRING');
+      const start = () =>
+        session.readStream
+          .format('memory')
+          .load('stateful_spin')
+          .select(spinOnce(col('id'), lit(marker)).alias('id'))
+          .groupBy('id')
+          .count()
+          .writeStream.format('memory')
+          .queryName('stateful_spin_out')
+          .outputMode('complete')
+          .option('checkpointLocation', ckpt)
+          .start();
+      stream.addData([{ id: 'a' }, { id: 'a' }]);
+      const first = await start();
+      await first.processAllAvailable(); // batch 0 opened the shards in the only worker
+      stream.addData([{ id: 'hang' }, { id: 'a' }]);
+      while (!existsSync(marker)) await sleep(10);
+      await first.stop();
+      expect(existsSync(join(ckpt, 'commits', '1'))).toBe(false);
+
+      const again = await start();
+      await again.processAllAvailable();
+      await again.stop();
+      expect(again.exception).toBeNull();
+      const counts = Object.fromEntries((await session.memoryTable('stateful_spin_out')).map((r) => [r['id'], r['count']]));
+      expect(counts).toEqual({ a: 3, hang: 1 });
+    });
+  });
+
+  it('ends a foreachBatch that never settles, leaving the batch uncommitted', async () => {
+    await withSession({ 'sluice.sql.streaming.stopTimeout': '300ms' }, async (session) => {
+      const ckpt = tempDir();
+      session.memoryStream('stuck_sink', 'v LONG').addData([{ v: 1 }]);
+      let called = false;
+      const q = await session.readStream
+        .format('memory')
+        .load('stuck_sink')
+        .writeStream.foreachBatch(() => {
+          called = true;
+          return new Promise(() => {});
+        })
+        .option('checkpointLocation', ckpt)
+        .start();
+      while (!called) await sleep(10);
+      const t0 = Date.now();
+      await q.stop();
+      expect(Date.now() - t0).toBeLessThan(5_000);
+      expect(existsSync(join(ckpt, 'offsets', '0'))).toBe(true);
+      expect(existsSync(join(ckpt, 'commits', '0'))).toBe(false);
+    });
   });
 });

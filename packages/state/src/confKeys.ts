@@ -19,6 +19,7 @@ export const CONF_KEYS = {
   noDataMicroBatchesEnabled: 'sluice.sql.streaming.noDataMicroBatches.enabled',
   noDataProgressEventInterval: 'sluice.sql.streaming.noDataProgressEventInterval',
   pollingDelay: 'sluice.sql.streaming.pollingDelay',
+  stopTimeout: 'sluice.sql.streaming.stopTimeout',
   fileSourceLogCompactInterval: 'sluice.sql.streaming.fileSource.log.compactInterval',
   schedulerMode: 'sluice.scheduler.mode',
   schedulerPools: 'sluice.scheduler.pools',

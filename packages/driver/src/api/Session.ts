@@ -134,6 +134,7 @@ export class Session {
     const tasks: StatelessTask[] = splitRange(0, files.length, scheduler.slots * 2).map(([a, b], partition) => ({
       kind: 'stateless',
       queryId: 'static',
+      runId: 'static',
       batchId: 0,
       partition,
       attempt: 0,

@@ -89,6 +89,11 @@ export const CONF: Record<ConfKey, ConfEntry> = {
     parse: duration,
     doc: 'ms an idle query with the default trigger waits before looking for new data again',
   },
+  [K.stopTimeout]: {
+    default: () => 10_000,
+    parse: duration,
+    doc: "the longest query.stop() waits for the batch in flight before it ends that batch's tasks (0: no limit)",
+  },
   [K.fileSourceLogCompactInterval]: {
     default: () => 10,
     parse: positiveInt,

@@ -62,6 +62,7 @@ export interface BatchExecution {
 export class IncrementalExecution {
   constructor(
     private readonly queryId: string,
+    private readonly runId: string,
     private readonly plan: LogicalPlan,
     private readonly sink: StreamSink,
     private readonly outputMode: OutputMode,
@@ -102,7 +103,7 @@ export class IncrementalExecution {
   }
 
   private firstStageTask(batchId: number, partition: number, split: SplitOfSource, committed: boolean, watermarkMs: number): TaskRequest {
-    const common = { queryId: this.queryId, batchId, partition, attempt: 0, input: split.input, inputSchema: split.schema };
+    const common = { queryId: this.queryId, runId: this.runId, batchId, partition, attempt: 0, input: split.input, inputSchema: split.schema };
     if (!this.stateful) {
       const task: StatelessTask = {
         kind: 'stateless',
@@ -131,6 +132,7 @@ export class IncrementalExecution {
     return {
       kind: 'state',
       queryId: this.queryId,
+      runId: this.runId,
       batchId: batch.batchId,
       attempt: 0,
       partition: shard,

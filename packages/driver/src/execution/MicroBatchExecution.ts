@@ -26,7 +26,7 @@ import type { ListenerBus } from '../events/ListenerBus.js';
 import type { StreamingQueryProgress } from '../events/progress.js';
 import { statefulInputSchema, watermarkOf, type LogicalPlan } from '../plan/LogicalPlan.js';
 import type { QuerySpec } from '../plan/QuerySpec.js';
-import type { TaskScheduler } from '../scheduler/TaskScheduler.js';
+import { RunAborted, type TaskScheduler } from '../scheduler/TaskScheduler.js';
 import { createSource } from '../sources/createSource.js';
 import { sameOffset, type StreamSource } from '../sources/Source.js';
 import { clock } from './clock.js';
@@ -91,6 +91,11 @@ export class MicroBatchExecution {
   private readonly stateInfo: StatefulOperatorInfo | undefined;
   /** Watermark the last planned data batch ran with: a no-data batch is due when the watermark passes it. */
   private lastBatchWatermarkMs = 0;
+  /** Set once a stop that timed out ended this run's batch work; nothing may write after it. */
+  private abortReason: RunAborted | undefined;
+  private rejectAborted: (e: Error) => void = () => {};
+  private readonly aborted = new Promise<never>((_, reject) => (this.rejectAborted = reject));
+  private working = true;
 
   constructor(
     private readonly ctx: ExecutionContext,
@@ -134,6 +139,7 @@ export class MicroBatchExecution {
       const info = this.stateInfo;
       this.execution = new IncrementalExecution(
         this.id,
+        this.runId,
         plan,
         spec.sink,
         spec.outputMode,
@@ -213,22 +219,48 @@ export class MicroBatchExecution {
   private async runLoop(): Promise<void> {
     await Promise.resolve(); // let start() return the query before the first trigger runs
     let error: unknown = null;
+    const work = this.runBatches();
+    work.catch(() => undefined); // after an abort the work may still settle; it no longer counts
+    this.aborted.catch(() => undefined);
     try {
-      if (this.pendingReplay) {
-        const { batch, start } = this.pendingReplay;
-        this.pendingReplay = undefined;
-        await this.runBatch(batch, start, clock.now(), { latestOffset: 0 }, batch.offsets);
-      }
-      await this.triggers.execute((start) => this.runTrigger(start), {
-        now: clock.now,
-        sleep: (ms) => this.sleep(ms),
-        stopRequested: () => this.stopRequested,
-      });
+      await Promise.race([work, this.aborted]);
     } catch (e) {
-      error = this.explainLeftOpen(e);
+      // An abort is how a stop that timed out ends: the batch stays uncommitted, for a replay.
+      error = e instanceof RunAborted ? null : this.explainLeftOpen(e);
     }
+    this.working = false;
     await this.releaseState();
     this.terminate(error);
+  }
+
+  private async runBatches(): Promise<void> {
+    if (this.pendingReplay) {
+      const { batch, start } = this.pendingReplay;
+      this.pendingReplay = undefined;
+      await this.runBatch(batch, start, clock.now(), { latestOffset: 0 }, batch.offsets);
+    }
+    await this.triggers.execute((start) => this.runTrigger(start), {
+      now: clock.now,
+      sleep: (ms) => this.sleep(ms),
+      stopRequested: () => this.stopRequested,
+    });
+  }
+
+  /** Throws once the run was aborted: an abandoned batch must never write to the checkpoint. */
+  private assertRunning(): void {
+    if (this.abortReason) throw this.abortReason;
+  }
+
+  /**
+   * Ends the batch in flight now: its tasks' workers are terminated (a udf that never returns
+   * included), its driver-side steps (a foreachBatch that never settles) are left behind, and
+   * nothing of it is committed.
+   */
+  private abort(): void {
+    if (this.abortReason || !this.working) return;
+    this.abortReason = new RunAborted(this.runId);
+    this.ctx.scheduler.abortRun(this.runId);
+    this.rejectAborted(this.abortReason);
   }
 
   /** Closes the query's state shards in the workers, so that any session can reopen them at once. */
@@ -238,6 +270,8 @@ export class MicroBatchExecution {
     const tasks = Array.from({ length: this.ctx.scheduler.slots }, (_, slot) => ({
       kind: 'release' as const,
       queryId: this.id,
+      // Its own run: releasing never counts as the aborted batch work of this run.
+      runId: `${this.runId}/release`,
       batchId: -1,
       partition: slot,
       attempt: 0,
@@ -245,7 +279,11 @@ export class MicroBatchExecution {
     }));
     let notClosed: Array<{ dir: string; error: string }>;
     try {
-      notClosed = (await this.ctx.scheduler.runTasks(tasks, (t) => t.partition)).flatMap((r) => r.notClosed ?? []);
+      // Bounded like a stop: a slot held by another query's task that never ends must not hold this one.
+      const released = withTimeout(this.ctx.scheduler.runTasks(tasks, (t) => t.partition), this.ctx.conf.get<number>(K.stopTimeout));
+      const results = await released;
+      if (results === undefined) throw new Error(`the release did not finish within ${K.stopTimeout}`);
+      notClosed = results.flatMap((r) => r.notClosed ?? []);
     } catch (e) {
       const reason = e instanceof SluiceError ? `${e.code}: ${e.message}` : String((e as Error)?.message ?? e);
       notClosed = [{ dir: stateDir, error: reason }];
@@ -308,6 +346,7 @@ export class MicroBatchExecution {
       offsets: hasData ? ends : [...this.available],
       conf: this.stateInfo ? layoutCounts(this.stateInfo) : {},
     };
+    this.assertRunning();
     const walStart = clock.now();
     this.offsetLog.add(batch.batchId, batch);
     const walCommit = clock.now() - walStart;
@@ -354,6 +393,7 @@ export class MicroBatchExecution {
     const results = exec.outputs;
     const rows: Row[] = [];
     for (const r of results) if (r.rows) for (const row of decodeRows(r.rows)) rows.push(row);
+    this.assertRunning();
     await sink.addBatch({ batchId, schema: this.outputSchema, outputMode: this.spec.outputMode, results, rows });
     fault('after-sink-commit');
     const addBatch = clock.now() - a0;
@@ -362,6 +402,7 @@ export class MicroBatchExecution {
     const eventTime = exec.eventTime;
     this.watermark.observe(eventTime ? [eventTime.max] : []);
     fault('before-commit-log');
+    this.assertRunning();
     const c0 = clock.now();
     this.commitLog.add(batchId, { nextBatchWatermarkMs: this.watermark.current });
     for (const [i, s] of this.sources.entries()) await s.commit?.(batch.offsets[i]);
@@ -457,9 +498,15 @@ export class MicroBatchExecution {
     return this.finished;
   }
 
+  /**
+   * Stops at a clean point: after the batch in flight, or, when that takes longer than
+   * `sluice.sql.streaming.stopTimeout`, by ending that batch uncommitted (a restart replays it).
+   */
   async stop(): Promise<void> {
     this.stopRequested = true;
     this.wake?.();
+    const timeoutMs = this.ctx.conf.get<number>(K.stopTimeout);
+    if (timeoutMs > 0 && (await withTimeout(this.finished.then(() => true), timeoutMs)) === undefined) this.abort();
     await this.finished;
   }
 
@@ -472,6 +519,18 @@ export class MicroBatchExecution {
 
   get lastProgress(): StreamingQueryProgress | null {
     return this.progress.last;
+  }
+}
+
+/** `promise`'s value, or undefined once `ms` have passed without it (0: no limit). */
+async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  if (!(ms > 0)) return promise;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -12,6 +12,7 @@ function task(partition: number): StatelessTask {
   return {
     kind: 'stateless',
     queryId: 'q',
+    runId: 'r',
     batchId: 0,
     partition,
     attempt: 0,

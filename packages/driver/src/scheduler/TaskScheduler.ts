@@ -6,6 +6,9 @@
  * A task whose worker crashed or threw is retried (a crashed worker is replaced by piscina on the
  * same slot) up to `sluice.task.maxFailures` attempts; a coded error from the task is a user
  * error that would fail again, so it fails the stage at once.
+ *
+ * A query run that must end now (a stop that timed out) is aborted: the workers running its tasks
+ * are terminated and replaced, and its tasks not started yet never start.
  */
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -28,13 +31,31 @@ export function workerEntry(): string {
   return path;
 }
 
+/** Why an aborted run's tasks end; the run's loop treats it as a stop, never as a failure. */
+export class RunAborted extends Error {
+  constructor(readonly runId: string) {
+    super(`query run ${runId} was aborted`);
+    this.name = 'RunAborted';
+  }
+}
+
+interface Waiter {
+  wanted: number | undefined;
+  runId: string;
+  resolve: (slot: number) => void;
+  reject: (e: Error) => void;
+}
+
 export class TaskScheduler {
   private readonly pools: Piscina[];
   private readonly filename: string;
   private readonly free: number[];
-  private readonly waiting: Array<{ wanted: number | undefined; resolve: (slot: number) => void }> = [];
+  private readonly waiting: Waiter[] = [];
   /** Rejects the task running on a slot, set while one runs there. */
   private readonly slotFailed: Array<((e: Error) => void) | undefined> = [];
+  /** The run whose task runs on a slot. */
+  private readonly slotRun: Array<string | undefined> = [];
+  private readonly aborted = new Map<string, RunAborted>();
   private closed = false;
 
   constructor(
@@ -65,10 +86,10 @@ export class TaskScheduler {
   }
 
   /** A free slot: `wanted` when given (state tasks run where their shard lives), else any. */
-  private acquire(wanted?: number): Promise<number> {
+  private acquire(wanted: number | undefined, runId: string): Promise<number> {
     const i = wanted === undefined ? this.free.length - 1 : this.free.indexOf(wanted);
     if (i >= 0) return Promise.resolve(this.free.splice(i, 1)[0] as number);
-    return new Promise((resolve) => this.waiting.push({ wanted, resolve }));
+    return new Promise((resolve, reject) => this.waiting.push({ wanted, runId, resolve, reject }));
   }
 
   private release(slot: number): void {
@@ -85,13 +106,15 @@ export class TaskScheduler {
     let lastError: unknown;
     for (let attempt = 0; attempt < this.maxFailures; attempt++) {
       if (this.closed) throw new SluiceError('SESSION_CLOSED', 'the session was closed while tasks were running');
-      const slot = await this.acquire(wanted);
+      const aborted = this.aborted.get(task.runId);
+      if (aborted) throw aborted;
+      const slot = await this.acquire(wanted, task.runId);
       try {
         const result = await this.runOn(slot, { ...task, attempt });
         if (!result.ok) throw SluiceError.fromJSON(result.error);
         return result;
       } catch (e) {
-        if (e instanceof SluiceError) throw e;
+        if (e instanceof SluiceError || e instanceof RunAborted) throw e;
         lastError = e;
       } finally {
         this.release(slot);
@@ -109,9 +132,36 @@ export class TaskScheduler {
   private runOn(slot: number, task: TaskRequest): Promise<TaskResult> {
     return new Promise<TaskResult>((resolve, reject) => {
       this.slotFailed[slot] = reject;
+      this.slotRun[slot] = task.runId;
       (this.pools[slot] as Piscina).run(task).then(resolve, reject);
     }).finally(() => {
       this.slotFailed[slot] = undefined;
+      this.slotRun[slot] = undefined;
+    });
+  }
+
+  /**
+   * Ends the tasks of run `runId` now: each worker running one is terminated (whatever it is
+   * doing, a udf that never returns included) and its slot gets a fresh worker; tasks of the run
+   * waiting for a slot, or submitted later, fail at once. They all reject with RunAborted, never
+   * retried. Other runs' tasks keep their slots; state a terminated worker held is reopened by the
+   * next task that needs it.
+   */
+  abortRun(runId: string): void {
+    const reason = new RunAborted(runId);
+    this.aborted.set(runId, reason);
+    for (let i = this.waiting.length - 1; i >= 0; i--) {
+      const w = this.waiting[i] as Waiter;
+      if (w.runId !== runId) continue;
+      this.waiting.splice(i, 1);
+      w.reject(reason);
+    }
+    this.slotRun.forEach((run, slot) => {
+      if (run !== runId || this.closed) return;
+      const pool = this.pools[slot] as Piscina;
+      this.pools[slot] = this.startPool(slot);
+      this.slotFailed[slot]?.(reason);
+      void pool.destroy().catch(() => {});
     });
   }
 

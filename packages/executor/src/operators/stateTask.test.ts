@@ -190,6 +190,7 @@ function stateTask(q: Query, b: Batch, shard: number, byPartition: Map<number, S
   return {
     kind: 'state',
     queryId: 'q',
+    runId: 'r',
     batchId: b.batchId,
     attempt,
     partition: shard,

@@ -40,6 +40,8 @@ export type TaskOutput =
 /** What every task carries: whose it is, which batch, its number in the batch, and the attempt. */
 export interface TaskIdentity {
   queryId: string;
+  /** The query run (a start) it belongs to: an aborted run's tasks are ended together. */
+  runId: string;
   batchId: number;
   partition: number;
   attempt: number;

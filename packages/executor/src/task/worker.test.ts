@@ -26,6 +26,7 @@ describe('worker', () => {
     const task: MapTask = {
       kind: 'map',
       queryId: 'q',
+      runId: 'r',
       batchId: 0,
       partition: 0,
       attempt: 0,
@@ -53,7 +54,7 @@ describe('worker', () => {
   });
 
   it('still runs a stateless task', async () => {
-    const task: StatelessTask = { kind: 'stateless', queryId: 'q', batchId: 0, partition: 0, attempt: 0, input, inputSchema: rateSchema, ops, output: { type: 'collect' } };
+    const task: StatelessTask = { kind: 'stateless', queryId: 'q', runId: 'r', batchId: 0, partition: 0, attempt: 0, input, inputSchema: rateSchema, ops, output: { type: 'collect' } };
     const result = (await runTask(task)) as TaskSuccess;
     expect(result).toMatchObject({ ok: true, numInputRows: 10, numOutputRows: 10, eventTime: { count: 10 } });
     expect(decodeRows(result.rows!).map((r) => r['id'])).toEqual([0, 1, 2, 0, 1, 2, 0, 1, 2, 0]);
