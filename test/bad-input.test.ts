@@ -243,7 +243,7 @@ describe('parse modes', () => {
     expect(readSinkJson(out).map((r) => r['id'])).toEqual(['a', 'b', 'c', 'd', 'f']);
   });
 
-  it('an error thrown by foreachBatch ends that query with STREAMING_QUERY_FAILED holding the cause', async () => {
+  it('an error thrown by foreachBatch ends that query with FOREACH_BATCH_FAILED holding the cause', async () => {
     const stream = session.memoryStream('fb_err_in', SCHEMA);
     const terminated: QueryTerminatedEvent[] = [];
     const listener = { onQueryTerminated: (e: QueryTerminatedEvent) => void terminated.push(e) };
@@ -266,12 +266,13 @@ describe('parse modes', () => {
           () => null,
           (e: unknown) => e as { code?: string; cause?: unknown },
         );
-        expect(err?.code).toBe('STREAMING_QUERY_FAILED');
+        expect(err?.code).toBe('FOREACH_BATCH_FAILED');
+        expect((err as { message?: string }).message).toBe('the foreachBatch function threw on batch 1: unlucky row');
         expect((err?.cause as Error | undefined)?.message).toBe('unlucky row');
         expect(q.exception).toBe(err);
         expect(seen).toEqual([0]);
         await session.listenerBus.idle();
-        expect(terminated.filter((e) => e.id === q.id).map((e) => e.errorClassOnException)).toEqual(['STREAMING_QUERY_FAILED']);
+        expect(terminated.filter((e) => e.id === q.id).map((e) => e.errorClassOnException)).toEqual(['FOREACH_BATCH_FAILED']);
       });
       expect(unhandled).toEqual([]);
     } finally {

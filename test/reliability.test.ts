@@ -3,7 +3,7 @@
  * what they now observe. Every session here is the test's own and is closed in a `finally`.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -196,6 +196,39 @@ describe('a stop that times out', () => {
       expect(Date.now() - t0).toBeLessThan(5_000);
       expect(existsSync(join(ckpt, 'offsets', '0'))).toBe(true);
       expect(existsSync(join(ckpt, 'commits', '0'))).toBe(false);
+    });
+  });
+});
+
+describe('user code that fails', () => {
+  it('a udf that throws fails the query at once with UDF_FAILED naming it, the error as cause, no retry', async () => {
+    await withSession({ 'sluice.executor.cores': 1 }, async (session) => {
+      const calls = join(tempDir(), 'calls');
+      const failCounting = udf(UDFS, 'failCounting', 'string');
+      session.memoryStream('udf_throws', 'id STRING').addData([{ id: 'x' }]);
+      const q = await session.readStream
+        .format('memory')
+        .load('udf_throws')
+        .select(failCounting(col('id'), lit(calls)).alias('id'))
+        .writeStream.format('memory')
+        .queryName('udf_throws_out')
+        .start();
+      const err = await q.awaitTermination().catch((e: unknown) => e as Error & { code: string; file: string });
+      expect(err).toMatchObject({ code: 'UDF_FAILED', file: UDFS.href, message: `udf 'failCounting' of ${UDFS.href} threw: no good: x` });
+      expect(err.cause).toMatchObject({ name: 'RangeError', message: 'no good: x' });
+      expect(readFileSync(calls, 'utf8')).toBe('call\n'); // one attempt
+    });
+  });
+
+  it('a udf whose result is not of its declared type is UDF_RESULT_TYPE_MISMATCH, naming both types', async () => {
+    await withSession({}, async (session) => {
+      const isoDay = udf(UDFS, 'isoDay', 'double');
+      session.memoryStream('udf_type', 'ts TIMESTAMP').addData([{ ts: new Date(0) }]);
+      const q = await session.readStream.format('memory').load('udf_type').select(isoDay(col('ts')).alias('d')).writeStream.format('memory').queryName('udf_type_out').start();
+      await expect(q.awaitTermination()).rejects.toMatchObject({
+        code: 'UDF_RESULT_TYPE_MISMATCH',
+        message: `udf 'isoDay' of ${UDFS.href} returned a string ('1970-01-01'), not DOUBLE (its declared type)`,
+      });
     });
   });
 });

@@ -10,4 +10,15 @@ describe('SluiceError', () => {
     expect(back.file).toBe('/x/offsets/3');
     expect(back.message).toBe('torn file');
   });
+
+  it('keeps its cause across the worker boundary, as name, message and stack', () => {
+    const user = new TypeError('bad input');
+    const e = new SluiceError('UDF_FAILED', "udf 'f' threw: bad input", { file: 'file:///u.mjs', cause: user });
+    const back = SluiceError.fromJSON(structuredClone(e.toJSON()));
+    expect(back.cause).toBeInstanceOf(Error);
+    expect(back.cause).toMatchObject({ name: 'TypeError', message: 'bad input', stack: user.stack });
+    expect(SluiceError.fromJSON(structuredClone(new SluiceError('UDF_FAILED', 'x', { cause: 'a string' }).toJSON())).cause).toMatchObject({
+      message: 'a string',
+    });
+  });
 });

@@ -23,6 +23,9 @@ export const ERROR_CODES = [
   'INVALID_EVENT_TIME_COLUMN',
   'UDF_NOT_FOUND',
   'UDF_ASYNC_RESULT',
+  'UDF_FAILED',
+  'UDF_RESULT_TYPE_MISMATCH',
+  'FOREACH_BATCH_FAILED',
   'UNSUPPORTED_OUTPUT_MODE',
   'UNSUPPORTED_OPERATION',
   // checkpoints
@@ -99,8 +102,9 @@ export class SluiceError extends Error {
     if (details.line !== undefined) this.line = details.line;
   }
 
-  /** Plain form that survives structured clone across the worker boundary. */
+  /** Plain form that survives structured clone across the worker boundary, cause included. */
   toJSON(): SerializedError {
+    const cause = this.cause;
     return {
       code: this.code,
       message: this.message,
@@ -108,12 +112,24 @@ export class SluiceError extends Error {
       ...(this.option !== undefined && { option: this.option }),
       ...(this.column !== undefined && { column: this.column }),
       ...(this.line !== undefined && { line: this.line }),
+      ...(cause !== undefined && {
+        cause:
+          cause instanceof Error
+            ? { name: cause.name, message: cause.message, ...(cause.stack !== undefined && { stack: cause.stack }) }
+            : { name: 'Error', message: String(cause) },
+      }),
     };
   }
 
   static fromJSON(e: SerializedError): SluiceError {
-    const { code, message, ...details } = e;
-    return new SluiceError(code, message, details);
+    const { code, message, cause, ...details } = e;
+    let revived: Error | undefined;
+    if (cause) {
+      revived = new Error(cause.message);
+      revived.name = cause.name;
+      if (cause.stack !== undefined) revived.stack = cause.stack;
+    }
+    return new SluiceError(code, message, { ...details, ...(revived && { cause: revived }) });
   }
 }
 
@@ -124,6 +140,8 @@ export interface SerializedError {
   option?: string;
   column?: string;
   line?: number;
+  /** The error's cause (a user's error, say), as name, message and stack. */
+  cause?: { name: string; message: string; stack?: string };
 }
 
 export function isSluiceError(e: unknown): e is SluiceError {

@@ -79,8 +79,8 @@ export function coalesce(...cols: Array<Column | string>): Column {
  * A user function that each worker imports itself: `moduleUrl` is a URL (file:, data:) or a file
  * path (resolved against the current directory), and `exportName` a synchronous function of that
  * module. Arguments arrive as JavaScript values (TIMESTAMP as Date, SQL null as null); the result
- * is converted to `returnType` ('double', 'string', 'timestamp', 'struct<a: int>', ...), and
- * undefined or a value that cannot stand for that type becomes null.
+ * must be of `returnType` ('double', 'string', 'timestamp', 'struct<a: int>', ...; undefined is
+ * null), else UDF_RESULT_TYPE_MISMATCH. What it throws fails the query with UDF_FAILED.
  *
  *   const double = udf(new URL('./udfs.mjs', import.meta.url), 'double', 'double');
  *   df.select(double('value').alias('twice'));

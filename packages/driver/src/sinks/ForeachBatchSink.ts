@@ -4,6 +4,7 @@
  * again with the same id, which the function can use to deduplicate.
  */
 import { rowToExternal, type TaskOutput } from '@sluice/executor';
+import { SluiceError } from '@sluice/state';
 import type { BatchOutput, StreamSink } from './Sink.js';
 
 export type ForeachBatchFunction = (rows: Array<Record<string, unknown>>, batchId: number) => unknown;
@@ -22,9 +23,16 @@ export class ForeachBatchSink implements StreamSink {
   }
 
   async addBatch(out: BatchOutput): Promise<void> {
-    await this.fn(
-      out.rows.map((r) => rowToExternal(r, out.schema)),
-      out.batchId,
-    );
+    const rows = out.rows.map((r) => rowToExternal(r, out.schema));
+    try {
+      await this.fn(rows, out.batchId);
+    } catch (e) {
+      // The user's function failed, not the engine: say which, and keep what it threw.
+      const name = this.fn.name ? `foreachBatch function ${this.fn.name}` : 'the foreachBatch function';
+      throw new SluiceError('FOREACH_BATCH_FAILED', `${name} threw on batch ${out.batchId}: ${(e as Error)?.message ?? String(e)}`, {
+        option: 'foreachBatch',
+        cause: e,
+      });
+    }
   }
 }

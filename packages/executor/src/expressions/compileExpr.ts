@@ -13,12 +13,11 @@ import { ARITHMETIC_OPS, binaryTypes, callTypes, exprType, widerNumeric, type Ar
 import { exprSql } from './exprNames.js';
 import { resolveColumn } from './resolveColumn.js';
 import { codePointLength, sparkSubstring, trimSpaces } from './sparkStrings.js';
-import { udfKey, type UdfRegistry } from './udfs.js';
+import { udfFailed, udfKey, udfResultConverter, type UdfRegistry } from './udfs.js';
 import { lastWindowStart } from './windows.js';
 import {
   createCast,
   createToExternalConverter,
-  createToInternalConverter,
   isNumericType,
   isStructType,
   sameType,
@@ -202,26 +201,43 @@ function compileUdf(expr: Extract<Expr, { op: 'udf' }>, schema: Schema, udfs: Ud
       { file: expr.moduleUrl },
     );
   }
-  // User code sees external values (Date for TIMESTAMP) and may return loose ones.
+  // User code sees external values (Date for TIMESTAMP) and returns values of its declared type.
   const args = expr.args.map((a) => {
     const ev = compile(a, schema, udfs);
     const toExternal = createToExternalConverter(exprType(a, schema));
     return (row: Row) => toExternal(ev(row));
   });
-  const toInternal = createToInternalConverter(expr.returnType);
+  const toEngine = udfResultConverter(expr.returnType, expr);
   const result = (r: unknown): unknown => {
     if (r !== null && typeof r === 'object' && typeof (r as { then?: unknown }).then === 'function') {
       throw new SluiceError('UDF_ASYNC_RESULT', `udf '${expr.exportName}' of ${expr.moduleUrl} returned a promise; udfs must be synchronous`, {
         file: expr.moduleUrl,
       });
     }
-    return toInternal(r);
+    return toEngine(r);
+  };
+  const call = (values: unknown[]): unknown => {
+    try {
+      return fn(...values);
+    } catch (e) {
+      throw udfFailed(e, expr);
+    }
   };
   const [a0, a1] = args;
-  if (args.length === 0) return () => result(fn());
-  if (args.length === 1 && a0 !== undefined) return (row) => result(fn(a0(row)));
-  if (args.length === 2 && a0 !== undefined && a1 !== undefined) return (row) => result(fn(a0(row), a1(row)));
-  return (row) => result(fn(...args.map((a) => a(row))));
+  if (args.length === 1 && a0 !== undefined) {
+    return (row) => {
+      const v = a0(row);
+      let r: unknown;
+      try {
+        r = fn(v);
+      } catch (e) {
+        throw udfFailed(e, expr);
+      }
+      return result(r);
+    };
+  }
+  if (args.length === 2 && a0 !== undefined && a1 !== undefined) return (row) => result(call([a0(row), a1(row)]));
+  return (row) => result(call(args.map((a) => a(row))));
 }
 
 /**

@@ -25,6 +25,29 @@ describe('udf', () => {
     expect(await run(udf('addDays', 'timestamp', col('ts'), lit(1)), { ts: JAN_1_2024 })).toBe(JAN_1_2024 + 86_400_000);
   });
 
+  it('refuses a result that does not match the declared type, naming the udf and both types', async () => {
+    await expect(run(udf('isoDay', 'double', col('ts')), { ts: JAN_1_2024 })).rejects.toMatchObject({
+      code: 'UDF_RESULT_TYPE_MISMATCH',
+      file: fixtures,
+      message: `udf 'isoDay' of ${fixtures} returned a string ('2024-01-01'), not DOUBLE (its declared type)`,
+    });
+    await expect(run(udf('double', 'int', col('v')), { v: 0.25 })).rejects.toMatchObject({ code: 'UDF_RESULT_TYPE_MISMATCH' });
+    await expect(run(udf('double', 'long', col('v')), { v: 2 ** 53 })).rejects.toMatchObject({ code: 'UDF_RESULT_TYPE_MISMATCH' });
+    await expect(run(udf('double', 'string', col('v')), { v: 2 })).rejects.toMatchObject({
+      message: expect.stringContaining('returned a number (4), not STRING (its declared type)'),
+    });
+    const struct: DataType = { struct: [{ name: 'a', type: 'int', nullable: true }] };
+    await expect(run(udf('addDays', struct, col('ts'), lit(1)), { ts: JAN_1_2024 })).rejects.toMatchObject({
+      message: expect.stringContaining('returned a Date, not STRUCT<a: INT> (its declared type)'),
+    });
+    await expect(run(udf('wrap', struct, col('id')), { id: 'x' })).rejects.toMatchObject({
+      message: expect.stringContaining("returned a string ('x') in field a, not INT (its declared type is STRUCT<a: INT>)"),
+    });
+    // Values of the declared type pass: an integral double for INT, a Date or epoch ms for TIMESTAMP.
+    expect(await run(udf('double', 'int', col('v')), { v: 21 })).toBe(42);
+    expect(await run(udf('double', 'timestamp', col('v')), { v: 5 })).toBe(10);
+  });
+
   it('reads undefined from a udf as null', async () => {
     expect(await run(udf('nothing', 'string'), {})).toBeNull();
   });
@@ -33,9 +56,13 @@ describe('udf', () => {
     expect(await run(udf('threadId', 'long'), {})).toBe(0);
   });
 
-  it('lets an error thrown by user code propagate unchanged, for the scheduler to retry', async () => {
-    await expect(run(udf('fail', 'double'), {})).rejects.toThrow('udf failed on purpose');
-    await expect(run(udf('fail', 'double'), {})).rejects.not.toBeInstanceOf(SluiceError);
+  it('turns an error thrown by user code into UDF_FAILED naming the udf, with the error as cause', async () => {
+    const e = await run(udf('fail', 'double'), {}).catch((x: unknown) => x as SluiceError);
+    expect(e).toBeInstanceOf(SluiceError);
+    expect(e).toMatchObject({ code: 'UDF_FAILED', file: fixtures, message: `udf 'fail' of ${fixtures} threw: udf failed on purpose` });
+    expect((e as SluiceError).cause).toMatchObject({ message: 'udf failed on purpose' });
+    // Two arguments and more take the same path.
+    await expect(run(udf('fail', 'double', col('v'), col('v')), { v: 1 })).rejects.toMatchObject({ code: 'UDF_FAILED' });
   });
 
   it('rejects a promise result with UDF_ASYNC_RESULT', async () => {
