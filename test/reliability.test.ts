@@ -213,7 +213,7 @@ describe('user code that fails', () => {
         .writeStream.format('memory')
         .queryName('udf_throws_out')
         .start();
-      const err = await q.awaitTermination().catch((e: unknown) => e as Error & { code: string; file: string });
+      const err = (await q.awaitTermination().catch((e: unknown) => e)) as Error & { code: string; file: string };
       expect(err).toMatchObject({ code: 'UDF_FAILED', file: UDFS.href, message: `udf 'failCounting' of ${UDFS.href} threw: no good: x` });
       expect(err.cause).toMatchObject({ name: 'RangeError', message: 'no good: x' });
       expect(readFileSync(calls, 'utf8')).toBe('call\n'); // one attempt

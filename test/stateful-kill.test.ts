@@ -12,7 +12,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { col, lit, Session, Trigger, udf, window, type DataFrame } from '@sluice/driver';
+import { col, lit, Session, Trigger, udf, window, type DataFrame, type StreamingQueryProgress } from '@sluice/driver';
 import { jsonLines, removeTempDirs, tempDir, writeInput } from './helpers.js';
 import {
   calibrate,
@@ -391,29 +391,43 @@ async function crashAt(dirs: ChildDirs, fault: string, crashedBatch: number, man
 }
 
 /** The windowed count of the child, in this process, with `post` applied after the aggregation. */
-async function runInProcess(dirs: ChildDirs, post: (df: DataFrame) => DataFrame): Promise<void> {
+/**
+ * Runs the scenario's query in this process to its end. With `failsFirstWith`, the first run must
+ * fail with that code, and the query is started again in the same session (the same workers).
+ */
+async function runInProcess(dirs: ChildDirs, post: (df: DataFrame) => DataFrame, failsFirstWith?: string): Promise<void> {
   const session = await Session.create({
     conf: { 'sluice.executor.cores': 2, 'sluice.sql.shuffle.partitions': 8, 'sluice.sql.streaming.stateStore.shards': 2 },
   });
   try {
-    const counts = session.readStream
-      .format('json')
-      .schema('id STRING, event_time TIMESTAMP')
-      .option('maxFilesPerTrigger', FILES_PER_BATCH)
-      .load(dirs.input)
-      .withWatermark('event_time', '10 minutes')
-      .groupBy(window('event_time', '5 minutes'), 'id')
-      .count();
-    const query = await post(counts)
-      .writeStream.format('json')
-      .option('checkpointLocation', dirs.ckpt)
-      .outputMode('append')
-      .trigger(Trigger.AvailableNow())
-      .start(dirs.out);
+    const start = () => {
+      const counts = session.readStream
+        .format('json')
+        .schema('id STRING, event_time TIMESTAMP')
+        .option('maxFilesPerTrigger', FILES_PER_BATCH)
+        .load(dirs.input)
+        .withWatermark('event_time', '10 minutes')
+        .groupBy(window('event_time', '5 minutes'), 'id')
+        .count();
+      return post(counts)
+        .writeStream.format('json')
+        .option('checkpointLocation', dirs.ckpt)
+        .outputMode('append')
+        .trigger(Trigger.AvailableNow())
+        .start(dirs.out);
+    };
+    const progress: StreamingQueryProgress[] = [];
+    let query = await start();
+    if (failsFirstWith !== undefined) {
+      await expect(query.awaitTermination()).rejects.toMatchObject({ code: failsFirstWith });
+      progress.push(...query.recentProgress);
+      query = await start();
+    }
     await query.awaitTermination();
     expect(query.exception).toBeNull();
     expect(query.lastProgress?.batchId).toBe(NUM_BATCHES - 1);
-    const dropped = query.recentProgress.reduce((s, p) => s + (p.stateOperators[0]?.numRowsDroppedByWatermark ?? 0), 0);
+    progress.push(...query.recentProgress);
+    const dropped = progress.reduce((s, p) => s + (p.stateOperators[0]?.numRowsDroppedByWatermark ?? 0), 0);
     expect(dropped, 'partials dropped by the watermark').toBe(EXPECTED.dropped);
     await query.stop();
   } finally {
@@ -421,7 +435,7 @@ async function runInProcess(dirs: ChildDirs, post: (df: DataFrame) => DataFrame)
   }
 }
 
-describe('a failed state task attempt is retried in the same process', () => {
+describe('a failed state task attempt is rerun in the same process', () => {
   it('a udf that crashes its worker thread: the task reruns from the committed state, and the output is exact', async () => {
     const dirs = scenarioDirs();
     const marker = join(tempDir('sluice-skill-marker-'), 'crashed');
@@ -433,10 +447,11 @@ describe('a failed state task attempt is retried in the same process', () => {
     expectFinalOutput(dirs.out);
   });
 
-  it('a udf that throws: the worker lives on, and nothing of the failed attempt (its state cache) is kept', async () => {
+  it('a udf that throws fails the query; restarted on the same workers, nothing of the failed attempt (its state cache) is kept', async () => {
     // A udf module of its own (udf() takes any module URL): throws once, the first time any
-    // worker meets the marker missing. The worker survives, so whatever the failed attempt held in
-    // memory (decoded state it updated but never committed) must be dropped before the retry.
+    // worker meets the marker missing. That fails the query with UDF_FAILED, but the worker
+    // survives, so whatever the failed attempt held in memory (decoded state it updated but never
+    // committed) must be dropped before the restart replays the batch.
     const dir = tempDir('sluice-skill-udf-');
     const module = join(dir, 'throw-once.mjs');
     writeFileSync(
@@ -453,7 +468,7 @@ describe('a failed state task attempt is retried in the same process', () => {
     const marker = join(dir, 'thrown');
     const throwOnce = udf(pathToFileURL(module).href, 'throwOnce', 'long');
     const dirs = scenarioDirs();
-    await runInProcess(dirs, (df) => df.select(col('window'), col('id'), throwOnce(col('count'), lit(marker)).alias('count')));
+    await runInProcess(dirs, (df) => df.select(col('window'), col('id'), throwOnce(col('count'), lit(marker)).alias('count')), 'UDF_FAILED');
     expect(existsSync(marker), 'the udf threw').toBe(true);
     expectFinalOutput(dirs.out);
   });
