@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { col, lit, Session, udf, type StreamingQuery } from '@sluice/driver';
-import { removeTempDirs, sleep, tempDir } from './helpers.js';
+import { removeTempDirs, sleep, tempDir, writeInput } from './helpers.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const UDFS = new URL('./fixtures/udfs.mjs', import.meta.url);
@@ -228,6 +228,27 @@ describe('user code that fails', () => {
       await expect(q.awaitTermination()).rejects.toMatchObject({
         code: 'UDF_RESULT_TYPE_MISMATCH',
         message: `udf 'isoDay' of ${UDFS.href} returned a string ('1970-01-01'), not DOUBLE (its declared type)`,
+      });
+    });
+  });
+});
+
+describe('LONG precision', () => {
+  it('a LONG beyond 2^53 is malformed, never rounded: null and _corrupt_record in PERMISSIVE, an error in FAILFAST', async () => {
+    await withSession({}, async (session) => {
+      const dir = tempDir();
+      writeInput(dir, 'big.json', ['{"n":9007199254740993}', '{"n":9007199254740991}']);
+      const csv = tempDir();
+      writeInput(csv, 'big.csv', ['9007199254740993', '-9007199254740991']);
+      const permissive = await session.read.format('json').schema('n LONG, _corrupt_record STRING').load(dir).collect();
+      expect(permissive).toEqual([
+        { n: null, _corrupt_record: '{"n":9007199254740993}' },
+        { n: 9007199254740991, _corrupt_record: null },
+      ]);
+      expect(await session.read.format('csv').schema('n LONG').load(csv).collect()).toEqual([{ n: null }, { n: -9007199254740991 }]);
+      await expect(session.read.format('json').schema('n LONG').option('mode', 'FAILFAST').load(dir).collect()).rejects.toMatchObject({
+        code: 'MALFORMED_RECORD',
+        column: 'n',
       });
     });
   });

@@ -22,7 +22,8 @@ export function jsonConv(t: DataType): Conv {
     case 'int':
       return (v) => (typeof v === 'number' && (v | 0) === v ? v : BAD);
     case 'long':
-      return (v) => (typeof v === 'number' && Number.isInteger(v) && Math.abs(v) <= 2 ** 63 ? v : BAD);
+      // Beyond 2^53 JSON.parse has already rounded the number: malformed, never a silent rounding.
+      return (v) => (Number.isSafeInteger(v) ? v : BAD);
     case 'double':
       return (v) => (typeof v === 'number' ? v : typeof v === 'string' ? specialDouble(v) : BAD);
     case 'boolean':
@@ -49,7 +50,11 @@ export function csvConv(t: DataType): Conv {
         return (n | 0) === n ? n : BAD;
       };
     case 'long':
-      return (v) => (/^[+-]?\d{1,19}$/.test(v as string) ? Number(v) : BAD);
+      return (v) => {
+        if (!/^[+-]?\d{1,16}$/.test(v as string)) return BAD;
+        const n = Number(v);
+        return Number.isSafeInteger(n) ? n : BAD; // beyond 2^53 a number cannot hold it exactly
+      };
     case 'double':
       return (v) => (kDoubleText.test(v as string) ? Number(v) : BAD);
     case 'boolean':

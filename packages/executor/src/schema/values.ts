@@ -16,9 +16,12 @@ export type Converter = (value: unknown) => unknown;
 
 const INT_MIN = -2147483648;
 const INT_MAX = 2147483647;
-/** Long bounds as the nearest doubles: Sluice keeps LONG in a JS number (exact up to 2^53). */
-const LONG_MIN = -9223372036854775808;
-const LONG_MAX = 9223372036854775807;
+/**
+ * Sluice keeps a LONG in a JavaScript number, so it keeps only the LONGs a number holds exactly:
+ * ±(2^53 − 1). A value beyond that is never rounded silently: input is malformed, a cast is null.
+ */
+export const LONG_MIN = Number.MIN_SAFE_INTEGER;
+export const LONG_MAX = Number.MAX_SAFE_INTEGER;
 /** The range of a JS Date, in ms. */
 const MAX_TIMESTAMP_MS = 8.64e15;
 
@@ -142,7 +145,11 @@ export function createCast(from: DataType, to: DataType): ((value: unknown) => u
       if (from === 'string') return (v) => parseIntegral(v as string, LONG_MIN, LONG_MAX);
       if (from === 'boolean') return (v) => (v ? 1 : 0);
       if (from === 'timestamp') return (v) => Math.floor((v as number) / 1000);
-      return (v) => saturate(v as number, LONG_MIN, LONG_MAX);
+      // Spark saturates at the bounds of its 64-bit LONG; beyond 2^53 no number is exact, so null.
+      return (v) => {
+        const t = Number.isNaN(v as number) ? 0 : Math.trunc(v as number);
+        return t >= LONG_MIN && t <= LONG_MAX ? t + 0 : null;
+      };
     case 'double':
       if (from === 'string') return (v) => parseDouble(v as string);
       if (from === 'boolean') return (v) => (v ? 1 : 0);
