@@ -1,4 +1,5 @@
 /** Shared helpers of the end-to-end tests: temp dirs, input files with chosen mtimes, sink output. */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -48,4 +49,22 @@ export function readSinkJson(dir: string): Array<Record<string, unknown>> {
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
+}
+
+/**
+ * Mounts a tmpfs of `sizeKb` at a new temp dir (read-only with `readOnly`), for real disk-full and
+ * read-only faults. Needs the root privileges the test machines give; unmount it in a `finally`.
+ */
+export function mountTmpfs(sizeKb: number, readOnly = false): string {
+  const dir = tempDir('sluice-tmpfs-');
+  execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${sizeKb}k${readOnly ? ',ro' : ''}`, 'tmpfs', dir], { stdio: 'pipe', timeout: 10_000 });
+  return dir;
+}
+
+export function remountTmpfs(dir: string, sizeKb: number): void {
+  execFileSync('mount', ['-o', `remount,size=${sizeKb}k`, dir], { stdio: 'pipe', timeout: 10_000 });
+}
+
+export function unmount(dir: string): void {
+  execFileSync('umount', ['-l', dir], { stdio: 'pipe', timeout: 10_000 });
 }

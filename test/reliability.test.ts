@@ -3,12 +3,12 @@
  * what they now observe. Every session here is the test's own and is closed in a `finally`.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { col, lit, Session, udf, type StreamingQuery } from '@sluice/driver';
-import { removeTempDirs, sleep, tempDir, writeInput } from './helpers.js';
+import { col, lit, Session, Trigger, udf, type StreamingQuery } from '@sluice/driver';
+import { jsonLines, mountTmpfs, readSinkJson, remountTmpfs, removeTempDirs, sleep, tempDir, unmount, writeInput } from './helpers.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const UDFS = new URL('./fixtures/udfs.mjs', import.meta.url);
@@ -250,6 +250,164 @@ describe('LONG precision', () => {
         code: 'MALFORMED_RECORD',
         column: 'n',
       });
+    });
+  });
+});
+
+describe('the environment, named truthfully at start()', () => {
+  const jsonStream = (session: Session, dir: string, maxFiles = 1000) =>
+    session.readStream.format('json').schema('id STRING, v LONG').option('maxFilesPerTrigger', maxFiles).load(dir);
+
+  it('a missing input directory is PATH_NOT_FOUND, as Spark says "Path does not exist"', async () => {
+    await withSession({}, async (session) => {
+      const missing = join(tempDir(), 'nowhere');
+      await expect(
+        jsonStream(session, missing).writeStream.format('memory').queryName('missing_in').start(),
+      ).rejects.toMatchObject({ code: 'PATH_NOT_FOUND', file: missing });
+      expect(() => session.read.format('json').schema('id STRING').load(missing)).toThrow(expect.objectContaining({ code: 'PATH_NOT_FOUND', file: missing }));
+    });
+  });
+
+  it('a checkpoint or sink path that is a regular file is PATH_NOT_DIRECTORY, before any batch', async () => {
+    await withSession({}, async (session) => {
+      const input = tempDir();
+      writeInput(input, 'a.json', jsonLines([{ id: 'a', v: 1 }]));
+      const file = join(tempDir(), 'a-file');
+      writeFileSync(file, 'not a directory');
+      await expect(
+        jsonStream(session, input).writeStream.format('json').option('checkpointLocation', file).start(tempDir()),
+      ).rejects.toMatchObject({ code: 'PATH_NOT_DIRECTORY', file });
+      await expect(
+        jsonStream(session, input).writeStream.format('json').option('checkpointLocation', tempDir()).start(file),
+      ).rejects.toMatchObject({ code: 'PATH_NOT_DIRECTORY', file });
+    });
+  });
+
+  it('a read-only checkpoint is PATH_NOT_WRITABLE naming it', async () => {
+    const ro = mountTmpfs(64, true);
+    try {
+      await withSession({}, async (session) => {
+        session.memoryStream('ro_in', 'v LONG');
+        await expect(
+          session.readStream.format('memory').load('ro_in').writeStream.format('memory').queryName('ro_out').option('checkpointLocation', ro).start(),
+        ).rejects.toMatchObject({ code: 'PATH_NOT_WRITABLE', file: ro, message: expect.stringContaining('read-only') });
+      });
+    } finally {
+      unmount(ro);
+    }
+  });
+
+  it('a checkpoint the process may not write is PATH_NOT_WRITABLE (a child running as an unprivileged user)', () => {
+    const parent = tempDir();
+    chmodSync(parent, 0o555);
+    const ckpt = join(parent, 'ckpt');
+    const script = [
+      "import { Session } from '@sluice/driver';",
+      "const s = await Session.create({ conf: { 'sluice.executor.cores': 1 } });",
+      "s.memoryStream('m', 'v LONG');",
+      'try {',
+      `  await s.readStream.format('memory').load('m').writeStream.format('memory').queryName('o').option('checkpointLocation', ${JSON.stringify(ckpt)}).start();`,
+      "  console.log('STARTED');",
+      '} catch (e) { console.log(`${e.code} ${e.file}`); }',
+      'await s.close();',
+    ].join('\n');
+    const r = spawnSync('runuser', ['-u', 'nobody', '--', process.execPath, '--input-type=module', '-e', script], { cwd: REPO, encoding: 'utf8', timeout: 30_000 });
+    expect(r.stderr).toBe('');
+    expect(r.stdout.trim()).toBe(`PATH_NOT_WRITABLE ${ckpt}`);
+  });
+
+  it('a full disk stops the query with DISK_FULL naming the path; once space is freed a restart continues exactly once', async () => {
+    const disk = mountTmpfs(200);
+    try {
+      await withSession({ 'sluice.executor.cores': 1 }, async (session) => {
+        const input = tempDir();
+        const pad = 'x'.repeat(1000);
+        for (let f = 0; f < 40; f++) writeInput(input, `f${String(f).padStart(2, '0')}.json`, jsonLines(Array.from({ length: 10 }, (_, i) => ({ id: pad, v: f * 10 + i }))), 1000 + f);
+        const out = join(disk, 'out');
+        const start = () =>
+          jsonStream(session, input, 2)
+            .writeStream.format('json')
+            .option('checkpointLocation', join(disk, 'ckpt'))
+            .trigger(Trigger.AvailableNow())
+            .start(out);
+        const first = await start();
+        const err = (await first.awaitTermination().catch((e: unknown) => e)) as { code?: string; file?: string };
+        expect(err?.code).toBe('DISK_FULL');
+        expect(err?.file?.startsWith(disk)).toBe(true);
+        remountTmpfs(disk, 16 * 1024);
+        const again = await start();
+        await again.awaitTermination();
+        expect(again.exception).toBeNull();
+        const values = readSinkJson(out).map((r) => r['v'] as number).sort((a, b) => a - b);
+        expect(values).toEqual(Array.from({ length: 400 }, (_, v) => v));
+      });
+    } finally {
+      unmount(disk);
+    }
+  });
+
+  it('a full disk under LevelDB state is DISK_FULL too, never TASK_FAILED after retries; the restart counts exactly', async () => {
+    const disk = mountTmpfs(400);
+    try {
+      await withSession({ 'sluice.executor.cores': 1, 'sluice.sql.shuffle.partitions': 2 }, async (session) => {
+        const input = tempDir();
+        const pad = 'k'.repeat(500);
+        for (let f = 0; f < 20; f++) {
+          writeInput(input, `f${String(f).padStart(2, '0')}.json`, jsonLines(Array.from({ length: 50 }, (_, i) => ({ id: `${pad}${f * 50 + i}`, v: 1 }))), 1000 + f);
+        }
+        const start = () =>
+          jsonStream(session, input, 2)
+            .groupBy('id')
+            .count()
+            .writeStream.format('memory')
+            .queryName('full_state')
+            .outputMode('update')
+            .option('checkpointLocation', join(disk, 'ckpt'))
+            .trigger(Trigger.AvailableNow())
+            .start();
+        const first = await start();
+        const err = (await first.awaitTermination().catch((e: unknown) => e)) as { code?: string; file?: string };
+        expect(err?.code).toBe('DISK_FULL');
+        expect(err?.file?.startsWith(disk)).toBe(true);
+        remountTmpfs(disk, 64 * 1024);
+        const again = await start();
+        await again.awaitTermination();
+        expect(again.exception).toBeNull();
+        const ids = (await session.memoryTable('full_state')).map((r) => [r['id'], r['count']]);
+        expect(new Set(ids.map(([id]) => id)).size).toBe(1000);
+        expect(ids.every(([, n]) => n === 1)).toBe(true);
+      });
+    } finally {
+      unmount(disk);
+    }
+  });
+
+  it('under a low ulimit -n, running out of file handles is TOO_MANY_OPEN_FILES naming the limit, never STATE_STORE_CORRUPT', () => {
+    const child = fileURLToPath(new URL('./fixtures/fd-limit-child.mjs', import.meta.url));
+    const r = spawnSync('bash', ['-c', `ulimit -n 64 && exec "${process.execPath}" "${child}" "${tempDir()}" 20`], { cwd: REPO, encoding: 'utf8', timeout: 60_000 });
+    expect(r.signal).toBeNull();
+    const line = r.stdout.trim().split('\n').at(-1) as string;
+    expect(line).toMatch(/^FAILED TOO_MANY_OPEN_FILES /);
+    expect(line).toContain('64 files (ulimit -n)');
+    expect(line).toContain('sluice.sql.streaming.stateStore.maxOpenFiles');
+    expect(r.stdout + r.stderr).not.toContain('STATE_STORE_CORRUPT');
+  });
+
+  it('a text source given a schema other than one STRING column is INVALID_SCHEMA at load()', async () => {
+    await withSession({}, async (session) => {
+      const dir = tempDir();
+      expect(() => session.readStream.format('text').schema('value STRING, n LONG').load(dir)).toThrow(expect.objectContaining({ code: 'INVALID_SCHEMA' }));
+      expect(() => session.readStream.format('text').schema('n LONG').load(dir)).toThrow(expect.objectContaining({ code: 'INVALID_SCHEMA' }));
+      expect(session.readStream.format('text').schema('line STRING').load(dir).columns).toEqual(['line']);
+    });
+  });
+
+  it('shuffle.partitions above the key groups of a stateful query names shuffle.partitions, the key the user set', async () => {
+    await withSession({ 'spark.sql.shuffle.partitions': 100000 }, async (session) => {
+      session.memoryStream('many_parts', 'id STRING');
+      await expect(
+        session.readStream.format('memory').load('many_parts').groupBy('id').count().writeStream.format('memory').queryName('many_parts').outputMode('update').start(),
+      ).rejects.toMatchObject({ code: 'INVALID_CONF', option: 'sluice.sql.shuffle.partitions', message: expect.stringContaining('sluice.sql.shuffle.partitions=100000') });
     });
   });
 });

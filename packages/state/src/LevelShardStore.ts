@@ -6,6 +6,7 @@
  */
 import { ClassicLevel } from 'classic-level';
 import { CONF_KEYS } from './confKeys.js';
+import { environmentError } from './environment.js';
 import { SluiceError } from './errors.js';
 import { fault } from './faults.js';
 import { META_KEY, undoKey, undoRange, batchIdOfUndoKey } from './layout.js';
@@ -92,11 +93,15 @@ export async function openLevelShard(dir: string, opts: ShardOptions): Promise<L
   } catch (e) {
     await db.close().catch(() => undefined);
     if (e instanceof SluiceError) throw e;
+    const env = environmentError(e, dir, 'read the state store');
+    if (env) throw env;
     throw new SluiceError('STATE_STORE_CORRUPT', `state store ${dir} could not be read: ${errorText(e)}`, { file: dir, cause: e });
   }
 }
 
 function openError(dir: string, e: unknown): SluiceError {
+  const env = environmentError(e, dir, 'open the state store');
+  if (env) return env;
   const cause = (e as { cause?: { code?: unknown } } | undefined)?.cause;
   if (cause?.code === 'LEVEL_LOCKED') {
     return new SluiceError('STATE_STORE_LOCKED', `state store ${dir} is open elsewhere (another worker or process holds its lock)`, {
@@ -232,7 +237,11 @@ export class LevelShardStore implements ShardStore {
       await batch.close();
       throw e;
     }
-    await batch.write({ sync: true });
+    try {
+      await batch.write({ sync: true });
+    } catch (e) {
+      throw environmentError(e, this.dir, 'write the state store') ?? e;
+    }
   }
 
   private checkOpen(): void {

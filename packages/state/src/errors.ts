@@ -46,6 +46,13 @@ export const ERROR_CODES = [
   'STATE_UNDO_MISSING',
   'STATE_COMMIT_OUT_OF_ORDER',
   'INVALID_STATE_KEY',
+  // the environment: paths, disk, file handles
+  'PATH_NOT_FOUND',
+  'PATH_NOT_DIRECTORY',
+  'PATH_NOT_WRITABLE',
+  'PATH_NOT_READABLE',
+  'DISK_FULL',
+  'TOO_MANY_OPEN_FILES',
   // sources and running queries
   'MALFORMED_RECORD',
   'SOURCE_FILE_UNREADABLE',

@@ -54,3 +54,4 @@ export type { MemoryShardStats } from './MemoryShardStore.js';
 export { ShardRegistry } from './ShardRegistry.js';
 export type { ShardOpener } from './ShardRegistry.js';
 export { SHARD_FORMAT_VERSION } from './shardRecords.js';
+export { asEnvironmentError, environmentError, openFilesLimit } from './environment.js';

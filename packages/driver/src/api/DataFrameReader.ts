@@ -1,6 +1,7 @@
 /** `session.read`: a static DataFrame over files, or over a Sluice file sink's committed output. */
 import { resolve } from 'node:path';
 import type { ReadOptions } from '@sluice/executor';
+import { checkInputDir } from '../checkpoint/directories.js';
 import { checkFormat, fileReadSpec, fileSourceSpec } from '../sources/resolveSource.js';
 import { DataFrame } from './DataFrame.js';
 import { Reader } from './Reader.js';
@@ -15,6 +16,7 @@ export class DataFrameReader extends Reader<DataFrameReader> {
     const f = format as (typeof STATIC_FORMATS)[number];
     const o = this.opts.copy();
     const dir = resolve(path);
+    checkInputDir(dir);
     const infer = f === 'json' ? (read: ReadOptions) => this.session.inferJsonSchema(dir, read) : undefined;
     const { read, schema } = fileReadSpec(f, o, this.userSchema, false, infer);
     o.rejectUnknown(`${f} static source`);

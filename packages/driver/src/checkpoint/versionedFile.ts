@@ -3,24 +3,29 @@
  * version, then one JSON document. Files are written to a temp name, fsynced, renamed into
  * place and the directory fsynced, so a reader sees either the old file or the whole new one.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { SluiceError } from '@sluice/state';
+import { asEnvironmentError, environmentError, SluiceError } from '@sluice/state';
 
 export const FORMAT_VERSION = 1;
 
 export function writeFileDurable(path: string, content: string | Uint8Array): void {
-  mkdirSync(dirname(path), { recursive: true });
   const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-  const fd = openSync(tmp, 'w');
   try {
-    writeSync(fd, typeof content === 'string' ? Buffer.from(content) : content);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
+    mkdirSync(dirname(path), { recursive: true });
+    const fd = openSync(tmp, 'w');
+    try {
+      writeSync(fd, typeof content === 'string' ? Buffer.from(content) : content);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, path);
+    fsyncDir(dirname(path));
+  } catch (e) {
+    rmSync(tmp, { force: true }); // a full disk must not keep the half-written temp file
+    throw asEnvironmentError(e, path, 'write');
   }
-  renameSync(tmp, path);
-  fsyncDir(dirname(path));
 }
 
 export function fsyncDir(dir: string): void {
@@ -42,6 +47,8 @@ export function readVersioned<T>(path: string, validate?: (v: unknown) => v is T
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
+    const env = environmentError(e, path, 'read');
+    if (env) throw env;
     throw new SluiceError('CHECKPOINT_CORRUPT', `cannot read checkpoint file ${path}: ${(e as Error).message}`, {
       file: path,
       cause: e,

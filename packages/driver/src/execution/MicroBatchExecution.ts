@@ -16,6 +16,7 @@ import { CONF_KEYS, contiguousAssignment, fault, SluiceError, warn } from '@slui
 import { CheckpointLock } from '../checkpoint/CheckpointLock.js';
 import { CheckpointPaths } from '../checkpoint/CheckpointPaths.js';
 import { CommitLog } from '../checkpoint/CommitLog.js';
+import { prepareWritableDir } from '../checkpoint/directories.js';
 import { OffsetLog, type DataOffsetSeq, type SourceOffset } from '../checkpoint/OffsetLog.js';
 import { loadQueryMetadata } from '../checkpoint/QueryMetadata.js';
 import { decideRecovery } from '../checkpoint/recovery.js';
@@ -106,6 +107,7 @@ export class MicroBatchExecution {
     private readonly temporaryCheckpoint: boolean,
   ) {
     this.paths = new CheckpointPaths(checkpointDir);
+    prepareWritableDir(checkpointDir, 'checkpoint');
     this.lock = CheckpointLock.acquire(this.paths.lock, checkpointDir);
     try {
       const slots = ctx.scheduler.slots;
@@ -116,6 +118,7 @@ export class MicroBatchExecution {
       this.offsetLog = new OffsetLog(this.paths.offsets);
       this.commitLog = new CommitLog(this.paths.commits);
       this.sources = [createSource(plan.source, this.paths.source(0), conf)];
+      spec.sink.prepare?.();
       const wm = watermarkOf(plan);
       this.watermark = new WatermarkTracker(wm ? [wm.delayMs] : [], conf.get<'min' | 'max'>(K.multipleWatermarkPolicy));
       this.triggers = triggerExecutorOf(spec.trigger, conf.get<number>(K.pollingDelay));

@@ -32,6 +32,15 @@ export function decideStateLayout(current: StateLayoutRecord | undefined, keyGro
   const shuffle = conf.get<number | 'auto'>(K.shufflePartitions);
   if (!current) {
     const partitions = asked ?? (shuffle === 'auto' ? 200 : shuffle);
+    if (partitions > keyGroups) {
+      // Name the key the user set: shuffle.partitions stands in when stateStore.partitions is unset.
+      const key = asked !== undefined ? K.stateStorePartitions : K.shufflePartitions;
+      throw new SluiceError(
+        'INVALID_CONF',
+        `${key}=${partitions} gives a stateful query more state partitions than its ${keyGroups} key groups (${K.stateStoreKeyGroups}); use at most ${keyGroups}`,
+        { option: key },
+      );
+    }
     const counts = { keyGroups, partitions, shards: Math.min(conf.isSet(K.stateStoreShards) ? conf.get<number>(K.stateStoreShards) : slots, partitions) };
     validateLayout(counts);
     return { layout: { ...counts, shardOfPartition: contiguousAssignment(counts) }, warnings: [] };

@@ -14,7 +14,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Piscina } from 'piscina';
 import type { TaskRequest, TaskResult, TaskSuccess } from '@sluice/executor';
-import { CONF_KEYS, SluiceError } from '@sluice/state';
+import { CONF_KEYS, environmentError, SluiceError } from '@sluice/state';
 
 export function workerEntry(): string {
   let path: string;
@@ -120,6 +120,10 @@ export class TaskScheduler {
         this.release(slot);
       }
     }
+    // A fault of the environment (no file handles left, a full disk) is named as such, not as a task's.
+    const path = (lastError as { path?: unknown } | undefined)?.path;
+    const env = environmentError(lastError, typeof path === 'string' ? path : 'an executor worker', `run task ${task.partition} of batch ${task.batchId}`);
+    if (env) throw env;
     throw new SluiceError(
       'TASK_FAILED',
       `task ${task.partition} of batch ${task.batchId} failed ${this.maxFailures} times (${CONF_KEYS.taskMaxFailures}); last error: ${

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { TaskOutput, WriteOptions } from '@sluice/executor';
 import { MetadataLog } from '../checkpoint/MetadataLog.js';
+import { prepareWritableDir } from '../checkpoint/directories.js';
 import { fsyncDir } from '../checkpoint/versionedFile.js';
 import type { BatchOutput, StreamSink } from './Sink.js';
 
@@ -43,6 +44,10 @@ export class FileSink implements StreamSink {
   taskOutput(batchId: number, partition: number, committed: boolean): TaskOutput {
     const fileName = `part-${String(batchId).padStart(5, '0')}-${String(partition).padStart(5, '0')}-${this.runTag}.${this.format}`;
     return { type: 'file', format: this.format, dir: this.dir, fileName, options: this.options, skip: committed };
+  }
+
+  prepare(): void {
+    prepareWritableDir(this.dir, 'sink');
   }
 
   isCommitted(batchId: number): boolean {

@@ -20,5 +20,7 @@ export interface StreamSink {
   /** What each task does with its rows. `committed`: the sink already holds this batch. */
   taskOutput(batchId: number, partition: number, committed: boolean): TaskOutput;
   isCommitted(batchId: number): boolean;
+  /** Checks, when the query starts, that the sink can be written (a file sink's directory). */
+  prepare?(): void;
   addBatch(out: BatchOutput): Promise<void>;
 }

@@ -6,6 +6,7 @@
  */
 import type { InputSplit, ReadOptions, Schema } from '@sluice/executor';
 import { CompactibleFileLog } from '../checkpoint/CompactibleFileLog.js';
+import { checkInputDir } from '../checkpoint/directories.js';
 import type { SourceOffset } from '../checkpoint/OffsetLog.js';
 import { admitFiles, type AdmissionOptions, type FileEntry } from './FileAdmission.js';
 import { cleanSourceFiles, listFiles, type CleanSourceMode } from './fileSystem.js';
@@ -44,6 +45,7 @@ export class FileStreamSource implements StreamSource {
     private readonly advisoryTaskBytes: number,
     compactInterval: number,
   ) {
+    checkInputDir(config.path);
     this.description = `FileStreamSource[${config.path}]`;
     this.schema = config.schema;
     this.log = new CompactibleFileLog(logDir, compactInterval);

@@ -81,7 +81,11 @@ export function fileSchema(
   streaming: boolean,
   corruptColumnNamed: boolean,
 ): Schema {
-  if (format === 'text') return [{ name: 'value', type: 'string', nullable: true }];
+  if (format === 'text') {
+    // As Spark: the text format reads one STRING column (value, unless the schema names it).
+    if (userSchema !== undefined) validateReadSchema(format, userSchema, read);
+    return userSchema?.length === 1 ? userSchema : [{ name: 'value', type: 'string', nullable: true }];
+  }
   if (!userSchema) {
     throw new SluiceError(
       'SCHEMA_REQUIRED',

@@ -1,6 +1,7 @@
 /** Delivering a task's rows: one durable part file of a file sink, or the rows back to the driver. */
 import { closeSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { asEnvironmentError } from '@sluice/state';
 import { formatRecords } from '../formats/writers.js';
 import type { TaskOutput, TaskSuccess } from './messages.js';
 import { encodeRows } from './rowCodec.js';
@@ -22,7 +23,14 @@ function writeDurable(path: string, text: string): number {
 export function deliver<T extends TaskSuccess>(base: T, out: TaskOutput, rows: Row[], schema: Schema): T {
   if (out.type === 'collect') return { ...base, rows: encodeRows(rows) };
   if (out.skip || rows.length === 0) return base;
-  mkdirSync(out.dir, { recursive: true });
-  const size = writeDurable(join(out.dir, out.fileName), formatRecords(out.format, rows, schema, out.options));
+  const path = join(out.dir, out.fileName);
+  let size: number;
+  try {
+    mkdirSync(out.dir, { recursive: true });
+    size = writeDurable(path, formatRecords(out.format, rows, schema, out.options));
+  } catch (e) {
+    // A full disk or a forbidden directory would fail every retry the same way: coded, at once.
+    throw asEnvironmentError(e, path, 'write the sink file');
+  }
   return { ...base, file: { name: out.fileName, size, rows: rows.length } };
 }
