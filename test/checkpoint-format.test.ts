@@ -151,13 +151,13 @@ describe('the state layout file', () => {
     );
   });
 
-  it('missing from a checkpoint that has run batches is CHECKPOINT_CORRUPT, naming it', async () => {
+  it('missing from a checkpoint that has run batches is STATE_STORE_CORRUPT, naming it', async () => {
     const root = tempDir('sluice-layout-missing-');
     await resume('stateful', root);
     const layoutPath = join(root, 'checkpoint', 'state', '0', 'layout');
     rmSync(layoutPath);
     await withSession(async (session) => {
-      await expect(startQuery(session, 'stateful', root)).rejects.toMatchObject({ code: 'CHECKPOINT_CORRUPT', file: layoutPath });
+      await expect(startQuery(session, 'stateful', root)).rejects.toMatchObject({ code: 'STATE_STORE_CORRUPT', file: layoutPath });
     });
   });
 });
@@ -182,6 +182,8 @@ describe('the offset and commit logs', () => {
     const last = readDoc(join(root, 'checkpoint', 'offsets', '4'));
     writeDoc(join(root, 'checkpoint', 'offsets', '5'), { ...last, batchId: 5, kind: 'control', control: { type: 'REPARTITION' } });
     writeDoc(join(root, 'checkpoint', 'commits', '5'), readDoc(join(root, 'checkpoint', 'commits', '4')));
+    // A control batch writes no rows, but its empty manifest keeps the sink's manifests one per batch.
+    writeDoc(join(root, 'out', '_sluice_metadata', '5'), { files: [] });
     expect(await resume('stateless', root)).toEqual([6]);
     expect(values(root)).toEqual(range(36));
   });

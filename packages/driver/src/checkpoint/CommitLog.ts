@@ -3,6 +3,11 @@ import { MetadataLog } from './MetadataLog.js';
 /** `commits/N`: written after the sink committed batch N; carries the watermark for N+1. */
 export interface CommitMetadata {
   nextBatchWatermarkMs: number;
+  /**
+   * Stateful queries: the batch each state shard last committed (index: shard), so that a start
+   * detects a shard that is missing, emptied or behind. Absent from commits of an earlier Sluice.
+   */
+  stateShardMarkers?: number[];
 }
 
 function isCommit(v: unknown): v is CommitMetadata {

@@ -10,10 +10,18 @@ import { existsSync } from 'node:fs';
 import { KEY_HASH, SluiceError, type StateLayout } from '@sluice/state';
 import { readVersioned } from './versionedFile.js';
 
+/** A source as the checkpoint records it: its format, and for a file source the path it was created with. */
+export interface SourceRecord {
+  format: string;
+  path?: string;
+}
+
 export interface QueryMetadata {
   id: string;
   createdAtMs: number;
   numSources: number;
+  /** The query's sources, in order (absent from checkpoints of an earlier Sluice). */
+  sources?: SourceRecord[];
   /** Stateful queries: the hash from state keys to key groups. */
   keyHash?: string;
   /** Stateful queries: the fixed hash space of state keys. */
@@ -33,12 +41,13 @@ export interface LoadedMetadata {
   legacyLayout?: StateLayout;
 }
 
-export function loadQueryMetadata(path: string, checkpointDir: string, stateful: boolean, keyGroups: number): LoadedMetadata {
+export function loadQueryMetadata(path: string, checkpointDir: string, stateful: boolean, keyGroups: number, sources: SourceRecord[]): LoadedMetadata {
   if (!existsSync(path)) {
     const meta: QueryMetadata = {
       id: randomUUID(),
       createdAtMs: Date.now(),
-      numSources: 1,
+      numSources: sources.length,
+      sources,
       ...(stateful && { keyHash: KEY_HASH, keyGroups }),
     };
     return { meta, write: true };
@@ -56,6 +65,18 @@ export function loadQueryMetadata(path: string, checkpointDir: string, stateful:
       file: path,
     });
   }
+  // Another kind of source would read the old one's offsets as its own: refused. A file source
+  // may move to another directory (SOURCE_PATH_CHANGED covers what that breaks).
+  meta.sources?.forEach((was, i) => {
+    const now = sources[i];
+    if (now && now.format !== was.format) {
+      throw new SluiceError(
+        'CHECKPOINT_INCOMPATIBLE',
+        `checkpoint ${checkpointDir} belongs to a query reading a ${was.format} source${was.path ? ` (${was.path})` : ''}; this query reads a ${now.format} source: use another checkpoint`,
+        { file: path },
+      );
+    }
+  });
   if (storedStateful && meta.keyHash !== KEY_HASH) {
     throw new SluiceError('CHECKPOINT_INCOMPATIBLE', `checkpoint ${checkpointDir} hashes state keys with ${String(meta.keyHash)}, not ${KEY_HASH}`, {
       file: path,

@@ -96,6 +96,9 @@ export class IncrementalExecution {
     );
     const slots = this.scheduler.slots;
     const outputs = await this.scheduler.runTasks(stateTasks, (t) => (t as StateTask).partition % slots);
+    outputs.forEach((r, shard) => {
+      if (r.shardMarker !== undefined) this.stateful?.info.shardMarkers.splice(shard, 1, r.shardMarker);
+    });
     const state = sumStateMetrics(outputs);
     // A deduplication's map tasks drop late rows before they keep a first row per key.
     for (const r of first) state.numRowsDroppedByWatermark += r.numLateRows ?? 0;
@@ -151,6 +154,7 @@ export class IncrementalExecution {
       output: this.sink.taskOutput(batch.batchId, shard, batch.committed),
       // commits/N-1 is durable before batch N starts, so undo records below N are not needed.
       pruneUndoBelow: batch.batchId,
+      expectedMarker: info.shardMarkers[shard] ?? null,
     };
   }
 }

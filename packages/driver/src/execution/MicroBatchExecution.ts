@@ -112,13 +112,15 @@ export class MicroBatchExecution {
     try {
       const slots = ctx.scheduler.slots;
       const conf = ctx.conf;
-      const loaded = loadQueryMetadata(this.paths.metadata, checkpointDir, plan.stateful !== undefined, conf.get<number>(K.stateStoreKeyGroups));
+      const source = plan.source;
+      const loaded = loadQueryMetadata(this.paths.metadata, checkpointDir, plan.stateful !== undefined, conf.get<number>(K.stateStoreKeyGroups), [
+        { format: source.format, ...('file' in source && { path: source.file.path }) },
+      ]);
       this.id = loaded.meta.id;
       this.name = spec.queryName;
       this.offsetLog = new OffsetLog(this.paths.offsets);
       this.commitLog = new CommitLog(this.paths.commits);
       this.sources = [createSource(plan.source, this.paths.source(0), conf)];
-      spec.sink.prepare?.();
       const wm = watermarkOf(plan);
       this.watermark = new WatermarkTracker(wm ? [wm.delayMs] : [], conf.get<'min' | 'max'>(K.multipleWatermarkPolicy));
       this.triggers = triggerExecutorOf(spec.trigger, conf.get<number>(K.pollingDelay));
@@ -128,9 +130,11 @@ export class MicroBatchExecution {
         const layoutPath = this.paths.stateLayout(0);
         const onDisk = readStateLayout(layoutPath);
         if (!onDisk && !loaded.legacyLayout && this.offsetLog.latestId() !== undefined) {
-          throw new SluiceError('CHECKPOINT_CORRUPT', `state layout file ${layoutPath} is missing from a checkpoint that has run batches`, {
-            file: layoutPath,
-          });
+          throw new SluiceError(
+            'STATE_STORE_CORRUPT',
+            `state layout file ${layoutPath} is missing from a checkpoint that has run batches: its state (${this.paths.state(0)}) was deleted or damaged`,
+            { file: layoutPath },
+          );
         }
         // An older Sluice pinned the layout in metadata, with shards holding contiguous partitions.
         const legacy = loaded.legacyLayout && { ...loaded.legacyLayout, shardOfPartition: contiguousAssignment(loaded.legacyLayout) };
@@ -156,6 +160,11 @@ export class MicroBatchExecution {
       );
       this.available = this.sources.map(() => null);
       this.recover();
+      this.sources.forEach((s, i) => {
+        s.verifyOffset?.(this.available[i] ?? null);
+        if (this.pendingReplay) s.verifyOffset?.(this.pendingReplay.batch.offsets[i] ?? null);
+      });
+      spec.sink.prepare?.({ queryId: this.id, lastCommittedBatchId: (this.pendingReplay?.batch.batchId ?? this.nextBatchId) - 1 });
       // Files are written only once everything above was validated, so a refused start leaves no
       // checkpoint behind. The layout goes first: metadata on disk implies a layout file.
       if (info && layoutToWrite) writeStateLayout(this.paths.stateLayout(0), info.layout);
@@ -177,7 +186,13 @@ export class MicroBatchExecution {
     const latest = this.offsetLog.getLatest();
     const previous = latest ? this.offsetLog.get(latest.batchId - 1) : undefined;
     const commitId = this.commitLog.latestId();
-    const commit = commitId === undefined ? undefined : { batchId: commitId, ...(this.commitLog.get(commitId) as { nextBatchWatermarkMs: number }) };
+    const committed = commitId === undefined ? undefined : this.commitLog.get(commitId);
+    const commit = committed && { batchId: commitId as number, nextBatchWatermarkMs: committed.nextBatchWatermarkMs };
+    // What each shard must hold: from the last commit, or not known (an earlier Sluice's commit).
+    if (this.stateInfo && committed) {
+      const markers = committed.stateShardMarkers;
+      this.stateInfo.shardMarkers = this.stateInfo.shardMarkers.map((_, s) => markers?.[s] ?? null);
+    }
     const decision = decideRecovery(latest?.value, previous, commit, this.paths.offsets);
     switch (decision.kind) {
       case 'fresh':
@@ -407,7 +422,11 @@ export class MicroBatchExecution {
     fault('before-commit-log');
     this.assertRunning();
     const c0 = clock.now();
-    this.commitLog.add(batchId, { nextBatchWatermarkMs: this.watermark.current });
+    const markers = this.stateInfo?.shardMarkers;
+    this.commitLog.add(batchId, {
+      nextBatchWatermarkMs: this.watermark.current,
+      ...(markers?.every((m) => m !== null) && { stateShardMarkers: markers as number[] }),
+    });
     for (const [i, s] of this.sources.entries()) await s.commit?.(batch.offsets[i]);
     this.purgeLogs(batchId);
     const commitOffsets = clock.now() - c0;

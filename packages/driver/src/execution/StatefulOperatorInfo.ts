@@ -108,6 +108,11 @@ const OPERATOR_NAMES: Record<StatefulOp['kind'], string> = {
 export class StatefulOperatorInfo {
   /** The operator drops late rows and evicts state (operatorUsesWatermark, shared with the workers). */
   readonly usesWatermark: boolean;
+  /**
+   * The batch each shard last committed, as the commit log records it (null: unknown, a commit
+   * of an earlier Sluice). A state task checks its shard against it.
+   */
+  shardMarkers: Array<number | null>;
 
   constructor(
     readonly op: StatefulOp,
@@ -118,6 +123,7 @@ export class StatefulOperatorInfo {
     readonly operatorId = 0,
   ) {
     this.usesWatermark = operatorUsesWatermark(op, hasWatermark, outputMode);
+    this.shardMarkers = Array.from({ length: layout.shards }, () => -1);
   }
 
   get shards(): number {

@@ -5,11 +5,13 @@
  * files of a crashed attempt are never read.
  */
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TaskOutput, WriteOptions } from '@sluice/executor';
-import { MetadataLog } from '../checkpoint/MetadataLog.js';
+import { SluiceError } from '@sluice/state';
 import { prepareWritableDir } from '../checkpoint/directories.js';
-import { fsyncDir } from '../checkpoint/versionedFile.js';
+import { MetadataLog } from '../checkpoint/MetadataLog.js';
+import { fsyncDir, readVersioned, writeVersioned } from '../checkpoint/versionedFile.js';
 import type { BatchOutput, StreamSink } from './Sink.js';
 
 export const MANIFEST_DIR = '_sluice_metadata';
@@ -46,8 +48,34 @@ export class FileSink implements StreamSink {
     return { type: 'file', format: this.format, dir: this.dir, fileName, options: this.options, skip: committed };
   }
 
-  prepare(): void {
+  /**
+   * The directory must be writable and belong to this query: a second query writing into it would
+   * have its batch 0 taken for a replay of the first one's. Its manifests must be whole: one per
+   * batch from 0, up to the last batch the checkpoint committed.
+   */
+  prepare(query: { queryId: string; lastCommittedBatchId: number }): void {
     prepareWritableDir(this.dir, 'sink');
+    const ownerPath = join(this.dir, MANIFEST_DIR, OWNER_FILE);
+    if (existsSync(ownerPath)) {
+      const owner = readVersioned<{ queryId: string }>(ownerPath, (v): v is { queryId: string } => typeof (v as { queryId?: unknown })?.queryId === 'string');
+      if (owner.queryId !== query.queryId) {
+        throw new SluiceError(
+          'SINK_OWNED_BY_ANOTHER_QUERY',
+          `sink directory ${this.dir} is written by query ${owner.queryId}, not by this query (${query.queryId}); give each query a directory of its own`,
+          { file: ownerPath },
+        );
+      }
+    }
+    const ids = wholeManifestIds(this.dir);
+    const last = ids.at(-1) ?? -1;
+    if (last < query.lastCommittedBatchId) {
+      throw new SluiceError(
+        'SINK_CORRUPT',
+        `sink ${this.dir} lacks the manifest of batch ${last + 1}, which the checkpoint committed (up to batch ${query.lastCommittedBatchId}): its rows are lost`,
+        { file: join(this.dir, MANIFEST_DIR, String(last + 1)) },
+      );
+    }
+    if (!existsSync(ownerPath)) writeVersioned(ownerPath, { queryId: query.queryId });
   }
 
   isCommitted(batchId: number): boolean {
@@ -64,10 +92,26 @@ export class FileSink implements StreamSink {
   }
 }
 
+/** Who writes a sink directory: `_sluice_metadata/owner`, the id of its query. */
+const OWNER_FILE = 'owner';
+
+/** The manifest ids of a sink, checked to run from batch 0 without a gap (SINK_CORRUPT). */
+function wholeManifestIds(dir: string): number[] {
+  const ids = manifestLog(dir).ids();
+  ids.forEach((id, i) => {
+    if (id !== i) {
+      throw new SluiceError('SINK_CORRUPT', `sink ${dir} lacks the manifest of batch ${i} (it has ${id}): that batch's rows are lost`, {
+        file: join(dir, MANIFEST_DIR, String(i)),
+      });
+    }
+  });
+  return ids;
+}
+
 /** Files of a sink directory in batch order, as its manifests list them. */
 export function committedFiles(dir: string): string[] | undefined {
   const log = manifestLog(dir);
-  const ids = log.ids();
+  const ids = wholeManifestIds(dir);
   if (ids.length === 0) return undefined;
   return ids.flatMap((id) => (log.get(id)?.files ?? []).map((f) => join(dir, f.name)));
 }

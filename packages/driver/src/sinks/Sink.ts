@@ -20,7 +20,10 @@ export interface StreamSink {
   /** What each task does with its rows. `committed`: the sink already holds this batch. */
   taskOutput(batchId: number, partition: number, committed: boolean): TaskOutput;
   isCommitted(batchId: number): boolean;
-  /** Checks, when the query starts, that the sink can be written (a file sink's directory). */
-  prepare?(): void;
+  /**
+   * Checks, when the query starts, that the sink can be written and still holds every batch the
+   * checkpoint committed (up to `lastCommittedBatchId`, -1 for none), and claims it for the query.
+   */
+  prepare?(query: { queryId: string; lastCommittedBatchId: number }): void;
   addBatch(out: BatchOutput): Promise<void>;
 }

@@ -4,7 +4,9 @@
  * compacted every `compactInterval` entries); an offset is a position in that log, so a replayed
  * batch reads exactly the same files.
  */
+import { join } from 'node:path';
 import type { InputSplit, ReadOptions, Schema } from '@sluice/executor';
+import { SluiceError } from '@sluice/state';
 import { CompactibleFileLog } from '../checkpoint/CompactibleFileLog.js';
 import { checkInputDir } from '../checkpoint/directories.js';
 import type { SourceOffset } from '../checkpoint/OffsetLog.js';
@@ -56,6 +58,18 @@ export class FileStreamSource implements StreamSource {
   /** Files of the log read when the source opened (bounded by the compaction interval). */
   get logFilesRead(): number {
     return this.log.filesRead;
+  }
+
+  verifyOffset(end: SourceOffset | null): void {
+    const id = logOffsetOf(end);
+    if (id > this.latestLogOffset) {
+      const missing = join(this.log.dir, String(this.latestLogOffset + 1));
+      throw new SluiceError(
+        'CHECKPOINT_CORRUPT',
+        `file source log ${this.log.dir} lacks entry ${this.latestLogOffset + 1}, which the offset log planned (up to ${id}): its files would be read again`,
+        { file: missing },
+      );
+    }
   }
 
   prepareForAvailableNow(): void {

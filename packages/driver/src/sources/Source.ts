@@ -18,6 +18,11 @@ export interface StreamSource {
   latestOffset(start: SourceOffset | null, limit: ReadLimit): Promise<SourceOffset | null>;
   /** The splits of (start, end]; empty when they are equal. */
   planSplits(start: SourceOffset | null, end: SourceOffset, slots: number): InputSplit[];
+  /**
+   * Checks at start that the source's own log still holds what the checkpoint's offsets say it
+   * planned up to `end` (a lost entry would silently read its data again).
+   */
+  verifyOffset?(end: SourceOffset | null): void;
   /** Trigger.AvailableNow: pin what exists now; latestOffset never goes beyond it. */
   prepareForAvailableNow?(): void;
   /** Batch up to `end` committed; cleanSource runs here. */

@@ -208,6 +208,7 @@ function stateTask(q: Query, b: Batch, shard: number, byPartition: Map<number, S
     post: [],
     output: { type: 'collect' },
     pruneUndoBelow: b.batchId,
+    expectedMarker: null,
   };
 }
 

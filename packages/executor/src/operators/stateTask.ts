@@ -22,6 +22,7 @@ import {
   indexKey,
   indexRangeUpTo,
   ShardRegistry,
+  SluiceError,
   type ShardChange,
   type ShardStore,
 } from '@sluice/state';
@@ -71,6 +72,15 @@ export async function runStateTask(task: StateTask, udfs: UdfRegistry): Promise<
   const cache = stateCache(task.shardDir, task.storeOptions.stateCacheBytes);
   try {
     if (await store.rollbackIfAt(task.batchId)) cache.clear();
+    if (task.expectedMarker !== null && store.marker !== task.expectedMarker) {
+      const state = store.marker < 0 ? 'holds no commit at all' : `last committed batch ${store.marker}`;
+      throw new SluiceError(
+        'STATE_STORE_CORRUPT',
+        `state shard ${task.shardDir} ${state}, but the checkpoint's commit log says it committed batch ${task.expectedMarker}: ` +
+          `it lacks batch ${task.expectedMarker}'s state (the shard was deleted, emptied, replaced or lost the tail of its log); restore it or use a new checkpoint`,
+        { file: task.shardDir },
+      );
+    }
     return await runOnShard(task, store, cache, udfs);
   } catch (e) {
     // The cache may hold writes this attempt never committed.
@@ -102,7 +112,7 @@ async function runOnShard(task: StateTask, store: ShardStore, cache: StateCache,
     memoryUsedBytes: store.memoryUsedBytes() + cache.memoryUsedBytes,
     commitTimeMs,
   };
-  const base: TaskSuccess = { ok: true, threadId, numInputRows: 0, numOutputRows: rows.length, state };
+  const base: TaskSuccess = { ok: true, threadId, numInputRows: 0, numOutputRows: rows.length, state, shardMarker: store.marker };
   return deliver(base, task.output, rows, post.outputSchema);
 }
 

@@ -112,6 +112,12 @@ export interface StateTask extends TaskIdentity {
   output: TaskOutput;
   /** Undo records of batches below this are no longer needed (their commits/N is durable). */
   pruneUndoBelow: number;
+  /**
+   * The batch the shard last committed, as the checkpoint's commit log recorded it (null: not
+   * recorded). After rolling back an earlier attempt at this batch the shard's marker must be
+   * this: a shard that is missing, emptied or behind is STATE_STORE_CORRUPT, never empty state.
+   */
+  expectedMarker: number | null;
 }
 
 /** Closes a query's state shards in one worker (the query stopped); `partition` is the slot. */
@@ -152,6 +158,8 @@ export interface TaskSuccess {
   numLateRows?: number;
   /** State tasks. */
   state?: StateOperatorMetrics;
+  /** State tasks: the batch the shard last committed, after this task. */
+  shardMarker?: number;
   /** Release tasks: shards whose close failed. */
   notClosed?: Array<{ dir: string; error: string }>;
 }
