@@ -298,8 +298,7 @@ export class MicroBatchExecution {
     let notClosed: Array<{ dir: string; error: string }>;
     try {
       // Bounded like a stop: a slot held by another query's task that never ends must not hold this one.
-      const released = withTimeout(this.ctx.scheduler.runTasks(tasks, (t) => t.partition), this.ctx.conf.get<number>(K.stopTimeout));
-      const results = await released;
+      const results = await withTimeout(this.ctx.scheduler.runTasks(tasks, (t) => t.partition), this.ctx.conf.get<number>(K.stopTimeout));
       if (results === undefined) throw new Error(`the release did not finish within ${K.stopTimeout}`);
       notClosed = results.flatMap((r) => r.notClosed ?? []);
     } catch (e) {

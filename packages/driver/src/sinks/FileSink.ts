@@ -31,6 +31,8 @@ export function manifestLog(dir: string): MetadataLog<ManifestEntry> {
 export class FileSink implements StreamSink {
   readonly description: string;
   private readonly manifests: MetadataLog<ManifestEntry>;
+  /** The query writing the sink (set by prepare). */
+  private queryId: string | undefined;
   /** Distinguishes part files of different attempts at the same batch. */
   private readonly runTag = randomUUID().slice(0, 8);
 
@@ -55,17 +57,8 @@ export class FileSink implements StreamSink {
    */
   prepare(query: { queryId: string; lastCommittedBatchId: number }): void {
     prepareWritableDir(this.dir, 'sink');
-    const ownerPath = join(this.dir, MANIFEST_DIR, OWNER_FILE);
-    if (existsSync(ownerPath)) {
-      const owner = readVersioned<{ queryId: string }>(ownerPath, (v): v is { queryId: string } => typeof (v as { queryId?: unknown })?.queryId === 'string');
-      if (owner.queryId !== query.queryId) {
-        throw new SluiceError(
-          'SINK_OWNED_BY_ANOTHER_QUERY',
-          `sink directory ${this.dir} is written by query ${owner.queryId}, not by this query (${query.queryId}); give each query a directory of its own`,
-          { file: ownerPath },
-        );
-      }
-    }
+    this.queryId = query.queryId;
+    this.checkOwner();
     const ids = wholeManifestIds(this.dir);
     const last = ids.at(-1) ?? -1;
     if (last < query.lastCommittedBatchId) {
@@ -75,7 +68,21 @@ export class FileSink implements StreamSink {
         { file: join(this.dir, MANIFEST_DIR, String(last + 1)) },
       );
     }
-    if (!existsSync(ownerPath)) writeVersioned(ownerPath, { queryId: query.queryId });
+  }
+
+  /** A directory another query has claimed is refused; claiming it waits for the first commit. */
+  private checkOwner(): boolean {
+    const ownerPath = join(this.dir, MANIFEST_DIR, OWNER_FILE);
+    if (!existsSync(ownerPath)) return false;
+    const owner = readVersioned<{ queryId: string }>(ownerPath, (v): v is { queryId: string } => typeof (v as { queryId?: unknown })?.queryId === 'string');
+    if (owner.queryId !== this.queryId) {
+      throw new SluiceError(
+        'SINK_OWNED_BY_ANOTHER_QUERY',
+        `sink directory ${this.dir} is written by query ${owner.queryId}, not by this query (${this.queryId}); give each query a directory of its own`,
+        { file: ownerPath },
+      );
+    }
+    return true;
   }
 
   isCommitted(batchId: number): boolean {
@@ -84,6 +91,10 @@ export class FileSink implements StreamSink {
 
   async addBatch(out: BatchOutput): Promise<void> {
     if (this.manifests.has(out.batchId)) return; // a replay: the batch is in the sink already
+    // Claimed at the first commit, once the checkpoint (and so the query's id) is on disk.
+    if (this.queryId !== undefined && !this.checkOwner()) {
+      writeVersioned(join(this.dir, MANIFEST_DIR, OWNER_FILE), { queryId: this.queryId });
+    }
     const files = out.results.flatMap((r) => (r.file ? [r.file] : []));
     // Tasks fsynced their part files; their names live in the directory, which must be durable
     // before the manifest that names them is.

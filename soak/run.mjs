@@ -1,0 +1,228 @@
+#!/usr/bin/env node
+// The chaos soak (`pnpm soak`): outside CI, bounded in time. Scenario after scenario, it runs a
+// stateless or a stateful query (soak/child.mjs) in child processes over fresh input, disturbing
+// each run: a SIGKILL at a random moment, a fault point (SLUICE_FAULT), a udf that crashes its
+// worker thread, a disk that fills up (a small tmpfs, enlarged once the query stopped with
+// DISK_FULL), or a low `ulimit -n` (the run must fail with TOO_MANY_OPEN_FILES or succeed).
+// After the last run of a scenario it checks the output against an independent count: every row
+// exactly once, every closed window once with its count. Once per soak it also runs 1000 session
+// create/close cycles in one process. It ends with one summary line and exits 1 on any loss,
+// duplicate, hang or unexpected error.
+//
+//   pnpm soak                      10 minutes
+//   SLUICE_SOAK_MINUTES=2 pnpm soak
+//   SLUICE_SOAK_SEED=42 pnpm soak  a repeatable sequence of disturbances
+//
+// The disk-full case mounts a tmpfs and needs root; without it that case is left out and the
+// summary says so.
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repo = join(here, '..');
+const CHILD = join(here, 'child.mjs');
+const CYCLES = join(repo, 'test', 'fixtures', 'session-cycles.mjs');
+const minutes = Number(process.env.SLUICE_SOAK_MINUTES ?? 10);
+const deadline = Date.now() + minutes * 60_000;
+let seed = Number(process.env.SLUICE_SOAK_SEED ?? Date.now() % 1_000_000);
+const firstSeed = seed;
+/** A small deterministic generator, so that a failing soak can be rerun with its seed. */
+function random() {
+  seed = (seed * 1103515245 + 12345) % 2147483648;
+  return seed / 2147483648;
+}
+const pick = (xs) => xs[Math.floor(random() * xs.length)];
+
+const FAULT_POINTS = ['after-offsets-write', 'after-sink-commit', 'before-commit-log', 'after-state-commit', 'mid-rollback'];
+const CHILD_LIMIT_MS = 90_000;
+const MIN = 60_000;
+const T0 = Date.UTC(2024, 0, 1);
+
+const stats = { scenarios: 0, runs: 0, kills: 0, faults: 0, faultPoints: new Set(), crashes: 0, diskFull: 0, lowUlimit: 0, rows: 0, lost: 0, duplicated: 0, cycles: 0 };
+const problems = [];
+const root = mkdtempSync(join(tmpdir(), 'sluice-soak-'));
+
+function run(cmd, args, env, killAfterMs) {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { cwd: repo, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const hard = setTimeout(() => child.kill('SIGKILL'), CHILD_LIMIT_MS);
+    let killer;
+    if (killAfterMs !== undefined) killer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
+    child.on('exit', (code, signal) => {
+      clearTimeout(hard);
+      clearTimeout(killer);
+      const hung = signal === 'SIGKILL' && killAfterMs === undefined && !env.SLUICE_FAULT;
+      resolve({ code, signal, stdout, stderr, hung });
+    });
+  });
+}
+
+function canMount() {
+  const dir = mkdtempSync(join(root, 'probe-'));
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', dir], { stdio: 'pipe' });
+    execFileSync('umount', [dir], { stdio: 'pipe' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** `files` input files, one minute of events each: ids a, b, c, two rows each. */
+function writeInput(dir, files) {
+  mkdirSync(dir, { recursive: true });
+  for (let f = 0; f < files; f++) {
+    const lines = [];
+    for (const id of ['a', 'b', 'c']) for (let r = 0; r < 2; r++) lines.push(JSON.stringify({ id, v: f * 6 + lines.length, t: new Date(T0 + f * MIN).toISOString() }));
+    const p = join(dir, `f${String(f).padStart(3, '0')}.json`);
+    writeFileSync(p, `${lines.join('\n')}\n`);
+    utimesSync(p, 1000 + f, 1000 + f);
+  }
+}
+
+function sinkRows(out) {
+  const meta = join(out, '_sluice_metadata');
+  if (!existsSync(meta)) return [];
+  const rows = [];
+  for (const id of readdirSync(meta).filter((n) => /^\d+$/.test(n)).map(Number).sort((a, b) => a - b)) {
+    const text = readFileSync(join(meta, String(id)), 'utf8');
+    for (const f of JSON.parse(text.slice(text.indexOf('\n') + 1)).files) {
+      for (const line of readFileSync(join(out, f.name), 'utf8').split('\n')) if (line) rows.push(JSON.parse(line));
+    }
+  }
+  return rows;
+}
+
+/** Compares the sink with the independent count of the scenario. */
+function check(kind, files, out, label) {
+  const rows = sinkRows(out);
+  const expected = new Map();
+  if (kind === 'stateless') {
+    for (let v = 0; v < files * 6; v++) expected.set(String(v), 1);
+  } else {
+    // AvailableNow ends with the watermark at the last minute minus 10: windows ending by then are closed.
+    const watermark = T0 + (files - 1) * MIN - 10 * MIN;
+    for (let w = 0; T0 + (w + 5) * MIN <= watermark; w += 5) for (const id of ['a', 'b', 'c']) expected.set(`${w}|${id}|10`, 1);
+  }
+  const seen = new Map();
+  for (const r of rows) {
+    const key = kind === 'stateless' ? String(r.v) : `${(Date.parse(r.window.start) - T0) / MIN}|${r.id}|${r.count}`;
+    seen.set(key, (seen.get(key) ?? 0) + 1);
+  }
+  let lost = 0;
+  let duplicated = 0;
+  for (const [k, n] of expected) if ((seen.get(k) ?? 0) < n) lost += n - (seen.get(k) ?? 0);
+  for (const [k, n] of seen) if (n > (expected.get(k) ?? 0)) duplicated += n - (expected.get(k) ?? 0);
+  stats.rows += rows.length;
+  stats.lost += lost;
+  stats.duplicated += duplicated;
+  if (lost > 0 || duplicated > 0) problems.push(`${label}: ${lost} lost, ${duplicated} duplicated`);
+}
+
+async function scenario(n, mountable) {
+  const kind = pick(['stateless', 'stateful']);
+  const files = 60 + Math.floor(random() * 60);
+  const dir = join(root, `s${n}`);
+  const input = join(dir, 'in');
+  writeInput(input, files);
+  let store = dir;
+  const disk = mountable && random() < 0.15 ? 'full' : random() < 0.1 ? 'ulimit' : 'none';
+  if (disk === 'full') {
+    store = join(dir, 'tmpfs');
+    mkdirSync(store, { recursive: true });
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${kind === 'stateful' ? 160 : 48}k`, 'tmpfs', store], { stdio: 'pipe' });
+  }
+  const out = join(store, 'out');
+  const ckpt = join(store, 'ckpt');
+  const label = `scenario ${n} (${kind}, ${files} files${disk === 'none' ? '' : `, ${disk}`})`;
+  try {
+    let afterStateCommitKill = false;
+    for (let attempt = 0; attempt < 60; attempt++) {
+      const env = { ...process.env };
+      delete env.SLUICE_FAULT;
+      const args = [CHILD, kind, input, out, ckpt];
+      let killAfterMs;
+      let expectFailure;
+      const r = random();
+      if (afterStateCommitKill && random() < 0.7) {
+        // A shard committed a batch that the checkpoint did not: the restart rolls it back.
+        env.SLUICE_FAULT = 'mid-rollback:1';
+      } else if (attempt === 0 && disk === 'ulimit') {
+        expectFailure = 'TOO_MANY_OPEN_FILES';
+        stats.lowUlimit += 1;
+      } else if (r < 0.45) {
+        killAfterMs = 60 + Math.floor(random() * 400); // a run of a whole scenario takes about half a second
+      } else if (r < 0.7) {
+        env.SLUICE_FAULT = `${pick(kind === 'stateful' ? FAULT_POINTS : FAULT_POINTS.slice(0, 3))}:${1 + Math.floor(random() * 3)}`;
+      } else if (r < 0.8) {
+        args.push(join(dir, `crash-${attempt}`));
+      }
+      const result =
+        expectFailure === 'TOO_MANY_OPEN_FILES'
+          ? await run('bash', ['-c', `ulimit -n 64 && exec "${process.execPath}" ${args.map((a) => `"${a}"`).join(' ')}`], env)
+          : await run(process.execPath, args, env, killAfterMs);
+      stats.runs += 1;
+      // Count the disturbances that happened: a kill or a fault point that ended the run.
+      const killed = result.signal === 'SIGKILL' && !/^DONE/m.test(result.stdout);
+      if (killed && env.SLUICE_FAULT) {
+        stats.faults += 1;
+        stats.faultPoints.add(env.SLUICE_FAULT.split(':')[0]);
+      } else if (killed && killAfterMs !== undefined) stats.kills += 1;
+      afterStateCommitKill = killed && env.SLUICE_FAULT?.startsWith('after-state-commit') === true;
+      if (result.hung) {
+        problems.push(`${label}: a run hung past ${CHILD_LIMIT_MS} ms`);
+        return;
+      }
+      const failed = /^FAILED (\S+)/m.exec(result.stdout);
+      if (failed) {
+        const code = failed[1];
+        if (code === 'DISK_FULL' && disk === 'full') {
+          stats.diskFull += 1;
+          execFileSync('mount', ['-o', 'remount,size=64m', store], { stdio: 'pipe' });
+          continue;
+        }
+        if (code === 'TOO_MANY_OPEN_FILES' && expectFailure) continue;
+        problems.push(`${label}: unexpected ${result.stdout.trim().split('\n').at(-1)}`);
+        return;
+      }
+      const crashed = args.length > 5 && existsSync(args[5]);
+      if (crashed) stats.crashes += 1;
+      if (/^DONE/m.test(result.stdout)) break; // everything committed (a kill after it changes nothing)
+    }
+    check(kind, files, out, label);
+  } finally {
+    if (disk === 'full') execFileSync('umount', ['-l', store], { stdio: 'pipe' });
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const started = Date.now();
+const mountable = canMount();
+try {
+  const cycles = await run(process.execPath, [CYCLES, '1000'], { ...process.env }, undefined);
+  if (cycles.stdout.trim() === 'done 1000' && cycles.code === 0) stats.cycles = 1000;
+  else problems.push(`session create/close cycles: ${cycles.signal ?? cycles.code} ${cycles.stderr.slice(-300)}`);
+  let n = 0;
+  while (Date.now() < deadline && problems.length === 0) {
+    await scenario(n++, mountable);
+    stats.scenarios += 1;
+  }
+} finally {
+  rmSync(root, { recursive: true, force: true });
+}
+for (const p of problems) console.error(`soak problem: ${p}`);
+const took = Math.round((Date.now() - started) / 1000);
+console.log(
+  `soak: ${Math.floor(took / 60)}m${String(took % 60).padStart(2, '0')}s seed ${firstSeed}, ${stats.scenarios} scenarios, ${stats.runs} runs, ` +
+    `kills ${stats.kills}, faults ${stats.faults} (${[...stats.faultPoints].sort().join(', ')}), worker crashes ${stats.crashes}, ` +
+    `disk full ${mountable ? stats.diskFull : 'left out (no mount)'}, low ulimit ${stats.lowUlimit}, session cycles ${stats.cycles}, ` +
+    `rows ${stats.rows}, lost ${stats.lost}, duplicated ${stats.duplicated}`,
+);
+process.exit(problems.length === 0 ? 0 : 1);
