@@ -16,6 +16,8 @@ import {
   decodeMeta,
   decodeUndo,
   planCommit,
+  planMove,
+  planResetMarker,
   planPrune,
   planRollback,
   storeClosed,
@@ -202,6 +204,24 @@ export class LevelShardStore implements ShardStore {
       if (plan.ops.length > 0) await this.write(plan.ops);
       this.state = plan.next;
       return plan.ops.length;
+    });
+  }
+
+  applyMove(ops: readonly ShardOp[], rowDelta: number): Promise<void> {
+    return this.serial.run(async () => {
+      this.checkOpen();
+      const plan = planMove(this.state, [...ops], rowDelta);
+      await this.write(plan.ops);
+      this.state = plan.next;
+    });
+  }
+
+  resetMarker(batchId: number): Promise<void> {
+    return this.serial.run(async () => {
+      this.checkOpen();
+      const plan = planResetMarker(this.state, batchId);
+      await this.write(plan.ops);
+      this.state = plan.next;
     });
   }
 

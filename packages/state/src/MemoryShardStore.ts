@@ -13,6 +13,8 @@ import {
   decodeMeta,
   decodeUndo,
   planCommit,
+  planMove,
+  planResetMarker,
   planPrune,
   planRollback,
   storeClosed,
@@ -151,6 +153,24 @@ export class MemoryShardStore implements ShardStore {
     });
   }
 
+  applyMove(ops: readonly ShardOp[], rowDelta: number): Promise<void> {
+    return this.serial.run(async () => {
+      this.checkOpen();
+      const plan = planMove(this.state, [...ops], rowDelta);
+      this.volume.apply(plan.ops);
+      this.state = plan.next;
+    });
+  }
+
+  resetMarker(batchId: number): Promise<void> {
+    return this.serial.run(async () => {
+      this.checkOpen();
+      const plan = planResetMarker(this.state, batchId);
+      this.volume.apply(plan.ops);
+      this.state = plan.next;
+    });
+  }
+
   rollbackIfAt(batchId: number): Promise<boolean> {
     return this.serial.run(async () => {
       this.checkOpen();
@@ -222,6 +242,12 @@ export class InstrumentedShardStore implements ShardStore {
   }
   pruneUndoBelow(batchId: number): Promise<number> {
     return this.inner.pruneUndoBelow(batchId);
+  }
+  applyMove(ops: readonly ShardOp[], rowDelta: number): Promise<void> {
+    return this.inner.applyMove(ops, rowDelta);
+  }
+  resetMarker(batchId: number): Promise<void> {
+    return this.inner.resetMarker(batchId);
   }
   memoryUsedBytes(): number {
     return this.inner.memoryUsedBytes();

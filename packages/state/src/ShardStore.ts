@@ -59,6 +59,16 @@ export interface ShardStore {
    */
   pruneUndoBelow(batchId: number): Promise<number>;
 
+  /**
+   * Repartition only, with no task running on the shard: writes `ops` (raw data and index entries
+   * put or deleted) in one atomic, synced batch, and moves the row count by `rowDelta`. The marker
+   * and the undo records stay.
+   */
+  applyMove(ops: ReadonlyArray<{ type: 'put'; key: Uint8Array; value: Uint8Array } | { type: 'del'; key: Uint8Array }>, rowDelta: number): Promise<void>;
+
+  /** Repartition only: drops every undo record and sets the marker to `batchId` (one synced batch). */
+  resetMarker(batchId: number): Promise<void>;
+
   /** Approximate bytes of memory the store holds (caches, write buffers); see the implementation. */
   memoryUsedBytes(): number;
 

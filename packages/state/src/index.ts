@@ -55,3 +55,7 @@ export { ShardRegistry } from './ShardRegistry.js';
 export type { ShardOpener } from './ShardRegistry.js';
 export { SHARD_FORMAT_VERSION } from './shardRecords.js';
 export { asEnvironmentError, environmentError, openFilesLimit } from './environment.js';
+export { planRepartition, planShardAssignment, movesBetween, shardOfKeyGroupIn } from './repartition.js';
+export type { AssignedLayout, KeyGroupMove, RepartitionPlan } from './repartition.js';
+export { copyKeyGroups, clearKeyGroups, indexKeysOf } from './keyGroupMoves.js';
+export type { CopyResult, KeyGroupRange } from './keyGroupMoves.js';

@@ -226,3 +226,23 @@ export class Serial {
     return result;
   }
 }
+
+/**
+ * Raw entries written or deleted by a repartition's copy or garbage collection, with the meta's
+ * row count moved by `rowDelta`; the marker and the undo records stay.
+ */
+export function planMove(s: ShardState, ops: ShardOp[], rowDelta: number): CommitPlan {
+  const next = { marker: s.marker, numRows: s.numRows + rowDelta, undoIds: s.undoIds };
+  return { ops: [...ops, { type: 'put', key: META_KEY, value: encodeMeta(next) }], next };
+}
+
+/**
+ * After a repartition changed what a shard holds, its undo records describe state it no longer
+ * has: they go, and the marker becomes the control batch's id.
+ */
+export function planResetMarker(s: ShardState, batchId: number): CommitPlan {
+  const ops: ShardOp[] = s.undoIds.map((id) => ({ type: 'del', key: undoKey(id) }));
+  const next = { marker: batchId, numRows: s.numRows, undoIds: [] };
+  ops.push({ type: 'put', key: META_KEY, value: encodeMeta(next) });
+  return { ops, next };
+}

@@ -219,6 +219,24 @@ export function runShardStoreConformance(name: string, factory: ShardStoreFactor
       expect((await u.getMany([k('a'), k('b')])).map(text)).toEqual(['1', undefined]);
     });
 
+    it('moves raw entries for a repartition, and resets the marker with no undo left, across a reopen', async () => {
+      const loc = await factory.newLocation();
+      const s = await open(loc);
+      await s.commit(3, [put(k('a'), v('1')), put(k('b'), v('2'))], 2, 0);
+      await s.applyMove([{ type: 'put', key: k('c'), value: v('3') }, { type: 'del', key: k('a') }], 0);
+      expect(s.marker).toBe(3);
+      expect(s.numRows).toBe(2);
+      await s.applyMove([{ type: 'del', key: k('b') }], -1);
+      await s.resetMarker(7);
+      await s.close();
+      const again = await open(loc);
+      expect(again.marker).toBe(7);
+      expect(again.numRows).toBe(1);
+      expect((await again.getMany([k('a'), k('b'), k('c')])).map(text)).toEqual([undefined, undefined, '3']);
+      await expect(again.rollbackIfAt(3)).resolves.toBe(false);
+      await expect(again.rollbackIfAt(7)).rejects.toMatchObject({ code: 'STATE_UNDO_MISSING' });
+    });
+
     it('refuses a second open of the same location with STATE_STORE_LOCKED', async () => {
       const loc = await factory.newLocation();
       await open(loc);

@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { clearKeyGroups, copyKeyGroups, indexKeysOf } from './keyGroupMoves.js';
+import { dataKey, dataRange, decodeDataKey, indexKey, indexRange } from './layout.js';
+import { openMemoryShard, MemoryVolume } from './MemoryShardStore.js';
+import type { ShardStore } from './ShardStore.js';
+
+const bytes = (s: string) => new TextEncoder().encode(s);
+
+/** A shard holding keys k0..k(n-1), key group i % 8, each with an index entry at time i. */
+async function filled(n: number): Promise<ShardStore> {
+  const store = await openMemoryShard(new MemoryVolume('from'));
+  const changes = [];
+  for (let i = 0; i < n; i++) {
+    changes.push({ key: dataKey(i % 8, bytes(`k${i}`)), value: bytes(`v${i}`), prior: null });
+    changes.push({ key: indexKey(i, i % 8, bytes(`k${i}`)), value: new Uint8Array(0), prior: null });
+  }
+  await store.commit(4, changes, n, 0);
+  return store;
+}
+
+const kgsOf = async (store: ShardStore) => {
+  const [gte, lt] = dataRange();
+  return (await store.range(gte, lt)).map(([k]) => decodeDataKey(k).kg);
+};
+
+describe('moving key groups between shards', () => {
+  it('copies the data and index entries of the ranges, counts rows and bytes, and keeps the target marker', async () => {
+    const from = await filled(40);
+    const to = await openMemoryShard(new MemoryVolume('to'));
+    const r = await copyKeyGroups(from, to, [[2, 4], [6, 7]]);
+    expect(r.rows).toBe(15);
+    expect(r.bytes).toBeGreaterThan(15 * 5);
+    expect(new Set(await kgsOf(to))).toEqual(new Set([2, 3, 6]));
+    expect((await indexKeysOf(to, [[0, 8]])).length).toBe(15);
+    expect(to.numRows).toBe(15);
+    expect(to.marker).toBe(-1);
+  });
+
+  it('is idempotent: a copy done twice (a resumed repartition) leaves one copy', async () => {
+    const from = await filled(40);
+    const to = await openMemoryShard(new MemoryVolume('to'));
+    await copyKeyGroups(from, to, [[0, 2]]);
+    await copyKeyGroups(from, to, [[0, 2]]);
+    expect(to.numRows).toBe(10);
+    const [gte, lt] = indexRange();
+    expect((await to.range(gte, lt)).length).toBe(10);
+  });
+
+  it('clears the ranges at the source (garbage collection), again without effect', async () => {
+    const from = await filled(40);
+    expect(await clearKeyGroups(from, [[0, 4]])).toBe(20);
+    expect(await clearKeyGroups(from, [[0, 4]])).toBe(0);
+    expect(new Set(await kgsOf(from))).toEqual(new Set([4, 5, 6, 7]));
+    expect((await indexKeysOf(from, [[0, 8]])).length).toBe(20);
+    expect(from.numRows).toBe(20);
+  });
+
+  it('after a reset, the shard is at the control batch with no undo records', async () => {
+    const from = await filled(4);
+    await from.resetMarker(9);
+    expect(from.marker).toBe(9);
+    expect(await from.rollbackIfAt(9).catch((e: { code: string }) => e.code)).toBe('STATE_UNDO_MISSING');
+  });
+});

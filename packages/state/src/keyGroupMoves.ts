@@ -1,0 +1,126 @@
+/**
+ * Moving key groups between shards, for a repartition (the plan is in repartition.ts). Works on
+ * any ShardStore, with no task running on the shards.
+ *
+ * A key group's data entries are one contiguous range ([0x01][kg]...). Its eviction index entries
+ * are not (the index is ordered by time first), so they are found by one scan of the index,
+ * filtered by key group. Both the copy and the clean-up are idempotent: a copy first clears the
+ * target range, and clearing what is already gone deletes nothing, so a crash at any point is
+ * mended by doing the step again.
+ */
+import { fault } from './faults.js';
+import { decodeIndexKey, indexRange, keyGroupsDataRange } from './layout.js';
+import type { ShardStore } from './ShardStore.js';
+
+/** Key groups [start, end). */
+export type KeyGroupRange = readonly [number, number];
+
+const CHUNK = 10_000;
+const EMPTY = new Uint8Array(0);
+
+/** The smallest key after `k`. */
+function after(k: Uint8Array): Uint8Array {
+  const out = new Uint8Array(k.length + 1);
+  out.set(k);
+  return out;
+}
+
+/** Entries of [gte, lt), CHUNK at a time, so that a large range is never held whole. */
+async function* chunks(store: ShardStore, gte: Uint8Array, lt: Uint8Array): AsyncGenerator<Array<[Uint8Array, Uint8Array]>> {
+  let from = gte;
+  for (;;) {
+    const batch = await store.range(from, lt, CHUNK);
+    if (batch.length === 0) return;
+    yield batch;
+    if (batch.length < CHUNK) return;
+    from = after((batch[batch.length - 1] as [Uint8Array, Uint8Array])[0]);
+  }
+}
+
+function inRanges(kg: number, ranges: readonly KeyGroupRange[]): boolean {
+  for (const [a, b] of ranges) if (kg >= a && kg < b) return true;
+  return false;
+}
+
+async function hasData(store: ShardStore, ranges: readonly KeyGroupRange[]): Promise<boolean> {
+  for (const [a, b] of ranges) {
+    const [gte, lt] = keyGroupsDataRange(a, b);
+    if ((await store.range(gte, lt, 1)).length > 0) return true;
+  }
+  return false;
+}
+
+/** The eviction index keys of the key groups in `ranges`: one scan of the shard's index. */
+export async function indexKeysOf(store: ShardStore, ranges: readonly KeyGroupRange[]): Promise<Uint8Array[]> {
+  const out: Uint8Array[] = [];
+  const [gte, lt] = indexRange();
+  for await (const batch of chunks(store, gte, lt)) {
+    for (const [k] of batch) if (inRanges(decodeIndexKey(k).kg, ranges)) out.push(k);
+  }
+  return out;
+}
+
+/**
+ * Deletes the data and index entries of the key groups in `ranges`, and returns the rows deleted.
+ * A range without data is passed over without scanning the index (index entries of keys that
+ * have no data are harmless: eviction deletes them as it meets them). `point` is the fault point
+ * reached after each chunk.
+ */
+export async function clearKeyGroups(store: ShardStore, ranges: readonly KeyGroupRange[], point?: string): Promise<number> {
+  if (!(await hasData(store, ranges))) return 0;
+  // The index first: data then never lacks the index entries that let eviction find it.
+  const index = await indexKeysOf(store, ranges);
+  for (let i = 0; i < index.length; i += CHUNK) {
+    await store.applyMove(index.slice(i, i + CHUNK).map((key) => ({ type: 'del' as const, key })), 0);
+    if (point) fault(point);
+  }
+  let rows = 0;
+  for (const [a, b] of ranges) {
+    const [gte, lt] = keyGroupsDataRange(a, b);
+    for await (const batch of chunks(store, gte, lt)) {
+      await store.applyMove(batch.map(([key]) => ({ type: 'del' as const, key })), -batch.length);
+      rows += batch.length;
+      if (point) fault(point);
+    }
+  }
+  return rows;
+}
+
+export interface CopyResult {
+  rows: number;
+  bytes: number;
+}
+
+/**
+ * Copies the key groups in `ranges` from shard `from` into shard `to`, after clearing them there:
+ * data entries (the rows) and their eviction index entries. `onRows` is told of each chunk.
+ */
+export async function copyKeyGroups(
+  from: ShardStore,
+  to: ShardStore,
+  ranges: readonly KeyGroupRange[],
+  onRows?: (rows: number) => void,
+): Promise<CopyResult> {
+  await clearKeyGroups(to, ranges, 'repartition-mid-copy');
+  if (!(await hasData(from, ranges))) return { rows: 0, bytes: 0 };
+  let rows = 0;
+  let bytes = 0;
+  for (const [a, b] of ranges) {
+    const [gte, lt] = keyGroupsDataRange(a, b);
+    for await (const batch of chunks(from, gte, lt)) {
+      await to.applyMove(batch.map(([key, value]) => ({ type: 'put' as const, key, value })), batch.length);
+      rows += batch.length;
+      for (const [k, v] of batch) bytes += k.length + v.length;
+      onRows?.(batch.length);
+      fault('repartition-mid-copy');
+    }
+  }
+  const index = await indexKeysOf(from, ranges);
+  for (let i = 0; i < index.length; i += CHUNK) {
+    const part = index.slice(i, i + CHUNK);
+    await to.applyMove(part.map((key) => ({ type: 'put' as const, key, value: EMPTY })), 0);
+    for (const k of part) bytes += k.length;
+    fault('repartition-mid-copy');
+  }
+  return { rows, bytes };
+}
