@@ -51,8 +51,8 @@ export const CONF: Record<ConfKey, ConfEntry> = {
   },
   [K.stateStoreShards]: {
     default: () => undefined,
-    parse: optionalPositiveInt,
-    doc: 'LevelDB instances per stateful operator (default: the slot count at creation); pinned in the checkpoint',
+    parse: (raw, key) => (raw === undefined || raw === null ? undefined : parsePositiveIntOrAuto(raw, key, 'conf')),
+    doc: "LevelDB instances per stateful operator (default: the slot count at creation, then kept); 'auto' follows the slots at every start; a change repartitions",
   },
   [K.adaptiveStatelessEnabled]: {
     default: () => true,

@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { decodeRows, type Row, type Schema } from '@sluice/executor';
-import { CONF_KEYS, contiguousAssignment, fault, SluiceError, warn } from '@sluice/state';
+import { CONF_KEYS, contiguousAssignment, fault, planRepartition, SluiceError, warn, type StateLayout } from '@sluice/state';
 import { CheckpointLock } from '../checkpoint/CheckpointLock.js';
 import { CheckpointPaths } from '../checkpoint/CheckpointPaths.js';
 import { CommitLog } from '../checkpoint/CommitLog.js';
@@ -34,6 +34,7 @@ import { clock } from './clock.js';
 import { IncrementalExecution } from './IncrementalExecution.js';
 import { forgetLeftOpen, leftOpenAt, leftOpenNote, recordLeftOpen } from './leftOpenState.js';
 import { ProgressReporter } from './ProgressReporter.js';
+import { isRepartition, markersAfter, runRepartition, type RepartitionControl, type RepartitionResult } from './Repartition.js';
 import { decideStateLayout, shardOptions, StatefulOperatorInfo } from './StatefulOperatorInfo.js';
 import { triggerExecutorOf, type TriggerExecutor } from './TriggerExecutor.js';
 import { WatermarkTracker } from './WatermarkTracker.js';
@@ -88,8 +89,16 @@ export class MicroBatchExecution {
   private waiters: Waiter[] = [];
   private wake: (() => void) | undefined;
   private readonly finished: Promise<void>;
-  private readonly execution: IncrementalExecution;
-  private readonly stateInfo: StatefulOperatorInfo | undefined;
+  private execution: IncrementalExecution;
+  /** The stateful operator and the layout it runs with now (a repartition replaces it). */
+  private stateInfo: StatefulOperatorInfo | undefined;
+  /** A REPARTITION control batch to run, or to finish, before any new data batch. */
+  private pendingControl: { control: RepartitionControl; batchId: number | undefined } | undefined;
+  /** What the control batch just run adds to the next progress event. */
+  private controlProgress: { durationMs: Record<string, number>; customMetrics: Record<string, number> } | undefined;
+  /** The counts the conf asks the state to be repartitioned to, when they differ. */
+  private layoutTarget: StateLayout | undefined;
+  private readonly plan: LogicalPlan;
   /** Watermark the last planned data batch ran with: a no-data batch is due when the watermark passes it. */
   private lastBatchWatermarkMs = 0;
   /** Set once a stop that timed out ended this run's batch work; nothing may write after it. */
@@ -97,6 +106,7 @@ export class MicroBatchExecution {
   private rejectAborted: (e: Error) => void = () => {};
   private readonly aborted = new Promise<never>((_, reject) => (this.rejectAborted = reject));
   private working = true;
+  private controlRunning = false;
 
   constructor(
     private readonly ctx: ExecutionContext,
@@ -107,6 +117,7 @@ export class MicroBatchExecution {
     private readonly temporaryCheckpoint: boolean,
   ) {
     this.paths = new CheckpointPaths(checkpointDir);
+    this.plan = plan;
     prepareWritableDir(checkpointDir, 'checkpoint');
     this.lock = CheckpointLock.acquire(this.paths.lock, checkpointDir);
     try {
@@ -141,30 +152,36 @@ export class MicroBatchExecution {
         const decision = decideStateLayout(onDisk ?? legacy, loaded.meta.keyGroups as number, conf, slots);
         for (const w of decision.warnings) warn('SLUICE_CONF_IGNORED', w);
         layoutToWrite = !onDisk;
-        this.stateInfo = new StatefulOperatorInfo(plan.stateful, decision.layout, this.paths, wm !== undefined, spec.outputMode);
+        this.layoutTarget = decision.target;
+        this.stateInfo = new StatefulOperatorInfo(plan.stateful, decision.current, this.paths, wm !== undefined, spec.outputMode);
       }
       const info = this.stateInfo;
-      this.execution = new IncrementalExecution(
-        this.id,
-        this.runId,
-        plan,
-        spec.sink,
-        spec.outputMode,
-        ctx.scheduler,
-        info && {
-          info,
-          storeOptions: shardOptions(conf, info.shards, slots, ctx.activeStateShards),
-          stateInputSchema: statefulInputSchema(plan),
-          hasWatermark: wm !== undefined,
-        },
-      );
+      this.execution = this.planExecution();
       this.available = this.sources.map(() => null);
       this.recover();
+      if (info && this.layoutTarget && !this.pendingControl) {
+        this.pendingControl = {
+          control: { type: 'REPARTITION', operatorId: info.operatorId, from: info.layout, to: planRepartition(info.layout, this.layoutTarget).layout },
+          batchId: undefined,
+        };
+      }
+      const layout = this.pendingControl?.control.to ?? info?.layout;
+      if (layout && layout.shards < slots) {
+        warn(
+          'SLUICE_STATE_SHARDS_BELOW_SLOTS',
+          `query ${this.name ?? this.id} keeps its state in ${layout.shards} shard(s) on ${slots} slots, so its state stage uses only ${layout.shards} of them; ` +
+            `set ${K.stateStoreShards} to ${slots} (or 'auto') to spread the state over every slot (it is repartitioned at the next start)`,
+        );
+      }
       this.sources.forEach((s, i) => {
         s.verifyOffset?.(this.available[i] ?? null);
         if (this.pendingReplay) s.verifyOffset?.(this.pendingReplay.batch.offsets[i] ?? null);
       });
-      spec.sink.prepare?.({ queryId: this.id, lastCommittedBatchId: (this.pendingReplay?.batch.batchId ?? this.nextBatchId) - 1 });
+      spec.sink.prepare?.({
+        queryId: this.id,
+        lastCommittedBatchId: (this.pendingReplay?.batch.batchId ?? this.pendingControl?.batchId ?? this.nextBatchId) - 1,
+        isControlBatch: (id) => this.offsetLog.get(id)?.kind === 'control',
+      });
       // Files are written only once everything above was validated, so a refused start leaves no
       // checkpoint behind. The layout goes first: metadata on disk implies a layout file.
       if (info && layoutToWrite) writeStateLayout(this.paths.stateLayout(0), info.layout);
@@ -212,15 +229,120 @@ export class MicroBatchExecution {
         this.watermark.restore(decision.batch.batchWatermarkMs);
         return;
       }
-      case 'resumeControl':
-        // Each kind of control batch brings its own way to resume from the phase it recorded;
-        // this version runs none, so it cannot finish one.
-        throw new SluiceError(
-          'UNRESUMABLE_CONTROL_BATCH',
-          `batch ${decision.batch.batchId} is an unfinished ${decision.batch.control.type} control batch, which this version of Sluice cannot finish`,
-          { file: this.offsetLog.pathOf(decision.batch.batchId) },
-        );
+      case 'resumeControl': {
+        const { batch } = decision;
+        const file = this.offsetLog.pathOf(batch.batchId);
+        if (!isRepartition(batch.control) || !this.stateInfo) {
+          throw new SluiceError('UNRESUMABLE_CONTROL_BATCH', `batch ${batch.batchId} is an unfinished ${batch.control.type} control batch, which this query cannot finish`, {
+            file,
+          });
+        }
+        // The conf may ask for the layout the repartition goes to, or leave it alone; another one
+        // would need a second repartition before the first is done.
+        const to = batch.control.to;
+        const conf = this.ctx.conf;
+        const askedPartitions = conf.get<number | undefined>(K.stateStorePartitions);
+        const askedShardsConf = conf.get<number | 'auto' | undefined>(K.stateStoreShards);
+        const askedShards =
+          askedShardsConf === undefined ? undefined : Math.min(askedShardsConf === 'auto' ? this.ctx.scheduler.slots : askedShardsConf, askedPartitions ?? to.partitions);
+        const target = { partitions: askedPartitions ?? to.partitions, shards: askedShards ?? to.shards };
+        if (target.partitions !== to.partitions || target.shards !== to.shards) {
+          throw new SluiceError(
+            'UNRESUMABLE_CONTROL_BATCH',
+            `batch ${batch.batchId} is an unfinished repartition to ${to.partitions} partitions in ${to.shards} shards, and this start asks for ` +
+              `${target.partitions} partitions in ${target.shards} shards; start with ${K.stateStorePartitions}=${to.partitions} and ` +
+              `${K.stateStoreShards}=${to.shards} (or neither set) to finish it, then change them`,
+            { file, option: K.stateStorePartitions },
+          );
+        }
+        this.pendingControl = { control: batch.control, batchId: batch.batchId };
+        this.layoutTarget = undefined;
+        this.available = [...batch.offsets];
+        this.nextBatchId = batch.batchId;
+        this.watermark.restore(decision.watermarkMs);
+        this.lastBatchWatermarkMs = batch.batchWatermarkMs;
+        return;
+      }
     }
+  }
+
+  /** The batches' planner for the query's plan and its stateful operator's current layout. */
+  private planExecution(): IncrementalExecution {
+    const info = this.stateInfo;
+    const slots = this.ctx.scheduler.slots;
+    return new IncrementalExecution(
+      this.id,
+      this.runId,
+      this.plan,
+      this.spec.sink,
+      this.spec.outputMode,
+      this.ctx.scheduler,
+      info && {
+        info,
+        storeOptions: shardOptions(this.ctx.conf, info.shards, slots, this.ctx.activeStateShards),
+        stateInputSchema: statefulInputSchema(this.plan),
+        hasWatermark: watermarkOf(this.plan) !== undefined,
+      },
+    );
+  }
+
+  /**
+   * The REPARTITION control batch (Repartition.ts): its own batch id in offsets/ and commits/, no
+   * source data; the query's shards are closed in the workers first, and the move runs here. Its
+   * duration and what it moved go into the next data batch's progress event.
+   */
+  private async runControlBatch(): Promise<void> {
+    const pending = this.pendingControl;
+    const info = this.stateInfo;
+    if (!pending || !info) return;
+    this.pendingControl = undefined;
+    const { control } = pending;
+    const batchId = pending.batchId ?? this.nextBatchId;
+    const t0 = clock.now();
+    this.status = { message: `Repartitioning state (batch ${batchId})`, isDataAvailable: false, isTriggerActive: true };
+    if (pending.batchId === undefined) {
+      this.assertRunning();
+      this.offsetLog.add(batchId, {
+        batchId,
+        kind: 'control',
+        control,
+        batchTimestampMs: t0,
+        batchWatermarkMs: this.lastBatchWatermarkMs,
+        offsets: [...this.available],
+        conf: layoutCounts(control.from),
+      });
+    }
+    const notClosed = await this.closeShardsInWorkers();
+    if (notClosed.length > 0) {
+      throw new SluiceError('STATE_STORE_LOCKED', `cannot repartition: state shards could not be closed: ${notClosed.map((s) => `${s.dir}: ${s.error}`).join('; ')}`, {
+        file: info.stateDir,
+      });
+    }
+    const slots = this.ctx.scheduler.slots;
+    const storeOptions = shardOptions(this.ctx.conf, Math.max(control.from.shards, control.to.shards), slots, this.ctx.activeStateShards);
+    this.controlRunning = true;
+    let result: RepartitionResult;
+    try {
+      result = await runRepartition(this.paths, control, batchId, storeOptions, { checkpoint: () => this.assertRunning() });
+    } finally {
+      this.controlRunning = false;
+    }
+    this.assertRunning();
+    this.spec.sink.commitControlBatch?.(batchId);
+    const markers = markersAfter(result, control.to, info.shardMarkers, batchId);
+    this.commitLog.add(batchId, {
+      nextBatchWatermarkMs: this.watermark.current,
+      ...(markers.every((m) => m !== null) && { stateShardMarkers: markers as number[] }),
+    });
+    this.purgeLogs(batchId);
+    this.stateInfo = new StatefulOperatorInfo(info.op, control.to, this.paths, watermarkOf(this.plan) !== undefined, this.spec.outputMode, info.operatorId);
+    this.stateInfo.shardMarkers = markers;
+    this.execution = this.planExecution();
+    this.nextBatchId = batchId + 1;
+    this.controlProgress = {
+      durationMs: { 'controlBatch.REPARTITION': clock.now() - t0 },
+      customMetrics: { numKeyGroupsMoved: result.numKeyGroupsMoved, numRowsMoved: result.numRowsMoved, numBytesMoved: result.numBytesMoved },
+    };
   }
 
   get isActive(): boolean {
@@ -245,6 +367,8 @@ export class MicroBatchExecution {
     } catch (e) {
       // An abort is how a stop that timed out ends: the batch stays uncommitted, for a replay.
       error = e instanceof RunAborted ? null : this.explainLeftOpen(e);
+      // A repartition stops at its next chunk; its shards must be closed before the lock goes.
+      if (this.controlRunning) await work.catch(() => undefined);
     }
     this.working = false;
     await this.releaseState();
@@ -257,6 +381,8 @@ export class MicroBatchExecution {
       this.pendingReplay = undefined;
       await this.runBatch(batch, start, clock.now(), { latestOffset: 0 }, batch.offsets);
     }
+    // The last planned batch has committed (with the old layout): now the layout may change.
+    await this.runControlBatch();
     await this.triggers.execute((start) => this.runTrigger(start), {
       now: clock.now,
       sleep: (ms) => this.sleep(ms),
@@ -281,10 +407,9 @@ export class MicroBatchExecution {
     this.rejectAborted(this.abortReason);
   }
 
-  /** Closes the query's state shards in the workers, so that any session can reopen them at once. */
-  private async releaseState(): Promise<void> {
-    if (!this.stateInfo) return;
-    const stateDir = this.stateInfo.stateDir;
+  /** Closes the query's state shards in the workers; returns those whose close failed. */
+  private async closeShardsInWorkers(): Promise<Array<{ dir: string; error: string }>> {
+    const stateDir = (this.stateInfo as StatefulOperatorInfo).stateDir;
     const tasks = Array.from({ length: this.ctx.scheduler.slots }, (_, slot) => ({
       kind: 'release' as const,
       queryId: this.id,
@@ -295,16 +420,22 @@ export class MicroBatchExecution {
       attempt: 0,
       stateDir,
     }));
-    let notClosed: Array<{ dir: string; error: string }>;
     try {
       // Bounded like a stop: a slot held by another query's task that never ends must not hold this one.
       const results = await withTimeout(this.ctx.scheduler.runTasks(tasks, (t) => t.partition), this.ctx.conf.get<number>(K.stopTimeout));
       if (results === undefined) throw new Error(`the release did not finish within ${K.stopTimeout}`);
-      notClosed = results.flatMap((r) => r.notClosed ?? []);
+      return results.flatMap((r) => r.notClosed ?? []);
     } catch (e) {
       const reason = e instanceof SluiceError ? `${e.code}: ${e.message}` : String((e as Error)?.message ?? e);
-      notClosed = [{ dir: stateDir, error: reason }];
+      return [{ dir: stateDir, error: reason }];
     }
+  }
+
+  /** Closes the query's state shards in the workers, so that any session can reopen them at once. */
+  private async releaseState(): Promise<void> {
+    if (!this.stateInfo) return;
+    const stateDir = this.stateInfo.stateDir;
+    const notClosed = await this.closeShardsInWorkers();
     if (notClosed.length === 0) {
       forgetLeftOpen(stateDir);
       return;
@@ -361,7 +492,7 @@ export class MicroBatchExecution {
       batchWatermarkMs: this.watermark.current,
       // A no-data batch keeps the previous end offsets: it reads nothing.
       offsets: hasData ? ends : [...this.available],
-      conf: this.stateInfo ? layoutCounts(this.stateInfo) : {},
+      conf: this.stateInfo ? layoutCounts(this.stateInfo.layout) : {},
     };
     this.assertRunning();
     const walStart = clock.now();
@@ -445,6 +576,7 @@ export class MicroBatchExecution {
         triggerExecution: clock.now() - triggerStart,
         walCommit: durations.walCommit ?? 0,
         commitOffsets,
+        ...this.controlProgress?.durationMs,
       },
       sources: this.sources.map((s, i) => ({
         description: s.description,
@@ -456,8 +588,9 @@ export class MicroBatchExecution {
       ...(eventTime && { eventTime: { min: eventTime.min, max: eventTime.max, avg: eventTime.sum / eventTime.count } }),
       ...(this.watermark.enabled && { watermarkMs: batch.batchWatermarkMs }),
       sink: { description: sink.description, numOutputRows: results.reduce((s, r) => s + r.numOutputRows, 0) },
-      ...(exec.state && this.stateInfo && { stateOperators: [this.stateInfo.progress(exec.state)] }),
+      ...(exec.state && this.stateInfo && { stateOperators: [this.stateInfo.progress(exec.state, this.controlProgress?.customMetrics)] }),
     });
+    this.controlProgress = undefined;
     this.ctx.bus.post({ kind: 'onQueryProgress', event: { progress } });
   }
 
@@ -556,7 +689,7 @@ async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | unde
 }
 
 /** The counts of the layout a batch ran with, recorded in its offsets entry. */
-function layoutCounts(info: StatefulOperatorInfo): Record<string, unknown> {
-  const { keyGroups, partitions, shards } = info.layout;
+function layoutCounts(layout: StateLayout): Record<string, unknown> {
+  const { keyGroups, partitions, shards } = layout;
   return { keyGroups, partitions, shards };
 }

@@ -4,7 +4,7 @@
  * each shard may take, whether it uses the watermark, and how its metrics become a progress entry.
  */
 import { operatorUsesWatermark, type OutputMode, type StateOperatorMetrics, type StatefulOp, type StateTask } from '@sluice/executor';
-import { CONF_KEYS, contiguousAssignment, partitionsIn, SluiceError, validateLayout } from '@sluice/state';
+import { CONF_KEYS, contiguousAssignment, partitionsIn, SluiceError, validateLayout, type StateLayout } from '@sluice/state';
 import type { CheckpointPaths } from '../checkpoint/CheckpointPaths.js';
 import type { StateLayoutRecord } from '../checkpoint/StateLayoutFile.js';
 import type { RuntimeConf } from '../conf/RuntimeConf.js';
@@ -17,54 +17,53 @@ export const MIN_FILES_PER_SHARD = 74;
 const MB = 1024 * 1024;
 
 export interface LayoutDecision {
-  layout: StateLayoutRecord;
+  /** The layout the query runs with until a repartition, if any, is done. */
+  current: StateLayoutRecord;
+  /** The counts the conf asks for, when they differ from the current ones: a repartition is due. */
+  target?: StateLayout;
   warnings: string[];
 }
 
 /**
- * The layout a start runs with (a pure decision). A new checkpoint takes it from the conf, with
- * contiguous blocks of partitions per shard; an existing one keeps the layout of its layout file.
- * As in Spark, a changed shuffle.partitions is ignored with a warning; a changed
- * stateStore.partitions needs a repartition, which this version refuses.
+ * The layout a start runs with, and the one it must repartition to (a pure decision).
+ *
+ * - Partitions: `stateStore.partitions` when set, else the checkpoint's; a new checkpoint takes
+ *   `shuffle.partitions` when stateStore.partitions is unset. As in Spark, a changed
+ *   shuffle.partitions alone is ignored (with a warning) once the checkpoint exists.
+ * - Shards: `stateStore.shards` when set (`auto`: the slot count, at every start), else the
+ *   checkpoint's (pinned at creation; a new checkpoint takes the slot count). Never more shards
+ *   than partitions.
  */
 export function decideStateLayout(current: StateLayoutRecord | undefined, keyGroups: number, conf: RuntimeConf, slots: number): LayoutDecision {
   const asked = conf.get<number | undefined>(K.stateStorePartitions);
   const shuffle = conf.get<number | 'auto'>(K.shufflePartitions);
-  if (!current) {
-    const partitions = asked ?? (shuffle === 'auto' ? 200 : shuffle);
-    if (partitions > keyGroups) {
-      // Name the key the user set: shuffle.partitions stands in when stateStore.partitions is unset.
-      const key = asked !== undefined ? K.stateStorePartitions : K.shufflePartitions;
-      throw new SluiceError(
-        'INVALID_CONF',
-        `${key}=${partitions} gives a stateful query more state partitions than its ${keyGroups} key groups (${K.stateStoreKeyGroups}); use at most ${keyGroups}`,
-        { option: key },
-      );
-    }
-    const counts = { keyGroups, partitions, shards: Math.min(conf.isSet(K.stateStoreShards) ? conf.get<number>(K.stateStoreShards) : slots, partitions) };
-    validateLayout(counts);
-    return { layout: { ...counts, shardOfPartition: contiguousAssignment(counts) }, warnings: [] };
-  }
-  if (asked !== undefined && asked !== current.partitions) {
+  const partitions = asked ?? current?.partitions ?? (shuffle === 'auto' ? 200 : shuffle);
+  if (partitions > keyGroups) {
+    // Name the key the user set: shuffle.partitions stands in when stateStore.partitions is unset.
+    const key = asked !== undefined ? K.stateStorePartitions : K.shufflePartitions;
     throw new SluiceError(
-      'STATE_REPARTITION_UNSUPPORTED',
-      `the checkpoint's state has ${current.partitions} partitions; changing ${K.stateStorePartitions} to ${asked} needs a state repartition, which this version does not support yet (set it back to ${current.partitions})`,
-      { option: K.stateStorePartitions },
+      'INVALID_CONF',
+      `${key}=${partitions} gives a stateful query more state partitions than its ${keyGroups} key groups (${K.stateStoreKeyGroups}); use at most ${keyGroups}`,
+      { option: key },
     );
   }
+  const askedShards = conf.get<number | 'auto' | undefined>(K.stateStoreShards);
+  const shards = Math.min(askedShards === 'auto' ? slots : (askedShards ?? current?.shards ?? slots), partitions);
+  const counts = { keyGroups, partitions, shards };
+  validateLayout(counts);
+  if (!current) return { current: { ...counts, shardOfPartition: contiguousAssignment(counts) }, warnings: [] };
   const warnings: string[] = [];
   if (asked === undefined && conf.isSet(K.shufflePartitions) && shuffle !== current.partitions) {
     warnings.push(
-      `${K.shufflePartitions}=${shuffle} is ignored: this stateful query's checkpoint pins ${current.partitions} partitions, as in Spark`,
+      `${K.shufflePartitions}=${shuffle} is ignored: this stateful query's checkpoint keeps ${current.partitions} state partitions, as in Spark; ` +
+        `set ${K.stateStorePartitions} to change them (the state is repartitioned when the query starts)`,
     );
   }
   if (conf.isSet(K.stateStoreKeyGroups) && conf.get<number>(K.stateStoreKeyGroups) !== current.keyGroups) {
     warnings.push(`${K.stateStoreKeyGroups} is ignored: the checkpoint pins ${current.keyGroups} key groups`);
   }
-  if (conf.isSet(K.stateStoreShards) && conf.get<number>(K.stateStoreShards) !== current.shards) {
-    warnings.push(`${K.stateStoreShards} is ignored: the checkpoint pins ${current.shards} shards`);
-  }
-  return { layout: current, warnings };
+  const changed = partitions !== current.partitions || shards !== current.shards;
+  return { current, ...(changed && { target: counts }), warnings };
 }
 
 /**
@@ -143,7 +142,7 @@ export class StatefulOperatorInfo {
     return partitionsIn(this.layout.shardOfPartition, shard);
   }
 
-  progress(m: StateOperatorMetrics): StateOperatorProgress {
+  progress(m: StateOperatorMetrics, customMetrics: Record<string, number> = {}): StateOperatorProgress {
     return {
       operatorName: OPERATOR_NAMES[this.op.kind],
       numRowsTotal: m.numRowsTotal,
@@ -154,7 +153,7 @@ export class StatefulOperatorInfo {
       numShufflePartitions: this.layout.partitions,
       numStateStoreInstances: this.layout.shards,
       commitTimeMs: m.commitTimeMs,
-      customMetrics: {},
+      customMetrics,
     };
   }
 }

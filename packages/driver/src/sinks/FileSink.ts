@@ -55,12 +55,13 @@ export class FileSink implements StreamSink {
    * have its batch 0 taken for a replay of the first one's. Its manifests must be whole: one per
    * batch from 0, up to the last batch the checkpoint committed.
    */
-  prepare(query: { queryId: string; lastCommittedBatchId: number }): void {
+  prepare(query: { queryId: string; lastCommittedBatchId: number; isControlBatch(batchId: number): boolean }): void {
     prepareWritableDir(this.dir, 'sink');
     this.queryId = query.queryId;
     this.checkOwner();
-    const ids = wholeManifestIds(this.dir);
-    const last = ids.at(-1) ?? -1;
+    let last = wholeManifestIds(this.dir).at(-1) ?? -1;
+    // A control batch run offline (the sluice CLI) had no sink to log it: it is logged now.
+    while (last < query.lastCommittedBatchId && query.isControlBatch(last + 1)) this.commitControlBatch((last += 1));
     if (last < query.lastCommittedBatchId) {
       throw new SluiceError(
         'SINK_CORRUPT',
@@ -68,6 +69,11 @@ export class FileSink implements StreamSink {
         { file: join(this.dir, MANIFEST_DIR, String(last + 1)) },
       );
     }
+  }
+
+  /** A control batch writes no rows; its empty manifest keeps one manifest per batch id. */
+  commitControlBatch(batchId: number): void {
+    this.commit(batchId, []);
   }
 
   /** A directory another query has claimed is refused; claiming it waits for the first commit. */
@@ -90,16 +96,22 @@ export class FileSink implements StreamSink {
   }
 
   async addBatch(out: BatchOutput): Promise<void> {
-    if (this.manifests.has(out.batchId)) return; // a replay: the batch is in the sink already
+    this.commit(
+      out.batchId,
+      out.results.flatMap((r) => (r.file ? [r.file] : [])),
+    );
+  }
+
+  private commit(batchId: number, files: ManifestEntry['files']): void {
+    if (this.manifests.has(batchId)) return; // a replay: the batch is in the sink already
     // Claimed at the first commit, once the checkpoint (and so the query's id) is on disk.
     if (this.queryId !== undefined && !this.checkOwner()) {
       writeVersioned(join(this.dir, MANIFEST_DIR, OWNER_FILE), { queryId: this.queryId });
     }
-    const files = out.results.flatMap((r) => (r.file ? [r.file] : []));
     // Tasks fsynced their part files; their names live in the directory, which must be durable
     // before the manifest that names them is.
     if (files.length > 0) fsyncDir(this.dir);
-    this.manifests.add(out.batchId, { files });
+    this.manifests.add(batchId, { files });
   }
 }
 

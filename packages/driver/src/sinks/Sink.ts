@@ -24,6 +24,8 @@ export interface StreamSink {
    * Checks, when the query starts, that the sink can be written and still holds every batch the
    * checkpoint committed (up to `lastCommittedBatchId`, -1 for none), and claims it for the query.
    */
-  prepare?(query: { queryId: string; lastCommittedBatchId: number }): void;
+  prepare?(query: { queryId: string; lastCommittedBatchId: number; isControlBatch(batchId: number): boolean }): void;
+  /** A control batch committed: it wrote no rows, but a sink that logs every batch id logs it. */
+  commitControlBatch?(batchId: number): void;
   addBatch(out: BatchOutput): Promise<void>;
 }

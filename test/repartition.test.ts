@@ -1,0 +1,188 @@
+/**
+ * On-demand state repartitioning, as a user does it: stop the seed query, set a new
+ * stateStore.partitions (or stateStore.shards), start it again on the same checkpoint. After the
+ * last planned batch, a REPARTITION control batch moves the state; every count stays right, and
+ * the next progress event says how long the move took. Crashes at any moment of it are resumed.
+ */
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Session, type StreamingQueryProgress } from '@sluice/driver';
+// @ts-expect-error: a plain JavaScript fixture module without types
+import { IDS, ROWS_PER_BATCH, seedQuery } from './fixtures/repartition-query.mjs';
+import { readSinkJson, removeTempDirs, tempDir } from './helpers.js';
+
+const CHILD = fileURLToPath(new URL('./fixtures/repartition-child.mjs', import.meta.url));
+const REPO = fileURLToPath(new URL('..', import.meta.url));
+const MIN = 60_000;
+
+afterAll(removeTempDirs);
+
+interface Dirs {
+  out: string;
+  ckpt: string;
+}
+
+function dirs(): Dirs {
+  const root = tempDir('sluice-repartition-');
+  return { out: join(root, 'out'), ckpt: join(root, 'ckpt') };
+}
+
+function doc(path: string): Record<string, unknown> {
+  const text = readFileSync(path, 'utf8');
+  return JSON.parse(text.slice(text.indexOf('\n') + 1)) as Record<string, unknown>;
+}
+
+/** One run in this process with the layout given; returns its progress events. */
+async function runWith(d: Dirs, partitions: number, shards?: number): Promise<StreamingQueryProgress[]> {
+  const session = await Session.create({
+    conf: {
+      'sluice.executor.cores': 2,
+      'sluice.sql.streaming.stateStore.partitions': partitions,
+      ...(shards !== undefined && { 'sluice.sql.streaming.stateStore.shards': shards }),
+    },
+  });
+  try {
+    const q = await seedQuery(session, d.out, d.ckpt);
+    await q.awaitTermination();
+    return q.recentProgress;
+  } finally {
+    await session.close();
+  }
+}
+
+/**
+ * The sink against the independent count: batch k holds ROWS_PER_BATCH values stamped k minutes,
+ * so each closed 5-minute window counts 5 × ROWS_PER_BATCH / IDS per id; a window is closed once
+ * the committed watermark reached its end. Each must be there exactly once.
+ */
+function expectExactOutput(d: Dirs): number {
+  const commits = join(d.ckpt, 'commits');
+  const last = Math.max(...readdirNumbers(commits));
+  const watermark = doc(join(commits, String(last)))['nextBatchWatermarkMs'] as number;
+  const expected: string[] = [];
+  for (let start = 0; start + 5 * MIN <= watermark; start += 5 * MIN) {
+    for (let id = 0; id < IDS; id++) expected.push(`${start}|${id}|${(5 * ROWS_PER_BATCH) / IDS}`);
+  }
+  const rows = readSinkJson(d.out).map((r) => `${Date.parse((r['window'] as { start: string }).start)}|${String(r['id'])}|${String(r['count'])}`);
+  expect(rows.sort()).toEqual(expected.sort());
+  return expected.length;
+}
+
+function readdirNumbers(dir: string): number[] {
+  return readdirSync(dir).filter((n) => /^\d+$/.test(n)).map(Number);
+}
+
+function layoutOf(d: Dirs): { partitions: number; shards: number; shardOfPartition: number[] } {
+  return doc(join(d.ckpt, 'state', '0', 'layout')) as never;
+}
+
+describe('repartitioning the seed query at restart', () => {
+  it('200 -> 100 -> 7 -> 64 partitions, then 2 -> 1 -> 3 shards: every count stays exact', async () => {
+    const d = dirs();
+    for (let i = 0; i < 18; i++) await runWith(d, 200, 2); // 18 minutes of data: windows closed, and open ones in state
+    expect(expectExactOutput(d)).toBe(IDS);
+    for (const [partitions, shards] of [
+      [100, 2],
+      [7, 2],
+      [64, 2],
+      [64, 1],
+      [64, 3],
+    ] as const) {
+      const before = layoutOf(d);
+      const progress = await runWith(d, partitions, shards);
+      const first = progress[0] as StreamingQueryProgress;
+      // The control batch has no progress event of its own: the first data batch after it says.
+      expect(first.durationMs['controlBatch.REPARTITION']).toBeGreaterThanOrEqual(0);
+      expect(first.stateOperators[0]).toMatchObject({ numShufflePartitions: partitions, numStateStoreInstances: shards });
+      expect(Object.keys(first.stateOperators[0]?.customMetrics ?? {}).sort()).toEqual(['numBytesMoved', 'numKeyGroupsMoved', 'numRowsMoved']);
+      if (before.shards === shards && partitions === 100) expect(first.stateOperators[0]?.customMetrics['numKeyGroupsMoved']).toBe(0);
+      expect(progress.slice(1).every((p) => p.durationMs['controlBatch.REPARTITION'] === undefined)).toBe(true);
+      const layout = layoutOf(d);
+      expect([layout.partitions, layout.shards]).toEqual([partitions, shards]);
+      expectExactOutput(d);
+      // The offset log holds the control batch, with both layouts.
+      const control = doc(join(d.ckpt, 'offsets', String(first.batchId - 1)));
+      expect(control).toMatchObject({ kind: 'control', control: { type: 'REPARTITION', from: { partitions: before.partitions }, to: { partitions } } });
+    }
+    // A start with the same layout runs no control batch.
+    const again = await runWith(d, 64, 3);
+    expect(again[0]?.durationMs['controlBatch.REPARTITION']).toBeUndefined();
+    expect(expectExactOutput(d)).toBe(2 * IDS); // the windows of minutes 0-10 closed, across five moves
+  });
+
+  it('a partition count above the key groups is refused at start()', async () => {
+    const d = dirs();
+    await runWith(d, 8, 2);
+    await expect(runWith(d, 5000, 2)).rejects.toMatchObject({ code: 'INVALID_CONF', option: 'sluice.sql.streaming.stateStore.partitions' });
+  });
+});
+
+interface ChildResult {
+  stdout: string;
+  signal: NodeJS.Signals | null;
+}
+
+function runChild(d: Dirs, partitions: number, shards: number, opts: { killAfterMs?: number; fault?: string } = {}): Promise<ChildResult> {
+  return new Promise((resolve) => {
+    const env = { ...process.env };
+    delete env['SLUICE_FAULT'];
+    if (opts.fault) env['SLUICE_FAULT'] = opts.fault;
+    const child = spawn(process.execPath, [CHILD, d.out, d.ckpt, String(partitions), String(shards)], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+    const hard = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    const kill = opts.killAfterMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), opts.killAfterMs);
+    child.on('exit', (_code, signal) => {
+      clearTimeout(hard);
+      clearTimeout(kill);
+      resolve({ stdout, signal });
+    });
+  });
+}
+
+describe('crashes during repartitioning', () => {
+  it('20 layout changes, each with a SIGKILL at a random moment or a repartition fault point: the output stays exact', async () => {
+    const d = dirs();
+    for (let i = 0; i < 12; i++) expect((await runChild(d, 8, 2)).stdout).toContain('DONE');
+    const layouts = [
+      [100, 2],
+      [7, 2],
+      [64, 3],
+      [16, 1],
+      [200, 2],
+    ] as const;
+    const faults = ['repartition-mid-copy', 'repartition-after-layout-commit', 'repartition-mid-gc'];
+    const killedAt: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const [partitions, shards] = layouts[i % layouts.length] as readonly [number, number];
+      const fault = i < 9 ? `${faults[i % 3]}:${1 + (i % 2)}` : undefined;
+      const first = await runChild(d, partitions, shards, fault ? { fault } : { killAfterMs: 50 + Math.floor(Math.random() * 400) });
+      killedAt.push(first.signal === 'SIGKILL' ? (fault ?? 'random') : `ended (${fault ?? 'random'})`);
+      const finish = await runChild(d, partitions, shards);
+      expect(finish.stdout, `restart ${i}: ${finish.stdout}`).toContain('DONE');
+      expect([layoutOf(d).partitions, layoutOf(d).shards]).toEqual([partitions, shards]);
+      expectExactOutput(d);
+    }
+    // Every repartition fault point was reached at least once.
+    for (const f of faults) expect(killedAt.some((k) => k.startsWith(f))).toBe(true);
+  }, 240_000);
+
+  it('a start asking for a third count while a repartition is unfinished is UNRESUMABLE_CONTROL_BATCH, naming the count that finishes it', async () => {
+    const d = dirs();
+    for (let i = 0; i < 12; i++) await runChild(d, 8, 2);
+    // 8 -> 7 partitions moves the key groups at the boundary of the two shards.
+    const killed = await runChild(d, 7, 2, { fault: 'repartition-mid-copy' });
+    expect(killed.signal).toBe('SIGKILL');
+    await expect(runWith(d, 100, 2)).rejects.toMatchObject({
+      code: 'UNRESUMABLE_CONTROL_BATCH',
+      message: expect.stringMatching(/unfinished repartition to 7 partitions in 2 shards.*stateStore\.partitions=7/),
+    });
+    // The count it asks for finishes it, and then the query runs on.
+    await runWith(d, 7, 2);
+    expect(layoutOf(d).partitions).toBe(7);
+    expectExactOutput(d);
+  });
+});
