@@ -4,8 +4,8 @@
  * last planned batch, a REPARTITION control batch moves the state; every count stays right, and
  * the next progress event says how long the move took. Crashes at any moment of it are resumed.
  */
-import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { cpSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -184,5 +184,80 @@ describe('crashes during repartitioning', () => {
     await runWith(d, 7, 2);
     expect(layoutOf(d).partitions).toBe(7);
     expectExactOutput(d);
+  });
+});
+
+const SLUICE = fileURLToPath(new URL('../packages/driver/dist/cli/sluice.js', import.meta.url));
+const LEGACY = fileURLToPath(new URL('./fixtures/legacy-checkpoints/stateful/checkpoint', import.meta.url));
+
+function sluice(...args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [SLUICE, ...args], { cwd: REPO, encoding: 'utf8', timeout: 60_000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('the sluice CLI', () => {
+  it('is on the path after the install: pnpm exec sluice --help', () => {
+    const help = execFileSync('pnpm', ['exec', 'sluice', 'checkpoint', '--help'], { cwd: REPO, encoding: 'utf8', timeout: 60_000 });
+    expect(help).toContain('inspect [options] <dir>');
+    expect(help).toContain('repartition [options] <dir>');
+  });
+
+  it('checkpoint inspect --json describes a known checkpoint: id, last batch, pinned settings, layout, rows per shard and partition', () => {
+    const ckpt = join(tempDir(), 'ckpt');
+    cpSync(LEGACY, ckpt, { recursive: true });
+    const meta = doc(join(ckpt, 'metadata'));
+    const r = sluice('checkpoint', 'inspect', ckpt, '--json');
+    expect(r.stderr).toBe('');
+    interface Report {
+      state: { shards: Array<{ shard: number; rows: number; bytes: number; partitions: number[] }>; partitions: Array<{ shard: number; rows: number; bytes: number }> };
+    }
+    const report = JSON.parse(r.stdout) as Report;
+    expect(report).toMatchObject({
+      queryId: meta['id'],
+      lastBatch: { planned: 4, kind: 'data', committed: 3, uncommitted: true },
+      pinned: { keyHash: 'murmur3-32', keyGroups: 4096 },
+      state: { layout: { partitions: 4, shards: 2, shardOfPartition: [0, 0, 1, 1] } },
+    });
+    // Windows of minutes 1, 2 and 3, three ids each (minute 0 was evicted; 3 came with batch 4).
+    const { shards, partitions: parts } = report.state;
+    expect(shards.reduce((n, s) => n + s.rows, 0)).toBe(9);
+    expect(shards.map((s) => s.partitions)).toEqual([[0, 1], [2, 3]]);
+    for (const s of shards) {
+      const mine = parts.filter((p) => p.shard === s.shard);
+      expect(mine.reduce((n, p) => n + p.rows, 0)).toBe(s.rows);
+      expect(mine.reduce((n, p) => n + p.bytes, 0)).toBe(s.bytes);
+    }
+    expect(sluice('checkpoint', 'inspect', ckpt).stdout).toContain(`query id    ${String(meta['id'])}`);
+  });
+
+  it('checkpoint repartition moves the state offline; the restart with the new count runs no control batch and counts exactly', async () => {
+    const d = dirs();
+    for (let i = 0; i < 16; i++) await runWith(d, 8, 2);
+    const r = sluice('checkpoint', 'repartition', d.ckpt, '--partitions', '7', '--shards', '3');
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/8 partitions in 2 shards -> 7 in 3; moved \d+ key groups, \d+ rows/);
+    expect([layoutOf(d).partitions, layoutOf(d).shards]).toEqual([7, 3]);
+    const progress = await runWith(d, 7, 3);
+    expect(progress[0]?.durationMs['controlBatch.REPARTITION']).toBeUndefined();
+    expect(progress[0]?.stateOperators[0]).toMatchObject({ numShufflePartitions: 7, numStateStoreInstances: 3 });
+    expect(expectExactOutput(d)).toBeGreaterThan(0);
+  });
+
+  it('refuses a checkpoint in use, and a count it cannot have, with a coded message', async () => {
+    const d = dirs();
+    await runWith(d, 8, 2);
+    const lockHeld = await Session.create({ conf: { 'sluice.executor.cores': 1 } });
+    try {
+      const q = await seedQuery(lockHeld, d.out, d.ckpt);
+      const r = sluice('checkpoint', 'repartition', d.ckpt, '--partitions', '4');
+      expect(r.status).toBe(1);
+      expect(r.stderr).toMatch(/^sluice: CHECKPOINT_LOCKED: /);
+      await q.stop();
+    } finally {
+      await lockHeld.close();
+    }
+    expect(sluice('checkpoint', 'repartition', d.ckpt, '--partitions', '5000').stderr).toMatch(/^sluice: INVALID_OPTION: --partitions must be from 1 to 4096/);
+    expect(sluice('checkpoint', 'repartition', d.ckpt, '--partitions', 'many').stderr).toMatch(/must be a positive integer/);
   });
 });
