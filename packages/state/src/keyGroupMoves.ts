@@ -9,7 +9,7 @@
  * mended by doing the step again.
  */
 import { fault } from './faults.js';
-import { decodeIndexKey, indexRange, keyGroupsDataRange } from './layout.js';
+import { indexRange, keyGroupsDataRange } from './layout.js';
 import type { ShardStore } from './ShardStore.js';
 
 /** Key groups [start, end). */
@@ -55,7 +55,8 @@ export async function indexKeysOf(store: ShardStore, ranges: readonly KeyGroupRa
   const out: Uint8Array[] = [];
   const [gte, lt] = indexRange();
   for await (const batch of chunks(store, gte, lt)) {
-    for (const [k] of batch) if (inRanges(decodeIndexKey(k).kg, ranges)) out.push(k);
+    // [0x02][time: 8 bytes][kg u16 BE][key] (layout.ts): the key group read in place.
+    for (const [k] of batch) if (inRanges(((k[9] as number) << 8) | (k[10] as number), ranges)) out.push(k);
   }
   return out;
 }
@@ -66,10 +67,16 @@ export async function indexKeysOf(store: ShardStore, ranges: readonly KeyGroupRa
  * have no data are harmless: eviction deletes them as it meets them). `point` is the fault point
  * reached after each chunk.
  */
-export async function clearKeyGroups(store: ShardStore, ranges: readonly KeyGroupRange[], point?: string): Promise<number> {
+export async function clearKeyGroups(
+  store: ShardStore,
+  ranges: readonly KeyGroupRange[],
+  point?: string,
+  knownIndexKeys?: readonly Uint8Array[],
+): Promise<number> {
   if (!(await hasData(store, ranges))) return 0;
-  // The index first: data then never lacks the index entries that let eviction find it.
-  const index = await indexKeysOf(store, ranges);
+  // The index first: data then never lacks the index entries that let eviction find it. The
+  // copy that just read these ranges may pass the index keys it found, sparing a second scan.
+  const index = knownIndexKeys ?? (await indexKeysOf(store, ranges));
   for (let i = 0; i < index.length; i += CHUNK) {
     await store.applyMove(index.slice(i, i + CHUNK).map((key) => ({ type: 'del' as const, key })), 0);
     if (point) fault(point);
@@ -89,6 +96,8 @@ export async function clearKeyGroups(store: ShardStore, ranges: readonly KeyGrou
 export interface CopyResult {
   rows: number;
   bytes: number;
+  /** The source's index keys of the ranges, for its clean-up (clearKeyGroups). */
+  sourceIndexKeys: Uint8Array[];
 }
 
 /**
@@ -102,7 +111,7 @@ export async function copyKeyGroups(
   onRows?: (rows: number) => void,
 ): Promise<CopyResult> {
   await clearKeyGroups(to, ranges, 'repartition-mid-copy');
-  if (!(await hasData(from, ranges))) return { rows: 0, bytes: 0 };
+  if (!(await hasData(from, ranges))) return { rows: 0, bytes: 0, sourceIndexKeys: [] };
   let rows = 0;
   let bytes = 0;
   for (const [a, b] of ranges) {
@@ -122,5 +131,5 @@ export async function copyKeyGroups(
     for (const k of part) bytes += k.length;
     fault('repartition-mid-copy');
   }
-  return { rows, bytes };
+  return { rows, bytes, sourceIndexKeys: index };
 }

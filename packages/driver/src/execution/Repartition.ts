@@ -96,6 +96,8 @@ export async function runRepartition(
     moves.filter(pick).map((m) => [m.kgStart, m.kgEnd] as const);
   let numRowsMoved = 0;
   let numBytesMoved = 0;
+  // Index keys each giving shard's copies found, so that its clean-up need not scan again.
+  const foundIndex = new Map<number, Uint8Array[]>();
   try {
     if (!copyDone) {
       const pairs = new Set(moves.map((m) => `${m.from}>${m.to}`));
@@ -107,13 +109,14 @@ export async function runRepartition(
         });
         numRowsMoved += copied.rows;
         numBytesMoved += copied.bytes;
+        foundIndex.set(a, [...(foundIndex.get(a) ?? []), ...copied.sourceIndexKeys]);
       }
       writeStateLayout(layoutPath, to);
       fault('repartition-after-layout-commit');
     }
     for (const shard of new Set(moves.map((m) => m.from))) {
       if (shard >= to.shards) continue; // its whole directory goes below
-      await clearKeyGroups(await store(shard), rangesOf((m) => m.from === shard), 'repartition-mid-gc');
+      await clearKeyGroups(await store(shard), rangesOf((m) => m.from === shard), 'repartition-mid-gc', copyDone ? undefined : (foundIndex.get(shard) ?? []));
       hooks.checkpoint?.();
     }
     for (let shard = to.shards; shard < from.shards; shard++) {
