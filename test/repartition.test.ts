@@ -113,6 +113,34 @@ describe('repartitioning the seed query at restart', () => {
     expect(expectExactOutput(d)).toBe(2 * IDS); // the windows of minutes 0-10 closed, across five moves
   });
 
+  it("shards 'auto' follow the slots; fewer shards than slots warn once; listeners see the move in the next progress event", async () => {
+    const d = dirs();
+    await runWith(d, 8, 1);
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on('warning', onWarning);
+    const session = await Session.create({
+      conf: { 'sluice.executor.cores': 2, 'sluice.sql.streaming.stateStore.partitions': 8, 'sluice.sql.streaming.stateStore.shards': 'auto' },
+    });
+    const heard: StreamingQueryProgress[] = [];
+    session.streams.addListener({ onQueryProgress: ({ progress }) => void heard.push(progress) });
+    try {
+      const q = await seedQuery(session, d.out, d.ckpt);
+      await q.awaitTermination();
+    } finally {
+      await session.close();
+    }
+    expect(layoutOf(d).shards).toBe(2);
+    expect(heard[0]?.durationMs['controlBatch.REPARTITION']).toBeGreaterThanOrEqual(0);
+    expect(heard[0]?.stateOperators[0]?.numStateStoreInstances).toBe(2);
+    await runWith(d, 8, 1); // back to one shard on two slots
+    await new Promise((r) => setImmediate(r));
+    process.off('warning', onWarning);
+    const below = warnings.filter((w) => (w as { code?: string }).code === 'SLUICE_STATE_SHARDS_BELOW_SLOTS');
+    expect(below).toHaveLength(1);
+    expect(below[0]?.message).toMatch(/1 shard\(s\) on 2 slots.*stateStore\.shards to 2 \(or 'auto'\)/);
+  });
+
   it('a partition count above the key groups is refused at start()', async () => {
     const d = dirs();
     await runWith(d, 8, 2);
