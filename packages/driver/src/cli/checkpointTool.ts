@@ -23,7 +23,16 @@ import type { QueryMetadata } from '../checkpoint/QueryMetadata.js';
 import { decideRecovery } from '../checkpoint/recovery.js';
 import { readStateLayout, type StateLayoutRecord } from '../checkpoint/StateLayoutFile.js';
 import { readVersioned } from '../checkpoint/versionedFile.js';
-import { isRepartition, markersAfter, runRepartition, type RepartitionControl, type RepartitionHooks, type RepartitionResult } from '../execution/Repartition.js';
+import {
+  isRepartition,
+  markersAfter,
+  repartitionCommit,
+  repartitionEntry,
+  runRepartition,
+  type RepartitionControl,
+  type RepartitionHooks,
+  type RepartitionResult,
+} from '../execution/Repartition.js';
 
 /** Small caches: the tool reads each shard once. */
 const TOOL_STORE: ShardOptions = { cacheBytes: 8 << 20, writeBufferBytes: 4 << 20, maxOpenFiles: 200 };
@@ -191,25 +200,14 @@ export function repartitionCheckpoint(
       }
       control = { type: 'REPARTITION', operatorId: 0, from: current, to: planRepartition(current, counts).layout };
       batchId = decision.kind === 'resume' ? decision.last.batchId + 1 : 0;
-      const last = decision.kind === 'resume' ? decision.last : undefined;
-      offsetLog.add(batchId, {
-        batchId,
-        kind: 'control',
-        control,
-        batchTimestampMs: Date.now(),
-        batchWatermarkMs: last?.batchWatermarkMs ?? 0,
-        offsets: last ? [...last.offsets] : [],
-        conf: { keyGroups: current.keyGroups, partitions: current.partitions, shards: current.shards },
-      });
+      const last = decision.kind === 'resume' ? decision.last : { offsets: [], batchWatermarkMs: 0 };
+      offsetLog.add(batchId, repartitionEntry(batchId, control, last));
     }
     hooks.onPlan?.(await rowsToMove(paths, control));
     const result = await runRepartition(paths, control, batchId, TOOL_STORE, hooks);
     const before = Array.from({ length: control.from.shards }, (_, s) => commit?.stateShardMarkers?.[s] ?? null);
     const markers = markersAfter(result, control.to, before, batchId);
-    commitLog.add(batchId, {
-      nextBatchWatermarkMs: commit?.nextBatchWatermarkMs ?? 0,
-      ...(markers.every((m) => m !== null) && { stateShardMarkers: markers as number[] }),
-    });
+    commitLog.add(batchId, repartitionCommit(markers, commit?.nextBatchWatermarkMs ?? 0));
     return {
       ...result,
       batchId,

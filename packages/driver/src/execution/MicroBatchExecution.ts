@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { decodeRows, type Row, type Schema } from '@sluice/executor';
-import { CONF_KEYS, contiguousAssignment, fault, planRepartition, SluiceError, warn, type StateLayout } from '@sluice/state';
+import { CONF_KEYS, fault, planRepartition, SluiceError, warn, type StateLayout } from '@sluice/state';
 import { CheckpointLock } from '../checkpoint/CheckpointLock.js';
 import { CheckpointPaths } from '../checkpoint/CheckpointPaths.js';
 import { CommitLog } from '../checkpoint/CommitLog.js';
@@ -20,7 +20,7 @@ import { prepareWritableDir } from '../checkpoint/directories.js';
 import { OffsetLog, type DataOffsetSeq, type SourceOffset } from '../checkpoint/OffsetLog.js';
 import { loadQueryMetadata } from '../checkpoint/QueryMetadata.js';
 import { decideRecovery } from '../checkpoint/recovery.js';
-import { readStateLayout, writeStateLayout } from '../checkpoint/StateLayoutFile.js';
+import { writeStateLayout } from '../checkpoint/StateLayoutFile.js';
 import { writeVersioned } from '../checkpoint/versionedFile.js';
 import type { RuntimeConf } from '../conf/RuntimeConf.js';
 import type { ListenerBus } from '../events/ListenerBus.js';
@@ -32,10 +32,20 @@ import { createSource } from '../sources/createSource.js';
 import { sameOffset, type StreamSource } from '../sources/Source.js';
 import { clock } from './clock.js';
 import { IncrementalExecution } from './IncrementalExecution.js';
-import { forgetLeftOpen, leftOpenAt, leftOpenNote, recordLeftOpen } from './leftOpenState.js';
+import { closeShardsInWorkers, explainLeftOpen, forgetLeftOpen, recordRelease, type NotClosed } from './StateShards.js';
+import { withTimeout } from './timeouts.js';
 import { ProgressReporter } from './ProgressReporter.js';
-import { isRepartition, markersAfter, runRepartition, type RepartitionControl, type RepartitionResult } from './Repartition.js';
-import { decideStateLayout, shardOptions, StatefulOperatorInfo } from './StatefulOperatorInfo.js';
+import {
+  checkResumable,
+  isRepartition,
+  markersAfter,
+  repartitionCommit,
+  repartitionEntry,
+  runRepartition,
+  type RepartitionControl,
+  type RepartitionResult,
+} from './Repartition.js';
+import { loadStateLayout, shardOptions, StatefulOperatorInfo } from './StatefulOperatorInfo.js';
 import { triggerExecutorOf, type TriggerExecutor } from './TriggerExecutor.js';
 import { WatermarkTracker } from './WatermarkTracker.js';
 
@@ -138,18 +148,7 @@ export class MicroBatchExecution {
 
       let layoutToWrite = false;
       if (plan.stateful) {
-        const layoutPath = this.paths.stateLayout(0);
-        const onDisk = readStateLayout(layoutPath);
-        if (!onDisk && !loaded.legacyLayout && this.offsetLog.latestId() !== undefined) {
-          throw new SluiceError(
-            'STATE_STORE_CORRUPT',
-            `state layout file ${layoutPath} is missing from a checkpoint that has run batches: its state (${this.paths.state(0)}) was deleted or damaged`,
-            { file: layoutPath },
-          );
-        }
-        // An older Sluice pinned the layout in metadata, with shards holding contiguous partitions.
-        const legacy = loaded.legacyLayout && { ...loaded.legacyLayout, shardOfPartition: contiguousAssignment(loaded.legacyLayout) };
-        const decision = decideStateLayout(onDisk ?? legacy, loaded.meta.keyGroups as number, conf, slots);
+        const { decision, onDisk } = loadStateLayout(this.paths, loaded.legacyLayout, loaded.meta.keyGroups as number, conf, slots, this.offsetLog.latestId() !== undefined);
         for (const w of decision.warnings) warn('SLUICE_CONF_IGNORED', w);
         layoutToWrite = !onDisk;
         this.layoutTarget = decision.target;
@@ -237,24 +236,7 @@ export class MicroBatchExecution {
             file,
           });
         }
-        // The conf may ask for the layout the repartition goes to, or leave it alone; another one
-        // would need a second repartition before the first is done.
-        const to = batch.control.to;
-        const conf = this.ctx.conf;
-        const askedPartitions = conf.get<number | undefined>(K.stateStorePartitions);
-        const askedShardsConf = conf.get<number | 'auto' | undefined>(K.stateStoreShards);
-        const askedShards =
-          askedShardsConf === undefined ? undefined : Math.min(askedShardsConf === 'auto' ? this.ctx.scheduler.slots : askedShardsConf, askedPartitions ?? to.partitions);
-        const target = { partitions: askedPartitions ?? to.partitions, shards: askedShards ?? to.shards };
-        if (target.partitions !== to.partitions || target.shards !== to.shards) {
-          throw new SluiceError(
-            'UNRESUMABLE_CONTROL_BATCH',
-            `batch ${batch.batchId} is an unfinished repartition to ${to.partitions} partitions in ${to.shards} shards, and this start asks for ` +
-              `${target.partitions} partitions in ${target.shards} shards; start with ${K.stateStorePartitions}=${to.partitions} and ` +
-              `${K.stateStoreShards}=${to.shards} (or neither set) to finish it, then change them`,
-            { file, option: K.stateStorePartitions },
-          );
-        }
+        checkResumable(batch.batchId, batch.control, this.ctx.conf, this.ctx.scheduler.slots, file);
         this.pendingControl = { control: batch.control, batchId: batch.batchId };
         this.layoutTarget = undefined;
         this.available = [...batch.offsets];
@@ -302,17 +284,9 @@ export class MicroBatchExecution {
     this.status = { message: `Repartitioning state (batch ${batchId})`, isDataAvailable: false, isTriggerActive: true };
     if (pending.batchId === undefined) {
       this.assertRunning();
-      this.offsetLog.add(batchId, {
-        batchId,
-        kind: 'control',
-        control,
-        batchTimestampMs: t0,
-        batchWatermarkMs: this.lastBatchWatermarkMs,
-        offsets: [...this.available],
-        conf: layoutCounts(control.from),
-      });
+      this.offsetLog.add(batchId, repartitionEntry(batchId, control, { offsets: this.available, batchWatermarkMs: this.lastBatchWatermarkMs }));
     }
-    const notClosed = await this.closeShardsInWorkers();
+    const notClosed = await this.closeShards();
     if (notClosed.length > 0) {
       throw new SluiceError('STATE_STORE_LOCKED', `cannot repartition: state shards could not be closed: ${notClosed.map((s) => `${s.dir}: ${s.error}`).join('; ')}`, {
         file: info.stateDir,
@@ -330,10 +304,7 @@ export class MicroBatchExecution {
     this.assertRunning();
     this.spec.sink.commitControlBatch?.(batchId);
     const markers = markersAfter(result, control.to, info.shardMarkers, batchId);
-    this.commitLog.add(batchId, {
-      nextBatchWatermarkMs: this.watermark.current,
-      ...(markers.every((m) => m !== null) && { stateShardMarkers: markers as number[] }),
-    });
+    this.commitLog.add(batchId, repartitionCommit(markers, this.watermark.current));
     this.purgeLogs(batchId);
     this.stateInfo = new StatefulOperatorInfo(info.op, control.to, this.paths, watermarkOf(this.plan) !== undefined, this.spec.outputMode, info.operatorId);
     this.stateInfo.shardMarkers = markers;
@@ -366,7 +337,7 @@ export class MicroBatchExecution {
       await Promise.race([work, this.aborted]);
     } catch (e) {
       // An abort is how a stop that timed out ends: the batch stays uncommitted, for a replay.
-      error = e instanceof RunAborted ? null : this.explainLeftOpen(e);
+      error = e instanceof RunAborted ? null : explainLeftOpen(e, this.stateInfo?.stateDir);
       // A repartition stops at its next chunk; its shards must be closed before the lock goes.
       if (this.controlRunning) await work.catch(() => undefined);
     }
@@ -407,52 +378,15 @@ export class MicroBatchExecution {
     this.rejectAborted(this.abortReason);
   }
 
-  /** Closes the query's state shards in the workers; returns those whose close failed. */
-  private async closeShardsInWorkers(): Promise<Array<{ dir: string; error: string }>> {
-    const stateDir = (this.stateInfo as StatefulOperatorInfo).stateDir;
-    const tasks = Array.from({ length: this.ctx.scheduler.slots }, (_, slot) => ({
-      kind: 'release' as const,
-      queryId: this.id,
-      // Its own run: releasing never counts as the aborted batch work of this run.
-      runId: `${this.runId}/release`,
-      batchId: -1,
-      partition: slot,
-      attempt: 0,
-      stateDir,
-    }));
-    try {
-      // Bounded like a stop: a slot held by another query's task that never ends must not hold this one.
-      const results = await withTimeout(this.ctx.scheduler.runTasks(tasks, (t) => t.partition), this.ctx.conf.get<number>(K.stopTimeout));
-      if (results === undefined) throw new Error(`the release did not finish within ${K.stopTimeout}`);
-      return results.flatMap((r) => r.notClosed ?? []);
-    } catch (e) {
-      const reason = e instanceof SluiceError ? `${e.code}: ${e.message}` : String((e as Error)?.message ?? e);
-      return [{ dir: stateDir, error: reason }];
-    }
-  }
-
   /** Closes the query's state shards in the workers, so that any session can reopen them at once. */
   private async releaseState(): Promise<void> {
     if (!this.stateInfo) return;
-    const stateDir = this.stateInfo.stateDir;
-    const notClosed = await this.closeShardsInWorkers();
-    if (notClosed.length === 0) {
-      forgetLeftOpen(stateDir);
-      return;
-    }
-    const query = this.name ?? this.id;
-    recordLeftOpen(stateDir, { query, stoppedAt: new Date().toISOString(), shards: notClosed });
-    warn('SLUICE_STATE_RELEASE_FAILED', `query ${query} could not close its state shards: ${notClosed.map((s) => `${s.dir}: ${s.error}`).join('; ')}`);
+    recordRelease(this.stateInfo.stateDir, this.name ?? this.id, await this.closeShards());
   }
 
-  /**
-   * A shard that an earlier stop left open in this process cannot be opened again; the error
-   * then says so, rather than blaming another process.
-   */
-  private explainLeftOpen(e: unknown): unknown {
-    const stateDir = this.stateInfo?.stateDir;
-    if (!stateDir || !(e instanceof SluiceError) || e.code !== 'STATE_STORE_LOCKED' || !leftOpenAt(stateDir)) return e;
-    return new SluiceError('STATE_STORE_LOCKED', `${e.message}; ${leftOpenNote(stateDir)}`, { ...(e.file !== undefined && { file: e.file }), cause: e });
+  private closeShards(): Promise<NotClosed[]> {
+    const stateDir = (this.stateInfo as StatefulOperatorInfo).stateDir;
+    return closeShardsInWorkers(this.ctx.scheduler, { queryId: this.id, runId: this.runId }, stateDir, this.ctx.conf.get<number>(K.stopTimeout));
   }
 
   private sleep(ms: number): Promise<void> {
@@ -673,18 +607,6 @@ export class MicroBatchExecution {
 
   get lastProgress(): StreamingQueryProgress | null {
     return this.progress.last;
-  }
-}
-
-/** `promise`'s value, or undefined once `ms` have passed without it (0: no limit). */
-async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
-  if (!(ms > 0)) return promise;
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
   }
 }
 

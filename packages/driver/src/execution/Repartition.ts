@@ -17,6 +17,7 @@
 import { existsSync, rmSync } from 'node:fs';
 import {
   clearKeyGroups,
+  CONF_KEYS,
   copyKeyGroups,
   fault,
   movesBetween,
@@ -27,7 +28,9 @@ import {
   type ShardStore,
 } from '@sluice/state';
 import type { CheckpointPaths } from '../checkpoint/CheckpointPaths.js';
-import type { ControlPayload } from '../checkpoint/OffsetLog.js';
+import type { CommitMetadata } from '../checkpoint/CommitLog.js';
+import type { ControlOffsetSeq, ControlPayload } from '../checkpoint/OffsetLog.js';
+import type { RuntimeConf } from '../conf/RuntimeConf.js';
 import { readStateLayout, writeStateLayout, type StateLayoutRecord } from '../checkpoint/StateLayoutFile.js';
 
 export interface RepartitionControl extends ControlPayload {
@@ -57,6 +60,8 @@ export interface RepartitionHooks {
   checkpoint?(): void;
 }
 
+const K = CONF_KEYS;
+
 function sameLayout(a: StateLayoutRecord, b: StateLayoutRecord): boolean {
   return (
     a.keyGroups === b.keyGroups &&
@@ -64,6 +69,48 @@ function sameLayout(a: StateLayoutRecord, b: StateLayoutRecord): boolean {
     a.shards === b.shards &&
     a.shardOfPartition.every((s, p) => s === b.shardOfPartition[p])
   );
+}
+
+/**
+ * Whether a start may finish the unfinished repartition `control`: the conf may ask for the layout
+ * it goes to, or leave the counts alone; another layout would need a second repartition before the
+ * first is done (UNRESUMABLE_CONTROL_BATCH, naming the counts that finish it).
+ */
+export function checkResumable(batchId: number, control: RepartitionControl, conf: RuntimeConf, slots: number, file: string): void {
+  const to = control.to;
+  const partitions = conf.get<number | undefined>(K.stateStorePartitions) ?? to.partitions;
+  const shardsConf = conf.get<number | 'auto' | undefined>(K.stateStoreShards);
+  const shards = shardsConf === undefined ? to.shards : Math.min(shardsConf === 'auto' ? slots : shardsConf, partitions);
+  if (partitions === to.partitions && shards === to.shards) return;
+  throw new SluiceError(
+    'UNRESUMABLE_CONTROL_BATCH',
+    `batch ${batchId} is an unfinished repartition to ${to.partitions} partitions in ${to.shards} shards, and this start asks for ` +
+      `${partitions} partitions in ${shards} shards; start with ${K.stateStorePartitions}=${to.partitions} and ` +
+      `${K.stateStoreShards}=${to.shards} (or neither set) to finish it, then change them`,
+    { file, option: K.stateStorePartitions },
+  );
+}
+
+/** The offsets entry of a REPARTITION control batch after batch `last` (which it repeats). */
+export function repartitionEntry(batchId: number, control: RepartitionControl, last: { offsets: unknown[]; batchWatermarkMs: number }): ControlOffsetSeq {
+  const { keyGroups, partitions, shards } = control.from;
+  return {
+    batchId,
+    kind: 'control',
+    control,
+    batchTimestampMs: Date.now(),
+    batchWatermarkMs: last.batchWatermarkMs,
+    offsets: [...last.offsets],
+    conf: { keyGroups, partitions, shards },
+  };
+}
+
+/** The commit entry of a REPARTITION control batch: the watermark unchanged, the shards' new markers. */
+export function repartitionCommit(markers: Array<number | null>, watermarkMs: number): CommitMetadata {
+  return {
+    nextBatchWatermarkMs: watermarkMs,
+    ...(markers.every((m) => m !== null) && { stateShardMarkers: markers as number[] }),
+  };
 }
 
 /** Runs, or resumes, the repartition of control batch `batchId`. */

@@ -6,7 +6,7 @@
 import { operatorUsesWatermark, type OutputMode, type StateOperatorMetrics, type StatefulOp, type StateTask } from '@sluice/executor';
 import { CONF_KEYS, contiguousAssignment, partitionsIn, SluiceError, validateLayout, type StateLayout } from '@sluice/state';
 import type { CheckpointPaths } from '../checkpoint/CheckpointPaths.js';
-import type { StateLayoutRecord } from '../checkpoint/StateLayoutFile.js';
+import { readStateLayout, type StateLayoutRecord } from '../checkpoint/StateLayoutFile.js';
 import type { RuntimeConf } from '../conf/RuntimeConf.js';
 import type { StateOperatorProgress } from '../events/progress.js';
 
@@ -64,6 +64,32 @@ export function decideStateLayout(current: StateLayoutRecord | undefined, keyGro
   }
   const changed = partitions !== current.partitions || shards !== current.shards;
   return { current, ...(changed && { target: counts }), warnings };
+}
+
+/**
+ * The layout of a start: the layout file's; for a checkpoint of an earlier Sluice, the one it
+ * pinned in metadata (shards holding contiguous partitions); for a new one, the conf's. A stateful
+ * checkpoint that ran batches but lost its layout file lost its state.
+ */
+export function loadStateLayout(
+  paths: CheckpointPaths,
+  legacyLayout: StateLayout | undefined,
+  keyGroups: number,
+  conf: RuntimeConf,
+  slots: number,
+  hasRunBatches: boolean,
+): { decision: LayoutDecision; onDisk: boolean } {
+  const layoutPath = paths.stateLayout(0);
+  const onDisk = readStateLayout(layoutPath);
+  if (!onDisk && !legacyLayout && hasRunBatches) {
+    throw new SluiceError(
+      'STATE_STORE_CORRUPT',
+      `state layout file ${layoutPath} is missing from a checkpoint that has run batches: its state (${paths.state(0)}) was deleted or damaged`,
+      { file: layoutPath },
+    );
+  }
+  const legacy = legacyLayout && { ...legacyLayout, shardOfPartition: contiguousAssignment(legacyLayout) };
+  return { decision: decideStateLayout(onDisk ?? legacy, keyGroups, conf, slots), onDisk: onDisk !== undefined };
 }
 
 /**
