@@ -21,5 +21,5 @@ export type {
   QueryTerminatedEvent,
 } from './events/ListenerBus.js';
 export type { StreamingQueryProgress, SourceProgress, StateOperatorProgress } from './events/progress.js';
-export type { QueryStatus } from './execution/MicroBatchExecution.js';
+export type { QueryStatus } from './execution/StreamExecution.js';
 export { SluiceError, isSluiceError } from '@sluice/state';

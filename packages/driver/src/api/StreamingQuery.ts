@@ -1,6 +1,7 @@
 /** The handle of a running query (Spark's StreamingQuery). */
 import type { SluiceError } from '@sluice/state';
-import type { MicroBatchExecution, QueryStatus } from '../execution/MicroBatchExecution.js';
+import type { QueryStatus } from '../execution/StreamExecution.js';
+import type { MicroBatchExecution } from '../execution/MicroBatchExecution.js';
 import type { StreamingQueryProgress } from '../events/progress.js';
 
 export class StreamingQuery {

@@ -9,32 +9,24 @@
  * data: it runs an operation on the checkpoint itself, such as a state repartition, and a restart
  * finishes an unfinished one before any data batch.
  */
-import { randomUUID } from 'node:crypto';
-import { rmSync } from 'node:fs';
 import { decodeRows, type Row, type Schema } from '@sluice/executor';
 import { CONF_KEYS, fault, planRepartition, SluiceError, warn, type StateLayout } from '@sluice/state';
-import { CheckpointLock } from '../checkpoint/CheckpointLock.js';
 import { CheckpointPaths } from '../checkpoint/CheckpointPaths.js';
 import { CommitLog } from '../checkpoint/CommitLog.js';
-import { prepareWritableDir } from '../checkpoint/directories.js';
 import { OffsetLog, type DataOffsetSeq, type SourceOffset } from '../checkpoint/OffsetLog.js';
 import { loadQueryMetadata } from '../checkpoint/QueryMetadata.js';
 import { decideRecovery } from '../checkpoint/recovery.js';
 import { writeStateLayout } from '../checkpoint/StateLayoutFile.js';
 import { writeVersioned } from '../checkpoint/versionedFile.js';
-import type { RuntimeConf } from '../conf/RuntimeConf.js';
-import type { ListenerBus } from '../events/ListenerBus.js';
-import type { StreamingQueryProgress } from '../events/progress.js';
 import { statefulInputSchema, watermarkOf, type LogicalPlan } from '../plan/LogicalPlan.js';
 import type { QuerySpec } from '../plan/QuerySpec.js';
-import { RunAborted, type TaskScheduler } from '../scheduler/TaskScheduler.js';
 import { createSource } from '../sources/createSource.js';
 import { sameOffset, type StreamSource } from '../sources/Source.js';
 import { clock } from './clock.js';
 import { IncrementalExecution } from './IncrementalExecution.js';
 import { closeShardsInWorkers, explainLeftOpen, forgetLeftOpen, recordRelease, type NotClosed } from './StateShards.js';
-import { withTimeout } from './timeouts.js';
 import { ProgressReporter } from './ProgressReporter.js';
+import { StreamExecution, type ExecutionContext } from './StreamExecution.js';
 import {
   checkResumable,
   isRepartition,
@@ -49,41 +41,15 @@ import { loadStateLayout, shardOptions, StatefulOperatorInfo } from './StatefulO
 import { triggerExecutorOf, type TriggerExecutor } from './TriggerExecutor.js';
 import { WatermarkTracker } from './WatermarkTracker.js';
 
-export interface QueryStatus {
-  message: string;
-  isDataAvailable: boolean;
-  isTriggerActive: boolean;
-}
-
-interface Waiter {
-  /** Resolve at the first idle trigger numbered at least this. */
-  fromTrigger: number;
-  resolve: () => void;
-  reject: (e: Error) => void;
-}
-
-export interface ExecutionContext {
-  conf: RuntimeConf;
-  scheduler: TaskScheduler;
-  bus: ListenerBus;
-  /** State shards of the session's other running queries, which share the workers' budgets. */
-  activeStateShards: number;
-}
-
 const K = CONF_KEYS;
 
-export class MicroBatchExecution {
-  readonly runId = randomUUID();
+export class MicroBatchExecution extends StreamExecution {
   readonly id: string;
-  readonly name: string | null;
-  exception: SluiceError | null = null;
-  status: QueryStatus = { message: 'Initializing sources', isDataAvailable: false, isTriggerActive: false };
   readonly progress: ProgressReporter;
 
   private readonly paths: CheckpointPaths;
   private readonly offsetLog: OffsetLog;
   private readonly commitLog: CommitLog;
-  private readonly lock: CheckpointLock;
   private readonly sources: StreamSource[];
   private readonly watermark: WatermarkTracker;
   private readonly triggers: TriggerExecutor;
@@ -92,13 +58,6 @@ export class MicroBatchExecution {
   private nextBatchId = 0;
   /** An uncommitted data batch found at start, replayed before any new batch. */
   private pendingReplay: { batch: DataOffsetSeq; start: Array<SourceOffset | null> } | undefined;
-  private active = true;
-  private stopRequested = false;
-  private triggerSeq = 0;
-  private lastIdleEventMs = Number.NEGATIVE_INFINITY;
-  private waiters: Waiter[] = [];
-  private wake: (() => void) | undefined;
-  private readonly finished: Promise<void>;
   private execution: IncrementalExecution;
   /** The stateful operator and the layout it runs with now (a repartition replaces it). */
   private stateInfo: StatefulOperatorInfo | undefined;
@@ -111,25 +70,19 @@ export class MicroBatchExecution {
   private readonly plan: LogicalPlan;
   /** Watermark the last planned data batch ran with: a no-data batch is due when the watermark passes it. */
   private lastBatchWatermarkMs = 0;
-  /** Set once a stop that timed out ended this run's batch work; nothing may write after it. */
-  private abortReason: RunAborted | undefined;
-  private rejectAborted: (e: Error) => void = () => {};
-  private readonly aborted = new Promise<never>((_, reject) => (this.rejectAborted = reject));
-  private working = true;
-  private controlRunning = false;
 
   constructor(
-    private readonly ctx: ExecutionContext,
+    ctx: ExecutionContext,
     plan: LogicalPlan,
     private readonly outputSchema: Schema,
     private readonly spec: QuerySpec,
-    private readonly checkpointDir: string,
-    private readonly temporaryCheckpoint: boolean,
+    checkpointDir: string,
+    temporaryCheckpoint: boolean,
   ) {
-    this.paths = new CheckpointPaths(checkpointDir);
+    const paths = new CheckpointPaths(checkpointDir);
+    super(ctx, spec.queryName, checkpointDir, paths.lock, temporaryCheckpoint);
+    this.paths = paths;
     this.plan = plan;
-    prepareWritableDir(checkpointDir, 'checkpoint');
-    this.lock = CheckpointLock.acquire(this.paths.lock, checkpointDir);
     try {
       const slots = ctx.scheduler.slots;
       const conf = ctx.conf;
@@ -138,7 +91,6 @@ export class MicroBatchExecution {
         { format: source.format, ...('file' in source && { path: source.file.path }) },
       ]);
       this.id = loaded.meta.id;
-      this.name = spec.queryName;
       this.offsetLog = new OffsetLog(this.paths.offsets);
       this.commitLog = new CommitLog(this.paths.commits);
       this.sources = [createSource(plan.source, this.paths.source(0), conf)];
@@ -191,11 +143,7 @@ export class MicroBatchExecution {
       throw e;
     }
     this.progress = new ProgressReporter(this.id, this.runId, this.name);
-    this.ctx.bus.post({
-      kind: 'onQueryStarted',
-      event: { id: this.id, runId: this.runId, name: this.name, timestamp: new Date().toISOString() },
-    });
-    this.finished = this.runLoop();
+    this.start();
   }
 
   private recover(): void {
@@ -294,12 +242,12 @@ export class MicroBatchExecution {
     }
     const slots = this.ctx.scheduler.slots;
     const storeOptions = shardOptions(this.ctx.conf, Math.max(control.from.shards, control.to.shards), slots, this.ctx.activeStateShards);
-    this.controlRunning = true;
+    this.settleBeforeRelease = true;
     let result: RepartitionResult;
     try {
       result = await runRepartition(this.paths, control, batchId, storeOptions, { checkpoint: () => this.assertRunning() });
     } finally {
-      this.controlRunning = false;
+      this.settleBeforeRelease = false;
     }
     this.assertRunning();
     this.spec.sink.commitControlBatch?.(batchId);
@@ -316,37 +264,12 @@ export class MicroBatchExecution {
     };
   }
 
-  get isActive(): boolean {
-    return this.active;
-  }
-
   /** State shards this query keeps open in the workers (0 for a stateless query). */
   get stateShards(): number {
     return this.stateInfo?.shards ?? 0;
   }
 
-  // ---- the loop ----------------------------------------------------------------------------
-
-  private async runLoop(): Promise<void> {
-    await Promise.resolve(); // let start() return the query before the first trigger runs
-    let error: unknown = null;
-    const work = this.runBatches();
-    work.catch(() => undefined); // after an abort the work may still settle; it no longer counts
-    this.aborted.catch(() => undefined);
-    try {
-      await Promise.race([work, this.aborted]);
-    } catch (e) {
-      // An abort is how a stop that timed out ends: the batch stays uncommitted, for a replay.
-      error = e instanceof RunAborted ? null : explainLeftOpen(e, this.stateInfo?.stateDir);
-      // A repartition stops at its next chunk; its shards must be closed before the lock goes.
-      if (this.controlRunning) await work.catch(() => undefined);
-    }
-    this.working = false;
-    await this.releaseState();
-    this.terminate(error);
-  }
-
-  private async runBatches(): Promise<void> {
+  protected override async runBatches(): Promise<void> {
     if (this.pendingReplay) {
       const { batch, start } = this.pendingReplay;
       this.pendingReplay = undefined;
@@ -361,46 +284,19 @@ export class MicroBatchExecution {
     });
   }
 
-  /** Throws once the run was aborted: an abandoned batch must never write to the checkpoint. */
-  private assertRunning(): void {
-    if (this.abortReason) throw this.abortReason;
-  }
-
-  /**
-   * Ends the batch in flight now: its tasks' workers are terminated (a udf that never returns
-   * included), its driver-side steps (a foreachBatch that never settles) are left behind, and
-   * nothing of it is committed.
-   */
-  private abort(): void {
-    if (this.abortReason || !this.working) return;
-    this.abortReason = new RunAborted(this.runId);
-    this.ctx.scheduler.abortRun(this.runId);
-    this.rejectAborted(this.abortReason);
-  }
-
   /** Closes the query's state shards in the workers, so that any session can reopen them at once. */
-  private async releaseState(): Promise<void> {
-    if (!this.stateInfo) return;
-    recordRelease(this.stateInfo.stateDir, this.name ?? this.id, await this.closeShards());
+  protected override async release(): Promise<void> {
+    if (this.stateInfo) recordRelease(this.stateInfo.stateDir, this.name ?? this.id, await this.closeShards());
+    for (const s of this.sources) s.stop?.();
+  }
+
+  protected override explainFailure(e: unknown): unknown {
+    return explainLeftOpen(e, this.stateInfo?.stateDir);
   }
 
   private closeShards(): Promise<NotClosed[]> {
     const stateDir = (this.stateInfo as StatefulOperatorInfo).stateDir;
     return closeShardsInWorkers(this.ctx.scheduler, { queryId: this.id, runId: this.runId }, stateDir, this.ctx.conf.get<number>(K.stopTimeout));
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const t = setTimeout(() => {
-        this.wake = undefined;
-        resolve();
-      }, ms);
-      this.wake = () => {
-        clearTimeout(t);
-        this.wake = undefined;
-        resolve();
-      };
-    });
   }
 
   /** One trigger: plan the next batch and run it. Returns whether a batch ran. */
@@ -534,79 +430,6 @@ export class MicroBatchExecution {
     if (threshold <= 0) return;
     this.offsetLog.purge(threshold);
     this.commitLog.purge(threshold);
-  }
-
-  private onIdle(seq: number): void {
-    const due = this.waiters.filter((w) => w.fromTrigger <= seq);
-    this.waiters = this.waiters.filter((w) => w.fromTrigger > seq);
-    for (const w of due) w.resolve();
-    const interval = this.ctx.conf.get<number>(K.noDataProgressEventInterval);
-    const t = clock.now();
-    if (t - this.lastIdleEventMs >= interval) {
-      this.lastIdleEventMs = t;
-      this.ctx.bus.post({ kind: 'onQueryIdle', event: { id: this.id, runId: this.runId, timestamp: new Date(t).toISOString() } });
-    }
-  }
-
-  private terminate(error: unknown): void {
-    this.active = false;
-    if (error !== null) {
-      this.exception =
-        error instanceof SluiceError
-          ? error
-          : new SluiceError('STREAMING_QUERY_FAILED', `query ${this.name ?? this.id} failed: ${(error as Error)?.message ?? String(error)}`, {
-              cause: error,
-            });
-    }
-    this.status = { message: 'Stopped', isDataAvailable: false, isTriggerActive: false };
-    for (const s of this.sources) s.stop?.();
-    this.lock.release();
-    if (this.temporaryCheckpoint) rmSync(this.checkpointDir, { recursive: true, force: true });
-    for (const w of this.waiters) {
-      if (this.exception) w.reject(this.exception);
-      else w.resolve();
-    }
-    this.waiters = [];
-    this.ctx.bus.post({
-      kind: 'onQueryTerminated',
-      event: {
-        id: this.id,
-        runId: this.runId,
-        exception: this.exception?.message ?? null,
-        errorClassOnException: this.exception?.code ?? null,
-        error: this.exception,
-      },
-    });
-  }
-
-  // ---- public control ----------------------------------------------------------------------
-
-  /** Resolves when the loop has ended (never rejects). */
-  whenFinished(): Promise<void> {
-    return this.finished;
-  }
-
-  /**
-   * Stops at a clean point: after the batch in flight, or, when that takes longer than
-   * `sluice.sql.streaming.stopTimeout`, by ending that batch uncommitted (a restart replays it).
-   */
-  async stop(): Promise<void> {
-    this.stopRequested = true;
-    this.wake?.();
-    const timeoutMs = this.ctx.conf.get<number>(K.stopTimeout);
-    if (timeoutMs > 0 && (await withTimeout(this.finished.then(() => true), timeoutMs)) === undefined) this.abort();
-    await this.finished;
-  }
-
-  processAllAvailable(): Promise<void> {
-    if (!this.active) return this.exception ? Promise.reject(this.exception) : Promise.resolve();
-    return new Promise((resolve, reject) => {
-      this.waiters.push({ fromTrigger: this.triggerSeq + 1, resolve, reject });
-    });
-  }
-
-  get lastProgress(): StreamingQueryProgress | null {
-    return this.progress.last;
   }
 }
 
