@@ -13,7 +13,8 @@
 // For each: durationMs["controlBatch.REPARTITION"], the key groups, rows and bytes moved, the ratio
 // to the raw copy (iterate every entry of both shards, batch-write them into a new LevelDB, 10k a
 // batch, the last synced), and the first data batch's duration after the move over the median one
-// before it.
+// before it. A second data batch after the move shows what the new layout costs by itself (one
+// shard runs the state stage on one slot), apart from what the move left behind.
 //
 //   node bench/repartition.bench.mjs        (SLUICE_BENCH_KEYS, SLUICE_BENCH_BEFORE)
 import { cpSync, rmSync } from 'node:fs';
@@ -119,6 +120,8 @@ for (const c of cases) {
   const ms = first.durationMs['controlBatch.REPARTITION'];
   const m = first.stateOperators[0].customMetrics;
   const after = first.durationMs.triggerExecution;
+  const [second] = await run(dir, c.partitions, c.shards);
+  const next = second.durationMs.triggerExecution;
   const result = {
     case: c.what,
     aim: c.aim,
@@ -129,11 +132,14 @@ for (const c of cases) {
     keysMovedFraction: round(m.numRowsMoved / KEYS, 3),
     firstBatchAfterMs: after,
     firstBatchAfterOverBefore: round(after / beforeMs, 3),
+    secondBatchAfterMs: next,
+    firstOverSecondAfter: round(after / next, 3),
     ...params,
   };
   console.log(
     `(${c.name}) ${c.what}: ${ms} ms vs raw copy ${round(raw.ms, 1)} ms -> ratio ${round(ms / raw.ms, 3)} (aim ${c.aim}); moved ${m.numKeyGroupsMoved} key groups, ` +
-      `${m.numRowsMoved} rows (${round((100 * m.numRowsMoved) / KEYS, 1)}%), ${m.numBytesMoved} bytes; first batch after ${after} ms = ${round(after / beforeMs, 2)}x the median before`,
+      `${m.numRowsMoved} rows (${round((100 * m.numRowsMoved) / KEYS, 1)}%), ${m.numBytesMoved} bytes; first batch after ${after} ms = ${round(after / beforeMs, 2)}x the median before, ` +
+      `${round(after / next, 2)}x the second batch after`,
   );
   record({ name: `repartition-${c.name}`, unit: 'ms', value: ms, baseline: round(raw.ms, 1), ratio: round(ms / raw.ms, 3), params: result, command: commandLine() });
   rmSync(dir, { recursive: true, force: true });
