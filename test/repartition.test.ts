@@ -5,7 +5,7 @@
  * the next progress event says how long the move took. Crashes at any moment of it are resumed.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { cpSync, readdirSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -171,6 +171,31 @@ function runChild(d: Dirs, partitions: number, shards: number, opts: { killAfter
   });
 }
 
+describe('stopping around a repartition', () => {
+  it('a stop asked for while the last planned batch is replayed commits that batch and leaves the move to the next start', async () => {
+    const d = dirs();
+    for (let i = 0; i < 16; i++) await runWith(d, 8, 2);
+    expect((await runChild(d, 8, 2, { fault: 'after-offsets-write' })).signal).toBe('SIGKILL');
+    const planned = Math.max(...readdirSync(join(d.ckpt, 'offsets')).filter((f) => /^\d+$/.test(f)).map(Number));
+    const session = await Session.create({ conf: { 'sluice.executor.cores': 2, 'sluice.sql.streaming.stateStore.partitions': 4 } });
+    try {
+      const q = await seedQuery(session, d.out, d.ckpt);
+      await q.stop();
+      expect(q.exception).toBeNull();
+    } finally {
+      await session.close();
+    }
+    // The replayed batch committed; no control batch was planned, and the layout is the old one.
+    expect(readdirSync(join(d.ckpt, 'commits'))).toContain(String(planned));
+    expect(readdirSync(join(d.ckpt, 'offsets'))).not.toContain(String(planned + 1));
+    expect(layoutOf(d).partitions).toBe(8);
+    const progress = await runWith(d, 4);
+    expect(progress[0]?.durationMs['controlBatch.REPARTITION']).toBeGreaterThanOrEqual(0);
+    expect(progress[0]?.stateOperators[0]).toMatchObject({ numShufflePartitions: 4 });
+    expect(expectExactOutput(d)).toBeGreaterThan(0);
+  });
+});
+
 describe('crashes during repartitioning', () => {
   it('20 layout changes, each with a SIGKILL at a random moment or a repartition fault point: the output stays exact', async () => {
     const d = dirs();
@@ -218,9 +243,16 @@ describe('crashes during repartitioning', () => {
 const SLUICE = fileURLToPath(new URL('../packages/driver/dist/cli/sluice.js', import.meta.url));
 const LEGACY = fileURLToPath(new URL('./fixtures/legacy-checkpoints/stateful/checkpoint', import.meta.url));
 
-function sluice(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [SLUICE, ...args], { cwd: REPO, encoding: 'utf8', timeout: 60_000 });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+function sluice(...args: string[]): { status: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string } {
+  return sluiceWithFault(undefined, ...args);
+}
+
+function sluiceWithFault(fault: string | undefined, ...args: string[]): ReturnType<typeof sluice> {
+  const env = { ...process.env };
+  delete env['SLUICE_FAULT'];
+  if (fault) env['SLUICE_FAULT'] = fault;
+  const r = spawnSync(process.execPath, [SLUICE, ...args], { cwd: REPO, env, encoding: 'utf8', timeout: 60_000, killSignal: 'SIGKILL' });
+  return { status: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
 }
 
 describe('the sluice CLI', () => {
@@ -269,6 +301,46 @@ describe('the sluice CLI', () => {
     const progress = await runWith(d, 7, 3);
     expect(progress[0]?.durationMs['controlBatch.REPARTITION']).toBeUndefined();
     expect(progress[0]?.stateOperators[0]).toMatchObject({ numShufflePartitions: 7, numStateStoreInstances: 3 });
+    expect(expectExactOutput(d)).toBeGreaterThan(0);
+  });
+
+  it('finishes a repartition killed mid-copy when run again with --shards left out, as a start with neither count set does', async () => {
+    const d = dirs();
+    for (let i = 0; i < 16; i++) await runWith(d, 8, 2);
+    const killed = sluiceWithFault('repartition-mid-copy', 'checkpoint', 'repartition', d.ckpt, '--partitions', '8', '--shards', '1');
+    expect(killed.signal).toBe('SIGKILL');
+    expect(layoutOf(d).shards).toBe(2); // killed before the commit point
+    const r = sluice('checkpoint', 'repartition', d.ckpt, '--partitions', '8');
+    expect(r.stderr).toBe('');
+    expect([layoutOf(d).partitions, layoutOf(d).shards]).toEqual([8, 1]);
+    const other = dirs();
+    for (let i = 0; i < 8; i++) await runWith(other, 8, 2);
+    sluiceWithFault('repartition-mid-copy', 'checkpoint', 'repartition', other.ckpt, '--partitions', '8', '--shards', '1');
+    const refused = sluice('checkpoint', 'repartition', other.ckpt, '--partitions', '8', '--shards', '3');
+    expect(refused.stderr).toMatch(/^sluice: UNRESUMABLE_CONTROL_BATCH: .*run with --partitions 8 --shards 1 to finish it first/);
+    const progress = await runWith(d, 8, 1);
+    expect(progress[0]?.durationMs['controlBatch.REPARTITION']).toBeUndefined();
+    expect(expectExactOutput(d)).toBeGreaterThan(0);
+  });
+
+  it('finishes a repartition killed while it removed the directory of a shard the new layout drops, half removed', async () => {
+    const d = dirs();
+    for (let i = 0; i < 16; i++) await runWith(d, 8, 2);
+    const killed = sluiceWithFault('repartition-mid-gc', 'checkpoint', 'repartition', d.ckpt, '--partitions', '8', '--shards', '1');
+    expect(killed.signal).toBe('SIGKILL');
+    expect(layoutOf(d).shards).toBe(1); // past the commit point
+    // What a kill in the middle of the removal leaves: the dropped shard's directory without a table file.
+    const dropped = join(d.ckpt, 'state', '0', 'shard-1');
+    const table = readdirSync(dropped).find((f) => f.endsWith('.ldb'));
+    expect(table).toBeDefined();
+    rmSync(join(dropped, table as string));
+    const r = sluice('checkpoint', 'repartition', d.ckpt, '--partitions', '8', '--shards', '1');
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(existsSync(dropped)).toBe(false);
+    const progress = await runWith(d, 8, 1);
+    expect(progress[0]?.durationMs['controlBatch.REPARTITION']).toBeUndefined();
+    expect(progress[0]?.stateOperators[0]).toMatchObject({ numShufflePartitions: 8, numStateStoreInstances: 1 });
     expect(expectExactOutput(d)).toBeGreaterThan(0);
   });
 

@@ -57,5 +57,5 @@ export { SHARD_FORMAT_VERSION } from './shardRecords.js';
 export { asEnvironmentError, environmentError, openFilesLimit } from './environment.js';
 export { planRepartition, planShardAssignment, movesBetween, shardOfKeyGroupIn } from './repartition.js';
 export type { AssignedLayout, KeyGroupMove, RepartitionPlan } from './repartition.js';
-export { copyKeyGroups, clearKeyGroups, indexKeysOf } from './keyGroupMoves.js';
+export { copyKeyGroups, clearKeyGroups, indexKeysOf, rangeInChunks } from './keyGroupMoves.js';
 export type { CopyResult, KeyGroupRange } from './keyGroupMoves.js';

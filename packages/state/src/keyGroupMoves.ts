@@ -26,7 +26,7 @@ function after(k: Uint8Array): Uint8Array {
 }
 
 /** Entries of [gte, lt), CHUNK at a time, so that a large range is never held whole. */
-async function* chunks(store: ShardStore, gte: Uint8Array, lt: Uint8Array): AsyncGenerator<Array<[Uint8Array, Uint8Array]>> {
+export async function* rangeInChunks(store: ShardStore, gte: Uint8Array, lt: Uint8Array): AsyncGenerator<Array<[Uint8Array, Uint8Array]>> {
   let from = gte;
   for (;;) {
     const batch = await store.range(from, lt, CHUNK);
@@ -50,11 +50,15 @@ async function hasData(store: ShardStore, ranges: readonly KeyGroupRange[]): Pro
   return false;
 }
 
-/** The eviction index keys of the key groups in `ranges`: one scan of the shard's index. */
+/**
+ * The eviction index keys of the key groups in `ranges`: one scan of the shard's index. They are
+ * held in memory (one short key per row of the ranges), so that the copy and the clean-up of a
+ * repartition share the scan.
+ */
 export async function indexKeysOf(store: ShardStore, ranges: readonly KeyGroupRange[]): Promise<Uint8Array[]> {
   const out: Uint8Array[] = [];
   const [gte, lt] = indexRange();
-  for await (const batch of chunks(store, gte, lt)) {
+  for await (const batch of rangeInChunks(store, gte, lt)) {
     // [0x02][time: 8 bytes][kg u16 BE][key] (layout.ts): the key group read in place.
     for (const [k] of batch) if (inRanges(((k[9] as number) << 8) | (k[10] as number), ranges)) out.push(k);
   }
@@ -84,7 +88,7 @@ export async function clearKeyGroups(
   let rows = 0;
   for (const [a, b] of ranges) {
     const [gte, lt] = keyGroupsDataRange(a, b);
-    for await (const batch of chunks(store, gte, lt)) {
+    for await (const batch of rangeInChunks(store, gte, lt)) {
       await store.applyMove(batch.map(([key]) => ({ type: 'del' as const, key })), -batch.length);
       rows += batch.length;
       if (point) fault(point);
@@ -102,13 +106,14 @@ export interface CopyResult {
 
 /**
  * Copies the key groups in `ranges` from shard `from` into shard `to`, after clearing them there:
- * data entries (the rows) and their eviction index entries. `onRows` is told of each chunk.
+ * data entries (the rows) and their eviction index entries. `onChunk` is told of each chunk
+ * written, with the rows it held (0 for a chunk of index entries).
  */
 export async function copyKeyGroups(
   from: ShardStore,
   to: ShardStore,
   ranges: readonly KeyGroupRange[],
-  onRows?: (rows: number) => void,
+  onChunk?: (rows: number) => void,
 ): Promise<CopyResult> {
   await clearKeyGroups(to, ranges, 'repartition-mid-copy');
   if (!(await hasData(from, ranges))) return { rows: 0, bytes: 0, sourceIndexKeys: [] };
@@ -116,12 +121,12 @@ export async function copyKeyGroups(
   let bytes = 0;
   for (const [a, b] of ranges) {
     const [gte, lt] = keyGroupsDataRange(a, b);
-    for await (const batch of chunks(from, gte, lt)) {
+    for await (const batch of rangeInChunks(from, gte, lt)) {
       await to.applyMove(batch.map(([key, value]) => ({ type: 'put' as const, key, value })), batch.length);
       rows += batch.length;
       for (const [k, v] of batch) bytes += k.length + v.length;
-      onRows?.(batch.length);
       fault('repartition-mid-copy');
+      onChunk?.(batch.length);
     }
   }
   const index = await indexKeysOf(from, ranges);
@@ -130,6 +135,7 @@ export async function copyKeyGroups(
     await to.applyMove(part.map((key) => ({ type: 'put' as const, key, value: EMPTY })), 0);
     for (const k of part) bytes += k.length;
     fault('repartition-mid-copy');
+    onChunk?.(0);
   }
   return { rows, bytes, sourceIndexKeys: index };
 }

@@ -7,7 +7,8 @@
  * other tail was damaged.
  */
 import { SluiceError } from '@sluice/state';
-import type { ControlOffsetSeq, DataOffsetSeq, OffsetSeq } from './OffsetLog.js';
+import type { CommitLog, CommitMetadata } from './CommitLog.js';
+import type { ControlOffsetSeq, DataOffsetSeq, OffsetLog, OffsetSeq } from './OffsetLog.js';
 
 export type RecoveryDecision =
   /** A new checkpoint. */
@@ -59,4 +60,18 @@ export function decideRecovery(
     return { kind: 'resumeControl', batch: latestOffsets, previous: previousOffsets, watermarkMs: latestCommit?.nextBatchWatermarkMs ?? 0 };
   }
   return { kind: 'replay', batch: latestOffsets, previous: previousOffsets };
+}
+
+/** decideRecovery on the logs on disk, with the last commit's entry (its watermark and shard markers). */
+export function readRecovery(offsetLog: OffsetLog, commitLog: CommitLog): { decision: RecoveryDecision; lastCommit: CommitMetadata | undefined } {
+  const latest = offsetLog.getLatest();
+  const commitId = commitLog.latestId();
+  const lastCommit = commitId === undefined ? undefined : commitLog.get(commitId);
+  const decision = decideRecovery(
+    latest?.value,
+    latest ? offsetLog.get(latest.batchId - 1) : undefined,
+    lastCommit && { batchId: commitId as number, nextBatchWatermarkMs: lastCommit.nextBatchWatermarkMs },
+    offsetLog.dir,
+  );
+  return { decision, lastCommit };
 }

@@ -12,6 +12,7 @@ import {
   openLevelShard,
   partitionOfKeyGroup,
   planRepartition,
+  rangeInChunks,
   SluiceError,
   type ShardOptions,
 } from '@sluice/state';
@@ -20,15 +21,17 @@ import { CheckpointPaths } from '../checkpoint/CheckpointPaths.js';
 import { CommitLog } from '../checkpoint/CommitLog.js';
 import { OffsetLog } from '../checkpoint/OffsetLog.js';
 import type { QueryMetadata } from '../checkpoint/QueryMetadata.js';
-import { decideRecovery } from '../checkpoint/recovery.js';
+import { readRecovery } from '../checkpoint/recovery.js';
 import { readStateLayout, type StateLayoutRecord } from '../checkpoint/StateLayoutFile.js';
 import { readVersioned } from '../checkpoint/versionedFile.js';
 import {
+  checkResumable,
   isRepartition,
   markersAfter,
   repartitionCommit,
   repartitionEntry,
   runRepartition,
+  sameLayout,
   type RepartitionControl,
   type RepartitionHooks,
   type RepartitionResult,
@@ -109,12 +112,14 @@ export function inspectCheckpoint(dir: string): Promise<CheckpointReport> {
         try {
           row.marker = store.marker;
           const [gte, lt] = dataRange();
-          for (const [k, v] of await store.range(gte, lt)) {
-            const p = partitions[partitionOfKeyGroup(decodeDataKey(k).kg, layout)] as (typeof partitions)[number];
-            p.rows += 1;
-            p.bytes += k.length + v.length;
-            row.rows += 1;
-            row.bytes += k.length + v.length;
+          for await (const chunk of rangeInChunks(store, gte, lt)) {
+            for (const [k, v] of chunk) {
+              const p = partitions[partitionOfKeyGroup(decodeDataKey(k).kg, layout)] as (typeof partitions)[number];
+              p.rows += 1;
+              p.bytes += k.length + v.length;
+              row.rows += 1;
+              row.bytes += k.length + v.length;
+            }
           }
         } finally {
           await store.close();
@@ -163,15 +168,7 @@ export function repartitionCheckpoint(
     }
     const offsetLog = new OffsetLog(paths.offsets);
     const commitLog = new CommitLog(paths.commits);
-    const latest = offsetLog.getLatest();
-    const commitId = commitLog.latestId();
-    const commit = commitId === undefined ? undefined : commitLog.get(commitId);
-    const decision = decideRecovery(
-      latest?.value,
-      latest ? offsetLog.get(latest.batchId - 1) : undefined,
-      commit && { batchId: commitId as number, nextBatchWatermarkMs: commit.nextBatchWatermarkMs },
-      paths.offsets,
-    );
+    const { decision, lastCommit: commit } = readRecovery(offsetLog, commitLog);
     if (decision.kind === 'replay') {
       throw new SluiceError(
         'UNRESUMABLE_CONTROL_BATCH',
@@ -184,14 +181,17 @@ export function repartitionCheckpoint(
     let batchId: number;
     if (decision.kind === 'resumeControl') {
       const pending = decision.batch.control;
-      if (!isRepartition(pending) || pending.to.partitions !== counts.partitions || pending.to.shards !== counts.shards) {
-        const to = isRepartition(pending) ? `${pending.to.partitions} partitions in ${pending.to.shards} shards` : pending.type;
-        throw new SluiceError(
-          'UNRESUMABLE_CONTROL_BATCH',
-          `batch ${decision.batch.batchId} is an unfinished repartition to ${to}: run with --partitions and --shards for it to finish it first`,
-          { file: offsetLog.pathOf(decision.batch.batchId) },
-        );
+      const file = offsetLog.pathOf(decision.batch.batchId);
+      if (!isRepartition(pending)) {
+        throw new SluiceError('UNRESUMABLE_CONTROL_BATCH', `batch ${decision.batch.batchId} is an unfinished ${pending.type} control batch, which this tool cannot finish`, { file });
       }
+      // --shards left out finishes the repartition as planned, as a start with neither count set does.
+      const asked = { partitions, shards: Math.min(shards ?? pending.to.shards, partitions) };
+      checkResumable(decision.batch.batchId, pending, asked, {
+        file,
+        option: 'partitions',
+        finishWith: (to) => `run with --partitions ${to.partitions} --shards ${to.shards} to finish it first`,
+      });
       control = pending;
       batchId = decision.batch.batchId;
     } else {
@@ -203,7 +203,8 @@ export function repartitionCheckpoint(
       const last = decision.kind === 'resume' ? decision.last : { offsets: [], batchWatermarkMs: 0 };
       offsetLog.add(batchId, repartitionEntry(batchId, control, last));
     }
-    hooks.onPlan?.(await rowsToMove(paths, control));
+    // Once the copy has committed (the layout file holds the new layout) only the clean-up is left.
+    hooks.onPlan?.(sameLayout(current, control.to) ? 0 : await rowsToMove(paths, control));
     const result = await runRepartition(paths, control, batchId, TOOL_STORE, hooks);
     const before = Array.from({ length: control.from.shards }, (_, s) => commit?.stateShardMarkers?.[s] ?? null);
     const markers = markersAfter(result, control.to, before, batchId);

@@ -15,7 +15,7 @@ import { CheckpointPaths } from '../checkpoint/CheckpointPaths.js';
 import { CommitLog } from '../checkpoint/CommitLog.js';
 import { OffsetLog, type DataOffsetSeq, type SourceOffset } from '../checkpoint/OffsetLog.js';
 import { loadQueryMetadata } from '../checkpoint/QueryMetadata.js';
-import { decideRecovery } from '../checkpoint/recovery.js';
+import { readRecovery } from '../checkpoint/recovery.js';
 import { writeStateLayout } from '../checkpoint/StateLayoutFile.js';
 import { writeVersioned } from '../checkpoint/versionedFile.js';
 import { statefulInputSchema, watermarkOf, type LogicalPlan } from '../plan/LogicalPlan.js';
@@ -28,7 +28,10 @@ import { closeShardsInWorkers, explainLeftOpen, forgetLeftOpen, recordRelease, t
 import { ProgressReporter } from './ProgressReporter.js';
 import { StreamExecution, type ExecutionContext } from './StreamExecution.js';
 import {
+  askedCounts,
   checkResumable,
+  finishByStart,
+  layoutCounts,
   isRepartition,
   markersAfter,
   repartitionCommit,
@@ -147,17 +150,12 @@ export class MicroBatchExecution extends StreamExecution {
   }
 
   private recover(): void {
-    const latest = this.offsetLog.getLatest();
-    const previous = latest ? this.offsetLog.get(latest.batchId - 1) : undefined;
-    const commitId = this.commitLog.latestId();
-    const committed = commitId === undefined ? undefined : this.commitLog.get(commitId);
-    const commit = committed && { batchId: commitId as number, nextBatchWatermarkMs: committed.nextBatchWatermarkMs };
+    const { decision, lastCommit } = readRecovery(this.offsetLog, this.commitLog);
     // What each shard must hold: from the last commit, or not known (an earlier Sluice's commit).
-    if (this.stateInfo && committed) {
-      const markers = committed.stateShardMarkers;
+    if (this.stateInfo && lastCommit) {
+      const markers = lastCommit.stateShardMarkers;
       this.stateInfo.shardMarkers = this.stateInfo.shardMarkers.map((_, s) => markers?.[s] ?? null);
     }
-    const decision = decideRecovery(latest?.value, previous, commit, this.paths.offsets);
     switch (decision.kind) {
       case 'fresh':
         return;
@@ -184,7 +182,8 @@ export class MicroBatchExecution extends StreamExecution {
             file,
           });
         }
-        checkResumable(batch.batchId, batch.control, this.ctx.conf, this.ctx.scheduler.slots, file);
+        const asked = askedCounts(this.ctx.conf, this.ctx.scheduler.slots, batch.control.to);
+        checkResumable(batch.batchId, batch.control, asked, { file, ...finishByStart });
         this.pendingControl = { control: batch.control, batchId: batch.batchId };
         this.layoutTarget = undefined;
         this.available = [...batch.offsets];
@@ -235,6 +234,7 @@ export class MicroBatchExecution extends StreamExecution {
       this.offsetLog.add(batchId, repartitionEntry(batchId, control, { offsets: this.available, batchWatermarkMs: this.lastBatchWatermarkMs }));
     }
     const notClosed = await this.closeShards();
+    this.assertRunning(); // a stop that timed out while the shards closed: the move waits for the next start
     if (notClosed.length > 0) {
       throw new SluiceError('STATE_STORE_LOCKED', `cannot repartition: state shards could not be closed: ${notClosed.map((s) => `${s.dir}: ${s.error}`).join('; ')}`, {
         file: info.stateDir,
@@ -276,7 +276,7 @@ export class MicroBatchExecution extends StreamExecution {
       await this.runBatch(batch, start, clock.now(), { latestOffset: 0 }, batch.offsets);
     }
     // The last planned batch has committed (with the old layout): now the layout may change.
-    await this.runControlBatch();
+    if (!this.stopRequested) await this.runControlBatch();
     await this.triggers.execute((start) => this.runTrigger(start), {
       now: clock.now,
       sleep: (ms) => this.sleep(ms),
@@ -431,10 +431,4 @@ export class MicroBatchExecution extends StreamExecution {
     this.offsetLog.purge(threshold);
     this.commitLog.purge(threshold);
   }
-}
-
-/** The counts of the layout a batch ran with, recorded in its offsets entry. */
-function layoutCounts(layout: StateLayout): Record<string, unknown> {
-  const { keyGroups, partitions, shards } = layout;
-  return { keyGroups, partitions, shards };
 }

@@ -62,7 +62,7 @@ export interface RepartitionHooks {
 
 const K = CONF_KEYS;
 
-function sameLayout(a: StateLayoutRecord, b: StateLayoutRecord): boolean {
+export function sameLayout(a: StateLayoutRecord, b: StateLayoutRecord): boolean {
   return (
     a.keyGroups === b.keyGroups &&
     a.partitions === b.partitions &&
@@ -71,29 +71,48 @@ function sameLayout(a: StateLayoutRecord, b: StateLayoutRecord): boolean {
   );
 }
 
+/** The partition and shard counts a start's conf asks for, given the layout the state has. */
+export function askedCounts(conf: RuntimeConf, slots: number, layout: { partitions: number; shards: number }): { partitions: number; shards: number } {
+  const partitions = conf.get<number | undefined>(K.stateStorePartitions) ?? layout.partitions;
+  const shards = conf.get<number | 'auto' | undefined>(K.stateStoreShards);
+  return { partitions, shards: shards === undefined ? layout.shards : Math.min(shards === 'auto' ? slots : shards, partitions) };
+}
+
 /**
- * Whether a start may finish the unfinished repartition `control`: the conf may ask for the layout
- * it goes to, or leave the counts alone; another layout would need a second repartition before the
- * first is done (UNRESUMABLE_CONTROL_BATCH, naming the counts that finish it).
+ * Whether the unfinished repartition `control` may be finished with the counts `asked`: only the
+ * layout it goes to may be asked for; another would need a second repartition before the first is
+ * done (UNRESUMABLE_CONTROL_BATCH, naming the option and saying how to finish it).
  */
-export function checkResumable(batchId: number, control: RepartitionControl, conf: RuntimeConf, slots: number, file: string): void {
+export function checkResumable(
+  batchId: number,
+  control: RepartitionControl,
+  asked: { partitions: number; shards: number },
+  refusal: { file: string; option: string; finishWith(to: StateLayoutRecord): string },
+): void {
   const to = control.to;
-  const partitions = conf.get<number | undefined>(K.stateStorePartitions) ?? to.partitions;
-  const shardsConf = conf.get<number | 'auto' | undefined>(K.stateStoreShards);
-  const shards = shardsConf === undefined ? to.shards : Math.min(shardsConf === 'auto' ? slots : shardsConf, partitions);
-  if (partitions === to.partitions && shards === to.shards) return;
+  if (asked.partitions === to.partitions && asked.shards === to.shards) return;
   throw new SluiceError(
     'UNRESUMABLE_CONTROL_BATCH',
-    `batch ${batchId} is an unfinished repartition to ${to.partitions} partitions in ${to.shards} shards, and this start asks for ` +
-      `${partitions} partitions in ${shards} shards; start with ${K.stateStorePartitions}=${to.partitions} and ` +
-      `${K.stateStoreShards}=${to.shards} (or neither set) to finish it, then change them`,
-    { file, option: K.stateStorePartitions },
+    `batch ${batchId} is an unfinished repartition to ${to.partitions} partitions in ${to.shards} shards, and this run asks for ` +
+      `${asked.partitions} partitions in ${asked.shards} shards; ${refusal.finishWith(to)}`,
+    { file: refusal.file, option: refusal.option },
   );
+}
+
+/** How a start finishes an unfinished repartition (checkResumable's advice). */
+export const finishByStart = {
+  option: K.stateStorePartitions,
+  finishWith: (to: StateLayoutRecord): string => `start with ${K.stateStorePartitions}=${to.partitions} and ${K.stateStoreShards}=${to.shards} (or neither set) to finish it, then change them`,
+};
+
+/** The counts of a layout, as a batch's offsets entry records them. */
+export function layoutCounts(layout: Pick<StateLayoutRecord, 'keyGroups' | 'partitions' | 'shards'>): { keyGroups: number; partitions: number; shards: number } {
+  const { keyGroups, partitions, shards } = layout;
+  return { keyGroups, partitions, shards };
 }
 
 /** The offsets entry of a REPARTITION control batch after batch `last` (which it repeats). */
 export function repartitionEntry(batchId: number, control: RepartitionControl, last: { offsets: unknown[]; batchWatermarkMs: number }): ControlOffsetSeq {
-  const { keyGroups, partitions, shards } = control.from;
   return {
     batchId,
     kind: 'control',
@@ -101,7 +120,7 @@ export function repartitionEntry(batchId: number, control: RepartitionControl, l
     batchTimestampMs: Date.now(),
     batchWatermarkMs: last.batchWatermarkMs,
     offsets: [...last.offsets],
-    conf: { keyGroups, partitions, shards },
+    conf: layoutCounts(control.from),
   };
 }
 
@@ -133,6 +152,7 @@ export async function runRepartition(
       { file: layoutPath },
     );
   }
+  hooks.checkpoint?.();
   const stores = new Map<number, ShardStore>();
   const store = async (shard: number): Promise<ShardStore> => {
     let s = stores.get(shard);
@@ -151,13 +171,14 @@ export async function runRepartition(
       for (const pair of pairs) {
         const [a, b] = pair.split('>').map(Number) as [number, number];
         const copied = await copyKeyGroups(await store(a), await store(b), rangesOf((m) => m.from === a && m.to === b), (rows) => {
-          hooks.onRows?.(rows);
+          if (rows > 0) hooks.onRows?.(rows);
           hooks.checkpoint?.();
         });
         numRowsMoved += copied.rows;
         numBytesMoved += copied.bytes;
         foundIndex.set(a, [...(foundIndex.get(a) ?? []), ...copied.sourceIndexKeys]);
       }
+      hooks.checkpoint?.();
       writeStateLayout(layoutPath, to);
       fault('repartition-after-layout-commit');
     }

@@ -116,8 +116,13 @@ export abstract class StreamExecution {
       if (this.settleBeforeRelease) await work.catch(() => undefined);
     }
     this.working = false;
-    await this.release();
-    this.terminate(error);
+    try {
+      await this.release();
+    } catch (e) {
+      error ??= e;
+    } finally {
+      this.terminate(error);
+    }
   }
 
   /** Throws once the run was aborted: an abandoned batch must never write to the checkpoint. */
