@@ -4,7 +4,7 @@
  * repartition: a reader sees the old layout or the new one, never a mix.
  */
 import { existsSync } from 'node:fs';
-import { isAssignmentOf, type ShardAssignment, type StateLayout } from '@sluice/state';
+import { contiguousAssignment, isAssignmentOf, type ShardAssignment, type StateLayout } from '@sluice/state';
 import { readVersioned, writeVersioned } from './versionedFile.js';
 
 export interface StateLayoutRecord extends StateLayout {
@@ -27,6 +27,11 @@ function isRecord(v: unknown): v is StateLayoutRecord {
 /** The layout at `path`, or undefined when there is none; a damaged file is CHECKPOINT_CORRUPT. */
 export function readStateLayout(path: string): StateLayoutRecord | undefined {
   return existsSync(path) ? readVersioned(path, isRecord) : undefined;
+}
+
+/** The layout of these counts whose shards hold contiguous blocks of partitions (a new checkpoint's, or the one an earlier Sluice pinned). */
+export function contiguousLayout(counts: StateLayout): StateLayoutRecord {
+  return { ...counts, shardOfPartition: contiguousAssignment(counts) };
 }
 
 export function writeStateLayout(path: string, layout: StateLayoutRecord): void {

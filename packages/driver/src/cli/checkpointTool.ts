@@ -5,7 +5,6 @@
  */
 import { existsSync } from 'node:fs';
 import {
-  contiguousAssignment,
   dataRange,
   decodeDataKey,
   movesBetween,
@@ -22,7 +21,7 @@ import { CommitLog } from '../checkpoint/CommitLog.js';
 import { OffsetLog } from '../checkpoint/OffsetLog.js';
 import type { QueryMetadata } from '../checkpoint/QueryMetadata.js';
 import { readRecovery } from '../checkpoint/recovery.js';
-import { readStateLayout, type StateLayoutRecord } from '../checkpoint/StateLayoutFile.js';
+import { contiguousLayout, readStateLayout, type StateLayoutRecord } from '../checkpoint/StateLayoutFile.js';
 import { readVersioned } from '../checkpoint/versionedFile.js';
 import {
   checkResumable,
@@ -70,9 +69,7 @@ function metadataOf(paths: CheckpointPaths): QueryMetadata {
 
 /** The layout in force: the layout file, or the one an earlier Sluice pinned in metadata. */
 function layoutOf(paths: CheckpointPaths, meta: QueryMetadata): StateLayoutRecord | undefined {
-  const onDisk = readStateLayout(paths.stateLayout(0));
-  if (onDisk) return onDisk;
-  return meta.stateLayout && { ...meta.stateLayout, shardOfPartition: contiguousAssignment(meta.stateLayout) };
+  return readStateLayout(paths.stateLayout(0)) ?? (meta.stateLayout && contiguousLayout(meta.stateLayout));
 }
 
 /** Query id, last batch, pinned settings, the state layout, rows and bytes per shard and partition. */

@@ -28,7 +28,6 @@ import { closeShardsInWorkers, explainLeftOpen, forgetLeftOpen, recordRelease, t
 import { ProgressReporter } from './ProgressReporter.js';
 import { StreamExecution, type ExecutionContext } from './StreamExecution.js';
 import {
-  askedCounts,
   checkResumable,
   finishByStart,
   layoutCounts,
@@ -40,7 +39,7 @@ import {
   type RepartitionControl,
   type RepartitionResult,
 } from './Repartition.js';
-import { loadStateLayout, shardOptions, StatefulOperatorInfo } from './StatefulOperatorInfo.js';
+import { askedCounts, loadStateLayout, shardOptions, StatefulOperatorInfo } from './StatefulOperatorInfo.js';
 import { triggerExecutorOf, type TriggerExecutor } from './TriggerExecutor.js';
 import { WatermarkTracker } from './WatermarkTracker.js';
 
@@ -68,8 +67,6 @@ export class MicroBatchExecution extends StreamExecution {
   private pendingControl: { control: RepartitionControl; batchId: number | undefined } | undefined;
   /** What the control batch just run adds to the next progress event. */
   private controlProgress: { durationMs: Record<string, number>; customMetrics: Record<string, number> } | undefined;
-  /** The counts the conf asks the state to be repartitioned to, when they differ. */
-  private layoutTarget: StateLayout | undefined;
   private readonly plan: LogicalPlan;
   /** Watermark the last planned data batch ran with: a no-data batch is due when the watermark passes it. */
   private lastBatchWatermarkMs = 0;
@@ -102,20 +99,23 @@ export class MicroBatchExecution extends StreamExecution {
       this.triggers = triggerExecutorOf(spec.trigger, conf.get<number>(K.pollingDelay));
 
       let layoutToWrite = false;
+      /** The counts the conf asks the state to be repartitioned to, when they differ. */
+      let target: StateLayout | undefined;
       if (plan.stateful) {
         const { decision, onDisk } = loadStateLayout(this.paths, loaded.legacyLayout, loaded.meta.keyGroups as number, conf, slots, this.offsetLog.latestId() !== undefined);
         for (const w of decision.warnings) warn('SLUICE_CONF_IGNORED', w);
         layoutToWrite = !onDisk;
-        this.layoutTarget = decision.target;
+        target = decision.target;
         this.stateInfo = new StatefulOperatorInfo(plan.stateful, decision.current, this.paths, wm !== undefined, spec.outputMode);
       }
       const info = this.stateInfo;
       this.execution = this.planExecution();
       this.available = this.sources.map(() => null);
       this.recover();
-      if (info && this.layoutTarget && !this.pendingControl) {
+      // An unfinished repartition (recover) goes first; the conf's counts must be the ones it finishes.
+      if (info && target && !this.pendingControl) {
         this.pendingControl = {
-          control: { type: 'REPARTITION', operatorId: info.operatorId, from: info.layout, to: planRepartition(info.layout, this.layoutTarget).layout },
+          control: { type: 'REPARTITION', operatorId: info.operatorId, from: info.layout, to: planRepartition(info.layout, target).layout },
           batchId: undefined,
         };
       }
@@ -185,7 +185,6 @@ export class MicroBatchExecution extends StreamExecution {
         const asked = askedCounts(this.ctx.conf, this.ctx.scheduler.slots, batch.control.to);
         checkResumable(batch.batchId, batch.control, asked, { file, ...finishByStart });
         this.pendingControl = { control: batch.control, batchId: batch.batchId };
-        this.layoutTarget = undefined;
         this.available = [...batch.offsets];
         this.nextBatchId = batch.batchId;
         this.watermark.restore(decision.watermarkMs);
@@ -254,8 +253,7 @@ export class MicroBatchExecution extends StreamExecution {
     const markers = markersAfter(result, control.to, info.shardMarkers, batchId);
     this.commitLog.add(batchId, repartitionCommit(markers, this.watermark.current));
     this.purgeLogs(batchId);
-    this.stateInfo = new StatefulOperatorInfo(info.op, control.to, this.paths, watermarkOf(this.plan) !== undefined, this.spec.outputMode, info.operatorId);
-    this.stateInfo.shardMarkers = markers;
+    this.stateInfo = info.withLayout(control.to, markers);
     this.execution = this.planExecution();
     this.nextBatchId = batchId + 1;
     this.controlProgress = {

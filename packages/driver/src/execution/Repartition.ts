@@ -30,7 +30,6 @@ import {
 import type { CheckpointPaths } from '../checkpoint/CheckpointPaths.js';
 import type { CommitMetadata } from '../checkpoint/CommitLog.js';
 import type { ControlOffsetSeq, ControlPayload } from '../checkpoint/OffsetLog.js';
-import type { RuntimeConf } from '../conf/RuntimeConf.js';
 import { readStateLayout, writeStateLayout, type StateLayoutRecord } from '../checkpoint/StateLayoutFile.js';
 
 export interface RepartitionControl extends ControlPayload {
@@ -69,13 +68,6 @@ export function sameLayout(a: StateLayoutRecord, b: StateLayoutRecord): boolean 
     a.shards === b.shards &&
     a.shardOfPartition.every((s, p) => s === b.shardOfPartition[p])
   );
-}
-
-/** The partition and shard counts a start's conf asks for, given the layout the state has. */
-export function askedCounts(conf: RuntimeConf, slots: number, layout: { partitions: number; shards: number }): { partitions: number; shards: number } {
-  const partitions = conf.get<number | undefined>(K.stateStorePartitions) ?? layout.partitions;
-  const shards = conf.get<number | 'auto' | undefined>(K.stateStoreShards);
-  return { partitions, shards: shards === undefined ? layout.shards : Math.min(shards === 'auto' ? slots : shards, partitions) };
 }
 
 /**

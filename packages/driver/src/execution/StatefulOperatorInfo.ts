@@ -4,9 +4,9 @@
  * each shard may take, whether it uses the watermark, and how its metrics become a progress entry.
  */
 import { operatorUsesWatermark, type OutputMode, type StateOperatorMetrics, type StatefulOp, type StateTask } from '@sluice/executor';
-import { CONF_KEYS, contiguousAssignment, partitionsIn, SluiceError, validateLayout, type StateLayout } from '@sluice/state';
+import { CONF_KEYS, partitionsIn, SluiceError, validateLayout, type StateLayout } from '@sluice/state';
 import type { CheckpointPaths } from '../checkpoint/CheckpointPaths.js';
-import { readStateLayout, type StateLayoutRecord } from '../checkpoint/StateLayoutFile.js';
+import { contiguousLayout, readStateLayout, type StateLayoutRecord } from '../checkpoint/StateLayoutFile.js';
 import type { RuntimeConf } from '../conf/RuntimeConf.js';
 import type { StateOperatorProgress } from '../events/progress.js';
 
@@ -25,19 +25,30 @@ export interface LayoutDecision {
 }
 
 /**
- * The layout a start runs with, and the one it must repartition to (a pure decision).
+ * The partition and shard counts a start's conf asks for: `stateStore.partitions` and
+ * `stateStore.shards` when set (`auto`: the slot count), else those of `current`, the layout the
+ * state has (a new checkpoint: `shuffle.partitions` and the slot count). Never more shards than
+ * partitions.
+ */
+export function askedCounts(conf: RuntimeConf, slots: number, current: { partitions: number; shards: number } | undefined): { partitions: number; shards: number } {
+  const shuffle = conf.get<number | 'auto'>(K.shufflePartitions);
+  const partitions = conf.get<number | undefined>(K.stateStorePartitions) ?? current?.partitions ?? (shuffle === 'auto' ? 200 : shuffle);
+  const shards = conf.get<number | 'auto' | undefined>(K.stateStoreShards);
+  return { partitions, shards: Math.min(shards === 'auto' ? slots : (shards ?? current?.shards ?? slots), partitions) };
+}
+
+/**
+ * The layout a start runs with, and the one it must repartition to (a pure decision), from the
+ * counts the conf asks for (askedCounts).
  *
- * - Partitions: `stateStore.partitions` when set, else the checkpoint's; a new checkpoint takes
- *   `shuffle.partitions` when stateStore.partitions is unset. As in Spark, a changed
- *   shuffle.partitions alone is ignored (with a warning) once the checkpoint exists.
- * - Shards: `stateStore.shards` when set (`auto`: the slot count, at every start), else the
- *   checkpoint's (pinned at creation; a new checkpoint takes the slot count). Never more shards
- *   than partitions.
+ * - Partitions: as in Spark, a changed shuffle.partitions alone is ignored (with a warning) once
+ *   the checkpoint exists; more partitions than key groups is INVALID_CONF.
+ * - Shards: pinned at creation unless `stateStore.shards` is set.
  */
 export function decideStateLayout(current: StateLayoutRecord | undefined, keyGroups: number, conf: RuntimeConf, slots: number): LayoutDecision {
   const asked = conf.get<number | undefined>(K.stateStorePartitions);
   const shuffle = conf.get<number | 'auto'>(K.shufflePartitions);
-  const partitions = asked ?? current?.partitions ?? (shuffle === 'auto' ? 200 : shuffle);
+  const { partitions, shards } = askedCounts(conf, slots, current);
   if (partitions > keyGroups) {
     // Name the key the user set: shuffle.partitions stands in when stateStore.partitions is unset.
     const key = asked !== undefined ? K.stateStorePartitions : K.shufflePartitions;
@@ -47,11 +58,9 @@ export function decideStateLayout(current: StateLayoutRecord | undefined, keyGro
       { option: key },
     );
   }
-  const askedShards = conf.get<number | 'auto' | undefined>(K.stateStoreShards);
-  const shards = Math.min(askedShards === 'auto' ? slots : (askedShards ?? current?.shards ?? slots), partitions);
   const counts = { keyGroups, partitions, shards };
   validateLayout(counts);
-  if (!current) return { current: { ...counts, shardOfPartition: contiguousAssignment(counts) }, warnings: [] };
+  if (!current) return { current: contiguousLayout(counts), warnings: [] };
   const warnings: string[] = [];
   if (asked === undefined && conf.isSet(K.shufflePartitions) && shuffle !== current.partitions) {
     warnings.push(
@@ -88,8 +97,7 @@ export function loadStateLayout(
       { file: layoutPath },
     );
   }
-  const legacy = legacyLayout && { ...legacyLayout, shardOfPartition: contiguousAssignment(legacyLayout) };
-  return { decision: decideStateLayout(onDisk ?? legacy, keyGroups, conf, slots), onDisk: onDisk !== undefined };
+  return { decision: decideStateLayout(onDisk ?? (legacyLayout && contiguousLayout(legacyLayout)), keyGroups, conf, slots), onDisk: onDisk !== undefined };
 }
 
 /**
@@ -143,12 +151,19 @@ export class StatefulOperatorInfo {
     readonly op: StatefulOp,
     readonly layout: StateLayoutRecord,
     private readonly paths: CheckpointPaths,
-    hasWatermark: boolean,
-    outputMode: OutputMode,
+    private readonly hasWatermark: boolean,
+    private readonly outputMode: OutputMode,
     readonly operatorId = 0,
   ) {
     this.usesWatermark = operatorUsesWatermark(op, hasWatermark, outputMode);
     this.shardMarkers = Array.from({ length: layout.shards }, () => -1);
+  }
+
+  /** The same operator on the layout a repartition moved its state to, its shards at `shardMarkers`. */
+  withLayout(layout: StateLayoutRecord, shardMarkers: Array<number | null>): StatefulOperatorInfo {
+    const moved = new StatefulOperatorInfo(this.op, layout, this.paths, this.hasWatermark, this.outputMode, this.operatorId);
+    moved.shardMarkers = shardMarkers;
+    return moved;
   }
 
   get shards(): number {
