@@ -19,12 +19,9 @@ export {
   partitionOfKeyGroup,
   keyGroupRange,
   shardOfPartition,
-  partitionsOfShard,
   contiguousAssignment,
   partitionsIn,
   isAssignmentOf,
-  shardOfKeyGroup,
-  keyGroupRangeOfShard,
   dataKey,
   decodeDataKey,
   indexKey,
@@ -54,8 +51,8 @@ export type { MemoryShardStats } from './MemoryShardStore.js';
 export { ShardRegistry } from './ShardRegistry.js';
 export type { ShardOpener } from './ShardRegistry.js';
 export { SHARD_FORMAT_VERSION } from './shardRecords.js';
-export { asEnvironmentError, environmentError, openFilesLimit } from './environment.js';
-export { planRepartition, planShardAssignment, movesBetween, shardOfKeyGroupIn } from './repartition.js';
+export { asEnvironmentError, environmentError } from './environment.js';
+export { planRepartition, movesBetween } from './repartition.js';
 export type { AssignedLayout, KeyGroupMove, RepartitionPlan } from './repartition.js';
-export { copyKeyGroups, clearKeyGroups, indexKeysOf, rangeInChunks } from './keyGroupMoves.js';
+export { copyKeyGroups, clearKeyGroups, rangeInChunks } from './keyGroupMoves.js';
 export type { CopyResult, KeyGroupRange } from './keyGroupMoves.js';

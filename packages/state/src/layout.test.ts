@@ -10,11 +10,10 @@ import {
   indexRangeUpTo,
   keyGroupOf,
   keyGroupRange,
-  keyGroupRangeOfShard,
   keyGroupsDataRange,
+  contiguousAssignment,
   partitionOfKeyGroup,
-  partitionsOfShard,
-  shardOfKeyGroup,
+  partitionsIn,
   shardOfPartition,
   undoKey,
   batchIdOfUndoKey,
@@ -22,6 +21,7 @@ import {
   type StateLayout,
 } from './layout.js';
 import { encodeKey } from './keyEncoding.js';
+import { shardOfKeyGroupIn } from './repartition.js';
 import { murmur3_x86_32 } from './murmur3.js';
 
 const cmp = (a: Uint8Array, b: Uint8Array) => Buffer.compare(a, b);
@@ -56,16 +56,18 @@ describe('layout', () => {
     }
     if (next !== g) wrong.push(`partitions end at ${next}`);
     // Shards hold contiguous, non-empty blocks of partitions that tile [0, N).
+    const assigned = { ...layout, shardOfPartition: contiguousAssignment(layout) };
     let nextP = 0;
     for (let sh = 0; sh < s; sh++) {
-      const parts = partitionsOfShard(sh, layout);
+      const parts = partitionsIn(assigned.shardOfPartition, sh);
       if (parts.length === 0) wrong.push(`shard ${sh} is empty`);
       for (const p of parts) {
         if (p !== nextP++) wrong.push(`shard ${sh} holds partition ${p} out of order`);
         if (shardOfPartition(p, layout) !== sh) wrong.push(`partition ${p} is not in shard ${sh}`);
       }
-      const [kgStart, kgEnd] = keyGroupRangeOfShard(sh, layout);
-      if (shardOfKeyGroup(kgStart, layout) !== sh || shardOfKeyGroup(kgEnd - 1, layout) !== sh) {
+      const kgStart = keyGroupRange(parts[0] as number, layout)[0];
+      const kgEnd = keyGroupRange(parts.at(-1) as number, layout)[1];
+      if (shardOfKeyGroupIn(kgStart, assigned) !== sh || shardOfKeyGroupIn(kgEnd - 1, assigned) !== sh) {
         wrong.push(`shard ${sh} key groups [${kgStart}, ${kgEnd})`);
       }
     }

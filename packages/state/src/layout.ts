@@ -79,29 +79,6 @@ export function shardOfPartition(partition: number, layout: StateLayout): number
   return Math.floor(((partition + 1) * layout.shards - 1) / layout.partitions);
 }
 
-/** The contiguous partitions held by shard s, ascending. */
-export function partitionsOfShard(shard: number, layout: StateLayout): number[] {
-  const { partitions: n, shards: s } = layout;
-  const start = Math.floor((shard * n) / s);
-  const end = Math.floor(((shard + 1) * n) / s);
-  const out: number[] = [];
-  for (let p = start; p < end; p++) out.push(p);
-  return out;
-}
-
-export function shardOfKeyGroup(kg: number, layout: StateLayout): number {
-  return shardOfPartition(partitionOfKeyGroup(kg, layout), layout);
-}
-
-/** Key groups [start, end) held by shard s (contiguous, since its partitions are). */
-export function keyGroupRangeOfShard(shard: number, layout: StateLayout): [number, number] {
-  const parts = partitionsOfShard(shard, layout);
-  const first = parts[0];
-  const last = parts[parts.length - 1];
-  if (first === undefined || last === undefined) return [0, 0];
-  return [keyGroupRange(first, layout)[0], keyGroupRange(last, layout)[1]];
-}
-
 function checkKeyGroup(kg: number): void {
   if (!Number.isInteger(kg) || kg < 0 || kg >= MAX_KEY_GROUPS) throw new RangeError(`key group ${kg} is not a u16`);
 }
@@ -226,7 +203,7 @@ export function undoRange(): [Uint8Array, Uint8Array] {
  */
 export type ShardAssignment = readonly number[];
 
-/** The contiguous assignment of a new layout: shard s holds partitionsOfShard(s). */
+/** The contiguous assignment of a new layout: shard s holds a block of partitions (shardOfPartition). */
 export function contiguousAssignment(layout: StateLayout): number[] {
   return Array.from({ length: layout.partitions }, (_, p) => shardOfPartition(p, layout));
 }

@@ -20,7 +20,8 @@ import {
   PREFIX_DATA,
   PREFIX_INDEX,
   shardOfPartition,
-  partitionsOfShard,
+  contiguousAssignment,
+  partitionsIn,
   ShardRegistry,
   type KeyType,
 } from '@sluice/state';
@@ -186,7 +187,7 @@ function shuffle(q: Query, tasks: Row[][], lateThresholdMs: number | null = null
 }
 
 function stateTask(q: Query, b: Batch, shard: number, byPartition: Map<number, ShuffleBlock[]>, attempt = 0): StateTask {
-  const partitions = partitionsOfShard(shard, q.layout);
+  const partitions = partitionsIn(contiguousAssignment(q.layout), shard);
   return {
     kind: 'state',
     queryId: 'q',
