@@ -216,28 +216,55 @@ function compileUdf(expr: Extract<Expr, { op: 'udf' }>, schema: Schema, udfs: Ud
     }
     return toEngine(r);
   };
-  const call = (values: unknown[]): unknown => {
-    try {
-      return fn(...values);
-    } catch (e) {
-      throw udfFailed(e, expr);
-    }
-  };
+  // One shape per arity, as before udf errors were coded: no array per row for up to two
+  // arguments, and only the user's function inside the try (its arguments' errors stay theirs).
   const [a0, a1] = args;
-  if (args.length === 1 && a0 !== undefined) {
-    return (row) => {
-      const v = a0(row);
+  if (args.length === 0) {
+    return () => {
       let r: unknown;
       try {
-        r = fn(v);
+        r = fn();
       } catch (e) {
         throw udfFailed(e, expr);
       }
       return result(r);
     };
   }
-  if (args.length === 2 && a0 !== undefined && a1 !== undefined) return (row) => result(call([a0(row), a1(row)]));
-  return (row) => result(call(args.map((a) => a(row))));
+  if (args.length === 1 && a0 !== undefined) {
+    return (row) => {
+      const x = a0(row);
+      let r: unknown;
+      try {
+        r = fn(x);
+      } catch (e) {
+        throw udfFailed(e, expr);
+      }
+      return result(r);
+    };
+  }
+  if (args.length === 2 && a0 !== undefined && a1 !== undefined) {
+    return (row) => {
+      const x = a0(row);
+      const y = a1(row);
+      let r: unknown;
+      try {
+        r = fn(x, y);
+      } catch (e) {
+        throw udfFailed(e, expr);
+      }
+      return result(r);
+    };
+  }
+  return (row) => {
+    const values = args.map((a) => a(row));
+    let r: unknown;
+    try {
+      r = fn(...values);
+    } catch (e) {
+      throw udfFailed(e, expr);
+    }
+    return result(r);
+  };
 }
 
 /**

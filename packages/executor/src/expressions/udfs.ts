@@ -6,7 +6,7 @@ import { SluiceError } from '@sluice/state';
 import { walkExpr } from './exprTree.js';
 import type { Expr } from './types.js';
 import type { DataType } from '../schema/types.js';
-import { isStructType, typeName } from '../schema/values.js';
+import { createStrictConverter, typeName } from '../schema/values.js';
 import type { Op } from '../operators/types.js';
 
 export type UdfFunction = (...args: unknown[]) => unknown;
@@ -81,62 +81,19 @@ function describeValue(v: unknown): string {
 }
 
 /**
- * The engine value of a udf's result, which must be of its declared type: null or undefined (SQL
- * null); a string for STRING; a boolean for BOOLEAN; a number for DOUBLE; an integer number (or
- * bigint) in range for INT, and for LONG one JavaScript holds exactly (|v| <= 2^53 - 1); a Date or
- * epoch milliseconds for TIMESTAMP; a plain object for a STRUCT, whose fields follow the same rule.
- * Anything else is UDF_RESULT_TYPE_MISMATCH naming the udf and both types, never a silent null.
+ * The engine value of a udf's result, which must be of its declared type (createStrictConverter;
+ * a LONG one JavaScript holds exactly, |v| <= 2^53 - 1). Anything else is UDF_RESULT_TYPE_MISMATCH
+ * naming the udf and both types, never a silent null.
  */
 export function udfResultConverter(type: DataType, udf: { moduleUrl: string; exportName: string }): (v: unknown) => unknown {
-  const mismatch = (v: unknown, expected: DataType, field: string): SluiceError =>
-    new SluiceError(
+  return createStrictConverter(type, (v, expected, field) => {
+    throw new SluiceError(
       'UDF_RESULT_TYPE_MISMATCH',
       `udf '${udf.exportName}' of ${udf.moduleUrl} returned ${describeValue(v)}${field ? ` in field ${field}` : ''}, not ${typeName(expected)}` +
         (field ? ` (its declared type is ${typeName(type)})` : ' (its declared type)'),
       { file: udf.moduleUrl },
     );
-  const convert = (t: DataType, field: string): ((v: unknown) => unknown) => {
-    const fail = (v: unknown): never => {
-      throw mismatch(v, t, field);
-    };
-    if (isStructType(t)) {
-      const fields = t.struct.map((f) => ({ name: f.name, conv: convert(f.type, field ? `${field}.${f.name}` : f.name) }));
-      return (v) => {
-        if (v == null) return null;
-        if (typeof v !== 'object' || Array.isArray(v) || v instanceof Date) return fail(v);
-        const row: Record<string, unknown> = {};
-        for (const f of fields) row[f.name] = f.conv((v as Record<string, unknown>)[f.name]);
-        return row;
-      };
-    }
-    switch (t) {
-      case 'string':
-        return (v) => (v == null ? null : typeof v === 'string' ? v : fail(v));
-      case 'boolean':
-        return (v) => (v == null ? null : typeof v === 'boolean' ? v : fail(v));
-      case 'double':
-        return (v) => (v == null ? null : typeof v === 'number' ? v : fail(v));
-      case 'int':
-      case 'long': {
-        const max = t === 'int' ? 2147483647 : Number.MAX_SAFE_INTEGER;
-        const min = t === 'int' ? -2147483648 : Number.MIN_SAFE_INTEGER;
-        return (v) => {
-          if (v == null) return null;
-          const n = typeof v === 'bigint' && v >= BigInt(min) && v <= BigInt(max) ? Number(v) : v;
-          return typeof n === 'number' && Number.isInteger(n) && n >= min && n <= max ? n + 0 : fail(v);
-        };
-      }
-      case 'timestamp':
-        return (v) => {
-          if (v == null) return null;
-          const ms = v instanceof Date ? v.getTime() : v;
-          return typeof ms === 'number' && Number.isFinite(ms) && Math.abs(ms) <= 8.64e15 ? Math.trunc(ms) + 0 : fail(v);
-        };
-      case 'null':
-        return (v) => (v == null ? null : fail(v));
-    }
-  };
-  return convert(type, '');
+  });
 }
 
 /**

@@ -20,8 +20,8 @@ const INT_MAX = 2147483647;
  * Sluice keeps a LONG in a JavaScript number, so it keeps only the LONGs a number holds exactly:
  * ±(2^53 − 1). A value beyond that is never rounded silently: input is malformed, a cast is null.
  */
-export const LONG_MIN = Number.MIN_SAFE_INTEGER;
-export const LONG_MAX = Number.MAX_SAFE_INTEGER;
+const LONG_MIN = Number.MIN_SAFE_INTEGER;
+const LONG_MAX = Number.MAX_SAFE_INTEGER;
 /** The range of a JS Date, in ms. */
 const MAX_TIMESTAMP_MS = 8.64e15;
 
@@ -214,7 +214,7 @@ export function createToExternalConverter(type: DataType): Converter {
 }
 
 /**
- * JavaScript (source records, udf results) → engine form. Values already in engine form pass
+ * JavaScript (source records, memory tables) → engine form. Values already in engine form pass
  * through; looser forms are converted: a Date, ISO-8601 text or epoch-ms number (also as a string
  * of digits) for a TIMESTAMP, numeric or boolean text for numbers and booleans, a number or Date
  * for a STRING. A value that cannot stand for the type becomes null, as a PySpark udf's result
@@ -281,6 +281,54 @@ export function createToInternalConverter(type: DataType): Converter {
 
 function toTimestampMs(ms: number): number | null {
   return Number.isFinite(ms) && Math.abs(ms) <= MAX_TIMESTAMP_MS ? Math.trunc(ms) + 0 : null;
+}
+
+/** What a strict converter does with a value not of the type: throw, naming `field` (a dotted path, '' at the top). */
+export type Mismatch = (value: unknown, expected: DataType, field: string) => never;
+
+/**
+ * JavaScript → engine form, strictly (udf results): null or undefined, or a value of the type as
+ * it is: a string for STRING, a boolean for BOOLEAN, a number for DOUBLE, an integer number (or
+ * bigint) in range for INT and LONG, a Date or epoch ms for a TIMESTAMP, a plain object for a
+ * STRUCT, whose fields follow the same rule. Anything else goes to `mismatch`.
+ */
+export function createStrictConverter(type: DataType, mismatch: Mismatch, field = ''): Converter {
+  const fail = (v: unknown): never => mismatch(v, type, field);
+  if (isStructType(type)) {
+    const fields = type.struct.map((f) => ({ name: f.name, convert: createStrictConverter(f.type, mismatch, field ? `${field}.${f.name}` : f.name) }));
+    return (v) => {
+      if (v == null) return null;
+      if (typeof v !== 'object' || Array.isArray(v) || v instanceof Date) return fail(v);
+      const row: Row = {};
+      for (const f of fields) row[f.name] = f.convert((v as Row)[f.name]);
+      return row;
+    };
+  }
+  switch (type) {
+    case 'string':
+      return (v) => (v == null ? null : typeof v === 'string' ? v : fail(v));
+    case 'boolean':
+      return (v) => (v == null ? null : typeof v === 'boolean' ? v : fail(v));
+    case 'double':
+      return (v) => (v == null ? null : typeof v === 'number' ? v : fail(v));
+    case 'int':
+    case 'long': {
+      const [min, max] = type === 'int' ? [INT_MIN, INT_MAX] : [LONG_MIN, LONG_MAX];
+      return (v) => {
+        if (v == null) return null;
+        const n = typeof v === 'bigint' && v >= BigInt(min) && v <= BigInt(max) ? Number(v) : v;
+        return typeof n === 'number' && Number.isInteger(n) && n >= min && n <= max ? n + 0 : fail(v);
+      };
+    }
+    case 'timestamp':
+      return (v) => {
+        if (v == null) return null;
+        const ms = v instanceof Date ? v.getTime() : v;
+        return (typeof ms === 'number' ? toTimestampMs(ms) : null) ?? fail(v);
+      };
+    case 'null':
+      return (v) => (v == null ? null : fail(v));
+  }
 }
 
 /** Builds a converter for rows of `fields`: a new object with exactly those fields, in order. */
