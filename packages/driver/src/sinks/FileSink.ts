@@ -33,6 +33,8 @@ export class FileSink implements StreamSink {
   private readonly manifests: MetadataLog<ManifestEntry>;
   /** The query writing the sink (set by prepare). */
   private queryId: string | undefined;
+  /** The owner file names this query (read at prepare, or written at the first commit). */
+  private owned = false;
   /** Distinguishes part files of different attempts at the same batch. */
   private readonly runTag = randomUUID().slice(0, 8);
 
@@ -58,7 +60,7 @@ export class FileSink implements StreamSink {
   prepare(query: { queryId: string; lastCommittedBatchId: number; isControlBatch(batchId: number): boolean }): void {
     prepareWritableDir(this.dir, 'sink');
     this.queryId = query.queryId;
-    this.checkOwner();
+    this.owned = this.checkOwner();
     let last = wholeManifestIds(this.dir).at(-1) ?? -1;
     // A control batch run offline (the sluice CLI) had no sink to log it: it is logged now.
     while (last < query.lastCommittedBatchId && query.isControlBatch(last + 1)) this.commitControlBatch((last += 1));
@@ -104,9 +106,11 @@ export class FileSink implements StreamSink {
 
   private commit(batchId: number, files: ManifestEntry['files']): void {
     if (this.manifests.has(batchId)) return; // a replay: the batch is in the sink already
-    // Claimed at the first commit, once the checkpoint (and so the query's id) is on disk.
-    if (this.queryId !== undefined && !this.checkOwner()) {
-      writeVersioned(join(this.dir, MANIFEST_DIR, OWNER_FILE), { queryId: this.queryId });
+    // Claimed at the first commit, once the checkpoint (and so the query's id) is on disk; once
+    // this query owns the directory, no other can claim it.
+    if (this.queryId !== undefined && !this.owned) {
+      if (!this.checkOwner()) writeVersioned(join(this.dir, MANIFEST_DIR, OWNER_FILE), { queryId: this.queryId });
+      this.owned = true;
     }
     // Tasks fsynced their part files; their names live in the directory, which must be durable
     // before the manifest that names them is.
