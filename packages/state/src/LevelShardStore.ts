@@ -6,7 +6,7 @@
  */
 import { ClassicLevel } from 'classic-level';
 import { CONF_KEYS } from './confKeys.js';
-import { environmentError } from './environment.js';
+import { asEnvironmentError, environmentError } from './environment.js';
 import { SluiceError } from './errors.js';
 import { fault } from './faults.js';
 import { META_KEY, undoKey, undoRange, batchIdOfUndoKey } from './layout.js';
@@ -210,7 +210,7 @@ export class LevelShardStore implements ShardStore {
   applyMove(ops: readonly ShardOp[], rowDelta: number): Promise<void> {
     return this.serial.run(async () => {
       this.checkOpen();
-      const plan = planMove(this.state, [...ops], rowDelta);
+      const plan = planMove(this.state, ops, rowDelta);
       await this.write(plan.ops);
       this.state = plan.next;
     });
@@ -260,7 +260,7 @@ export class LevelShardStore implements ShardStore {
     try {
       await batch.write({ sync: true });
     } catch (e) {
-      throw environmentError(e, this.dir, 'write the state store') ?? e;
+      throw asEnvironmentError(e, this.dir, 'write the state store');
     }
   }
 

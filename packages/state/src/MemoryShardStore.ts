@@ -156,7 +156,7 @@ export class MemoryShardStore implements ShardStore {
   applyMove(ops: readonly ShardOp[], rowDelta: number): Promise<void> {
     return this.serial.run(async () => {
       this.checkOpen();
-      const plan = planMove(this.state, [...ops], rowDelta);
+      const plan = planMove(this.state, ops, rowDelta);
       this.volume.apply(plan.ops);
       this.state = plan.next;
     });

@@ -55,4 +55,4 @@ export { asEnvironmentError, environmentError } from './environment.js';
 export { planRepartition, movesBetween } from './repartition.js';
 export type { AssignedLayout, KeyGroupMove, RepartitionPlan } from './repartition.js';
 export { copyKeyGroups, clearKeyGroups, rangeInChunks } from './keyGroupMoves.js';
-export type { CopyResult, KeyGroupRange } from './keyGroupMoves.js';
+export type { CopyResult, CopyTarget, KeyGroupRange } from './keyGroupMoves.js';

@@ -27,7 +27,7 @@ describe('moving key groups between shards', () => {
   it('copies the data and index entries of the ranges, counts rows and bytes, and keeps the target marker', async () => {
     const from = await filled(40);
     const to = await openMemoryShard(new MemoryVolume('to'));
-    const r = await copyKeyGroups(from, to, [[2, 4], [6, 7]]);
+    const r = await copyKeyGroups(from, [{ to, ranges: [[2, 4], [6, 7]] }]);
     expect(r.rows).toBe(15);
     expect(r.bytes).toBeGreaterThan(15 * 5);
     expect(new Set(await kgsOf(to))).toEqual(new Set([2, 3, 6]));
@@ -36,11 +36,29 @@ describe('moving key groups between shards', () => {
     expect(to.marker).toBe(-1);
   });
 
+  it('sends each target its own ranges, data and index entries, from one scan of the source', async () => {
+    const from = await filled(40);
+    const a = await openMemoryShard(new MemoryVolume('a'));
+    const b = await openMemoryShard(new MemoryVolume('b'));
+    const r = await copyKeyGroups(from, [
+      { to: a, ranges: [[0, 2]] },
+      { to: b, ranges: [[4, 5], [7, 8]] },
+    ]);
+    expect(r.rows).toBe(20);
+    expect(r.sourceIndexKeys.length).toBe(20);
+    expect(new Set(await kgsOf(a))).toEqual(new Set([0, 1]));
+    expect(new Set(await kgsOf(b))).toEqual(new Set([4, 7]));
+    expect((await indexKeysOf(a, [[0, 8]])).length).toBe(10);
+    expect((await indexKeysOf(a, [[0, 2]])).length).toBe(10);
+    expect((await indexKeysOf(b, [[0, 8]])).length).toBe(10);
+    expect((await indexKeysOf(b, [[4, 5], [7, 8]])).length).toBe(10);
+  });
+
   it('is idempotent: a copy done twice (a resumed repartition) leaves one copy', async () => {
     const from = await filled(40);
     const to = await openMemoryShard(new MemoryVolume('to'));
-    await copyKeyGroups(from, to, [[0, 2]]);
-    await copyKeyGroups(from, to, [[0, 2]]);
+    await copyKeyGroups(from, [{ to, ranges: [[0, 2]] }]);
+    await copyKeyGroups(from, [{ to, ranges: [[0, 2]] }]);
     expect(to.numRows).toBe(10);
     const [gte, lt] = indexRange();
     expect((await to.range(gte, lt)).length).toBe(10);

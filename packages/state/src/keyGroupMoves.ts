@@ -37,6 +37,11 @@ export async function* rangeInChunks(store: ShardStore, gte: Uint8Array, lt: Uin
   }
 }
 
+/** The key group of an index key, [0x02][time: 8 bytes][kg u16 BE][key] (layout.ts), read in place. */
+function indexKeyGroup(k: Uint8Array): number {
+  return ((k[9] as number) << 8) | (k[10] as number);
+}
+
 function inRanges(kg: number, ranges: readonly KeyGroupRange[]): boolean {
   for (const [a, b] of ranges) if (kg >= a && kg < b) return true;
   return false;
@@ -59,8 +64,7 @@ export async function indexKeysOf(store: ShardStore, ranges: readonly KeyGroupRa
   const out: Uint8Array[] = [];
   const [gte, lt] = indexRange();
   for await (const batch of rangeInChunks(store, gte, lt)) {
-    // [0x02][time: 8 bytes][kg u16 BE][key] (layout.ts): the key group read in place.
-    for (const [k] of batch) if (inRanges(((k[9] as number) << 8) | (k[10] as number), ranges)) out.push(k);
+    for (const [k] of batch) if (inRanges(indexKeyGroup(k), ranges)) out.push(k);
   }
   return out;
 }
@@ -100,42 +104,50 @@ export async function clearKeyGroups(
 export interface CopyResult {
   rows: number;
   bytes: number;
-  /** The source's index keys of the ranges, for its clean-up (clearKeyGroups). */
+  /** The source's index keys of every range copied, for its clean-up (clearKeyGroups). */
   sourceIndexKeys: Uint8Array[];
 }
 
+/** A shard that receives key groups in a copy, and the ranges it receives. */
+export interface CopyTarget {
+  to: ShardStore;
+  ranges: readonly KeyGroupRange[];
+}
+
 /**
- * Copies the key groups in `ranges` from shard `from` into shard `to`, after clearing them there:
- * data entries (the rows) and their eviction index entries. `onChunk` is told of each chunk
- * written, with the rows it held (0 for a chunk of index entries).
+ * Copies key groups out of shard `from`, each target's ranges into its shard, after clearing them
+ * there: data entries (the rows) and their eviction index entries, found by one scan of the
+ * source's index for all targets. `onChunk` is told of each chunk written, with the rows it held
+ * (0 for a chunk of index entries).
  */
-export async function copyKeyGroups(
-  from: ShardStore,
-  to: ShardStore,
-  ranges: readonly KeyGroupRange[],
-  onChunk?: (rows: number) => void,
-): Promise<CopyResult> {
-  await clearKeyGroups(to, ranges, 'repartition-mid-copy');
-  if (!(await hasData(from, ranges))) return { rows: 0, bytes: 0, sourceIndexKeys: [] };
+export async function copyKeyGroups(from: ShardStore, targets: readonly CopyTarget[], onChunk?: (rows: number) => void): Promise<CopyResult> {
+  for (const { to, ranges } of targets) await clearKeyGroups(to, ranges, 'repartition-mid-copy');
+  const all = targets.flatMap((t) => t.ranges);
+  if (!(await hasData(from, all))) return { rows: 0, bytes: 0, sourceIndexKeys: [] };
   let rows = 0;
   let bytes = 0;
-  for (const [a, b] of ranges) {
-    const [gte, lt] = keyGroupsDataRange(a, b);
-    for await (const batch of rangeInChunks(from, gte, lt)) {
-      await to.applyMove(batch.map(([key, value]) => ({ type: 'put' as const, key, value })), batch.length);
-      rows += batch.length;
-      for (const [k, v] of batch) bytes += k.length + v.length;
-      fault('repartition-mid-copy');
-      onChunk?.(batch.length);
+  for (const { to, ranges } of targets) {
+    for (const [a, b] of ranges) {
+      const [gte, lt] = keyGroupsDataRange(a, b);
+      for await (const batch of rangeInChunks(from, gte, lt)) {
+        await to.applyMove(batch.map(([key, value]) => ({ type: 'put' as const, key, value })), batch.length);
+        rows += batch.length;
+        for (const [k, v] of batch) bytes += k.length + v.length;
+        fault('repartition-mid-copy');
+        onChunk?.(batch.length);
+      }
     }
   }
-  const index = await indexKeysOf(from, ranges);
-  for (let i = 0; i < index.length; i += CHUNK) {
-    const part = index.slice(i, i + CHUNK);
-    await to.applyMove(part.map((key) => ({ type: 'put' as const, key, value: EMPTY })), 0);
-    for (const k of part) bytes += k.length;
-    fault('repartition-mid-copy');
-    onChunk?.(0);
+  const index = await indexKeysOf(from, all);
+  for (const { to, ranges } of targets) {
+    const mine = targets.length === 1 ? index : index.filter((k) => inRanges(indexKeyGroup(k), ranges));
+    for (let i = 0; i < mine.length; i += CHUNK) {
+      const part = mine.slice(i, i + CHUNK);
+      await to.applyMove(part.map((key) => ({ type: 'put' as const, key, value: EMPTY })), 0);
+      for (const k of part) bytes += k.length;
+      fault('repartition-mid-copy');
+      onChunk?.(0);
+    }
   }
   return { rows, bytes, sourceIndexKeys: index };
 }

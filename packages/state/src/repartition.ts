@@ -11,7 +11,7 @@
  * The plan is the key-group ranges whose shard changes; only they are copied, and a shard that
  * neither gives nor receives is not written at all.
  */
-import { partitionOfKeyGroup, validateLayout, type ShardAssignment, type StateLayout } from './layout.js';
+import { keyGroupRange, partitionOfKeyGroup, validateLayout, type ShardAssignment, type StateLayout } from './layout.js';
 
 /** A layout with its table: which shard holds each partition. */
 export interface AssignedLayout extends StateLayout {
@@ -54,8 +54,7 @@ export function planShardAssignment(from: AssignedLayout, to: StateLayout): numb
   const affinity: Array<Map<number, number>> = [];
   for (let p = 0; p < n; p++) {
     const a = new Map<number, number>();
-    const start = Math.floor((p * to.keyGroups) / n);
-    const end = Math.floor(((p + 1) * to.keyGroups) / n);
+    const [start, end] = keyGroupRange(p, to);
     for (let kg = start; kg < end; kg++) {
       const shard = shardOfKeyGroupIn(kg, from);
       if (shard < s) a.set(shard, (a.get(shard) ?? 0) + 1);
@@ -64,7 +63,10 @@ export function planShardAssignment(from: AssignedLayout, to: StateLayout): numb
   }
   const aff = (p: number, shard: number): number => (affinity[p] as Map<number, number>).get(shard) ?? 0;
   // The share of a partition's key groups a shard holds: partitions differ by one key group in size.
-  const size = (p: number): number => Math.floor(((p + 1) * to.keyGroups) / n) - Math.floor((p * to.keyGroups) / n);
+  const size = (p: number): number => {
+    const [start, end] = keyGroupRange(p, to);
+    return end - start;
+  };
   const share = (p: number, shard: number): number => aff(p, shard) / size(p);
   const assign = affinity.map((a) => {
     let best = -1;

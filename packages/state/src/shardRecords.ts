@@ -231,7 +231,7 @@ export class Serial {
  * Raw entries written or deleted by a repartition's copy or garbage collection, with the meta's
  * row count moved by `rowDelta`; the marker and the undo records stay.
  */
-export function planMove(s: ShardState, ops: ShardOp[], rowDelta: number): CommitPlan {
+export function planMove(s: ShardState, ops: readonly ShardOp[], rowDelta: number): CommitPlan {
   const next = { marker: s.marker, numRows: s.numRows + rowDelta, undoIds: s.undoIds };
   return { ops: [...ops, { type: 'put', key: META_KEY, value: encodeMeta(next) }], next };
 }

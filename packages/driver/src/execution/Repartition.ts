@@ -159,16 +159,18 @@ export async function runRepartition(
   const foundIndex = new Map<number, Uint8Array[]>();
   try {
     if (!copyDone) {
-      const pairs = new Set(moves.map((m) => `${m.from}>${m.to}`));
-      for (const pair of pairs) {
-        const [a, b] = pair.split('>').map(Number) as [number, number];
-        const copied = await copyKeyGroups(await store(a), await store(b), rangesOf((m) => m.from === a && m.to === b), (rows) => {
+      for (const a of new Set(moves.map((m) => m.from))) {
+        const targets = [];
+        for (const b of new Set(moves.filter((m) => m.from === a).map((m) => m.to))) {
+          targets.push({ to: await store(b), ranges: rangesOf((m) => m.from === a && m.to === b) });
+        }
+        const copied = await copyKeyGroups(await store(a), targets, (rows) => {
           if (rows > 0) hooks.onRows?.(rows);
           hooks.checkpoint?.();
         });
         numRowsMoved += copied.rows;
         numBytesMoved += copied.bytes;
-        foundIndex.set(a, [...(foundIndex.get(a) ?? []), ...copied.sourceIndexKeys]);
+        foundIndex.set(a, copied.sourceIndexKeys);
       }
       hooks.checkpoint?.();
       writeStateLayout(layoutPath, to);
