@@ -77,12 +77,17 @@ export class TaskScheduler {
   private startPool(slot: number): Piscina {
     const pool = new Piscina({ filename: this.filename, minThreads: 1, maxThreads: 1, idleTimeout: Number.POSITIVE_INFINITY });
     pool.on('error', (e: Error) => {
-      if (this.pools[slot] !== pool) return;
-      if (!this.closed) this.pools[slot] = this.startPool(slot);
-      void pool.destroy().catch(() => {});
-      this.slotFailed[slot]?.(e);
+      if (this.pools[slot] === pool) this.replaceWorker(slot, e);
     });
     return pool;
+  }
+
+  /** Gives `slot` a fresh pool (unless the scheduler is closed); the task running there fails with `reason`. */
+  private replaceWorker(slot: number, reason: Error): void {
+    const pool = this.pools[slot] as Piscina;
+    if (!this.closed) this.pools[slot] = this.startPool(slot);
+    this.slotFailed[slot]?.(reason);
+    void pool.destroy().catch(() => {});
   }
 
   /** A free slot: `wanted` when given (state tasks run where their shard lives), else any. */
@@ -161,11 +166,7 @@ export class TaskScheduler {
       w.reject(reason);
     }
     this.slotRun.forEach((run, slot) => {
-      if (run !== runId || this.closed) return;
-      const pool = this.pools[slot] as Piscina;
-      this.pools[slot] = this.startPool(slot);
-      this.slotFailed[slot]?.(reason);
-      void pool.destroy().catch(() => {});
+      if (run === runId && !this.closed) this.replaceWorker(slot, reason);
     });
   }
 
