@@ -8,6 +8,7 @@
  */
 import { warn } from '@sluice/state';
 import type { StreamingQueryProgress } from './progress.js';
+import { withTimeout } from '../execution/timeouts.js';
 
 export interface QueryStartedEvent {
   id: string;
@@ -181,10 +182,7 @@ export class ListenerBus {
     while (this.draining) {
       const left = deadline - Date.now();
       if (left <= 0) break;
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = Number.isFinite(left) ? new Promise<void>((r) => (timer = setTimeout(r, left))) : new Promise<void>(() => {});
-      await Promise.race([this.draining, timedOut]);
-      clearTimeout(timer);
+      await withTimeout(this.draining, left);
     }
     this.undelivered = this.size + (this.delivering ? 1 : 0);
   }
