@@ -95,7 +95,7 @@ export async function openLevelShard(dir: string, opts: ShardOptions): Promise<L
   } catch (e) {
     await db.close().catch(() => undefined);
     if (e instanceof SluiceError) throw e;
-    const env = environmentError(e, dir, 'read the state store');
+    const env = environmentError(e, dir, 'read the state store', 'read');
     if (env) throw env;
     throw new SluiceError('STATE_STORE_CORRUPT', `state store ${dir} could not be read: ${errorText(e)}`, { file: dir, cause: e });
   }

@@ -44,9 +44,10 @@ function textErrno(e: unknown): string | undefined {
 
 /**
  * The coded error for an environment fault met at `path` while doing `action` ("write the
- * checkpoint file", "open the state store"), or undefined when `e` is none of those.
+ * checkpoint file", "open the state store"), or undefined when `e` is none of those. `access`
+ * says whether the action reads or writes, for a permission denied.
  */
-export function environmentError(e: unknown, path: string, action: string): SluiceError | undefined {
+export function environmentError(e: unknown, path: string, action: string, access: 'read' | 'write' = 'write'): SluiceError | undefined {
   if (e instanceof SluiceError) return undefined;
   // classic-level's errors carry codes of their own (LEVEL_IO_ERROR) and errno only as text.
   const own = errno(e);
@@ -74,7 +75,7 @@ export function environmentError(e: unknown, path: string, action: string): Slui
       return new SluiceError('PATH_NOT_WRITABLE', `could not ${action} at ${path}: the file system is read-only`, { file: path, cause: e });
     case 'EACCES':
     case 'EPERM':
-      return new SluiceError('PATH_NOT_WRITABLE', `could not ${action} at ${path}: permission denied`, { file: path, cause: e });
+      return new SluiceError(access === 'read' ? 'PATH_NOT_READABLE' : 'PATH_NOT_WRITABLE', `could not ${action} at ${path}: permission denied`, { file: path, cause: e });
     case 'EEXIST':
     case 'ENOTDIR':
       return new SluiceError('PATH_NOT_DIRECTORY', `could not ${action} at ${path}: a file, not a directory, is in the way`, { file: path, cause: e });
@@ -84,6 +85,6 @@ export function environmentError(e: unknown, path: string, action: string): Slui
 }
 
 /** `environmentError`, or `e` itself when it is no environment fault. */
-export function asEnvironmentError(e: unknown, path: string, action: string): unknown {
-  return environmentError(e, path, action) ?? e;
+export function asEnvironmentError(e: unknown, path: string, action: string, access: 'read' | 'write' = 'write'): unknown {
+  return environmentError(e, path, action, access) ?? e;
 }

@@ -5,7 +5,7 @@
  * directories this process can write (they are created when missing).
  */
 import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
-import { environmentError, SluiceError } from '@sluice/state';
+import { asEnvironmentError, SluiceError } from '@sluice/state';
 
 /** Creates `dir` if needed and checks that this process can write into it. */
 export function prepareWritableDir(dir: string, what: string): void {
@@ -14,7 +14,7 @@ export function prepareWritableDir(dir: string, what: string): void {
     if (!statSync(dir).isDirectory()) throw Object.assign(new Error(`${dir} is not a directory`), { code: 'ENOTDIR' });
     accessSync(dir, constants.W_OK | constants.X_OK);
   } catch (e) {
-    throw environmentError(e, dir, `use the ${what} directory`) ?? e;
+    throw asEnvironmentError(e, dir, `use the ${what} directory`);
   }
 }
 
@@ -27,7 +27,7 @@ export function checkInputDir(dir: string): void {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') {
       throw new SluiceError('PATH_NOT_FOUND', `path does not exist: ${dir} (the source's input directory)`, { file: dir, option: 'path' });
     }
-    throw environmentError(e, dir, 'read the input directory') ?? e;
+    throw asEnvironmentError(e, dir, 'read the input directory', 'read');
   }
   if (!isDir) {
     throw new SluiceError('PATH_NOT_DIRECTORY', `the source's input ${dir} is a file, not a directory`, { file: dir, option: 'path' });

@@ -47,7 +47,7 @@ export function readVersioned<T>(path: string, validate?: (v: unknown) => v is T
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    const env = environmentError(e, path, 'read');
+    const env = environmentError(e, path, 'read', 'read');
     if (env) throw env;
     throw new SluiceError('CHECKPOINT_CORRUPT', `cannot read checkpoint file ${path}: ${(e as Error).message}`, {
       file: path,
