@@ -6,7 +6,6 @@ import {
   parseDuration,
   parseEnum,
   parseJsonObject,
-  parseNonNegativeInt,
   parseNonNegativeNumber,
   parsePositiveInt,
   parsePositiveIntOrAuto,
@@ -220,8 +219,6 @@ describe('one set of parsers for options and conf', () => {
   });
 
   it('parses the remaining kinds alike', () => {
-    expect(parseNonNegativeInt('0', 'x')).toBe(0);
-    expect(thrown(() => parseNonNegativeInt(-1, 'x')).message).toBe('options.x must be a non-negative integer (got -1)');
     expect(parseNonNegativeNumber('1.5', 'x')).toBe(1.5);
     expect(thrown(() => parseNonNegativeNumber(' ', 'x')).code).toBe('INVALID_OPTION');
     expect(parsePositiveIntOrAuto(' AUTO ', 'k', 'conf')).toBe('auto');
