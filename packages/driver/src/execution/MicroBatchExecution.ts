@@ -127,10 +127,9 @@ export class MicroBatchExecution extends StreamExecution {
             `set ${K.stateStoreShards} to ${slots} (or 'auto') to spread the state over every slot (it is repartitioned at the next start)`,
         );
       }
-      this.sources.forEach((s, i) => {
-        s.verifyOffset?.(this.available[i] ?? null);
-        if (this.pendingReplay) s.verifyOffset?.(this.pendingReplay.batch.offsets[i] ?? null);
-      });
+      // A replayed batch's end offsets are at or past those before it: checking them checks both.
+      const planned = this.pendingReplay?.batch.offsets ?? this.available;
+      this.sources.forEach((s, i) => s.verifyOffset?.(planned[i] ?? null));
       spec.sink.prepare?.({
         queryId: this.id,
         lastCommittedBatchId: (this.pendingReplay?.batch.batchId ?? this.pendingControl?.batchId ?? this.nextBatchId) - 1,
