@@ -72,7 +72,7 @@ export class CompactibleFileLog<F> {
     this.filesRead = read;
     this.latest = plain.at(-1) ?? this.latestCompact;
     // A crash after a compact file was written can leave the files it superseded.
-    this.removeSuperseded();
+    this.removeSuperseded(names);
   }
 
   private plainPath(id: number): string {
@@ -116,13 +116,13 @@ export class CompactibleFileLog<F> {
     }
     writeVersioned(this.compactPath(id), { entries });
     this.latestCompact = id;
-    this.removeSuperseded();
+    this.removeSuperseded(readdirSync(this.dir));
   }
 
-  /** Deletes the plain entries and older compact files that the latest compact file holds. */
-  private removeSuperseded(): void {
-    if (this.latestCompact < 0 || !existsSync(this.dir)) return;
-    for (const name of readdirSync(this.dir)) {
+  /** Deletes, of the directory's `names`, the plain entries and older compact files that the latest compact file holds. */
+  private removeSuperseded(names: readonly string[]): void {
+    if (this.latestCompact < 0) return;
+    for (const name of names) {
       const m = COMPACT.exec(name);
       const id = m ? Number(m[1]) : /^\d+$/.test(name) ? Number(name) : undefined;
       if (id !== undefined && (m ? id < this.latestCompact : id <= this.latestCompact)) {
