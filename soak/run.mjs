@@ -52,13 +52,17 @@ function run(cmd, args, env, killAfterMs) {
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
-    const hard = setTimeout(() => child.kill('SIGKILL'), CHILD_LIMIT_MS);
+    // Past the limit a run is hung, whatever else was meant to end it (a kill, a fault point).
+    let hung = false;
+    const hard = setTimeout(() => {
+      hung = true;
+      child.kill('SIGKILL');
+    }, CHILD_LIMIT_MS);
     let killer;
     if (killAfterMs !== undefined) killer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
     child.on('exit', (code, signal) => {
       clearTimeout(hard);
       clearTimeout(killer);
-      const hung = signal === 'SIGKILL' && killAfterMs === undefined && !env.SLUICE_FAULT;
       resolve({ code, signal, stdout, stderr, hung });
     });
   });
@@ -169,6 +173,10 @@ async function scenario(n, mountable) {
           ? await run('bash', ['-c', `ulimit -n 64 && exec "${process.execPath}" ${args.map((a) => `"${a}"`).join(' ')}`], env)
           : await run(process.execPath, args, env, killAfterMs);
       stats.runs += 1;
+      if (result.hung) {
+        problems.push(`${label}: a run hung past ${CHILD_LIMIT_MS} ms`);
+        return;
+      }
       // Count the disturbances that happened: a kill or a fault point that ended the run.
       const killed = result.signal === 'SIGKILL' && !/^DONE/m.test(result.stdout);
       if (killed && env.SLUICE_FAULT) {
@@ -176,10 +184,6 @@ async function scenario(n, mountable) {
         stats.faultPoints.add(env.SLUICE_FAULT.split(':')[0]);
       } else if (killed && killAfterMs !== undefined) stats.kills += 1;
       afterStateCommitKill = killed && env.SLUICE_FAULT?.startsWith('after-state-commit') === true;
-      if (result.hung) {
-        problems.push(`${label}: a run hung past ${CHILD_LIMIT_MS} ms`);
-        return;
-      }
       const failed = /^FAILED (\S+)/m.exec(result.stdout);
       if (failed) {
         const code = failed[1];

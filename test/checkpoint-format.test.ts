@@ -5,15 +5,14 @@
  * the state layout pinned in `metadata`), with one whose commit log fell behind, with control
  * batches, and with a layout file that says which shard holds each partition.
  */
-import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Session } from '@sluice/driver';
 import { dataRange, decodeDataKey, openLevelShard, partitionOfKeyGroup } from '@sluice/state';
 // @ts-expect-error: a plain JavaScript fixture module without types
 import { CONF, startQuery } from './fixtures/legacy-checkpoints/query.mjs';
-import { readSinkJson, removeTempDirs, tempDir } from './helpers.js';
+import { readDoc, readSinkJson, removeTempDirs, tempDir, withSession } from './helpers.js';
 
 const FIXTURES = fileURLToPath(new URL('./fixtures/legacy-checkpoints/', import.meta.url));
 const MIN = 60_000;
@@ -29,28 +28,13 @@ function copyOf(kind: Kind): string {
   return root;
 }
 
-/** The JSON document of a versioned checkpoint file (after its `v1` line). */
-function readDoc(path: string): Record<string, unknown> {
-  const text = readFileSync(path, 'utf8');
-  return JSON.parse(text.slice(text.indexOf('\n') + 1)) as Record<string, unknown>;
-}
-
 function writeDoc(path: string, doc: unknown): void {
   writeFileSync(path, `v1\n${JSON.stringify(doc)}\n`);
 }
 
-async function withSession<T>(fn: (s: Session) => Promise<T>): Promise<T> {
-  const session = await Session.create({ conf: CONF });
-  try {
-    return await fn(session);
-  } finally {
-    await session.close();
-  }
-}
-
 /** Runs the fixture's query on `root` to its end (AvailableNow) and returns the batch ids it ran. */
 function resume(kind: Kind, root: string): Promise<number[]> {
-  return withSession(async (session) => {
+  return withSession(CONF, async (session) => {
     const query = await startQuery(session, kind, root);
     await query.awaitTermination();
     return query.recentProgress.map((p: { batchId: number }) => p.batchId);
@@ -156,7 +140,7 @@ describe('the state layout file', () => {
     await resume('stateful', root);
     const layoutPath = join(root, 'checkpoint', 'state', '0', 'layout');
     rmSync(layoutPath);
-    await withSession(async (session) => {
+    await withSession(CONF, async (session) => {
       await expect(startQuery(session, 'stateful', root)).rejects.toMatchObject({ code: 'STATE_STORE_CORRUPT', file: layoutPath });
     });
   });
@@ -166,7 +150,7 @@ describe('the offset and commit logs', () => {
   it('a commit log more than one batch behind the offset log is CHECKPOINT_CORRUPT at start', async () => {
     const root = copyOf('stateless');
     rmSync(join(root, 'checkpoint', 'commits', '2'));
-    await withSession(async (session) => {
+    await withSession(CONF, async (session) => {
       await expect(startQuery(session, 'stateless', root)).rejects.toMatchObject({
         code: 'CHECKPOINT_CORRUPT',
         file: join(root, 'checkpoint', 'offsets'),
@@ -194,7 +178,7 @@ describe('the offset and commit logs', () => {
     const last = readDoc(join(root, 'checkpoint', 'offsets', '4'));
     const entry = join(root, 'checkpoint', 'offsets', '5');
     writeDoc(entry, { ...last, batchId: 5, kind: 'control', control: { type: 'REPARTITION', phase: 'copy' } });
-    await withSession(async (session) => {
+    await withSession(CONF, async (session) => {
       await expect(startQuery(session, 'stateless', root)).rejects.toMatchObject({ code: 'UNRESUMABLE_CONTROL_BATCH', file: entry });
     });
   });
@@ -203,7 +187,7 @@ describe('the offset and commit logs', () => {
     const root = copyOf('stateless');
     const entry = join(root, 'checkpoint', 'offsets', '3');
     writeDoc(entry, { ...readDoc(entry), kind: 'mystery' });
-    await withSession(async (session) => {
+    await withSession(CONF, async (session) => {
       await expect(startQuery(session, 'stateless', root)).rejects.toMatchObject({ code: 'CHECKPOINT_CORRUPT', file: entry });
     });
   });

@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Session } from '@sluice/driver';
 
 const made: string[] = [];
 
@@ -29,6 +30,26 @@ export function jsonLines(rows: Array<Record<string, unknown>>): string[] {
   return rows.map((r) => JSON.stringify(r));
 }
 
+/** The JSON document of a versioned checkpoint file's text (after its `v1` line). */
+export function parseDoc(text: string): Record<string, unknown> {
+  return JSON.parse(text.slice(text.indexOf('\n') + 1)) as Record<string, unknown>;
+}
+
+/** The JSON document of the versioned checkpoint file at `path`. */
+export function readDoc(path: string): Record<string, unknown> {
+  return parseDoc(readFileSync(path, 'utf8'));
+}
+
+/** Runs `fn` with a session of the conf given (2 cores unless it says otherwise), closed in a finally. */
+export async function withSession<T>(conf: Record<string, unknown>, fn: (s: Session) => Promise<T>): Promise<T> {
+  const session = await Session.create({ conf: { 'sluice.executor.cores': 2, ...conf } });
+  try {
+    return await fn(session);
+  } finally {
+    await session.close();
+  }
+}
+
 /** Rows of every committed part file of a JSON sink directory, read through its manifests. */
 export function readSinkJson(dir: string): Array<Record<string, unknown>> {
   const metaDir = join(dir, '_sluice_metadata');
@@ -38,8 +59,7 @@ export function readSinkJson(dir: string): Array<Record<string, unknown>> {
     .sort((a, b) => a - b);
   const rows: Array<Record<string, unknown>> = [];
   for (const id of ids) {
-    const text = readFileSync(join(metaDir, String(id)), 'utf8');
-    const manifest = JSON.parse(text.slice(text.indexOf('\n') + 1)) as { files: Array<{ name: string }> };
+    const manifest = readDoc(join(metaDir, String(id))) as unknown as { files: Array<{ name: string }> };
     for (const f of manifest.files) {
       for (const line of readFileSync(join(dir, f.name), 'utf8').split('\n')) if (line) rows.push(JSON.parse(line));
     }
@@ -49,6 +69,15 @@ export function readSinkJson(dir: string): Array<Record<string, unknown>> {
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
+}
+
+/** Waits until `done()` holds, polling every 10 ms; past `timeoutMs` it throws, naming `what`. */
+export async function waitUntil(done: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`waited ${timeoutMs} ms for ${what}`);
+    await sleep(10);
+  }
 }
 
 /**

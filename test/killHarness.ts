@@ -74,15 +74,17 @@ export interface KillAt {
 }
 
 /**
- * Runs the fixture `child` once; `kill` SIGKILLs it then, unless it ended first. `fault` sets
- * SLUICE_FAULT; the variable is removed otherwise, so a restart never inherits it.
+ * Runs the fixture `child` once, with `<input> <out> <ckpt>` or the arguments given; `kill`
+ * SIGKILLs it then, unless it ended first. `fault` sets SLUICE_FAULT; the variable is removed
+ * otherwise, so a restart never inherits it. A child past CHILD_TIME_LIMIT_MS is hung: it rejects.
  */
-export function runChild(child: string, dirs: ChildDirs, opts: { kill?: KillAt; fault?: string } = {}): Promise<ChildRun> {
+export function runChild(child: string, dirs: ChildDirs | readonly string[], opts: { kill?: KillAt; fault?: string } = {}): Promise<ChildRun> {
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env['SLUICE_FAULT'];
   if (opts.fault) env['SLUICE_FAULT'] = opts.fault;
   const started = Date.now();
-  const proc = spawn(process.execPath, [child, dirs.input, dirs.out, dirs.ckpt], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const args = 'ckpt' in dirs ? [dirs.input, dirs.out, dirs.ckpt] : dirs;
+  const proc = spawn(process.execPath, [child, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   let killer: NodeJS.Timeout | undefined;

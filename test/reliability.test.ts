@@ -8,21 +8,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { col, lit, Session, Trigger, udf, type StreamingQuery } from '@sluice/driver';
-import { jsonLines, mountTmpfs, readSinkJson, remountTmpfs, removeTempDirs, sleep, tempDir, unmount, writeInput } from './helpers.js';
+import { jsonLines, mountTmpfs, readSinkJson, remountTmpfs, removeTempDirs, sleep, tempDir, unmount, waitUntil, withSession, writeInput } from './helpers.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const UDFS = new URL('./fixtures/udfs.mjs', import.meta.url);
 
 afterAll(removeTempDirs);
-
-async function withSession<T>(conf: Record<string, unknown>, fn: (s: Session) => Promise<T>): Promise<T> {
-  const session = await Session.create({ conf: { 'sluice.executor.cores': 2, ...conf } });
-  try {
-    return await fn(session);
-  } finally {
-    await session.close();
-  }
-}
 
 describe('the listener bus under pressure', () => {
   it('delivers every start, termination and query progress while idle events flood a small queue', async () => {
@@ -98,7 +89,7 @@ describe('a udf that never returns', () => {
           .start();
       session.memoryStream('spin', 'id STRING').addData([{ id: 'hang' }]);
       const stuck = await stuckQuery();
-      while (!existsSync(marker)) await sleep(10); // its task is in the endless loop now
+      await waitUntil(() => existsSync(marker), 'the udf to start its endless loop'); // its task is in the endless loop now
 
       // Another query runs beside it, on the other slot.
       const steady = session.memoryStream('steady', 'v LONG');
@@ -163,7 +154,7 @@ describe('a stop that times out', () => {
       const first = await start();
       await first.processAllAvailable(); // batch 0 opened the shards in the only worker
       stream.addData([{ id: 'hang' }, { id: 'a' }]);
-      while (!existsSync(marker)) await sleep(10);
+      await waitUntil(() => existsSync(marker), 'the udf to start its endless loop');
       await first.stop();
       expect(existsSync(join(ckpt, 'commits', '1'))).toBe(false);
 
@@ -190,7 +181,7 @@ describe('a stop that times out', () => {
         })
         .option('checkpointLocation', ckpt)
         .start();
-      while (!called) await sleep(10);
+      await waitUntil(() => called, 'foreachBatch to be called');
       const t0 = Date.now();
       await q.stop();
       expect(Date.now() - t0).toBeLessThan(5_000);

@@ -4,15 +4,16 @@
  * last planned batch, a REPARTITION control batch moves the state; every count stays right, and
  * the next progress event says how long the move took. Crashes at any moment of it are resumed.
  */
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Session, type StreamingQueryProgress } from '@sluice/driver';
 // @ts-expect-error: a plain JavaScript fixture module without types
 import { IDS, ROWS_PER_BATCH, seedQuery } from './fixtures/repartition-query.mjs';
-import { readSinkJson, removeTempDirs, tempDir } from './helpers.js';
+import { readDoc, readSinkJson, removeTempDirs, tempDir, withSession } from './helpers.js';
+import { logIds, mulberry32, runChild as runHarnessChild, type ChildRun } from './killHarness.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/repartition-child.mjs', import.meta.url));
 const REPO = fileURLToPath(new URL('..', import.meta.url));
@@ -25,32 +26,37 @@ interface Dirs {
   ckpt: string;
 }
 
+let seededBase: Dirs | undefined;
+
+/**
+ * Its own copy of a checkpoint and sink after 16 runs (one batch each) at 8 partitions on 2
+ * shards, built once for the tests that start from there.
+ */
+async function seeded(): Promise<Dirs> {
+  if (!seededBase) {
+    const base = dirs();
+    for (let i = 0; i < 16; i++) await runWith(base, 8, 2);
+    seededBase = base;
+  }
+  const d = dirs();
+  cpSync(seededBase.out, d.out, { recursive: true });
+  cpSync(seededBase.ckpt, d.ckpt, { recursive: true });
+  return d;
+}
+
 function dirs(): Dirs {
   const root = tempDir('sluice-repartition-');
   return { out: join(root, 'out'), ckpt: join(root, 'ckpt') };
 }
 
-function doc(path: string): Record<string, unknown> {
-  const text = readFileSync(path, 'utf8');
-  return JSON.parse(text.slice(text.indexOf('\n') + 1)) as Record<string, unknown>;
-}
-
 /** One run in this process with the layout given; returns its progress events. */
 async function runWith(d: Dirs, partitions: number, shards?: number): Promise<StreamingQueryProgress[]> {
-  const session = await Session.create({
-    conf: {
-      'sluice.executor.cores': 2,
-      'sluice.sql.streaming.stateStore.partitions': partitions,
-      ...(shards !== undefined && { 'sluice.sql.streaming.stateStore.shards': shards }),
-    },
-  });
-  try {
+  const conf = { 'sluice.sql.streaming.stateStore.partitions': partitions, ...(shards !== undefined && { 'sluice.sql.streaming.stateStore.shards': shards }) };
+  return withSession(conf, async (session) => {
     const q = await seedQuery(session, d.out, d.ckpt);
     await q.awaitTermination();
     return q.recentProgress;
-  } finally {
-    await session.close();
-  }
+  });
 }
 
 /**
@@ -60,8 +66,8 @@ async function runWith(d: Dirs, partitions: number, shards?: number): Promise<St
  */
 function expectExactOutput(d: Dirs): number {
   const commits = join(d.ckpt, 'commits');
-  const last = Math.max(...readdirNumbers(commits));
-  const watermark = doc(join(commits, String(last)))['nextBatchWatermarkMs'] as number;
+  const last = logIds(commits).at(-1) as number;
+  const watermark = readDoc(join(commits, String(last)))['nextBatchWatermarkMs'] as number;
   const expected: string[] = [];
   for (let start = 0; start + 5 * MIN <= watermark; start += 5 * MIN) {
     for (let id = 0; id < IDS; id++) expected.push(`${start}|${id}|${(5 * ROWS_PER_BATCH) / IDS}`);
@@ -71,12 +77,8 @@ function expectExactOutput(d: Dirs): number {
   return expected.length;
 }
 
-function readdirNumbers(dir: string): number[] {
-  return readdirSync(dir).filter((n) => /^\d+$/.test(n)).map(Number);
-}
-
 function layoutOf(d: Dirs): { partitions: number; shards: number; shardOfPartition: number[] } {
-  return doc(join(d.ckpt, 'state', '0', 'layout')) as never;
+  return readDoc(join(d.ckpt, 'state', '0', 'layout')) as never;
 }
 
 describe('repartitioning the seed query at restart', () => {
@@ -104,7 +106,7 @@ describe('repartitioning the seed query at restart', () => {
       expect([layout.partitions, layout.shards]).toEqual([partitions, shards]);
       expectExactOutput(d);
       // The offset log holds the control batch, with both layouts.
-      const control = doc(join(d.ckpt, 'offsets', String(first.batchId - 1)));
+      const control = readDoc(join(d.ckpt, 'offsets', String(first.batchId - 1)));
       expect(control).toMatchObject({ kind: 'control', control: { type: 'REPARTITION', from: { partitions: before.partitions }, to: { partitions } } });
     }
     // A start with the same layout runs no control batch.
@@ -119,23 +121,26 @@ describe('repartitioning the seed query at restart', () => {
     const warnings: Error[] = [];
     const onWarning = (w: Error) => warnings.push(w);
     process.on('warning', onWarning);
-    const session = await Session.create({
-      conf: { 'sluice.executor.cores': 2, 'sluice.sql.streaming.stateStore.partitions': 8, 'sluice.sql.streaming.stateStore.shards': 'auto' },
-    });
-    const heard: StreamingQueryProgress[] = [];
-    session.streams.addListener({ onQueryProgress: ({ progress }) => void heard.push(progress) });
     try {
-      const q = await seedQuery(session, d.out, d.ckpt);
-      await q.awaitTermination();
+      const session = await Session.create({
+        conf: { 'sluice.executor.cores': 2, 'sluice.sql.streaming.stateStore.partitions': 8, 'sluice.sql.streaming.stateStore.shards': 'auto' },
+      });
+      const heard: StreamingQueryProgress[] = [];
+      session.streams.addListener({ onQueryProgress: ({ progress }) => void heard.push(progress) });
+      try {
+        const q = await seedQuery(session, d.out, d.ckpt);
+        await q.awaitTermination();
+      } finally {
+        await session.close();
+      }
+      expect(layoutOf(d).shards).toBe(2);
+      expect(heard[0]?.durationMs['controlBatch.REPARTITION']).toBeGreaterThanOrEqual(0);
+      expect(heard[0]?.stateOperators[0]?.numStateStoreInstances).toBe(2);
+      await runWith(d, 8, 1); // back to one shard on two slots
+      await new Promise((r) => setImmediate(r));
     } finally {
-      await session.close();
+      process.off('warning', onWarning);
     }
-    expect(layoutOf(d).shards).toBe(2);
-    expect(heard[0]?.durationMs['controlBatch.REPARTITION']).toBeGreaterThanOrEqual(0);
-    expect(heard[0]?.stateOperators[0]?.numStateStoreInstances).toBe(2);
-    await runWith(d, 8, 1); // back to one shard on two slots
-    await new Promise((r) => setImmediate(r));
-    process.off('warning', onWarning);
     const below = warnings.filter((w) => (w as { code?: string }).code === 'SLUICE_STATE_SHARDS_BELOW_SLOTS');
     expect(below).toHaveLength(1);
     expect(below[0]?.message).toMatch(/1 shard\(s\) on 2 slots.*stateStore\.shards to 2 \(or 'auto'\)/);
@@ -148,35 +153,19 @@ describe('repartitioning the seed query at restart', () => {
   });
 });
 
-interface ChildResult {
-  stdout: string;
-  signal: NodeJS.Signals | null;
-}
-
-function runChild(d: Dirs, partitions: number, shards: number, opts: { killAfterMs?: number; fault?: string } = {}): Promise<ChildResult> {
-  return new Promise((resolve) => {
-    const env = { ...process.env };
-    delete env['SLUICE_FAULT'];
-    if (opts.fault) env['SLUICE_FAULT'] = opts.fault;
-    const child = spawn(process.execPath, [CHILD, d.out, d.ckpt, String(partitions), String(shards)], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
-    const hard = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    const kill = opts.killAfterMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), opts.killAfterMs);
-    child.on('exit', (_code, signal) => {
-      clearTimeout(hard);
-      clearTimeout(kill);
-      resolve({ stdout, signal });
-    });
+/** One run of the child with the layout given (killHarness.runChild: a hang fails the test). */
+function runChild(d: Dirs, partitions: number, shards: number, opts: { killAfterMs?: number; fault?: string } = {}): Promise<ChildRun> {
+  return runHarnessChild(CHILD, [d.out, d.ckpt, String(partitions), String(shards)], {
+    ...(opts.fault !== undefined && { fault: opts.fault }),
+    ...(opts.killAfterMs !== undefined && { kill: { from: 'spawn' as const, afterMs: opts.killAfterMs } }),
   });
 }
 
 describe('stopping around a repartition', () => {
   it('a stop asked for while the last planned batch is replayed commits that batch and leaves the move to the next start', async () => {
-    const d = dirs();
-    for (let i = 0; i < 16; i++) await runWith(d, 8, 2);
+    const d = await seeded();
     expect((await runChild(d, 8, 2, { fault: 'after-offsets-write' })).signal).toBe('SIGKILL');
-    const planned = Math.max(...readdirSync(join(d.ckpt, 'offsets')).filter((f) => /^\d+$/.test(f)).map(Number));
+    const planned = logIds(join(d.ckpt, 'offsets')).at(-1) as number;
     const session = await Session.create({ conf: { 'sluice.executor.cores': 2, 'sluice.sql.streaming.stateStore.partitions': 4 } });
     try {
       const q = await seedQuery(session, d.out, d.ckpt);
@@ -186,8 +175,8 @@ describe('stopping around a repartition', () => {
       await session.close();
     }
     // The replayed batch committed; no control batch was planned, and the layout is the old one.
-    expect(readdirSync(join(d.ckpt, 'commits'))).toContain(String(planned));
-    expect(readdirSync(join(d.ckpt, 'offsets'))).not.toContain(String(planned + 1));
+    expect(logIds(join(d.ckpt, 'commits'))).toContain(planned);
+    expect(logIds(join(d.ckpt, 'offsets'))).not.toContain(planned + 1);
     expect(layoutOf(d).partitions).toBe(8);
     const progress = await runWith(d, 4);
     expect(progress[0]?.durationMs['controlBatch.REPARTITION']).toBeGreaterThanOrEqual(0);
@@ -208,11 +197,14 @@ describe('crashes during repartitioning', () => {
       [200, 2],
     ] as const;
     const faults = ['repartition-mid-copy', 'repartition-after-layout-commit', 'repartition-mid-gc'];
+    const seed = Number(process.env['SLUICE_KILL_SEED'] ?? 8);
+    const rand = mulberry32(seed);
+    console.log(`kill seed ${seed}`);
     const killedAt: string[] = [];
     for (let i = 0; i < 20; i++) {
       const [partitions, shards] = layouts[i % layouts.length] as readonly [number, number];
       const fault = i < 9 ? `${faults[i % 3]}:${1 + (i % 2)}` : undefined;
-      const first = await runChild(d, partitions, shards, fault ? { fault } : { killAfterMs: 50 + Math.floor(Math.random() * 400) });
+      const first = await runChild(d, partitions, shards, fault ? { fault } : { killAfterMs: 50 + Math.floor(rand() * 400) });
       killedAt.push(first.signal === 'SIGKILL' ? (fault ?? 'random') : `ended (${fault ?? 'random'})`);
       const finish = await runChild(d, partitions, shards);
       expect(finish.stdout, `restart ${i}: ${finish.stdout}`).toContain('DONE');
@@ -252,6 +244,8 @@ function sluiceWithFault(fault: string | undefined, ...args: string[]): ReturnTy
   delete env['SLUICE_FAULT'];
   if (fault) env['SLUICE_FAULT'] = fault;
   const r = spawnSync(process.execPath, [SLUICE, ...args], { cwd: REPO, env, encoding: 'utf8', timeout: 60_000, killSignal: 'SIGKILL' });
+  // A CLI past the time limit is hung, never the SIGKILL a fault point sends.
+  if (r.error) throw new Error(`sluice ${args.join(' ')}: ${r.error.message}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
   return { status: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -265,7 +259,7 @@ describe('the sluice CLI', () => {
   it('checkpoint inspect --json describes a known checkpoint: id, last batch, pinned settings, layout, rows per shard and partition', () => {
     const ckpt = join(tempDir(), 'ckpt');
     cpSync(LEGACY, ckpt, { recursive: true });
-    const meta = doc(join(ckpt, 'metadata'));
+    const meta = readDoc(join(ckpt, 'metadata'));
     const r = sluice('checkpoint', 'inspect', ckpt, '--json');
     expect(r.stderr).toBe('');
     interface Report {
@@ -291,8 +285,7 @@ describe('the sluice CLI', () => {
   });
 
   it('checkpoint repartition moves the state offline; the restart with the new count runs no control batch and counts exactly', async () => {
-    const d = dirs();
-    for (let i = 0; i < 16; i++) await runWith(d, 8, 2);
+    const d = await seeded();
     const r = sluice('checkpoint', 'repartition', d.ckpt, '--partitions', '7', '--shards', '3');
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
@@ -305,16 +298,14 @@ describe('the sluice CLI', () => {
   });
 
   it('finishes a repartition killed mid-copy when run again with --shards left out, as a start with neither count set does', async () => {
-    const d = dirs();
-    for (let i = 0; i < 16; i++) await runWith(d, 8, 2);
+    const d = await seeded();
     const killed = sluiceWithFault('repartition-mid-copy', 'checkpoint', 'repartition', d.ckpt, '--partitions', '8', '--shards', '1');
     expect(killed.signal).toBe('SIGKILL');
     expect(layoutOf(d).shards).toBe(2); // killed before the commit point
     const r = sluice('checkpoint', 'repartition', d.ckpt, '--partitions', '8');
     expect(r.stderr).toBe('');
     expect([layoutOf(d).partitions, layoutOf(d).shards]).toEqual([8, 1]);
-    const other = dirs();
-    for (let i = 0; i < 8; i++) await runWith(other, 8, 2);
+    const other = await seeded();
     sluiceWithFault('repartition-mid-copy', 'checkpoint', 'repartition', other.ckpt, '--partitions', '8', '--shards', '1');
     const refused = sluice('checkpoint', 'repartition', other.ckpt, '--partitions', '8', '--shards', '3');
     expect(refused.stderr).toMatch(/^sluice: UNRESUMABLE_CONTROL_BATCH: .*run with --partitions 8 --shards 1 to finish it first/);
@@ -324,8 +315,7 @@ describe('the sluice CLI', () => {
   });
 
   it('finishes a repartition killed while it removed the directory of a shard the new layout drops, half removed', async () => {
-    const d = dirs();
-    for (let i = 0; i < 16; i++) await runWith(d, 8, 2);
+    const d = await seeded();
     const killed = sluiceWithFault('repartition-mid-gc', 'checkpoint', 'repartition', d.ckpt, '--partitions', '8', '--shards', '1');
     expect(killed.signal).toBe('SIGKILL');
     expect(layoutOf(d).shards).toBe(1); // past the commit point

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { col, lit, Session, Trigger, udf, window, type DataFrame, type StreamingQueryProgress } from '@sluice/driver';
-import { jsonLines, removeTempDirs, tempDir, writeInput } from './helpers.js';
+import { jsonLines, parseDoc, removeTempDirs, tempDir, writeInput } from './helpers.js';
 import {
   calibrate,
   committedRows,
@@ -329,7 +329,7 @@ describe('SIGKILL and restart of a windowed aggregation on the same checkpoint',
       // The replay used the planned batch as written (same offsets, batch timestamp and
       // watermark), and an already committed sink batch was not written again.
       expect(readFileSync(offsetsFile, 'utf8')).toBe(plannedBatch);
-      expect(JSON.parse(plannedBatch.slice(plannedBatch.indexOf('\n') + 1)).batchWatermarkMs).toBe(EXPECTED.watermarks[crashedBatch]);
+      expect(parseDoc(plannedBatch)['batchWatermarkMs']).toBe(EXPECTED.watermarks[crashedBatch]);
       if (manifest !== undefined) expect(readFileSync(manifestFile, 'utf8')).toBe(manifest);
     });
   });
@@ -344,7 +344,7 @@ describe('SIGKILL and restart of a windowed aggregation on the same checkpoint',
     // Decided from the checkpoint, not from memory (DESIGN.md §3): the no-data batch is still due.
     await expectRestartCompletes(dirs);
     const planned = readFileSync(join(dirs.ckpt, 'offsets', String(noDataBatch)), 'utf8');
-    expect(JSON.parse(planned.slice(planned.indexOf('\n') + 1)).batchWatermarkMs).toBe(EXPECTED.watermarks[noDataBatch]);
+    expect(parseDoc(planned)['batchWatermarkMs']).toBe(EXPECTED.watermarks[noDataBatch]);
   });
 
   describe.each([
