@@ -34,6 +34,12 @@ export function contiguousLayout(counts: StateLayout): StateLayoutRecord {
   return { ...counts, shardOfPartition: contiguousAssignment(counts) };
 }
 
+/** The counts of a layout without its table: what tasks and a batch's offsets entry carry. */
+export function layoutCounts(layout: StateLayout): { keyGroups: number; partitions: number; shards: number } {
+  const { keyGroups, partitions, shards } = layout;
+  return { keyGroups, partitions, shards };
+}
+
 export function writeStateLayout(path: string, layout: StateLayoutRecord): void {
   writeVersioned(path, layout);
 }

@@ -17,6 +17,7 @@ import type {
   TaskRequest,
   TaskSuccess,
 } from '@sluice/executor';
+import { layoutCounts } from '../checkpoint/StateLayoutFile.js';
 import type { LogicalPlan } from '../plan/LogicalPlan.js';
 import type { OutputMode } from '../plan/QuerySpec.js';
 import type { TaskScheduler } from '../scheduler/TaskScheduler.js';
@@ -122,7 +123,7 @@ export class IncrementalExecution {
       ...common,
       ops: this.plan.ops,
       stateful: info.op,
-      layout: { keyGroups: info.layout.keyGroups, partitions: info.layout.partitions, shards: info.layout.shards },
+      layout: layoutCounts(info.layout),
       // A deduplication that uses the watermark drops late rows before it keeps a first row per key.
       lateThresholdMs: info.op.kind !== 'aggregate' && info.usesWatermark ? watermarkMs : null,
     };
@@ -142,7 +143,7 @@ export class IncrementalExecution {
       operatorId: info.operatorId,
       shardDir: info.shardDir(shard),
       storeOptions: ctx.storeOptions,
-      layout: { keyGroups: info.layout.keyGroups, partitions: info.layout.partitions, shards: info.layout.shards },
+      layout: layoutCounts(info.layout),
       partitions,
       blocks,
       stateful: info.op,

@@ -16,7 +16,7 @@ import { CommitLog } from '../checkpoint/CommitLog.js';
 import { OffsetLog, type DataOffsetSeq, type SourceOffset } from '../checkpoint/OffsetLog.js';
 import { loadQueryMetadata } from '../checkpoint/QueryMetadata.js';
 import { readRecovery } from '../checkpoint/recovery.js';
-import { writeStateLayout } from '../checkpoint/StateLayoutFile.js';
+import { layoutCounts, writeStateLayout } from '../checkpoint/StateLayoutFile.js';
 import { writeVersioned } from '../checkpoint/versionedFile.js';
 import { statefulInputSchema, watermarkOf, type LogicalPlan } from '../plan/LogicalPlan.js';
 import type { QuerySpec } from '../plan/QuerySpec.js';
@@ -30,7 +30,6 @@ import { StreamExecution, type ExecutionContext } from './StreamExecution.js';
 import {
   checkResumable,
   finishByStart,
-  layoutCounts,
   isRepartition,
   markersAfter,
   repartitionCommit,

@@ -30,7 +30,7 @@ import {
 import type { CheckpointPaths } from '../checkpoint/CheckpointPaths.js';
 import type { CommitMetadata } from '../checkpoint/CommitLog.js';
 import type { ControlOffsetSeq, ControlPayload } from '../checkpoint/OffsetLog.js';
-import { readStateLayout, writeStateLayout, type StateLayoutRecord } from '../checkpoint/StateLayoutFile.js';
+import { layoutCounts, readStateLayout, writeStateLayout, type StateLayoutRecord } from '../checkpoint/StateLayoutFile.js';
 
 export interface RepartitionControl extends ControlPayload {
   type: 'REPARTITION';
@@ -96,12 +96,6 @@ export const finishByStart = {
   option: K.stateStorePartitions,
   finishWith: (to: StateLayoutRecord): string => `start with ${K.stateStorePartitions}=${to.partitions} and ${K.stateStoreShards}=${to.shards} (or neither set) to finish it, then change them`,
 };
-
-/** The counts of a layout, as a batch's offsets entry records them. */
-export function layoutCounts(layout: Pick<StateLayoutRecord, 'keyGroups' | 'partitions' | 'shards'>): { keyGroups: number; partitions: number; shards: number } {
-  const { keyGroups, partitions, shards } = layout;
-  return { keyGroups, partitions, shards };
-}
 
 /** The offsets entry of a REPARTITION control batch after batch `last` (which it repeats). */
 export function repartitionEntry(batchId: number, control: RepartitionControl, last: { offsets: unknown[]; batchWatermarkMs: number }): ControlOffsetSeq {
