@@ -288,39 +288,11 @@ describe('the environment, named truthfully at start()', () => {
     }
   });
 
-  it('a checkpoint the process may not write is PATH_NOT_WRITABLE (a child without the power to override permissions)', () => {
-    const parent = tempDir();
-    chmodSync(parent, 0o555);
-    const ckpt = join(parent, 'ckpt');
-    const script = [
-      "import { Session } from '@sluice/driver';",
-      "const s = await Session.create({ conf: { 'sluice.executor.cores': 1 } });",
-      "s.memoryStream('m', 'v LONG');",
-      'try {',
-      `  await s.readStream.format('memory').load('m').writeStream.format('memory').queryName('o').option('checkpointLocation', ${JSON.stringify(ckpt)}).start();`,
-      "  console.log('STARTED');",
-      '} catch (e) { console.log(`${e.code} ${e.file}`); }',
-      'await s.close();',
-    ].join('\n');
-    // Root, but without CAP_DAC_OVERRIDE: the directory's permission bits apply to it as to anyone.
-    const r = spawnSync('setpriv', ['--bounding-set=-dac_override,-dac_read_search', '--', process.execPath, '--input-type=module', '-e', script], {
-      cwd: REPO,
-      encoding: 'utf8',
-      timeout: 30_000,
-    });
-    expect(r.stderr).toBe('');
-    expect(r.stdout.trim()).toBe(`PATH_NOT_WRITABLE ${ckpt}`);
-  });
-
-  it('a checkpoint file the process may not read is PATH_NOT_READABLE naming it (a child without the power to override permissions)', async () => {
-    const ckpt = tempDir();
-    await withSession({ 'sluice.executor.cores': 1 }, async (session) => {
-      session.memoryStream('m', 'v LONG');
-      const q = await session.readStream.format('memory').load('m').writeStream.format('memory').queryName('o').option('checkpointLocation', ckpt).start();
-      await q.stop();
-    });
-    const metadata = join(ckpt, 'metadata');
-    chmodSync(metadata, 0o000);
+  /**
+   * Starts a memory query on `ckpt` in a child that is root but without CAP_DAC_OVERRIDE, so that
+   * permission bits apply to it as to anyone; returns what it printed: `STARTED` or `<code> <file>`.
+   */
+  function startWithoutOverride(ckpt: string): string {
     const script = [
       "import { Session } from '@sluice/driver';",
       "const s = await Session.create({ conf: { 'sluice.executor.cores': 1 } });",
@@ -338,7 +310,26 @@ describe('the environment, named truthfully at start()', () => {
     });
     expect(r.error).toBeUndefined();
     expect(r.stderr).toBe('');
-    expect(r.stdout.trim()).toBe(`PATH_NOT_READABLE ${metadata}`);
+    return r.stdout.trim();
+  }
+
+  it('a checkpoint the process may not write is PATH_NOT_WRITABLE (a child without the power to override permissions)', () => {
+    const parent = tempDir();
+    chmodSync(parent, 0o555);
+    const ckpt = join(parent, 'ckpt');
+    expect(startWithoutOverride(ckpt)).toBe(`PATH_NOT_WRITABLE ${ckpt}`);
+  });
+
+  it('a checkpoint file the process may not read is PATH_NOT_READABLE naming it (a child without the power to override permissions)', async () => {
+    const ckpt = tempDir();
+    await withSession({ 'sluice.executor.cores': 1 }, async (session) => {
+      session.memoryStream('m', 'v LONG');
+      const q = await session.readStream.format('memory').load('m').writeStream.format('memory').queryName('o').option('checkpointLocation', ckpt).start();
+      await q.stop();
+    });
+    const metadata = join(ckpt, 'metadata');
+    chmodSync(metadata, 0o000);
+    expect(startWithoutOverride(ckpt)).toBe(`PATH_NOT_READABLE ${metadata}`);
   });
 
   it('a full disk stops the query with DISK_FULL naming the path; once space is freed a restart continues exactly once', async () => {
