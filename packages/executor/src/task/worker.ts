@@ -15,6 +15,7 @@ import { forEachInputRow, readInput } from './readInput.js';
 import { deliver } from './taskOutput.js';
 import { compileStages, pruneInput, rowPipeline, runStages } from './stages.js';
 import { releaseShards, runStateTask } from '../operators/stateTask.js';
+import { columnMapSide } from '../columns/columnMapSide.js';
 
 const udfs: UdfRegistry = new Map();
 
@@ -27,11 +28,16 @@ async function runStateless(task: StatelessTask): Promise<TaskResult> {
   return deliver(base, task.output, rows, plan.outputSchema);
 }
 
-/** Rows flow one at a time from the source through the operators into the combiner. */
+/**
+ * An aggregation's rows flow as column batches from the source through the operators into the
+ * hash table (columns/); other stateful operators take rows one at a time.
+ */
 async function runMap(task: MapTask): Promise<TaskResult> {
   const { input, schema } = pruneInput(task.input, task.inputSchema, task.ops);
   const plan = await compileStages(schema, task.ops, udfs);
   await loadMapSideUdfs(task.stateful, udfs);
+  const columnar = columnMapSide(task, input, schema, udfs);
+  if (columnar !== undefined) return { ok: true, threadId, ...columnar };
   const pipeline = rowPipeline(plan);
   const partials = streamPartials(task.stateful, plan.outputSchema, task.layout, udfs, task.lateThresholdMs);
   const numInputRows = forEachInputRow(input, (row) => {

@@ -1,0 +1,464 @@
+/**
+ * Map-side hash aggregation over column batches (Spark's partial aggregation), without an object
+ * per row: each row's key parts are numbers (a tumbling window's start, a number, a boolean, or
+ * the task-level id of a string), looked up in an open-addressing table of Float64Array key
+ * tuples; the aggregates then update typed-array accumulators by group id, one loop per aggregate.
+ * Objects are made once per group, when the groups are written to the shuffle blocks.
+ *
+ * It gives the partials that mapSide.ts's row collector gives on the same rows, in the same
+ * order: keys compare as the canonical encoding does (-0 = 0, NaN = NaN, null apart), rows whose
+ * window time is null are dropped, and each group sees its values in row order. Keys it cannot
+ * take (struct values, sliding windows) leave the task to the row collector.
+ */
+import type { AggBuffer, Aggregator } from '../operators/aggregates.js';
+import { aggregatorOf, aggregateOutputSchema, eventTimeOfKey, windowOfKey } from '../operators/aggregates.js';
+import type { StatefulOp } from '../operators/types.js';
+import type { Expr } from '../expressions/types.js';
+import { exprType } from '../expressions/exprTypes.js';
+import type { UdfRegistry } from '../expressions/udfs.js';
+import type { DataType, Schema } from '../schema/types.js';
+import { isNumericType, isStructType } from '../schema/values.js';
+import type { ShuffleWriter } from '../shuffle/ShuffleWriter.js';
+import { compileColumnExpr, type ColumnEvaluator } from './columnExpr.js';
+import type { ColumnBatch, Vector } from './vectors.js';
+
+type AggregateOp = Extract<StatefulOp, { kind: 'aggregate' }>;
+
+// ---- accumulators ------------------------------------------------------------------------------
+
+interface Accumulator {
+  grow(capacity: number): void;
+  /** Adds row i's value to group gids[i] (rows with gid -1 belong to no group). */
+  update(gids: Int32Array, n: number, v: Vector | null): void;
+  buffer(g: number): AggBuffer;
+}
+
+const isNull = (v: Vector, i: number): boolean => (v.kind === 'any' ? v.values[i] == null : v.nulls !== null && v.nulls[i] === 1);
+
+function grown<T extends Float64Array | Uint8Array>(a: T, capacity: number, make: (n: number) => T): T {
+  if (a.length >= capacity) return a;
+  const next = make(Math.max(capacity, a.length * 2));
+  next.set(a);
+  return next;
+}
+
+const f64 = (n: number): Float64Array => new Float64Array(n);
+const u8 = (n: number): Uint8Array => new Uint8Array(n);
+
+function numberAt(v: Vector, i: number): number {
+  return v.kind === 'num' ? v.values[i]! : (v.kind === 'any' ? v.values[i] : null) as number;
+}
+
+/** count(*) and count(x). */
+class CountAcc implements Accumulator {
+  private counts = f64(0);
+  grow(c: number): void {
+    this.counts = grown(this.counts, c, f64);
+  }
+  update(gids: Int32Array, n: number, v: Vector | null): void {
+    const counts = this.counts;
+    if (v === null || (v.kind !== 'any' && v.nulls === null)) {
+      for (let i = 0; i < n; i++) {
+        const g = gids[i]!;
+        if (g >= 0) counts[g]! += 1;
+      }
+      return;
+    }
+    for (let i = 0; i < n; i++) {
+      const g = gids[i]!;
+      if (g >= 0 && !isNull(v, i)) counts[g]! += 1;
+    }
+  }
+  buffer(g: number): AggBuffer {
+    return this.counts[g]!;
+  }
+}
+
+/** sum(x) (null until a non-null value) and avg(x) ([sum, count]). */
+class SumAcc implements Accumulator {
+  private sums = f64(0);
+  private counts = f64(0);
+  constructor(private readonly avg: boolean) {}
+  grow(c: number): void {
+    this.sums = grown(this.sums, c, f64);
+    this.counts = grown(this.counts, c, f64);
+  }
+  update(gids: Int32Array, n: number, v: Vector | null): void {
+    const { sums, counts } = this;
+    if (v!.kind === 'num') {
+      const values = v!.values;
+      const nulls = v!.nulls;
+      for (let i = 0; i < n; i++) {
+        const g = gids[i]!;
+        if (g < 0 || (nulls !== null && nulls[i] === 1)) continue;
+        // A sum starts at its first value (aggregates.ts: -0 stays -0); an average at 0.
+        if (counts[g] === 0 && !this.avg) sums[g] = values[i]!;
+        else sums[g]! += values[i]!;
+        counts[g]! += 1;
+      }
+      return;
+    }
+    for (let i = 0; i < n; i++) {
+      const g = gids[i]!;
+      if (g < 0 || isNull(v!, i)) continue;
+      if (counts[g] === 0 && !this.avg) sums[g] = numberAt(v!, i);
+      else sums[g]! += numberAt(v!, i);
+      counts[g]! += 1;
+    }
+  }
+  buffer(g: number): AggBuffer {
+    if (this.avg) return [this.sums[g]!, this.counts[g]!];
+    return this.counts[g] === 0 ? null : this.sums[g]!;
+  }
+}
+
+/**
+ * min(x) and max(x) of numbers and timestamps, in Spark's order (NaN above everything); on ties the
+ * first value stays, as aggregates.ts's pick does.
+ */
+class MinMaxAcc implements Accumulator {
+  private best = f64(0);
+  private has = u8(0);
+  constructor(private readonly max: boolean) {}
+  grow(c: number): void {
+    this.best = grown(this.best, c, f64);
+    this.has = grown(this.has, c, u8);
+  }
+  update(gids: Int32Array, n: number, v: Vector | null): void {
+    const { best, has, max } = this;
+    for (let i = 0; i < n; i++) {
+      const g = gids[i]!;
+      if (g < 0 || isNull(v!, i)) continue;
+      const b = numberAt(v!, i);
+      if (has[g] === 0) {
+        best[g] = b;
+        has[g] = 1;
+        continue;
+      }
+      const a = best[g]!;
+      // compareValues(b, a): NaN is the largest value and equals itself.
+      const cmp = a !== a ? (b !== b ? 0 : -1) : b !== b ? 1 : b < a ? -1 : b > a ? 1 : 0;
+      if (max ? cmp > 0 : cmp < 0) best[g] = b;
+    }
+  }
+  buffer(g: number): AggBuffer {
+    return this.has[g] === 1 ? this.best[g]! : null;
+  }
+}
+
+/** Any other aggregate (min and max of strings and booleans): aggregates.ts's own buffers. */
+class GenericAcc implements Accumulator {
+  private buffers: AggBuffer[] = [];
+  constructor(private readonly agg: Aggregator) {}
+  grow(c: number): void {
+    while (this.buffers.length < c) this.buffers.push(this.agg.newBuffer());
+  }
+  update(gids: Int32Array, n: number, v: Vector | null): void {
+    for (let i = 0; i < n; i++) {
+      const g = gids[i]!;
+      if (g < 0) continue;
+      this.buffers[g] = this.agg.update(this.buffers[g]!, v === null ? null : valueOf(v, i));
+    }
+  }
+  buffer(g: number): AggBuffer {
+    return this.buffers[g]!;
+  }
+}
+
+function valueOf(v: Vector, i: number): unknown {
+  if (isNull(v, i)) return null;
+  switch (v.kind) {
+    case 'num':
+      return v.values[i];
+    case 'bool':
+      return v.values[i] === 1;
+    case 'str':
+      return v.dict[v.codes[i]!];
+    case 'any':
+      return v.values[i];
+  }
+}
+
+function accumulatorOf(agg: Aggregator, fn: string): Accumulator {
+  const numeric = isNumericType(agg.inputType) || agg.inputType === 'timestamp';
+  if (fn === 'count') return new CountAcc();
+  if ((fn === 'sum' || fn === 'avg') && numeric) return new SumAcc(fn === 'avg');
+  if ((fn === 'min' || fn === 'max') && numeric) return new MinMaxAcc(fn === 'max');
+  return new GenericAcc(agg);
+}
+
+// ---- the group table ---------------------------------------------------------------------------
+
+const scratch = new Float64Array(1);
+const scratchBits = new Int32Array(scratch.buffer);
+
+/** One key part per row: a number, or null; strings and other values as task-level ids. */
+interface Part {
+  values: Float64Array;
+  nulls: Uint8Array | null;
+}
+
+/** Interns the distinct values of one key column across the task's batches. */
+class Interner {
+  private readonly ids = new Map<unknown, number>();
+  readonly values: unknown[] = [];
+  id(v: unknown): number {
+    let id = this.ids.get(v);
+    if (id === undefined) {
+      id = this.values.length;
+      this.values.push(v);
+      this.ids.set(v, id);
+    }
+    return id;
+  }
+}
+
+type KeyPart =
+  | { kind: 'window'; ev: ColumnEvaluator; sizeMs: number; startMs: number }
+  | { kind: 'num' | 'bool'; ev: ColumnEvaluator }
+  | { kind: 'interned'; ev: ColumnEvaluator; interner: Interner };
+
+function keyPartOf(type: DataType, ev: ColumnEvaluator): KeyPart {
+  if (isNumericType(type) || type === 'timestamp') return { kind: 'num', ev };
+  if (type === 'boolean') return { kind: 'bool', ev };
+  return { kind: 'interned', ev, interner: new Interner() };
+}
+
+/** The part's values for one batch; `keep[i] = 0` marks rows that belong to no group. */
+function partValues(p: KeyPart, batch: ColumnBatch, keep: Uint8Array): Part {
+  const n = batch.length;
+  const v = p.ev(batch);
+  const values = new Float64Array(n);
+  if (p.kind === 'window') {
+    // A row whose time is null is in no window (Spark's TimeWindowing filter).
+    const t = v.kind === 'num' ? v.values : null;
+    const { sizeMs, startMs } = p;
+    let lastT = Number.NaN;
+    let lastStart = 0;
+    for (let i = 0; i < n; i++) {
+      if (t === null || isNull(v, i)) {
+        keep[i] = 0;
+        continue;
+      }
+      const x = t[i]!;
+      if (x !== lastT) {
+        const r = (x - startMs) % sizeMs;
+        lastStart = x - (r < 0 ? r + sizeMs : r);
+        lastT = x;
+      }
+      values[i] = lastStart;
+    }
+    return { values, nulls: null };
+  }
+  if (p.kind === 'interned') {
+    const interner = p.interner;
+    let nulls: Uint8Array | null = null;
+    if (v.kind === 'str') {
+      const remap = new Float64Array(v.dict.length).fill(-1);
+      for (let i = 0; i < n; i++) {
+        if (v.nulls !== null && v.nulls[i] === 1) {
+          (nulls ??= new Uint8Array(n))[i] = 1;
+          continue;
+        }
+        const c = v.codes[i]!;
+        let id = remap[c]!;
+        if (id < 0) id = remap[c] = interner.id(v.dict[c]);
+        values[i] = id;
+      }
+    } else {
+      for (let i = 0; i < n; i++) {
+        const x = valueOf(v, i);
+        if (x === null) (nulls ??= new Uint8Array(n))[i] = 1;
+        else values[i] = interner.id(x);
+      }
+    }
+    return { values, nulls };
+  }
+  if (v.kind !== 'num' && v.kind !== 'bool') {
+    // Engine rows are typed, so a numeric or boolean column always builds a typed vector.
+    throw new Error(`a ${p.kind} key column gave a ${v.kind} vector`);
+  }
+  if (v.kind === 'num') {
+    // -0 joins 0, as in the canonical key encoding.
+    for (let i = 0; i < n; i++) {
+      const x = v.values[i]!;
+      values[i] = x === 0 ? 0 : x;
+    }
+  } else for (let i = 0; i < n; i++) values[i] = v.values[i]!;
+  return { values, nulls: v.nulls };
+}
+
+class GroupTable {
+  size = 0;
+  private capacity = 0;
+  keys = new Float64Array(0);
+  nulls = new Uint8Array(0);
+  private hashes = new Int32Array(0);
+  private slots = new Int32Array(0);
+  private mask = 0;
+
+  constructor(
+    private readonly width: number,
+    private readonly onGrow: (capacity: number) => void,
+  ) {
+    this.resize(1024);
+  }
+
+  private resize(capacity: number): void {
+    const w = this.width;
+    const keys = new Float64Array(capacity * w);
+    keys.set(this.keys);
+    const nulls = new Uint8Array(capacity * w);
+    nulls.set(this.nulls);
+    const hashes = new Int32Array(capacity);
+    hashes.set(this.hashes);
+    this.keys = keys;
+    this.nulls = nulls;
+    this.hashes = hashes;
+    this.capacity = capacity;
+    // Load factor at most 1/2.
+    const slots = new Int32Array(capacity * 2);
+    this.mask = slots.length - 1;
+    for (let g = 0; g < this.size; g++) {
+      let s = hashes[g]! & this.mask;
+      while (slots[s] !== 0) s = (s + 1) & this.mask;
+      slots[s] = g + 1;
+    }
+    this.slots = slots;
+    this.onGrow(capacity);
+  }
+
+  /** Sets gids[i] to row i's group, adding groups as they first appear. */
+  assign(parts: Part[], keep: Uint8Array, n: number, gids: Int32Array): void {
+    const w = this.width;
+    for (let i = 0; i < n; i++) {
+      if (keep[i] === 0) {
+        gids[i] = -1;
+        continue;
+      }
+      let h = 0x3c6ef372;
+      for (let p = 0; p < w; p++) {
+        const part = parts[p]!;
+        if (part.nulls !== null && part.nulls[i] === 1) h = Math.imul(h ^ 0x7f4a7c15, 0x85ebca6b);
+        else {
+          const x = part.values[i]!;
+          if (x !== x) scratch[0] = Number.NaN;
+          else scratch[0] = x;
+          h = Math.imul(h ^ scratchBits[0]!, 0xcc9e2d51);
+          h = Math.imul(h ^ scratchBits[1]!, 0x1b873593);
+        }
+        h ^= h >>> 15;
+      }
+      let s = h & this.mask;
+      for (;;) {
+        const e = this.slots[s]!;
+        if (e === 0) {
+          gids[i] = this.insert(parts, i, h);
+          break;
+        }
+        const g = e - 1;
+        if (this.hashes[g] === h && this.equals(g, parts, i)) {
+          gids[i] = g;
+          break;
+        }
+        s = (s + 1) & this.mask;
+      }
+    }
+  }
+
+  private equals(g: number, parts: Part[], i: number): boolean {
+    const w = this.width;
+    for (let p = 0; p < w; p++) {
+      const part = parts[p]!;
+      const rowNull = part.nulls !== null && part.nulls[i] === 1 ? 1 : 0;
+      if (this.nulls[g * w + p] !== rowNull) return false;
+      if (rowNull === 1) continue;
+      const a = this.keys[g * w + p]!;
+      const b = part.values[i]!;
+      if (a !== b && (a === a || b === b)) return false;
+    }
+    return true;
+  }
+
+  private insert(parts: Part[], i: number, h: number): number {
+    if (this.size === this.capacity) this.resize(this.capacity * 2);
+    const g = this.size++;
+    const w = this.width;
+    for (let p = 0; p < w; p++) {
+      const part = parts[p]!;
+      if (part.nulls !== null && part.nulls[i] === 1) this.nulls[g * w + p] = 1;
+      else this.keys[g * w + p] = part.values[i]!;
+    }
+    this.hashes[g] = h;
+    let s = h & this.mask;
+    while (this.slots[s] !== 0) s = (s + 1) & this.mask;
+    this.slots[s] = g + 1;
+    return g;
+  }
+}
+
+// ---- the aggregation ---------------------------------------------------------------------------
+
+export interface ColumnAggregation {
+  add(batch: ColumnBatch): void;
+  /** Writes one partial per group (in first-seen order) and returns the number of groups. */
+  finish(writer: ShuffleWriter): number;
+}
+
+/** The aggregate input of `arg`, with the implicit cast of text that sum and avg apply. */
+function aggInput(arg: Expr, agg: Aggregator, schema: Schema): Expr {
+  return exprType(arg, schema) === 'string' && agg.inputType === 'double' ? { op: 'cast', expr: arg, to: 'double' } : arg;
+}
+
+/**
+ * The columnar map side of `op` over batches of `schema` (the rows entering the aggregation), or
+ * undefined when a key needs the row collector. Udfs must be loaded.
+ */
+export function columnAggregation(op: AggregateOp, schema: Schema, udfs: UdfRegistry): (() => ColumnAggregation) | undefined {
+  aggregateOutputSchema(op, schema);
+  const keyTypes = op.keys.map((k) => exprType(k, schema));
+  const parts: KeyPart[] = [];
+  for (const [i, k] of op.keys.entries()) {
+    const win = windowOfKey(k);
+    if (win !== undefined) {
+      if (win.slideMs !== win.sizeMs) return undefined;
+      parts.push({ kind: 'window', ev: compileColumnExpr(win.expr, schema, udfs), sizeMs: win.sizeMs, startMs: win.startMs });
+    } else if (isStructType(keyTypes[i]!)) return undefined;
+    else parts.push(keyPartOf(keyTypes[i]!, compileColumnExpr(k, schema, udfs)));
+  }
+  const aggs = op.aggs.map((s) => aggregatorOf(s, schema));
+  const inputs = op.aggs.map((s, j) => (s.arg === null ? null : compileColumnExpr(aggInput(s.arg, aggs[j]!, schema), schema, udfs)));
+  const timeOf = eventTimeOfKey(op, keyTypes);
+
+  return () => {
+    // Interners hold task-level ids: fresh ones per task.
+    const taskParts = parts.map((p) => (p.kind === 'interned' ? { ...p, interner: new Interner() } : p));
+    const accs = op.aggs.map((s, j) => accumulatorOf(aggs[j]!, s.fn));
+    const table = new GroupTable(taskParts.length, (c) => accs.forEach((a) => a.grow(c)));
+    return {
+      add(batch) {
+        const n = batch.length;
+        if (n === 0) return;
+        const keep = new Uint8Array(n).fill(1);
+        const values = taskParts.map((p) => partValues(p, batch, keep));
+        const gids = new Int32Array(n);
+        table.assign(values, keep, n, gids);
+        accs.forEach((a, j) => a.update(gids, n, inputs[j] === null ? null : inputs[j]!(batch)));
+      },
+      finish(writer) {
+        const w = taskParts.length;
+        for (let g = 0; g < table.size; g++) {
+          const keyValues = taskParts.map((p, k): unknown => {
+            if (table.nulls[g * w + k] === 1) return null;
+            const x = table.keys[g * w + k]!;
+            if (p.kind === 'window') return { start: x, end: x + p.sizeMs };
+            if (p.kind === 'bool') return x === 1;
+            return p.kind === 'interned' ? p.interner.values[x] : x;
+          });
+          writer.addAggregate(keyValues, timeOf ? timeOf(keyValues) : null, accs.map((a) => a.buffer(g)));
+        }
+        return table.size;
+      },
+    };
+  };
+}

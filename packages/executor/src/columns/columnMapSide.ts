@@ -1,0 +1,67 @@
+/**
+ * The map task of an aggregation over column batches: source chunks, then the operators before
+ * the shuffle (columnStages.ts), then the hash aggregation (columnAggregate.ts), then the shuffle
+ * blocks. It gives what the row path of task/worker.ts gives on the same input.
+ */
+import type { EventTimeStats, InputSplit, MapTask, ShuffleBlock } from '../task/messages.js';
+import type { Schema } from '../schema/types.js';
+import type { UdfRegistry } from '../expressions/udfs.js';
+import { ShuffleWriter } from '../shuffle/ShuffleWriter.js';
+import { exprType } from '../expressions/exprTypes.js';
+import { columnAggregation, type ColumnAggregation } from './columnAggregate.js';
+import { compileColumnStages, type ColumnStages } from './columnStages.js';
+import { forEachInputBatch } from './columnSources.js';
+import type { ColumnBatch } from './vectors.js';
+
+interface Compiled {
+  stages: ColumnStages;
+  aggregation: () => ColumnAggregation;
+}
+
+const cache = new Map<string, Compiled | null>();
+
+function compiled(task: Pick<MapTask, 'ops' | 'stateful'>, schema: Schema, udfs: UdfRegistry): Compiled | undefined {
+  const key = JSON.stringify([schema, task.ops, task.stateful]);
+  let c = cache.get(key);
+  if (c === undefined) {
+    c = null;
+    if (task.stateful.kind === 'aggregate') {
+      const stages = compileColumnStages(task.ops, schema, udfs);
+      const aggregation = columnAggregation(task.stateful, stages.outputSchema, udfs);
+      if (aggregation !== undefined) c = { stages, aggregation };
+    }
+    if (cache.size > 256) cache.clear();
+    cache.set(key, c);
+  }
+  return c ?? undefined;
+}
+
+export interface MapOutput {
+  numInputRows: number;
+  numOutputRows: number;
+  blocks: ShuffleBlock[];
+  eventTime?: EventTimeStats;
+}
+
+/** Runs the map task over columns, or gives undefined when its operator needs rows. */
+export function columnMapSide(task: MapTask, input: InputSplit, schema: Schema, udfs: UdfRegistry): MapOutput | undefined {
+  return mapBatches(task, schema, udfs, (fn) => forEachInputBatch(input, schema, fn));
+}
+
+/** The map task over the batches `source` gives (it returns the number of rows). */
+export function mapBatches(
+  task: Pick<MapTask, 'ops' | 'stateful' | 'layout'>,
+  schema: Schema,
+  udfs: UdfRegistry,
+  source: (fn: (batch: ColumnBatch) => void) => number,
+): MapOutput | undefined {
+  if (task.stateful.kind !== 'aggregate') return undefined;
+  const c = compiled(task, schema, udfs);
+  if (c === undefined) return undefined;
+  const aggregation = c.aggregation();
+  const stats: EventTimeStats = { min: Infinity, max: -Infinity, sum: 0, count: 0 };
+  const numInputRows = source((batch) => aggregation.add(c.stages.run(batch, stats)));
+  const writer = new ShuffleWriter(task.layout, task.stateful.keys.map((k) => exprType(k, c.stages.outputSchema)));
+  const numOutputRows = aggregation.finish(writer);
+  return { numInputRows, numOutputRows, blocks: writer.finish(), ...(stats.count > 0 && { eventTime: stats }) };
+}
