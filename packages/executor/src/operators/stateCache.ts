@@ -6,6 +6,7 @@
  * read from LevelDB again), which keeps the budget without per-key bookkeeping.
  */
 import type { AggBuffer } from './aggregates.js';
+import { KeyTable } from './keyTable.js';
 
 /**
  * Estimated bytes of one entry beyond its key: the Map slot, the buffers array and its numbers
@@ -18,6 +19,8 @@ const ENTRY_OVERHEAD = 300;
 export class StateCache {
   private readonly entries = new Map<string, AggBuffer[]>();
   private used = 0;
+  /** The decoded state of an aggregation whose buffers are numbers (compactAggregate.ts). */
+  private cells: KeyTable | undefined;
 
   constructor(private readonly budgetBytes: number) {}
 
@@ -38,10 +41,24 @@ export class StateCache {
   clear(): void {
     this.entries.clear();
     this.used = 0;
+    this.cells = undefined;
+  }
+
+  /** The cell table of this shard (a fresh one if there is none, or one of another shape). */
+  table(width: number, nullWidth: number): KeyTable {
+    if (this.cells === undefined || this.cells.width !== width || this.cells.nullWidth !== nullWidth) {
+      this.cells = new KeyTable(width, nullWidth);
+    }
+    return this.cells;
+  }
+
+  /** After a task: over its budget, the cache is dropped whole (LevelDB still holds everything). */
+  settle(): void {
+    if (this.memoryUsedBytes > this.budgetBytes) this.clear();
   }
 
   get memoryUsedBytes(): number {
-    return this.used;
+    return this.used + (this.cells?.memoryUsedBytes ?? 0);
   }
 }
 

@@ -31,6 +31,7 @@ import { decodeBuffers, encodeBuffers } from './aggBufferCodec.js';
 import { exprType } from '../expressions/exprTypes.js';
 import type { UdfRegistry } from '../expressions/udfs.js';
 import { dropStateCache, stateCache, type StateCache } from './stateCache.js';
+import { aggregateCells, cellLayoutOf } from './compactAggregate.js';
 import type { StateOperatorMetrics, StateTask, TaskResult, TaskSuccess } from '../task/messages.js';
 import { decodeBlock, forEachAggregateRecord, type DedupRecord } from '../shuffle/shuffleCodec.js';
 import { compileStages, runStages } from '../task/stages.js';
@@ -38,6 +39,15 @@ import { deliver } from '../task/taskOutput.js';
 import { operatorUsesWatermark } from './watermark.js';
 import type { StatefulOp } from './types.js';
 import type { Row } from '../schema/types.js';
+
+/**
+ * Test seam (stateTask.test.ts): true sends every aggregation through the general path, so the
+ * tests can run both paths on the same batches.
+ */
+let generalPath = false;
+export function useGeneralAggregatePath(on: boolean): void {
+  generalPath = on;
+}
 
 /** Shards stay open across tasks and batches in the worker that owns them. */
 export let shards = new ShardRegistry();
@@ -93,10 +103,14 @@ async function runOnShard(task: StateTask, store: ShardStore, cache: StateCache,
   const counters: Counters = { updated: 0, removed: 0, dropped: 0, rowDelta: 0 };
   const changes: ShardChange[] = [];
   const schema = statefulOutputSchema(task.stateful, task.stateInputSchema);
+  const op = task.stateful;
+  const cells = op.kind === 'aggregate' && !generalPath ? cellLayoutOf(op, task.stateInputSchema) : undefined;
   const emitted =
-    task.stateful.kind === 'aggregate'
-      ? await aggregate(task, task.stateful, store, cache, changes, counters)
-      : await deduplicate(task, task.stateful, store, changes, counters);
+    op.kind !== 'aggregate'
+      ? await deduplicate(task, op, store, changes, counters)
+      : cells !== undefined
+        ? await aggregateCells(task, op, cells, store, cache, watermarkOf(task), changes, counters)
+        : await aggregate(task, op, store, cache, changes, counters);
 
   const post = await compileStages(schema, task.post, udfs);
   const { rows } = runStages(post, emitted);
