@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -23,6 +23,14 @@ runShardStoreConformance('LevelShardStore', {
   open: (dir) => openLevelShard(dir, opts),
   bigStateKeys: 1_000_000,
   bigStateTimeoutMs: 180_000,
+});
+
+const changelogOpts: ShardOptions = { ...opts, changelog: true };
+runShardStoreConformance('LevelShardStore with changelog checkpointing', {
+  newLocation: newDir,
+  open: (dir) => openLevelShard(dir, changelogOpts),
+  bigStateKeys: 200_000,
+  bigStateTimeoutMs: 120_000,
 });
 
 const k = (s: string) => dataKey(0, new TextEncoder().encode(s));
@@ -143,9 +151,9 @@ describe('LevelShardStore across threads and processes', () => {
     expect(second.messages).toEqual([{ marker: 1, numRows: 1, value: 'v1' }]);
   });
 
-  const script = (dir: string, body: string) => `
+  const script = (dir: string, body: string, o: ShardOptions = opts) => `
     const lib = await import(${JSON.stringify(lib)});
-    const s = await lib.openLevelShard(${JSON.stringify(dir)}, ${JSON.stringify(opts)});
+    const s = await lib.openLevelShard(${JSON.stringify(dir)}, ${JSON.stringify(o)});
     const k = (x) => lib.dataKey(0, new TextEncoder().encode(x));
     const v = (x) => new TextEncoder().encode(x);
     ${body}
@@ -193,5 +201,50 @@ describe('LevelShardStore across threads and processes', () => {
     expect(s.numRows).toBe(1);
     expect((await s.getMany([k('a'), k('b')])).map(text)).toEqual(['1', undefined]);
     await s.close();
+  });
+
+  const threeCommits = `await s.commit(1, [{ key: k('a'), value: v('1'), prior: null }], 1, 0);
+     await s.commit(2, [{ key: k('a'), value: v('2'), prior: v('1') }], 0, 0);
+     await s.commit(3, [{ key: k('a'), value: v('3'), prior: v('2') }], 0, 0);`;
+
+  it('with changelog checkpointing, dies after the changelog write and before LevelDB has the commit, which the next open applies', async () => {
+    const dir = newDir();
+    const r = await runNode(script(dir, threeCommits, changelogOpts), { SLUICE_FAULT: 'after-state-commit:2' });
+    expect(r.signal, r.stderr).toBe('SIGKILL');
+    // LevelDB alone is at batch 1: the commit of batch 2 lives in the changelog only.
+    const raw = new ClassicLevel<Uint8Array, Uint8Array>(dir, { keyEncoding: 'view', valueEncoding: 'view' });
+    expect(text(await raw.get(k('a')))).toBe('1');
+    await raw.close();
+    for (const o of [opts, changelogOpts]) {
+      const s = await openLevelShard(dir, o);
+      expect(s.marker).toBe(2);
+      expect(text((await s.getMany([k('a')]))[0])).toBe('2');
+      await s.close();
+    }
+    const s = await openLevelShard(dir, changelogOpts);
+    expect(await s.rollbackIfAt(2)).toBe(true);
+    expect(text((await s.getMany([k('a')]))[0])).toBe('1');
+    await s.close();
+  });
+
+  it('ignores a torn changelog record, and one that does not follow what LevelDB holds', async () => {
+    const torn = newDir();
+    await runNode(script(torn, threeCommits, changelogOpts), { SLUICE_FAULT: 'after-state-commit:2' });
+    const file = join(torn, 'sluice-changelog');
+    truncateSync(file, statSync(file).size - 1);
+    const s = await openLevelShard(torn, changelogOpts);
+    expect(s.marker).toBe(1);
+    expect(text((await s.getMany([k('a')]))[0])).toBe('1');
+    await s.close();
+
+    // A record written after batch 2, on a LevelDB that lost batch 2 as well (at batch 1): no hole.
+    const behind = newDir();
+    await runNode(script(behind, threeCommits, changelogOpts), { SLUICE_FAULT: 'after-state-commit:3' });
+    const before2 = newDir();
+    await runNode(script(before2, threeCommits, opts), { SLUICE_FAULT: 'after-state-commit:1' });
+    copyFileSync(join(behind, 'sluice-changelog'), join(before2, 'sluice-changelog'));
+    const t = await openLevelShard(before2, changelogOpts);
+    expect(t.marker).toBe(1);
+    await t.close();
   });
 });

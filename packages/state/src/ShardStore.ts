@@ -80,4 +80,6 @@ export interface ShardOptions {
   cacheBytes: number;
   writeBufferBytes: number;
   maxOpenFiles: number;
+  /** Commits append to a synced changelog and reach LevelDB in the background (changelog.ts). */
+  changelog?: boolean;
 }

@@ -12,6 +12,7 @@ export const CONF_KEYS = {
   stateStoreShards: 'sluice.sql.streaming.stateStore.shards',
   stateStoreMaxMemoryMB: 'sluice.sql.streaming.stateStore.maxMemoryMB',
   stateStoreMaxOpenFiles: 'sluice.sql.streaming.stateStore.maxOpenFiles',
+  stateStoreChangelog: 'sluice.sql.streaming.stateStore.changelogCheckpointing.enabled',
   adaptiveStatelessEnabled: 'sluice.sql.adaptive.streaming.stateless.enabled',
   advisoryPartitionSizeInBytes: 'sluice.sql.adaptive.advisoryPartitionSizeInBytes',
   minBatchesToRetain: 'sluice.sql.streaming.minBatchesToRetain',

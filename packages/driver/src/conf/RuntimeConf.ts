@@ -101,6 +101,11 @@ export const CONF: Record<ConfKey, ConfEntry> = {
   },
   [K.stateStoreMaxMemoryMB]: { default: () => 512, parse: positiveInt, doc: 'per worker state memory budget' },
   [K.stateStoreMaxOpenFiles]: { default: () => 1000, parse: positiveInt, doc: 'per worker LevelDB file handles' },
+  [K.stateStoreChangelog]: {
+    default: () => true,
+    parse: bool,
+    doc: 'a state commit appends to a synced changelog; LevelDB catches up in the background',
+  },
   [K.schedulerMode]: { default: () => 'FIFO', parse: oneOf('FIFO', 'FAIR'), doc: 'FIFO or FAIR between scheduler pools' },
   [K.schedulerPools]: { default: () => ({}), parse: (raw, key) => parseJsonObject(raw, key, 'conf'), doc: 'scheduler pools' },
   [K.listenerBusCapacity]: {

@@ -129,7 +129,13 @@ export function shardOptions(conf: RuntimeConf, shards: number, slots: number, o
   // eighth for each of its two write buffers (the memtable and the one being flushed).
   const cacheBytes = Math.min(64 * MB, Math.floor(share / 4));
   const writeBufferBytes = Math.min(16 * MB, Math.floor(share / 8));
-  return { cacheBytes, writeBufferBytes, maxOpenFiles: files, stateCacheBytes: Math.floor(share - cacheBytes - 2 * writeBufferBytes) };
+  return {
+    cacheBytes,
+    writeBufferBytes,
+    maxOpenFiles: files,
+    stateCacheBytes: Math.floor(share - cacheBytes - 2 * writeBufferBytes),
+    changelog: conf.get<boolean>(K.stateStoreChangelog),
+  };
 }
 
 const OPERATOR_NAMES: Record<StatefulOp['kind'], string> = {

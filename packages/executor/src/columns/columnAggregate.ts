@@ -288,14 +288,70 @@ function partValues(p: KeyPart, batch: ColumnBatch, keep: Uint8Array): Part {
   return { values, nulls: v.nulls };
 }
 
+type AssignLoop = (table: GroupTable, parts: Part[], keep: Uint8Array, n: number, gids: Int32Array, scratch: Float64Array, bits: Int32Array) => void;
+const assignLoops = new Map<number, AssignLoop>();
+
+/**
+ * The probing loop for keys of `width` parts, generated so that each part's arrays are locals and
+ * the hash and the comparison are unrolled. A part hashes its null flag or the bits of its number
+ * (NaN as one NaN; -0 was made 0 before); keys are equal when both are null, or both are the same
+ * number, NaN included.
+ */
+function assignLoop(width: number): AssignLoop {
+  let loop = assignLoops.get(width);
+  if (loop !== undefined) return loop;
+  const parts = Array.from({ length: width }, (_, p) => p);
+  const src = `
+    ${parts.map((p) => `const V${p} = parts[${p}].values, N${p} = parts[${p}].nulls;`).join('\n')}
+    let slots = table.slots, mask = table.mask, keys = table.keys, nulls = table.nulls, hashes = table.hashes;
+    for (let i = 0; i < n; i++) {
+      if (keep[i] === 0) { gids[i] = -1; continue; }
+      let h = 0x3c6ef372;
+      ${parts
+        .map(
+          (p) => `
+      const n${p} = N${p} !== null && N${p}[i] === 1 ? 1 : 0;
+      const x${p} = V${p}[i];
+      if (n${p} === 1) h = Math.imul(h ^ 0x7f4a7c15, 0x85ebca6b);
+      else {
+        scratch[0] = x${p} !== x${p} ? NaN : x${p};
+        h = Math.imul(h ^ bits[0], 0xcc9e2d51);
+        h = Math.imul(h ^ bits[1], 0x1b873593);
+      }
+      h ^= h >>> 15;`,
+        )
+        .join('')}
+      let s = h & mask;
+      for (;;) {
+        const e = slots[s];
+        if (e === 0) {
+          gids[i] = table.insert(parts, i, h);
+          slots = table.slots; mask = table.mask; keys = table.keys; nulls = table.nulls; hashes = table.hashes;
+          break;
+        }
+        const g = e - 1;
+        if (hashes[g] === h${parts
+          .map((p) => ` && nulls[g * ${width} + ${p}] === n${p} && (n${p} === 1 || keys[g * ${width} + ${p}] === x${p} || (x${p} !== x${p} && keys[g * ${width} + ${p}] !== keys[g * ${width} + ${p}]))`)
+          .join('')}) {
+          gids[i] = g;
+          break;
+        }
+        s = (s + 1) & mask;
+      }
+    }`;
+  loop = new Function('table', 'parts', 'keep', 'n', 'gids', 'scratch', 'bits', src) as AssignLoop;
+  assignLoops.set(width, loop);
+  return loop;
+}
+
 class GroupTable {
   size = 0;
   private capacity = 0;
   keys = new Float64Array(0);
   nulls = new Uint8Array(0);
-  private hashes = new Int32Array(0);
-  private slots = new Int32Array(0);
-  private mask = 0;
+  hashes = new Int32Array(0);
+  slots = new Int32Array(0);
+  mask = 0;
 
   constructor(
     private readonly width: number,
@@ -330,57 +386,10 @@ class GroupTable {
 
   /** Sets gids[i] to row i's group, adding groups as they first appear. */
   assign(parts: Part[], keep: Uint8Array, n: number, gids: Int32Array): void {
-    const w = this.width;
-    for (let i = 0; i < n; i++) {
-      if (keep[i] === 0) {
-        gids[i] = -1;
-        continue;
-      }
-      let h = 0x3c6ef372;
-      for (let p = 0; p < w; p++) {
-        const part = parts[p]!;
-        if (part.nulls !== null && part.nulls[i] === 1) h = Math.imul(h ^ 0x7f4a7c15, 0x85ebca6b);
-        else {
-          const x = part.values[i]!;
-          if (x !== x) scratch[0] = Number.NaN;
-          else scratch[0] = x;
-          h = Math.imul(h ^ scratchBits[0]!, 0xcc9e2d51);
-          h = Math.imul(h ^ scratchBits[1]!, 0x1b873593);
-        }
-        h ^= h >>> 15;
-      }
-      let s = h & this.mask;
-      for (;;) {
-        const e = this.slots[s]!;
-        if (e === 0) {
-          gids[i] = this.insert(parts, i, h);
-          break;
-        }
-        const g = e - 1;
-        if (this.hashes[g] === h && this.equals(g, parts, i)) {
-          gids[i] = g;
-          break;
-        }
-        s = (s + 1) & this.mask;
-      }
-    }
+    assignLoop(this.width)(this, parts, keep, n, gids, scratch, scratchBits);
   }
 
-  private equals(g: number, parts: Part[], i: number): boolean {
-    const w = this.width;
-    for (let p = 0; p < w; p++) {
-      const part = parts[p]!;
-      const rowNull = part.nulls !== null && part.nulls[i] === 1 ? 1 : 0;
-      if (this.nulls[g * w + p] !== rowNull) return false;
-      if (rowNull === 1) continue;
-      const a = this.keys[g * w + p]!;
-      const b = part.values[i]!;
-      if (a !== b && (a === a || b === b)) return false;
-    }
-    return true;
-  }
-
-  private insert(parts: Part[], i: number, h: number): number {
+  insert(parts: Part[], i: number, h: number): number {
     if (this.size === this.capacity) this.resize(this.capacity * 2);
     const g = this.size++;
     const w = this.width;

@@ -96,7 +96,7 @@ export interface StateTask extends TaskIdentity {
   operatorId: number;
   shardDir: string;
   /** LevelDB resources and the budget of the decoded state cache (stateCache.ts). */
-  storeOptions: { cacheBytes: number; writeBufferBytes: number; maxOpenFiles: number; stateCacheBytes: number };
+  storeOptions: { cacheBytes: number; writeBufferBytes: number; maxOpenFiles: number; stateCacheBytes: number; changelog?: boolean };
   layout: StateLayoutMsg;
   partitions: number[];
   blocks: ShuffleBlock[];
