@@ -22,7 +22,7 @@ import {
   type ShardOp,
   type ShardState,
 } from './shardRecords.js';
-import type { CommitResult, ShardChange, ShardStore } from './ShardStore.js';
+import type { CommitBuilder, CommitResult, ShardChange, ShardStore } from './ShardStore.js';
 
 // Keys are held as latin1 strings (one char per byte): JS string order is then unsigned byte order.
 const toStr = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1');
@@ -153,6 +153,10 @@ export class MemoryShardStore implements ShardStore {
     });
   }
 
+  beginCommit(batchId: number): Promise<CommitBuilder> {
+    return collectingCommit(this, batchId);
+  }
+
   applyMove(ops: readonly ShardOp[], rowDelta: number): Promise<void> {
     return this.serial.run(async () => {
       this.checkOpen();
@@ -214,6 +218,21 @@ export class MemoryShardStore implements ShardStore {
   }
 }
 
+/**
+ * A CommitBuilder that keeps copies of the changes and commits them at the end (a store whose
+ * commit holds its changes anyway, as the memory store does).
+ */
+async function collectingCommit(store: ShardStore, batchId: number): Promise<CommitBuilder> {
+  if (!Number.isSafeInteger(batchId) || batchId < 0) throw new RangeError(`batch id ${batchId} is not a non-negative integer`);
+  const changes: ShardChange[] = [];
+  return {
+    add(more) {
+      for (const c of more) changes.push({ key: c.key.slice(), value: c.value && c.value.slice(), prior: c.prior && c.prior.slice() });
+    },
+    finish: (rowDelta, pruneUndoBelow) => store.commit(batchId, changes, rowDelta, pruneUndoBelow),
+  };
+}
+
 /** The entries each commit of a wrapped store wrote, from its CommitResult. */
 export class InstrumentedShardStore implements ShardStore {
   readonly entriesPerCommit: number[] = [];
@@ -236,6 +255,17 @@ export class InstrumentedShardStore implements ShardStore {
     const r = await this.inner.commit(batchId, changes, rowDelta, pruneUndoBelow);
     this.entriesPerCommit.push(r.entriesWritten);
     return r;
+  }
+  async beginCommit(batchId: number): Promise<CommitBuilder> {
+    const inner = await this.inner.beginCommit(batchId);
+    return {
+      add: (changes) => inner.add(changes),
+      finish: async (rowDelta, pruneUndoBelow) => {
+        const r = await inner.finish(rowDelta, pruneUndoBelow);
+        this.entriesPerCommit.push(r.entriesWritten);
+        return r;
+      },
+    };
   }
   rollbackIfAt(batchId: number): Promise<boolean> {
     return this.inner.rollbackIfAt(batchId);

@@ -20,6 +20,16 @@ export interface ShardChange {
   prior: Uint8Array | null;
 }
 
+/**
+ * A commit given in pieces (ShardStore.beginCommit), so that a batch that changes millions of keys
+ * never holds them all as objects: each `add` encodes its changes and lets them go. The commit is
+ * the same one atomic batch as `commit` writes; nothing is visible before `finish`.
+ */
+export interface CommitBuilder {
+  add(changes: readonly ShardChange[]): void;
+  finish(rowDelta: number, pruneUndoBelow: number): Promise<CommitResult>;
+}
+
 export interface CommitResult {
   /** Entries written to the store, undo and marker included (the conformance suite checks O(changes)). */
   entriesWritten: number;
@@ -45,6 +55,9 @@ export interface ShardStore {
    * Writes changes.length + 2 entries, plus one per pruned undo record.
    */
   commit(batchId: number, changes: ShardChange[], rowDelta: number, pruneUndoBelow: number): Promise<CommitResult>;
+
+  /** The same commit in pieces (CommitBuilder); `batchId` is checked here and again at finish. */
+  beginCommit(batchId: number): Promise<CommitBuilder>;
 
   /**
    * When the marker is `batchId`, restores the state before it (atomically). Returns whether it did.

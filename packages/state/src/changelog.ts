@@ -1,103 +1,142 @@
 /**
  * Changelog checkpointing of a LevelDB shard (as Spark's RocksDB store offers with
- * stateStore.rocksdb.changelogCheckpointing.enabled): a commit is durable once the one batch of
- * LevelDB operations it plans (changes, undo record, meta) is appended to a synced file, a
+ * stateStore.rocksdb.changelogCheckpointing.enabled): a commit is durable once the LevelDB
+ * operations it plans (changes, undo record, undo pruning, meta last) are in a synced file, a
  * sequential write of a few MB that costs a few ms, where LevelDB's own write of 100k entries costs
- * about 50 ms. LevelDB is brought up to date in the background, and every other operation of the
- * store waits for that first. On open, a record LevelDB lacks is applied before anything reads.
+ * about 50 ms. The record is streamed to the file while the state task builds it, so a batch that
+ * changes millions of keys never holds them all. LevelDB is brought up to date in the background,
+ * in batches of a few MB (meta N comes last, so a crash half way leaves LevelDB at N - 1 and the
+ * record is applied again whole), and every other operation of the store waits for that first. On
+ * open, a record LevelDB lacks is applied before anything reads.
  *
  * The file `sluice-changelog` in the shard directory (LevelDB ignores files it does not name)
  * holds one record: a commit starts only after the previous record reached LevelDB, so it
- * overwrites it. A record torn by a crash fails its checksum and is ignored: its commit never
- * returned, so the driver runs the batch again.
+ * truncates the file and writes its own. The footer is written after the rest is synced, and
+ * synced itself: a record without its footer (or with another record's) was torn by a crash,
+ * its commit never returned, and it is ignored.
  *
- *   record = [magic u32 'SLCL'][version u8 = 1][batchId f64][priorMarker f64][count u32] ops [checksum u32]
+ *   record = header ops footer
+ *   header = [magic u32 'SLCL'][version u8 = 2][batchId f64][priorMarker f64]
  *   op     = [0x01 put | 0x00 del][keyLen u32][key] and for a put [valueLen u32][value]
+ *   footer = [count u32][batchId f64][byteLength f64][magic u32]
  *
- * integers big-endian; the checksum is murmur3-32 of everything before it.
+ * integers big-endian.
  */
-import { closeSync, fdatasyncSync, fsyncSync, ftruncateSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fdatasyncSync, fsyncSync, fstatSync, ftruncateSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { murmur3_x86_32 } from './murmur3.js';
 import type { ShardOp } from './shardRecords.js';
 
 export const CHANGELOG_FILE = 'sluice-changelog';
 const MAGIC = 0x534c434c;
-const VERSION = 1;
-const HEADER = 25;
+const VERSION = 2;
+const HEADER = 21;
+const FOOTER = 24;
+/** Bytes the writer buffers before it appends them, and the reader reads at a time. */
+export const CHANGELOG_CHUNK = 4 << 20;
 
-export interface ChangelogRecord {
-  batchId: number;
-  /** The marker the shard had before this commit: the record applies only on top of it. */
-  priorMarker: number;
-  ops: ShardOp[];
+/** Appends ops in the record layout to a growing byte buffer (ops stay contiguous). */
+export class OpSink {
+  protected buf = new Uint8Array(1 << 16);
+  protected view = new DataView(this.buf.buffer);
+  pos = 0;
+  count = 0;
+
+  private ensure(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    const next = new Uint8Array(Math.max(this.pos + n, this.buf.length * 2));
+    next.set(this.buf.subarray(0, this.pos));
+    this.buf = next;
+    this.view = new DataView(next.buffer);
+  }
+
+  put(key: Uint8Array, value: Uint8Array): void {
+    this.ensure(9 + key.length + value.length);
+    this.buf[this.pos] = 1;
+    this.view.setUint32(this.pos + 1, key.length);
+    this.buf.set(key, this.pos + 5);
+    this.pos += 5 + key.length;
+    this.view.setUint32(this.pos, value.length);
+    this.buf.set(value, this.pos + 4);
+    this.pos += 4 + value.length;
+    this.count++;
+  }
+
+  /** A put whose value is given in pieces (the undo record). */
+  putPieces(key: Uint8Array, pieces: readonly Uint8Array[]): void {
+    const length = pieces.reduce((n, p) => n + p.length, 0);
+    this.ensure(9 + key.length + length);
+    this.buf[this.pos] = 1;
+    this.view.setUint32(this.pos + 1, key.length);
+    this.buf.set(key, this.pos + 5);
+    this.pos += 5 + key.length;
+    this.view.setUint32(this.pos, length);
+    this.pos += 4;
+    for (const p of pieces) {
+      this.buf.set(p, this.pos);
+      this.pos += p.length;
+    }
+    this.count++;
+  }
+
+  del(key: Uint8Array): void {
+    this.ensure(5 + key.length);
+    this.buf[this.pos] = 0;
+    this.view.setUint32(this.pos + 1, key.length);
+    this.buf.set(key, this.pos + 5);
+    this.pos += 5 + key.length;
+    this.count++;
+  }
+
+  /** The bytes so far, and an empty sink (the count goes on). */
+  take(): Uint8Array {
+    const out = this.buf.subarray(0, this.pos);
+    this.buf = new Uint8Array(1 << 16);
+    this.view = new DataView(this.buf.buffer);
+    this.pos = 0;
+    return out;
+  }
 }
 
 /**
- * The record's bytes, and the same operations as views into them: LevelDB's background write uses
- * those, so it never reads a buffer the caller of commit still owns.
+ * Calls `fn` with the ops in bytes[0, end) that are complete, as views into `bytes`; returns where
+ * the first incomplete one starts.
  */
-export function encodeChangelogRecord(batchId: number, priorMarker: number, ops: readonly ShardOp[]): { bytes: Uint8Array; ops: ShardOp[] } {
-  let size = HEADER + 4;
-  for (const op of ops) size += 5 + op.key.length + (op.type === 'put' ? 4 + op.value.length : 0);
-  const out = new Uint8Array(size);
-  const v = new DataView(out.buffer);
-  v.setUint32(0, MAGIC);
-  out[4] = VERSION;
-  v.setFloat64(5, batchId);
-  v.setFloat64(13, priorMarker);
-  v.setUint32(21, ops.length);
-  const views: ShardOp[] = [];
-  let p = HEADER;
-  for (const op of ops) {
-    out[p] = op.type === 'put' ? 1 : 0;
-    v.setUint32(p + 1, op.key.length);
-    out.set(op.key, p + 5);
-    const key = out.subarray(p + 5, p + 5 + op.key.length);
-    p += 5 + op.key.length;
-    if (op.type === 'put') {
-      v.setUint32(p, op.value.length);
-      out.set(op.value, p + 4);
-      views.push({ type: 'put', key, value: out.subarray(p + 4, p + 4 + op.value.length) });
-      p += 4 + op.value.length;
-    } else views.push({ type: 'del', key });
-  }
-  v.setUint32(p, murmur3_x86_32(out.subarray(0, p)));
-  return { bytes: out, ops: views };
-}
-
-/** The record in `bytes`, or undefined when there is none or it is torn (bad length or checksum). */
-export function decodeChangelogRecord(bytes: Uint8Array): ChangelogRecord | undefined {
-  if (bytes.length < HEADER + 4) return undefined;
+export function forEachOp(bytes: Uint8Array, end: number, fn: (op: ShardOp) => void): number {
   const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (v.getUint32(0) !== MAGIC || bytes[4] !== VERSION) return undefined;
-  const count = v.getUint32(21);
-  const ops: ShardOp[] = [];
-  let p = HEADER;
-  for (let i = 0; i < count; i++) {
-    if (p + 5 > bytes.length) return undefined;
+  let p = 0;
+  for (;;) {
+    if (p + 5 > end) return p;
     const put = bytes[p] === 1;
     const kl = v.getUint32(p + 1);
-    if (p + 5 + kl > bytes.length) return undefined;
-    const key = bytes.slice(p + 5, p + 5 + kl);
-    p += 5 + kl;
+    const k0 = p + 5;
+    if (k0 + kl > end) return p;
     if (!put) {
-      ops.push({ type: 'del', key });
+      fn({ type: 'del', key: bytes.subarray(k0, k0 + kl) });
+      p = k0 + kl;
       continue;
     }
-    if (p + 4 > bytes.length) return undefined;
-    const vl = v.getUint32(p);
-    if (p + 4 + vl > bytes.length) return undefined;
-    ops.push({ type: 'put', key, value: bytes.slice(p + 4, p + 4 + vl) });
-    p += 4 + vl;
+    if (k0 + kl + 4 > end) return p;
+    const vl = v.getUint32(k0 + kl);
+    const v0 = k0 + kl + 4;
+    if (v0 + vl > end) return p;
+    fn({ type: 'put', key: bytes.subarray(k0, k0 + kl), value: bytes.subarray(v0, v0 + vl) });
+    p = v0 + vl;
   }
-  if (p + 4 !== bytes.length || v.getUint32(p) !== murmur3_x86_32(bytes.subarray(0, p))) return undefined;
-  return { batchId: v.getFloat64(5), priorMarker: v.getFloat64(13), ops };
+}
+
+export interface ChangelogRecordInfo {
+  batchId: number;
+  priorMarker: number;
+  count: number;
+  /** Bytes of ops, from HEADER. */
+  opBytes: number;
 }
 
 /** The changelog file of one open shard. */
 export class ChangelogFile {
   private fd: number | undefined;
+  private named = false;
+  private written = 0;
 
   constructor(readonly path: string) {}
 
@@ -105,22 +144,9 @@ export class ChangelogFile {
     return new ChangelogFile(join(dir, CHANGELOG_FILE));
   }
 
-  /** The record on disk, if a valid one is there. */
-  read(): ChangelogRecord | undefined {
-    let bytes: Uint8Array;
-    try {
-      bytes = readFileSync(this.path);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw e;
-    }
-    return decodeChangelogRecord(bytes);
-  }
-
-  /** Replaces the record and syncs it: the commit is durable when this returns. */
-  write(record: Uint8Array): void {
-    if (this.fd === undefined) {
-      this.fd = openSync(this.path, 'w');
+  private open(): number {
+    if (this.fd === undefined) this.fd = openSync(this.path, 'a+');
+    if (!this.named) {
       // The file's name must be durable too, once.
       const dir = openSync(dirname(this.path), 'r');
       try {
@@ -128,25 +154,123 @@ export class ChangelogFile {
       } finally {
         closeSync(dir);
       }
+      this.named = true;
     }
+    return this.fd;
+  }
+
+  private append(bytes: Uint8Array): void {
+    const fd = this.open();
     let done = 0;
-    while (done < record.length) done += writeSync(this.fd, record, done, record.length - done, done);
-    ftruncateSync(this.fd, record.length);
-    fdatasyncSync(this.fd);
+    while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done, this.written + done);
+    this.written += bytes.length;
+  }
+
+  /** Starts a record (the previous one, already in LevelDB, goes). */
+  begin(batchId: number, priorMarker: number): void {
+    ftruncateSync(this.open(), 0);
+    this.written = 0;
+    const h = new Uint8Array(HEADER);
+    const v = new DataView(h.buffer);
+    v.setUint32(0, MAGIC);
+    h[4] = VERSION;
+    v.setFloat64(5, batchId);
+    v.setFloat64(13, priorMarker);
+    this.append(h);
+  }
+
+  /** Appends ops bytes (OpSink.take()). */
+  appendOps(bytes: Uint8Array): void {
+    this.append(bytes);
+  }
+
+  /** Syncs the ops, then writes and syncs the footer: the commit is durable when this returns. */
+  seal(batchId: number, priorMarker: number, count: number): ChangelogRecordInfo {
+    const fd = this.open();
+    fdatasyncSync(fd);
+    const f = new Uint8Array(FOOTER);
+    const v = new DataView(f.buffer);
+    v.setUint32(0, count);
+    v.setFloat64(4, batchId);
+    v.setFloat64(12, this.written + FOOTER);
+    v.setUint32(20, MAGIC);
+    this.append(f);
+    fdatasyncSync(fd);
+    return { batchId, priorMarker, count, opBytes: this.written - HEADER - FOOTER };
+  }
+
+  /** The sealed record on disk, if there is one. */
+  info(): ChangelogRecordInfo | undefined {
+    let fd: number;
+    try {
+      fd = openSync(this.path, 'r');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw e;
+    }
+    try {
+      const size = fstatSync(fd).size;
+      if (size < HEADER + FOOTER) return undefined;
+      const h = new Uint8Array(HEADER);
+      const f = new Uint8Array(FOOTER);
+      readSync(fd, h, 0, HEADER, 0);
+      readSync(fd, f, 0, FOOTER, size - FOOTER);
+      const hv = new DataView(h.buffer);
+      const fv = new DataView(f.buffer);
+      if (hv.getUint32(0) !== MAGIC || h[4] !== VERSION || fv.getUint32(20) !== MAGIC) return undefined;
+      const batchId = hv.getFloat64(5);
+      if (fv.getFloat64(4) !== batchId || fv.getFloat64(12) !== size) return undefined;
+      return { batchId, priorMarker: hv.getFloat64(13), count: fv.getUint32(0), opBytes: size - HEADER - FOOTER };
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /**
+   * Reads the sealed record's ops in pieces of about CHANGELOG_CHUNK bytes (an op is never split),
+   * calling `fn` with each piece's ops (views, valid during the call).
+   */
+  async readOps(info: ChangelogRecordInfo, fn: (ops: ShardOp[], last: boolean) => Promise<void>): Promise<void> {
+    const fd = openSync(this.path, 'r');
+    try {
+      let buf = new Uint8Array(CHANGELOG_CHUNK);
+      let have = 0;
+      let offset = HEADER;
+      const end = HEADER + info.opBytes;
+      let seen = 0;
+      while (offset < end || have > 0) {
+        if (have === buf.length) {
+          const bigger = new Uint8Array(buf.length * 2);
+          bigger.set(buf);
+          buf = bigger;
+        }
+        const n = offset < end ? readSync(fd, buf, have, Math.min(buf.length - have, end - offset), offset) : 0;
+        offset += n;
+        have += n;
+        const ops: ShardOp[] = [];
+        const used = forEachOp(buf, have, (op) => ops.push(op));
+        if (ops.length === 0 && offset >= end) throw new Error(`${this.path}: the record ends inside an operation`);
+        seen += ops.length;
+        if (ops.length > 0) await fn(ops, offset >= end && used === have);
+        buf.copyWithin(0, used, have);
+        have -= used;
+      }
+      if (seen !== info.count) throw new Error(`${this.path}: the record holds ${seen} operations, its footer says ${info.count}`);
+    } finally {
+      closeSync(fd);
+    }
   }
 
   /** Empties the file (synced): after a rollback its record must not be applied again. */
   clear(): void {
-    if (this.fd === undefined) {
-      try {
-        this.fd = openSync(this.path, 'r+');
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
-        throw e;
-      }
+    try {
+      const fd = this.open();
+      ftruncateSync(fd, 0);
+      fdatasyncSync(fd);
+      this.written = 0;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
     }
-    ftruncateSync(this.fd, 0);
-    fdatasyncSync(this.fd);
   }
 
   remove(): void {

@@ -37,7 +37,7 @@ export {
 } from './layout.js';
 export type { ShardAssignment, StateLayout } from './layout.js';
 
-export type { ShardStore, ShardChange, CommitResult, ShardOptions } from './ShardStore.js';
+export type { ShardStore, ShardChange, CommitBuilder, CommitResult, ShardOptions } from './ShardStore.js';
 export {
   LevelShardStore,
   openLevelShard,

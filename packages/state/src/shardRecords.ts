@@ -59,6 +59,20 @@ export function decodeMeta(b: Uint8Array, file: string): ShardMeta {
   return { marker: v.getFloat64(1), numRows: v.getFloat64(9) };
 }
 
+export const UNDO_HEADER_BYTES = 29;
+
+/** The first bytes of an undo record; its `count` entries follow. */
+export function encodeUndoHeader(batchId: number, priorMarker: number, priorNumRows: number, count: number): Uint8Array {
+  const out = new Uint8Array(UNDO_HEADER_BYTES);
+  const v = new DataView(out.buffer);
+  out[0] = SHARD_FORMAT_VERSION;
+  v.setFloat64(1, batchId);
+  v.setFloat64(9, priorMarker);
+  v.setFloat64(17, priorNumRows);
+  v.setUint32(25, count);
+  return out;
+}
+
 export function encodeUndo(u: UndoRecord): Uint8Array {
   let size = 29;
   for (const [k, prior] of u.entries) size += 5 + k.length + (prior === null ? 0 : 4 + prior.length);
@@ -135,18 +149,8 @@ export interface CommitPlan {
   next: ShardState;
 }
 
-/**
- * The one batch of a commit: the changes, undo(N), meta N, and deletion of undo records below
- * `pruneUndoBelow` (never undo(N) itself: batch N is running, so it cannot be durable yet).
- */
-export function planCommit(
-  s: ShardState,
-  batchId: number,
-  changes: readonly ShardChange[],
-  rowDelta: number,
-  pruneUndoBelow: number,
-  file: string,
-): CommitPlan {
+/** Throws unless batch `batchId` may commit on top of `s` (it must be above the marker). */
+export function checkCommit(s: ShardState, batchId: number, rowDelta: number, file: string): void {
   if (!Number.isSafeInteger(batchId) || batchId < 0) throw new RangeError(`batch id ${batchId} is not a non-negative integer`);
   if (!Number.isSafeInteger(rowDelta)) throw new RangeError(`row delta ${rowDelta} is not an integer`);
   if (batchId <= s.marker) {
@@ -158,26 +162,47 @@ export function planCommit(
       { file },
     );
   }
-  const ops: ShardOp[] = [];
-  const entries: Array<[Uint8Array, Uint8Array | null]> = [];
-  for (const c of changes) {
-    ops.push(c.value === null ? { type: 'del', key: c.key } : { type: 'put', key: c.key, value: c.value });
-    entries.push([c.key, c.prior]);
-  }
+}
+
+/**
+ * What follows a commit's changes and undo(N): deletion of undo records below `pruneUndoBelow`
+ * (never undo(N) itself: batch N is running, so it cannot be durable yet), then meta N, last.
+ */
+export function commitTail(s: ShardState, batchId: number, rowDelta: number, pruneUndoBelow: number): CommitPlan {
   const next: ShardState = { marker: batchId, numRows: s.numRows + rowDelta, undoIds: [] };
-  ops.push({
-    type: 'put',
-    key: undoKey(batchId),
-    value: encodeUndo({ batchId, priorMarker: s.marker, priorNumRows: s.numRows, entries }),
-  });
-  ops.push({ type: 'put', key: META_KEY, value: encodeMeta(next) });
+  const ops: ShardOp[] = [];
   for (const id of s.undoIds) {
     if (id < pruneUndoBelow && id !== batchId) ops.push({ type: 'del', key: undoKey(id) });
     else if (id !== batchId) next.undoIds.push(id);
   }
   next.undoIds.push(batchId);
   next.undoIds.sort((a, b) => a - b);
+  ops.push({ type: 'put', key: META_KEY, value: encodeMeta(next) });
   return { ops, next };
+}
+
+/**
+ * The one batch of a commit: the changes, undo(N), deletion of undo records below
+ * `pruneUndoBelow`, and meta N.
+ */
+export function planCommit(
+  s: ShardState,
+  batchId: number,
+  changes: readonly ShardChange[],
+  rowDelta: number,
+  pruneUndoBelow: number,
+  file: string,
+): CommitPlan {
+  checkCommit(s, batchId, rowDelta, file);
+  const ops: ShardOp[] = [];
+  const entries: Array<[Uint8Array, Uint8Array | null]> = [];
+  for (const c of changes) {
+    ops.push(c.value === null ? { type: 'del', key: c.key } : { type: 'put', key: c.key, value: c.value });
+    entries.push([c.key, c.prior]);
+  }
+  ops.push({ type: 'put', key: undoKey(batchId), value: encodeUndo({ batchId, priorMarker: s.marker, priorNumRows: s.numRows, entries }) });
+  const tail = commitTail(s, batchId, rowDelta, pruneUndoBelow);
+  return { ops: [...ops, ...tail.ops], next: tail.next };
 }
 
 /** The one batch of a rollback of `undo`: priors in reverse commit order, prior meta, undo deleted. */

@@ -8,12 +8,12 @@
  *
  * Cells per aggregate: count 1; sum, min, max 1 and a null flag; avg 2 (sum, count).
  */
-import { dataKeyOf, dataRange, decodeDataKey, decodeKey, indexKey, indexRangeUpTo, SluiceError, type ShardChange, type ShardStore } from '@sluice/state';
+import { dataKeyOf, dataRange, decodeDataKey, decodeKey, indexKey, indexRangeUpTo, SluiceError, type CommitBuilder, type CommitResult, type ShardChange, type ShardStore } from '@sluice/state';
 import { aggregatorOf } from './aggregates.js';
 import { KeyTable } from './keyTable.js';
 import type { AggFn, StatefulOp } from './types.js';
 import type { StateCache } from './stateCache.js';
-import type { StateTask } from '../task/messages.js';
+import type { ShuffleBlock, StateTask } from '../task/messages.js';
 import type { DataType, Row, Schema } from '../schema/types.js';
 import { isNumericType } from '../schema/values.js';
 import { exprType } from '../expressions/exprTypes.js';
@@ -184,8 +184,83 @@ class ValueArena {
 }
 
 /**
- * The aggregation part of a state task over cells (see stateTask.ts for the steps): fills
- * `changes` and the counters, and returns the rows the output mode emits.
+ * Where a state task's changes go: in pieces to the shard's commit (begun on the first piece, so
+ * a task that changes nothing commits nothing and leaves the marker where it was).
+ */
+export class ChangeStream {
+  private builder: CommitBuilder | undefined;
+  count = 0;
+  constructor(
+    private readonly store: ShardStore,
+    private readonly batchId: number,
+  ) {}
+  async add(changes: readonly ShardChange[]): Promise<void> {
+    if (changes.length === 0) return;
+    this.builder ??= await this.store.beginCommit(this.batchId);
+    this.builder.add(changes);
+    this.count += changes.length;
+  }
+  /** Commits what was added; undefined when nothing was. */
+  finish(rowDelta: number, pruneUndoBelow: number): Promise<CommitResult> | undefined {
+    return this.builder?.finish(rowDelta, pruneUndoBelow);
+  }
+}
+
+/** Block bytes a state task merges at a time: its partitions are taken in groups of about this. */
+let chunkBytes = 4 << 20;
+/** Index entries an eviction reads at a time. */
+let indexPage = 65536;
+
+/** Test seam: smaller groups and pages, so that small tests cross their boundaries. */
+export function useStateChunks(bytes: number, page: number): void {
+  chunkBytes = bytes;
+  indexPage = page;
+}
+
+/** The task's blocks in groups of whole partitions (keys of two partitions never meet). */
+function partitionGroups(blocks: readonly ShuffleBlock[]): ShuffleBlock[][] {
+  const byPartition = new Map<number, ShuffleBlock[]>();
+  for (const b of blocks) {
+    let list = byPartition.get(b.partition);
+    if (list === undefined) byPartition.set(b.partition, (list = []));
+    list.push(b);
+  }
+  const groups: ShuffleBlock[][] = [];
+  let current: ShuffleBlock[] = [];
+  let bytes = 0;
+  for (const p of [...byPartition.keys()].sort((x, y) => x - y)) {
+    const list = byPartition.get(p)!;
+    current.push(...list);
+    bytes += list.reduce((n, b) => n + b.data.byteLength, 0);
+    if (bytes >= chunkBytes) {
+      groups.push(current);
+      current = [];
+      bytes = 0;
+    }
+  }
+  if (current.length > 0) groups.push(current);
+  return groups;
+}
+
+/** Index entries at or below the watermark, a page at a time (an eviction may be large). */
+async function forEachIndexPage(store: ShardStore, watermark: number, fn: (page: Array<[Uint8Array, Uint8Array]>) => Promise<void>): Promise<void> {
+  const [start, lt] = indexRangeUpTo(Math.floor(watermark));
+  let gte = start;
+  for (;;) {
+    const page = await store.range(gte, lt, indexPage);
+    if (page.length > 0) await fn(page);
+    if (page.length < indexPage) return;
+    const last = page[page.length - 1]![0];
+    gte = new Uint8Array(last.length + 1);
+    gte.set(last);
+  }
+}
+
+
+/**
+ * The aggregation part of a state task over cells (see stateTask.ts for the steps): sends the
+ * changes to `out` a partition group at a time, fills the counters, and returns the rows the
+ * output mode emits.
  */
 export async function aggregateCells(
   task: StateTask,
@@ -194,104 +269,12 @@ export async function aggregateCells(
   store: ShardStore,
   cache: StateCache,
   watermark: number | undefined,
-  changes: ShardChange[],
+  out: ChangeStream,
   c: Counters,
 ): Promise<Row[]> {
-  const state = cache.table(L.width, L.nullWidth);
+  let state = cache.table(L.width, L.nullWidth);
   if (state.count - state.size > Math.max(1024, state.size)) state.compact();
   const keyTypes = op.keys.map((k) => exprType(k, task.stateInputSchema));
-  const values = new ValueArena(L);
-
-  // 1. Partials of one key from several map tasks merge into one; the first block's time stays.
-  const batch = new KeyTable(L.width, L.nullWidth);
-  let times = new Float64Array(1024);
-  const partial = new KeyTable(L.width, L.nullWidth, 1);
-  const slot = partial.insert(EMPTY, 0, 0, 0);
-  for (const block of task.blocks) {
-    const data = block.data;
-    let pos = 0;
-    while (pos < data.length) {
-      const kl = data[pos]! | (data[pos + 1]! << 8);
-      const k0 = pos + 2;
-      pos = k0 + kl;
-      const t = f64At(data, pos);
-      const bl = data[pos + 8]! | (data[pos + 9]! << 8);
-      const b0 = pos + 10;
-      pos = b0 + bl;
-      const h = KeyTable.hash(data, k0, kl);
-      let g = batch.find(data, k0, kl, h);
-      if (g < 0) {
-        g = batch.insert(data, k0, kl, h);
-        readCells(L, data, b0, pos, batch.cells, g * L.width, batch.nulls, g * L.nullWidth);
-        if (g >= times.length) {
-          const next = new Float64Array(times.length * 2);
-          next.set(times);
-          times = next;
-        }
-        times[g] = t;
-      } else {
-        readCells(L, data, b0, pos, partial.cells, slot * L.width, partial.nulls, slot * L.nullWidth);
-        mergeCells(L, batch, g, partial, slot);
-      }
-    }
-  }
-
-  // 2. Late keys drop; the others find their state in the cache, or in one getMany.
-  const n = batch.count;
-  const entry = new Int32Array(n).fill(-1);
-  const live: number[] = [];
-  const misses: number[] = [];
-  for (let g = 0; g < n; g++) {
-    const t = times[g]!;
-    if (watermark !== undefined && t === t && t <= watermark) {
-      c.dropped += 1;
-      continue;
-    }
-    live.push(g);
-    const k = batch.keyView(g);
-    const e = state.find(k, 0, k.length, KeyTable.hash(k, 0, k.length));
-    if (e >= 0) entry[g] = e;
-    else misses.push(g);
-  }
-  const fetched = await store.getMany(misses.map((g) => batch.key(g)));
-  const stored = new Map<number, Uint8Array>();
-  misses.forEach((g, i) => {
-    const v = fetched[i];
-    if (v !== undefined) stored.set(g, v);
-  });
-
-  // 3. New values: prior (cache or store) merged with the batch's partial.
-  const priors = new ValueArena(L);
-  for (const g of live) {
-    const dk = batch.keyView(g);
-    let e = entry[g]!;
-    let prior: Uint8Array | null;
-    if (e >= 0) {
-      prior = priors.encode(state.cells, e * L.width, state.nulls, e * L.nullWidth);
-      mergeCells(L, state, e, batch, g);
-    } else {
-      e = state.insert(dk, 0, dk.length, KeyTable.hash(dk, 0, dk.length));
-      entry[g] = e;
-      const s = stored.get(g);
-      if (s !== undefined) {
-        prior = s;
-        readCells(L, s, 0, s.length, state.cells, e * L.width, state.nulls, e * L.nullWidth);
-        mergeCells(L, state, e, batch, g);
-      } else {
-        prior = null;
-        copyCells(state, e, batch, g);
-        c.rowDelta += 1;
-        const t = times[g]!;
-        if (t === t) {
-          const { kg, key } = decodeDataKey(dk);
-          changes.push({ key: indexKey(t, kg, key), value: EMPTY, prior: null });
-        }
-      }
-    }
-    changes.push({ key: dk, value: values.encode(state.cells, e * L.width, state.nulls, e * L.nullWidth), prior });
-  }
-  c.updated = live.length;
-
   const keyValues = (dk: Uint8Array): unknown[] => decodeKey(decodeDataKey(dk).key, keyTypes);
   const rowOf = (dk: Uint8Array, cells: Float64Array, cOff: number, flags: Uint8Array, fOff: number): Row => {
     const row: Row = {};
@@ -306,65 +289,154 @@ export async function aggregateCells(
     readCells(L, bytes, 0, bytes.length, decoded.cells, d * L.width, decoded.nulls, d * L.nullWidth);
     return rowOf(dk, decoded.cells, d * L.width, decoded.nulls, d * L.nullWidth);
   };
+  const partial = new KeyTable(L.width, L.nullWidth, 1);
+  const slot = partial.insert(EMPTY, 0, 0, 0);
+  const rows: Row[] = [];
+  /** Keys updated in this batch and their new rows, for complete mode (key hex -> row). */
+  const updatedRows = task.outputMode === 'complete' ? new Map<string, Row>() : undefined;
+
+  for (const blocks of partitionGroups(task.blocks)) {
+    const changes: ShardChange[] = [];
+    const values = new ValueArena(L);
+    const priors = new ValueArena(L);
+
+    // 1. Partials of one key from several map tasks merge into one; the first block's time stays.
+    const batch = new KeyTable(L.width, L.nullWidth);
+    let times = new Float64Array(1024);
+    for (const block of blocks) {
+      const data = block.data;
+      let pos = 0;
+      while (pos < data.length) {
+        const kl = data[pos]! | (data[pos + 1]! << 8);
+        const k0 = pos + 2;
+        pos = k0 + kl;
+        const t = f64At(data, pos);
+        const bl = data[pos + 8]! | (data[pos + 9]! << 8);
+        const b0 = pos + 10;
+        pos = b0 + bl;
+        const h = KeyTable.hash(data, k0, kl);
+        let g = batch.find(data, k0, kl, h);
+        if (g < 0) {
+          g = batch.insert(data, k0, kl, h);
+          readCells(L, data, b0, pos, batch.cells, g * L.width, batch.nulls, g * L.nullWidth);
+          if (g >= times.length) {
+            const next = new Float64Array(times.length * 2);
+            next.set(times);
+            times = next;
+          }
+          times[g] = t;
+        } else {
+          readCells(L, data, b0, pos, partial.cells, slot * L.width, partial.nulls, slot * L.nullWidth);
+          mergeCells(L, batch, g, partial, slot);
+        }
+      }
+    }
+
+    // 2. Late keys drop; the others find their state in the cache, or in one getMany.
+    const n = batch.count;
+    const entry = new Int32Array(n).fill(-1);
+    const live: number[] = [];
+    const misses: number[] = [];
+    for (let g = 0; g < n; g++) {
+      const t = times[g]!;
+      if (watermark !== undefined && t === t && t <= watermark) {
+        c.dropped += 1;
+        continue;
+      }
+      live.push(g);
+      const k = batch.keyView(g);
+      const e = state.find(k, 0, k.length, KeyTable.hash(k, 0, k.length));
+      if (e >= 0) entry[g] = e;
+      else misses.push(g);
+    }
+    const fetched = await store.getMany(misses.map((g) => batch.key(g)));
+    const stored = new Map<number, Uint8Array>();
+    misses.forEach((g, i) => {
+      const v = fetched[i];
+      if (v !== undefined) stored.set(g, v);
+    });
+
+    // 3. New values: prior (cache or store) merged with the batch's partial.
+    for (const g of live) {
+      const dk = batch.keyView(g);
+      let e = entry[g]!;
+      let prior: Uint8Array | null;
+      if (e >= 0) {
+        prior = priors.encode(state.cells, e * L.width, state.nulls, e * L.nullWidth);
+        mergeCells(L, state, e, batch, g);
+      } else {
+        e = state.insert(dk, 0, dk.length, KeyTable.hash(dk, 0, dk.length));
+        entry[g] = e;
+        const s = stored.get(g);
+        if (s !== undefined) {
+          prior = s;
+          readCells(L, s, 0, s.length, state.cells, e * L.width, state.nulls, e * L.nullWidth);
+          mergeCells(L, state, e, batch, g);
+        } else {
+          prior = null;
+          copyCells(state, e, batch, g);
+          c.rowDelta += 1;
+          const t = times[g]!;
+          if (t === t) {
+            const { kg, key } = decodeDataKey(dk);
+            changes.push({ key: indexKey(t, kg, key), value: EMPTY, prior: null });
+          }
+        }
+      }
+      changes.push({ key: dk, value: values.encode(state.cells, e * L.width, state.nulls, e * L.nullWidth), prior });
+      if (task.outputMode === 'update') rows.push(rowOf(dk, state.cells, e * L.width, state.nulls, e * L.nullWidth));
+      else if (updatedRows !== undefined) updatedRows.set(hexOf(dk), rowOf(dk, state.cells, e * L.width, state.nulls, e * L.nullWidth));
+    }
+    c.updated += live.length;
+    await out.add(changes);
+    // Over its budget the cache goes now, not after the task: LevelDB holds every key it had.
+    if (cache.memoryUsedBytes > cache.budgetBytes) {
+      cache.clear();
+      state = cache.table(L.width, L.nullWidth);
+    }
+  }
 
   // 4. Eviction: keys whose index time is <= the watermark (never one updated in this batch).
-  const evicted: Row[] = [];
   if (watermark !== undefined && op.eventTimeKey !== null) {
-    const [gte, lt] = indexRangeUpTo(Math.floor(watermark));
-    const index = await store.range(gte, lt);
-    const data = index.map(([ik]) => dataKeyOf(ik));
-    const inCache = data.map((dk) => state.find(dk, 0, dk.length, KeyTable.hash(dk, 0, dk.length)));
-    const unknown = data.filter((_, i) => inCache[i]! < 0);
-    const read = await store.getMany(unknown);
-    let u = 0;
-    index.forEach(([ik], i) => {
-      const dk = data[i]!;
-      const e = inCache[i]!;
-      const value = e >= 0 ? values.encode(state.cells, e * L.width, state.nulls, e * L.nullWidth) : read[u++];
-      // An index entry without data emits nothing, but must not be read again every batch.
-      if (value !== undefined) {
-        changes.push({ key: dk, value: null, prior: value });
-        if (task.outputMode === 'append') evicted.push(rowOfBytes(dk, value));
-        c.removed += 1;
-        c.rowDelta -= 1;
-      }
-      changes.push({ key: new Uint8Array(ik), value: null, prior: EMPTY });
-      if (e >= 0) state.remove(e);
+    await forEachIndexPage(store, watermark, async (index) => {
+      const changes: ShardChange[] = [];
+      const values = new ValueArena(L);
+      const data = index.map(([ik]) => dataKeyOf(ik));
+      const inCache = data.map((dk) => state.find(dk, 0, dk.length, KeyTable.hash(dk, 0, dk.length)));
+      const read = await store.getMany(data.filter((_, i) => inCache[i]! < 0));
+      let u = 0;
+      index.forEach(([ik], i) => {
+        const dk = data[i]!;
+        const e = inCache[i]!;
+        const value = e >= 0 ? values.encode(state.cells, e * L.width, state.nulls, e * L.nullWidth) : read[u++];
+        // An index entry without data emits nothing, but must not be read again every batch.
+        if (value !== undefined) {
+          changes.push({ key: dk, value: null, prior: value });
+          if (task.outputMode === 'append') rows.push(rowOfBytes(dk, value));
+          c.removed += 1;
+          c.rowDelta -= 1;
+        }
+        changes.push({ key: new Uint8Array(ik), value: null, prior: EMPTY });
+        if (e >= 0) state.remove(e);
+      });
+      await out.add(changes);
     });
   }
 
-  let rows: Row[];
-  switch (task.outputMode) {
-    case 'append':
-      rows = evicted;
-      break;
-    case 'update':
-      rows = live.map((g) => {
-        const e = entry[g]!;
-        return rowOf(batch.keyView(g), state.cells, e * L.width, state.nulls, e * L.nullWidth);
-      });
-      break;
-    case 'complete': {
-      // The whole result: the state as it stands after this batch.
-      rows = [];
-      const [gte, lt] = dataRange();
-      const updated = new Set(live);
-      for (const [key, value] of await store.range(gte, lt)) {
-        const g = batch.find(key, 0, key.length, KeyTable.hash(key, 0, key.length));
-        if (g >= 0 && updated.has(g)) {
-          const e = entry[g]!;
-          rows.push(rowOf(key, state.cells, e * L.width, state.nulls, e * L.nullWidth));
-          updated.delete(g);
-        } else rows.push(rowOfBytes(key, value));
-      }
-      // Keys new in this batch are not in the store yet.
-      for (const g of updated) {
-        const e = entry[g]!;
-        rows.push(rowOf(batch.keyView(g), state.cells, e * L.width, state.nulls, e * L.nullWidth));
-      }
-      break;
+  if (updatedRows !== undefined) {
+    // The whole result: the state as it stands after this batch (the store still holds the prior).
+    const [gte, lt] = dataRange();
+    for (const [key, value] of await store.range(gte, lt)) {
+      const k = hexOf(key);
+      const updated = updatedRows.get(k);
+      rows.push(updated ?? rowOfBytes(key, value));
+      updatedRows.delete(k);
     }
+    // Keys new in this batch are not in the store yet.
+    for (const row of updatedRows.values()) rows.push(row);
   }
   cache.settle();
   return rows;
 }
+
+const hexOf = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1');

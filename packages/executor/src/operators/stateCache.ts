@@ -22,7 +22,7 @@ export class StateCache {
   /** The decoded state of an aggregation whose buffers are numbers (compactAggregate.ts). */
   private cells: KeyTable | undefined;
 
-  constructor(private readonly budgetBytes: number) {}
+  constructor(readonly budgetBytes: number) {}
 
   get(key: string): AggBuffer[] | undefined {
     return this.entries.get(key);

@@ -66,6 +66,20 @@ class CountingStore extends InstrumentedShardStore {
     if (fail === 'after') throw new Error('injected: task died after its commit');
     return result;
   }
+  override async beginCommit(batchId: number): ReturnType<InstrumentedShardStore['beginCommit']> {
+    const inner = await super.beginCommit(batchId);
+    return {
+      add: (changes) => inner.add(changes),
+      finish: async (rowDelta, pruneUndoBelow) => {
+        const fail = this.failNextCommit;
+        this.failNextCommit = undefined;
+        if (fail === 'before') throw new Error('injected: commit failed');
+        const result = await inner.finish(rowDelta, pruneUndoBelow);
+        if (fail === 'after') throw new Error('injected: task died after its commit');
+        return result;
+      },
+    };
+  }
   override async rollbackIfAt(batchId: number): Promise<boolean> {
     const rolledBack = await super.rollbackIfAt(batchId);
     // the shard's bytes right after a rollback (none when nothing was rolled back)

@@ -31,7 +31,7 @@ import { decodeBuffers, encodeBuffers } from './aggBufferCodec.js';
 import { exprType } from '../expressions/exprTypes.js';
 import type { UdfRegistry } from '../expressions/udfs.js';
 import { dropStateCache, stateCache, type StateCache } from './stateCache.js';
-import { aggregateCells, cellLayoutOf } from './compactAggregate.js';
+import { aggregateCells, cellLayoutOf, ChangeStream } from './compactAggregate.js';
 import type { StateOperatorMetrics, StateTask, TaskResult, TaskSuccess } from '../task/messages.js';
 import { decodeBlock, forEachAggregateRecord, type DedupRecord } from '../shuffle/shuffleCodec.js';
 import { compileStages, runStages } from '../task/stages.js';
@@ -105,19 +105,19 @@ async function runOnShard(task: StateTask, store: ShardStore, cache: StateCache,
   const schema = statefulOutputSchema(task.stateful, task.stateInputSchema);
   const op = task.stateful;
   const cells = op.kind === 'aggregate' && !generalPath ? cellLayoutOf(op, task.stateInputSchema) : undefined;
+  const out = new ChangeStream(store, task.batchId);
   const emitted =
     op.kind !== 'aggregate'
       ? await deduplicate(task, op, store, changes, counters)
       : cells !== undefined
-        ? await aggregateCells(task, op, cells, store, cache, watermarkOf(task), changes, counters)
+        ? await aggregateCells(task, op, cells, store, cache, watermarkOf(task), out, counters)
         : await aggregate(task, op, store, cache, changes, counters);
+  await out.add(changes);
 
   const post = await compileStages(schema, task.post, udfs);
   const { rows } = runStages(post, emitted);
-  let commitTimeMs = 0;
-  if (changes.length > 0) {
-    commitTimeMs = Math.round((await store.commit(task.batchId, changes, counters.rowDelta, task.pruneUndoBelow)).commitTimeMs);
-  }
+  const committed = await out.finish(counters.rowDelta, task.pruneUndoBelow);
+  const commitTimeMs = committed === undefined ? 0 : Math.round(committed.commitTimeMs);
   const state: StateOperatorMetrics = {
     numRowsTotal: store.numRows,
     numRowsUpdated: counters.updated,
