@@ -23,7 +23,7 @@
 // Knobs (environment): SLUICE_BENCH_KEYS (1000000), SLUICE_BENCH_BIG_KEYS (5000000),
 // SLUICE_BENCH_ROWS_PER_BATCH (1000000), SLUICE_BENCH_PARTITIONS (200),
 // SLUICE_BENCH_FEW_PARTITIONS (8), SLUICE_BENCH_CORES (os.availableParallelism()),
-// SLUICE_BENCH_SETTLE_MS (2000), SLUICE_BENCH_TMP.
+// SLUICE_BENCH_SETTLE_MS (2000), SLUICE_BENCH_BUDGET_MB (256: the budget case), SLUICE_BENCH_TMP.
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
@@ -41,6 +41,7 @@ const PARTITIONS = envInt('SLUICE_BENCH_PARTITIONS', 200);
 const FEW_PARTITIONS = envInt('SLUICE_BENCH_FEW_PARTITIONS', 8);
 const CORES = envInt('SLUICE_BENCH_CORES', availableParallelism());
 const SETTLE_MS = envInt('SLUICE_BENCH_SETTLE_MS', 2000);
+const BUDGET_MB = envInt('SLUICE_BENCH_BUDGET_MB', 256);
 const ADVANCE_MS = 1000;
 const WINDOW_MS = 5 * 60_000;
 const MiB = 2 ** 20;
@@ -172,12 +173,16 @@ async function mapCase({ keys }) {
   return { keys: state.size, buildMs, before, after, heapUsedDelta: heap1 - heap0 };
 }
 
-async function sluiceCase({ keys, partitions, dir }) {
+async function sluiceCase({ keys, partitions, dir, maxMemoryMB, settleMs = SETTLE_MS }) {
   const before = snapshot(dir);
   const driver = await loadDriver();
   const { col, window, Trigger } = driver;
   const session = await driver.Session.create({
-    conf: { 'sluice.executor.cores': CORES, 'sluice.sql.shuffle.partitions': partitions },
+    conf: {
+      'sluice.executor.cores': CORES,
+      'sluice.sql.shuffle.partitions': partitions,
+      ...(maxMemoryMB !== undefined && { 'sluice.sql.streaming.stateStore.maxMemoryMB': maxMemoryMB }),
+    },
   });
   const ckpt = join(dir, 'ckpt');
   const batches = Math.ceil(keys / ROWS);
@@ -233,8 +238,8 @@ async function sluiceCase({ keys, partitions, dir }) {
     }
     const last = q.lastProgress;
     progress.push(last);
-    console.error(`    batch ${batches}/${batches}: ${last.stateOperators[0]?.numRowsTotal} keys, ${last.durationMs.triggerExecution} ms; at rest for ${SETTLE_MS} ms`);
-    await sleep(SETTLE_MS);
+    console.error(`    batch ${batches}/${batches}: ${last.stateOperators[0]?.numRowsTotal} keys, ${last.durationMs.triggerExecution} ms; at rest for ${settleMs} ms`);
+    await sleep(settleMs);
     atRest = { ...snapshot(dir), beforeStart };
     await q.stop();
     await sleep(200);
@@ -320,6 +325,9 @@ async function parent() {
   console.log(`  sluice, ${KEYS} keys, ${FEW_PARTITIONS} partitions:`);
   const few = await runChild({ kind: 'sluice', keys: KEYS, partitions: FEW_PARTITIONS, dir: join(work, 'few') });
   describe(`${KEYS} keys, ${FEW_PARTITIONS} partitions`, few);
+  console.log(`  sluice, ${KEYS} keys, ${PARTITIONS} partitions, stateStore.maxMemoryMB ${BUDGET_MB}:`);
+  const budget = await runChild({ kind: 'sluice', keys: KEYS, partitions: PARTITIONS, dir: join(work, 'budget'), maxMemoryMB: BUDGET_MB, settleMs: 3000 });
+  describe(`${KEYS} keys, maxMemoryMB ${BUDGET_MB}`, budget);
   console.log(`  sluice, ${BIG_KEYS} keys, ${PARTITIONS} partitions:`);
   const big = await runChild({ kind: 'sluice', keys: BIG_KEYS, partitions: PARTITIONS, dir: join(work, 'big') });
   describe(`${BIG_KEYS} keys, ${PARTITIONS} partitions`, big);
@@ -382,6 +390,7 @@ async function parent() {
     loadavg: [round(LOAD_AT_START, 2), round(loadavg()[0], 2)],
   };
   const command = commandLine();
+  const budgetAimMiB = CORES * BUDGET_MB + 250;
   const results = [
     record({
       name: 'state-footprint-fds-partitions',
@@ -428,6 +437,21 @@ async function parent() {
         mapGrowthRatio: round(mapGrowth(mapBig) / mapGrowth(map1), 3),
         big: caseParams(big),
         small: caseParams(many),
+        ...common,
+      },
+      command,
+    }),
+    record({
+      name: 'state-footprint-rss-budget',
+      unit: 'MiB',
+      value: mib(budget.atRest.hwm),
+      baseline: budgetAimMiB,
+      ratio: round(mib(budget.atRest.hwm) / budgetAimMiB, 3),
+      params: {
+        ratioIs: `peak process RSS (VmHWM) over one batch creating ${KEYS} keys with stateStore.maxMemoryMB ${BUDGET_MB} on ${CORES} slots / the aim ${CORES} x ${BUDGET_MB} MiB + 250 MiB (<= 1 meets it)`,
+        rssAt3sMiB: mib(budget.atRest.rss),
+        at3sRatio: round(mib(budget.atRest.rss) / budgetAimMiB, 3),
+        budget: caseParams(budget),
         ...common,
       },
       command,

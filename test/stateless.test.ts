@@ -199,6 +199,25 @@ describe('executors', () => {
   });
 });
 
+describe('a worker out of heap', () => {
+  it('fails the query with WORKER_OUT_OF_MEMORY naming sluice.executor.heapMB, and the next query runs on a fresh worker', async () => {
+    const s = await Session.create({ conf: { 'sluice.executor.cores': 1, 'sluice.executor.heapMB': 64 } });
+    try {
+      const input = tempDir();
+      writeInput(input, 'a.json', jsonLines(events(2)), 1_000);
+      const exhaust = udf(CRASHING, 'exhaustHeap', 'double');
+      const q = await s.readStream.format('json').schema(SCHEMA).load(input).select(exhaust(col('v'))).writeStream.format('memory').queryName('oom').start();
+      await expect(q.awaitTermination()).rejects.toMatchObject({ code: 'WORKER_OUT_OF_MEMORY', option: 'sluice.executor.heapMB' });
+      expect(q.exception?.message).toContain('64 MB');
+      const ok = await s.readStream.format('json').schema(SCHEMA).load(input).writeStream.format('memory').queryName('after_oom').trigger(Trigger.AvailableNow()).start();
+      await ok.awaitTermination();
+      expect(await s.memoryTable('after_oom')).toHaveLength(2);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 describe('memory, rate-micro-batch and foreachBatch', () => {
   it('memory stream to memory sink keeps batch order and SQL null semantics', async () => {
     const stream = session.memoryStream('mem_in', 'id STRING, v LONG');

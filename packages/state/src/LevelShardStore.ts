@@ -281,7 +281,13 @@ export class LevelShardStore implements ShardStore {
         .then(() => applyRecord(this.db, this.changelog!, record, this.dir))
         .then(
           () => {
-            if (this.pendingRecord === record) this.pendingRecord = undefined;
+            if (this.pendingRecord !== record) return;
+            this.pendingRecord = undefined;
+            try {
+              this.changelog!.discard();
+            } catch {
+              // Only disk space: the record is at or below LevelDB's marker now, so it never applies again.
+            }
           },
           () => undefined,
         );
@@ -472,7 +478,13 @@ class LevelCommit implements CommitBuilder {
       }
       return undefined;
     }
-    this.ops.putPieces(undoKey(this.batchId), undoValue);
+    this.ops.putHeader(undoKey(this.batchId), undoValue.reduce((n, p) => n + p.length, 0));
+    this.flush();
+    try {
+      for (const piece of undoValue) this.changelog!.appendOps(piece);
+    } catch (e) {
+      throw asEnvironmentError(e, this.store.dir, 'write the state changelog');
+    }
     for (const op of tail) {
       if (op.type === 'put') this.ops.put(op.key, op.value);
       else this.ops.del(op.key);
@@ -523,10 +535,9 @@ class UndoSink {
     }
   }
 
+  /** A copy of the entries so far, and an empty sink that keeps its buffer. */
   take(): Uint8Array {
-    const out = this.buf.subarray(0, this.pos);
-    this.buf = new Uint8Array(1 << 16);
-    this.view = new DataView(this.buf.buffer);
+    const out = this.buf.slice(0, this.pos);
     this.pos = 0;
     return out;
   }

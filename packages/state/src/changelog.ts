@@ -61,20 +61,15 @@ export class OpSink {
     this.count++;
   }
 
-  /** A put whose value is given in pieces (the undo record). */
-  putPieces(key: Uint8Array, pieces: readonly Uint8Array[]): void {
-    const length = pieces.reduce((n, p) => n + p.length, 0);
-    this.ensure(9 + key.length + length);
+  /** The start of a put whose `length` value bytes the caller appends itself (the undo record). */
+  putHeader(key: Uint8Array, length: number): void {
+    this.ensure(9 + key.length);
     this.buf[this.pos] = 1;
     this.view.setUint32(this.pos + 1, key.length);
     this.buf.set(key, this.pos + 5);
     this.pos += 5 + key.length;
     this.view.setUint32(this.pos, length);
     this.pos += 4;
-    for (const p of pieces) {
-      this.buf.set(p, this.pos);
-      this.pos += p.length;
-    }
     this.count++;
   }
 
@@ -87,11 +82,12 @@ export class OpSink {
     this.count++;
   }
 
-  /** The bytes so far, and an empty sink (the count goes on). */
+  /**
+   * The bytes so far, as a view valid until the next write (the sink reuses its buffer, so a
+   * commit that streams many chunks allocates one), and an empty sink; the count goes on.
+   */
   take(): Uint8Array {
     const out = this.buf.subarray(0, this.pos);
-    this.buf = new Uint8Array(1 << 16);
-    this.view = new DataView(this.buf.buffer);
     this.pos = 0;
     return out;
   }
@@ -122,6 +118,14 @@ export function forEachOp(bytes: Uint8Array, end: number, fn: (op: ShardOp) => v
     fn({ type: 'put', key: bytes.subarray(k0, k0 + kl), value: bytes.subarray(v0, v0 + vl) });
     p = v0 + vl;
   }
+}
+
+/** The full length of the op that starts bytes[0, have), once its header is there. */
+function opLength(bytes: Uint8Array, have: number): number {
+  const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const kl = v.getUint32(1);
+  if (bytes[0] !== 1) return 5 + kl;
+  return have < 9 + kl ? 9 + kl : 9 + kl + v.getUint32(5 + kl);
 }
 
 export interface ChangelogRecordInfo {
@@ -179,7 +183,7 @@ export class ChangelogFile {
     this.append(h);
   }
 
-  /** Appends ops bytes (OpSink.take()). */
+  /** Appends ops bytes (OpSink.take(), or a value after OpSink.putHeader). */
   appendOps(bytes: Uint8Array): void {
     this.append(bytes);
   }
@@ -240,7 +244,8 @@ export class ChangelogFile {
       let seen = 0;
       while (offset < end || have > 0) {
         if (have === buf.length) {
-          const bigger = new Uint8Array(buf.length * 2);
+          // An op larger than the buffer (the undo record): grow to exactly its size.
+          const bigger = new Uint8Array(Math.max(opLength(buf, have), buf.length + 1));
           bigger.set(buf);
           buf = bigger;
         }
@@ -271,6 +276,16 @@ export class ChangelogFile {
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
     }
+  }
+
+  /**
+   * Frees the disk of a record LevelDB now holds (not synced: if the truncation is lost, the
+   * record is at or below LevelDB's marker and is never applied again).
+   */
+  discard(): void {
+    if (this.fd === undefined) return;
+    ftruncateSync(this.fd, 0);
+    this.written = 0;
   }
 
   remove(): void {

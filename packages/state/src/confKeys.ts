@@ -13,6 +13,7 @@ export const CONF_KEYS = {
   stateStoreMaxMemoryMB: 'sluice.sql.streaming.stateStore.maxMemoryMB',
   stateStoreMaxOpenFiles: 'sluice.sql.streaming.stateStore.maxOpenFiles',
   stateStoreChangelog: 'sluice.sql.streaming.stateStore.changelogCheckpointing.enabled',
+  executorHeapMB: 'sluice.executor.heapMB',
   adaptiveStatelessEnabled: 'sluice.sql.adaptive.streaming.stateless.enabled',
   advisoryPartitionSizeInBytes: 'sluice.sql.adaptive.advisoryPartitionSizeInBytes',
   minBatchesToRetain: 'sluice.sql.streaming.minBatchesToRetain',

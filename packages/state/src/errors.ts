@@ -66,6 +66,7 @@ export const ERROR_CODES = [
   'UNKNOWN_TABLE',
   'SESSION_CLOSED',
   'WORKER_ENTRY_MISSING',
+  'WORKER_OUT_OF_MEMORY',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -213,6 +213,9 @@ function corruptKey(): SluiceError {
   return new SluiceError('STATE_STORE_CORRUPT', 'a state key does not decode with the key schema');
 }
 
+const numScratch = new Uint8Array(8);
+const numScratchView = new DataView(numScratch.buffer);
+
 function readValue(b: Uint8Array, view: DataView, r: { pos: number }, t: KeyType): unknown {
   if (r.pos >= b.length) throw corruptKey();
   const tag = b[r.pos++];
@@ -247,12 +250,14 @@ function readValue(b: Uint8Array, view: DataView, r: { pos: number }, t: KeyType
       throw corruptKey();
     default: {
       if (r.pos + 8 > b.length) throw corruptKey();
-      const tmp = new Uint8Array(8);
-      tmp.set(b.subarray(r.pos, r.pos + 8));
-      if ((tmp[0] as number) & 0x80) tmp[0] = (tmp[0] as number) ^ 0x80;
-      else for (let i = 0; i < 8; i++) tmp[i] = ~(tmp[i] as number) & 0xff;
+      // Into one scratch buffer: a decode allocates nothing (update mode decodes every key it emits).
+      const p = r.pos;
+      if ((b[p] as number) & 0x80) {
+        for (let i = 0; i < 8; i++) numScratch[i] = b[p + i] as number;
+        numScratch[0] = (numScratch[0] as number) ^ 0x80;
+      } else for (let i = 0; i < 8; i++) numScratch[i] = ~(b[p + i] as number) & 0xff;
       r.pos += 8;
-      return new DataView(tmp.buffer).getFloat64(0);
+      return numScratchView.getFloat64(0);
     }
   }
 }

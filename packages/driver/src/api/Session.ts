@@ -34,6 +34,14 @@ export interface SessionMetrics {
   executor: { slots: number; activeQueries: number };
 }
 
+/**
+ * Each worker's V8 heap limit: sluice.executor.heapMB, else the state budget plus 512 MB for a
+ * batch's working memory (decoded state and LevelDB live outside the heap, rows and plans in it).
+ */
+export function workerHeapMB(conf: RuntimeConf): number {
+  return conf.get<number | undefined>(CONF_KEYS.executorHeapMB) ?? conf.get<number>(CONF_KEYS.stateStoreMaxMemoryMB) + 512;
+}
+
 export class Session {
   readonly conf: RuntimeConf;
   readonly streams: StreamingQueryManager;
@@ -73,6 +81,8 @@ export class Session {
     this.taskScheduler ??= new TaskScheduler(
       this.conf.get<number>(CONF_KEYS.executorCores),
       this.conf.get<number>(CONF_KEYS.taskMaxFailures),
+      undefined,
+      workerHeapMB(this.conf),
     );
     return this.taskScheduler;
   }

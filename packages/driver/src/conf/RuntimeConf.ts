@@ -101,6 +101,11 @@ export const CONF: Record<ConfKey, ConfEntry> = {
   },
   [K.stateStoreMaxMemoryMB]: { default: () => 512, parse: positiveInt, doc: 'per worker state memory budget' },
   [K.stateStoreMaxOpenFiles]: { default: () => 1000, parse: positiveInt, doc: 'per worker LevelDB file handles' },
+  [K.executorHeapMB]: {
+    default: () => undefined,
+    parse: optionalPositiveInt,
+    doc: "each worker's JavaScript heap limit in MB (default: stateStore.maxMemoryMB + 512)",
+  },
   [K.stateStoreChangelog]: {
     default: () => true,
     parse: bool,

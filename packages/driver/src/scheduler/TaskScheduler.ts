@@ -16,6 +16,16 @@ import { Piscina } from 'piscina';
 import type { TaskRequest, TaskResult, TaskSuccess } from '@sluice/executor';
 import { CONF_KEYS, environmentError, SluiceError } from '@sluice/state';
 
+function outOfMemory(task: TaskRequest, heapMB: number | undefined): SluiceError {
+  return new SluiceError(
+    'WORKER_OUT_OF_MEMORY',
+    `task ${task.partition} of batch ${task.batchId} ran its executor out of JavaScript heap` +
+      (heapMB === undefined ? '' : ` (${heapMB} MB, from ${CONF_KEYS.stateStoreMaxMemoryMB}; see ${CONF_KEYS.executorHeapMB})`) +
+      '; the worker was replaced and the batch was not committed: give the executors more memory, or make batches smaller (maxFilesPerTrigger, rowsPerBatch)',
+    { option: CONF_KEYS.executorHeapMB },
+  );
+}
+
 export function workerEntry(): string {
   let path: string;
   try {
@@ -62,6 +72,8 @@ export class TaskScheduler {
     readonly slots: number,
     private readonly maxFailures: number,
     filename = workerEntry(),
+    /** Each worker's V8 old-generation limit in MB (workerHeapMB); undefined: V8's default. */
+    private readonly heapMB?: number,
   ) {
     this.filename = filename;
     this.pools = Array.from({ length: slots }, (_, slot) => this.startPool(slot));
@@ -75,7 +87,13 @@ export class TaskScheduler {
    * The task running on the slot, if any, fails and is retried.
    */
   private startPool(slot: number): Piscina {
-    const pool = new Piscina({ filename: this.filename, minThreads: 1, maxThreads: 1, idleTimeout: Number.POSITIVE_INFINITY });
+    const pool = new Piscina({
+      filename: this.filename,
+      minThreads: 1,
+      maxThreads: 1,
+      idleTimeout: Number.POSITIVE_INFINITY,
+      ...(this.heapMB !== undefined && { resourceLimits: { maxOldGenerationSizeMb: this.heapMB } }),
+    });
     pool.on('error', (e: Error) => {
       if (this.pools[slot] === pool) this.replaceWorker(slot, e);
     });
@@ -120,6 +138,8 @@ export class TaskScheduler {
         return result;
       } catch (e) {
         if (e instanceof SluiceError || e instanceof RunAborted) throw e;
+        // Out of heap, a task would run out again: the query fails, with the limit named.
+        if ((e as { code?: unknown } | undefined)?.code === 'ERR_WORKER_OUT_OF_MEMORY') throw outOfMemory(task, this.heapMB);
         lastError = e;
       } finally {
         this.release(slot);

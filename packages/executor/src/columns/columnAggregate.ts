@@ -225,10 +225,9 @@ function keyPartOf(type: DataType, ev: ColumnEvaluator): KeyPart {
 }
 
 /** The part's values for one batch; `keep[i] = 0` marks rows that belong to no group. */
-function partValues(p: KeyPart, batch: ColumnBatch, keep: Uint8Array): Part {
+function partValues(p: KeyPart, batch: ColumnBatch, keep: Uint8Array, values: Float64Array): Part {
   const n = batch.length;
   const v = p.ev(batch);
-  const values = new Float64Array(n);
   if (p.kind === 'window') {
     // A row whose time is null is in no window (Spark's TimeWindowing filter).
     const t = v.kind === 'num' ? v.values : null;
@@ -444,13 +443,24 @@ export function columnAggregation(op: AggregateOp, schema: Schema, udfs: UdfRegi
     const taskParts = parts.map((p) => (p.kind === 'interned' ? { ...p, interner: new Interner() } : p));
     const accs = op.aggs.map((s, j) => accumulatorOf(aggs[j]!, s.fn));
     const table = new GroupTable(taskParts.length, (c) => accs.forEach((a) => a.grow(c)));
+    let scratchRows = 0;
+    let keepAll = new Uint8Array(0);
+    let gidsAll = new Int32Array(0);
+    let partsAll: Float64Array[] = [];
     return {
       add(batch) {
         const n = batch.length;
         if (n === 0) return;
-        const keep = new Uint8Array(n).fill(1);
-        const values = taskParts.map((p) => partValues(p, batch, keep));
-        const gids = new Int32Array(n);
+        // Scratch arrays of the task, reused by every batch.
+        if (scratchRows < n) {
+          scratchRows = n;
+          keepAll = new Uint8Array(n);
+          gidsAll = new Int32Array(n);
+          partsAll = taskParts.map(() => new Float64Array(n));
+        }
+        const keep = keepAll.subarray(0, n).fill(1);
+        const gids = gidsAll.subarray(0, n);
+        const values = taskParts.map((p, k) => partValues(p, batch, keep, partsAll[k]!.subarray(0, n)));
         table.assign(values, keep, n, gids);
         accs.forEach((a, j) => a.update(gids, n, inputs[j] === null ? null : inputs[j]!(batch)));
       },

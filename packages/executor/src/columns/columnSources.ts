@@ -1,20 +1,26 @@
 /**
  * Input splits as column batches of at most BATCH_ROWS rows, so that a task holds one chunk of its
- * input at a time. Generated sources (rate, rate-micro-batch) fill typed arrays directly; rows
- * that arrive as rows (memory source, files) are turned into columns chunk by chunk.
+ * input at a time. Generated sources (rate, rate-micro-batch) fill typed arrays directly, JSON
+ * files go through the column scanner (formats/jsonColumns.ts), and rows that arrive as rows
+ * (memory source, CSV and text files) are turned into columns chunk by chunk.
  */
 import type { InputSplit } from '../task/messages.js';
 import { readInput } from '../task/readInput.js';
+import { readJsonFileColumns } from '../formats/readers.js';
 import type { Schema } from '../schema/types.js';
 import { batchFromRows, type ColumnBatch } from './vectors.js';
 
 export const BATCH_ROWS = 1 << 16;
 
 function generated(start: number, end: number, timeOf: (v: number) => number, fn: (batch: ColumnBatch) => void): void {
+  // One pair of arrays for every chunk: a batch lives only during its call of fn.
+  const size = Math.min(BATCH_ROWS, Math.max(0, end - start));
+  const timestamps = new Float64Array(size);
+  const values = new Float64Array(size);
   for (let lo = start; lo < end; lo += BATCH_ROWS) {
     const n = Math.min(BATCH_ROWS, end - lo);
-    const timestamp = new Float64Array(n);
-    const value = new Float64Array(n);
+    const timestamp = timestamps.subarray(0, n);
+    const value = values.subarray(0, n);
     for (let i = 0; i < n; i++) {
       value[i] = lo + i;
       timestamp[i] = timeOf(lo + i);
@@ -29,7 +35,10 @@ function generated(start: number, end: number, timeOf: (v: number) => number, fn
   }
 }
 
-/** Calls `fn` for each chunk of the split (rows of `schema`) and returns the number of rows. */
+/**
+ * Calls `fn` for each chunk of the split (rows of `schema`) and returns the number of rows. A
+ * batch and its vectors are valid only during the call: the next chunk may reuse their arrays.
+ */
 export function forEachInputBatch(split: InputSplit, schema: Schema, fn: (batch: ColumnBatch) => void): number {
   switch (split.type) {
     case 'rate':
@@ -38,6 +47,13 @@ export function forEachInputBatch(split: InputSplit, schema: Schema, fn: (batch:
     case 'rateMicroBatch':
       generated(split.startValue, split.endValue, () => split.timestampMs, fn);
       return Math.max(0, split.endValue - split.startValue);
+    case 'files':
+      if (split.format === 'json') {
+        let total = 0;
+        for (const file of split.files) total += readJsonFileColumns(file, split.schema, split.options, BATCH_ROWS, fn);
+        return total;
+      }
+    // falls through: CSV and text arrive as rows
     default: {
       const rows = readInput(split);
       for (let lo = 0; lo < rows.length; lo += BATCH_ROWS) fn(batchFromRows(rows, schema, lo, Math.min(rows.length, lo + BATCH_ROWS)));

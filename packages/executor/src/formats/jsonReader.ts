@@ -8,7 +8,10 @@ import type { Reader } from './readers.js';
 import { BAD, type Conv, compileObjectBuilder, type Flag, jsonConv } from './rowBuilders.js';
 import { forEachLine, isBlank } from './sourceLines.js';
 
-export function compileJsonReader(schema: Schema, options: ReadOptions): Reader {
+/** One line of a JSON-lines file into `rows`: its row, or what its parse mode makes of it. */
+export type JsonLineReader = (line: string, lineNo: number, file: string, rows: Row[]) => void;
+
+export function compileJsonLineReader(schema: Schema, options: ReadOptions): JsonLineReader {
   const corrupt = corruptName(options);
   const inSchema = schema.some((f) => f.name === corrupt) ? corrupt : null;
   const dataFields = schema.filter((f) => f.name !== corrupt);
@@ -16,23 +19,29 @@ export function compileJsonReader(schema: Schema, options: ReadOptions): Reader 
 
   const flag: Flag = { bad: false };
   const build = compileObjectBuilder(schema, inSchema, flag);
+  return (line, lineNo, file, rows) => {
+    let o: unknown;
+    try {
+      o = JSON.parse(line);
+    } catch (e) {
+      const message = `invalid JSON (${(e as Error).message})`;
+      return malformed(rows, build({}), line, lineNo, file, () => ({ message }));
+    }
+    if (o === null || typeof o !== 'object' || Array.isArray(o)) {
+      return malformed(rows, build({}), line, lineNo, file, () => ({ message: 'a line must hold one JSON object' }));
+    }
+    const row = build(o as Record<string, unknown>);
+    if (flag.bad) return malformed(rows, row, line, lineNo, file, () => diagnose(dataFields, o, jsonConv, ''));
+    rows.push(row);
+  };
+}
+
+export function compileJsonReader(schema: Schema, options: ReadOptions): Reader {
+  const readLine = compileJsonLineReader(schema, options);
   return (text, file) => {
     const rows: Row[] = [];
     forEachLine(text, (line, lineNo) => {
-      if (isBlank(line)) return;
-      let o: unknown;
-      try {
-        o = JSON.parse(line);
-      } catch (e) {
-        const message = `invalid JSON (${(e as Error).message})`;
-        return malformed(rows, build({}), line, lineNo, file, () => ({ message }));
-      }
-      if (o === null || typeof o !== 'object' || Array.isArray(o)) {
-        return malformed(rows, build({}), line, lineNo, file, () => ({ message: 'a line must hold one JSON object' }));
-      }
-      const row = build(o as Record<string, unknown>);
-      if (flag.bad) return malformed(rows, row, line, lineNo, file, () => diagnose(dataFields, o, jsonConv, ''));
-      rows.push(row);
+      if (!isBlank(line)) readLine(line, lineNo, file, rows);
     });
     return rows;
   };

@@ -13,6 +13,8 @@ import type { Row, Schema } from '../schema/types.js';
 import { compiled } from './compileCache.js';
 import { compileCsvReader } from './csvReader.js';
 import { compileJsonReader } from './jsonReader.js';
+import { compileJsonColumnReader } from './jsonColumns.js';
+import type { ColumnBatch } from '../columns/vectors.js';
 import { corruptName, type ReadFormat, validateReadSchema } from './options.js';
 import { readSourceFile } from './sourceLines.js';
 import { compileTextReader } from './textReader.js';
@@ -28,6 +30,15 @@ export function parseRecords(format: ReadFormat, text: string, schema: Schema, o
 
 export function readFileRecords(format: ReadFormat, path: string, schema: Schema, options: ReadOptions): Row[] {
   return parseRecords(format, readSourceFile(path), schema, options, path);
+}
+
+/** A JSON-lines file as column batches of at most `maxRows` rows (jsonColumns.ts); returns the rows. */
+export function readJsonFileColumns(path: string, schema: Schema, options: ReadOptions, maxRows: number, fn: (batch: ColumnBatch) => void): number {
+  const reader = compiled(`c\0json\0${options.mode}\0${corruptName(options)}`, schema, () => {
+    validateReadSchema('json', schema, options);
+    return compileJsonColumnReader(schema, options);
+  });
+  return reader(readSourceFile(path), path, maxRows, fn);
 }
 
 function compileReader(format: ReadFormat, schema: Schema, options: ReadOptions): Reader {

@@ -295,14 +295,16 @@ export async function aggregateCells(
   /** Keys updated in this batch and their new rows, for complete mode (key hex -> row). */
   const updatedRows = task.outputMode === 'complete' ? new Map<string, Row>() : undefined;
 
+  // One table for every group's partials (reset per group, so its arrays are allocated once).
+  const batch = new KeyTable(L.width, L.nullWidth);
+  let times = new Float64Array(1024);
   for (const blocks of partitionGroups(task.blocks)) {
     const changes: ShardChange[] = [];
     const values = new ValueArena(L);
     const priors = new ValueArena(L);
 
     // 1. Partials of one key from several map tasks merge into one; the first block's time stays.
-    const batch = new KeyTable(L.width, L.nullWidth);
-    let times = new Float64Array(1024);
+    batch.reset();
     for (const block of blocks) {
       const data = block.data;
       let pos = 0;

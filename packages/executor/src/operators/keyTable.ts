@@ -142,6 +142,14 @@ export class KeyTable {
     Object.assign(this, new KeyTable(this.width, this.nullWidth));
   }
 
+  /** Empties the table but keeps its arrays, for reuse at the same size. */
+  reset(): void {
+    this.slots.fill(0);
+    this.size = 0;
+    this.count = 0;
+    this.used = 0;
+  }
+
   /** Bytes of the arrays behind the table. */
   get memoryUsedBytes(): number {
     return (
