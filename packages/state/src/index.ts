@@ -4,7 +4,7 @@ export { fault } from './faults.js';
 export { CONF_KEYS, type ConfKey } from './confKeys.js';
 
 export { murmur3_x86_32 } from './murmur3.js';
-export { encodeKey, decodeKey } from './keyEncoding.js';
+export { encodeKey, decodeKey, KeyWriter } from './keyEncoding.js';
 export type { KeyType } from './keyEncoding.js';
 export {
   KEY_HASH,

@@ -60,6 +60,36 @@ class Writer {
 // encodeKey runs once per row: one scratch writer per thread, copied out at the end.
 const scratch = new Writer();
 
+/**
+ * The canonical encoding written value by value into a reused buffer (`buf[0, pos)`), for loops
+ * that must not allocate per key; the bytes are those encodeKey gives for the same values.
+ */
+export class KeyWriter {
+  private readonly w = new Writer();
+  get buf(): Uint8Array {
+    return this.w.buf;
+  }
+  get pos(): number {
+    return this.w.pos;
+  }
+  reset(): void {
+    this.w.pos = 0;
+  }
+  null(): void {
+    this.w.byte(TAG_NULL);
+  }
+  /** The start of a present struct; its fields follow in the type's order. */
+  struct(): void {
+    this.w.byte(TAG_PRESENT);
+  }
+  number(n: number): void {
+    writeNumber(this.w, n, 'double');
+  }
+  value(v: unknown, t: KeyType): void {
+    writeValue(this.w, v, t);
+  }
+}
+
 /** Canonical bytes of a key tuple; `values[i]` is read as `types[i]`. */
 export function encodeKey(values: readonly unknown[], types: readonly KeyType[]): Uint8Array {
   if (values.length !== types.length) {

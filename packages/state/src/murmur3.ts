@@ -3,10 +3,9 @@
  * state keys (`KEY_HASH` in layout.ts). Blocks are read little-endian, as on the reference x86.
  * Changing this function changes which partition owns every key of every existing checkpoint.
  */
-export function murmur3_x86_32(bytes: Uint8Array, seed = 0): number {
+export function murmur3_x86_32(bytes: Uint8Array, seed = 0, len = bytes.length): number {
   const c1 = 0xcc9e2d51;
   const c2 = 0x1b873593;
-  const len = bytes.length;
   const nblocks = len >>> 2;
   let h = seed >>> 0;
 

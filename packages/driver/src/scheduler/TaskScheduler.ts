@@ -72,8 +72,8 @@ export class TaskScheduler {
     readonly slots: number,
     private readonly maxFailures: number,
     filename = workerEntry(),
-    /** Each worker's V8 old-generation limit in MB (workerHeapMB); undefined: V8's default. */
-    private readonly heapMB?: number,
+    /** Each worker's V8 heap sizes in MB (workerHeap in Session.ts); undefined: V8's defaults. */
+    private readonly heap?: { oldMB: number; youngMB: number },
   ) {
     this.filename = filename;
     this.pools = Array.from({ length: slots }, (_, slot) => this.startPool(slot));
@@ -92,7 +92,9 @@ export class TaskScheduler {
       minThreads: 1,
       maxThreads: 1,
       idleTimeout: Number.POSITIVE_INFINITY,
-      ...(this.heapMB !== undefined && { resourceLimits: { maxOldGenerationSizeMb: this.heapMB } }),
+      ...(this.heap !== undefined && {
+        resourceLimits: { maxOldGenerationSizeMb: this.heap.oldMB, maxYoungGenerationSizeMb: this.heap.youngMB },
+      }),
     });
     pool.on('error', (e: Error) => {
       if (this.pools[slot] === pool) this.replaceWorker(slot, e);
@@ -139,7 +141,7 @@ export class TaskScheduler {
       } catch (e) {
         if (e instanceof SluiceError || e instanceof RunAborted) throw e;
         // Out of heap, a task would run out again: the query fails, with the limit named.
-        if ((e as { code?: unknown } | undefined)?.code === 'ERR_WORKER_OUT_OF_MEMORY') throw outOfMemory(task, this.heapMB);
+        if ((e as { code?: unknown } | undefined)?.code === 'ERR_WORKER_OUT_OF_MEMORY') throw outOfMemory(task, this.heap?.oldMB);
         lastError = e;
       } finally {
         this.release(slot);

@@ -19,6 +19,7 @@ import type { UdfRegistry } from '../expressions/udfs.js';
 import type { DataType, Schema } from '../schema/types.js';
 import { isNumericType, isStructType } from '../schema/values.js';
 import type { ShuffleWriter } from '../shuffle/ShuffleWriter.js';
+import { KeyWriter, murmur3_x86_32 } from '@sluice/state';
 import { compileColumnExpr, type ColumnEvaluator } from './columnExpr.js';
 import type { ColumnBatch, Vector } from './vectors.js';
 
@@ -31,6 +32,21 @@ interface Accumulator {
   /** Adds row i's value to group gids[i] (rows with gid -1 belong to no group). */
   update(gids: Int32Array, n: number, v: Vector | null): void;
   buffer(g: number): AggBuffer;
+  /** Most bytes `write` takes. */
+  maxBytes: number;
+  /** Writes group g's buffer at pos in aggBufferCodec.ts's encoding; returns the end. */
+  write(g: number, b: Uint8Array, v: DataView, pos: number): number;
+}
+
+/** A number buffer (tag 1) or null (tag 0), as aggBufferCodec.ts writes them. */
+function writeNumberOrNull(x: number | null, b: Uint8Array, v: DataView, pos: number): number {
+  if (x === null) {
+    b[pos] = 0;
+    return pos + 1;
+  }
+  b[pos] = 1;
+  v.setFloat64(pos + 1, x, true);
+  return pos + 9;
 }
 
 const isNull = (v: Vector, i: number): boolean => (v.kind === 'any' ? v.values[i] == null : v.nulls !== null && v.nulls[i] === 1);
@@ -72,6 +88,10 @@ class CountAcc implements Accumulator {
   buffer(g: number): AggBuffer {
     return this.counts[g]!;
   }
+  readonly maxBytes = 9;
+  write(g: number, b: Uint8Array, v: DataView, pos: number): number {
+    return writeNumberOrNull(this.counts[g]!, b, v, pos);
+  }
 }
 
 /** sum(x) (null until a non-null value) and avg(x) ([sum, count]). */
@@ -110,6 +130,14 @@ class SumAcc implements Accumulator {
     if (this.avg) return [this.sums[g]!, this.counts[g]!];
     return this.counts[g] === 0 ? null : this.sums[g]!;
   }
+  readonly maxBytes = 17;
+  write(g: number, b: Uint8Array, v: DataView, pos: number): number {
+    if (!this.avg) return writeNumberOrNull(this.counts[g] === 0 ? null : this.sums[g]!, b, v, pos);
+    b[pos] = 2;
+    v.setFloat64(pos + 1, this.sums[g]!, true);
+    v.setFloat64(pos + 9, this.counts[g]!, true);
+    return pos + 17;
+  }
 }
 
 /**
@@ -144,6 +172,10 @@ class MinMaxAcc implements Accumulator {
   buffer(g: number): AggBuffer {
     return this.has[g] === 1 ? this.best[g]! : null;
   }
+  readonly maxBytes = 9;
+  write(g: number, b: Uint8Array, v: DataView, pos: number): number {
+    return writeNumberOrNull(this.has[g] === 1 ? this.best[g]! : null, b, v, pos);
+  }
 }
 
 /** Any other aggregate (min and max of strings and booleans): aggregates.ts's own buffers. */
@@ -162,6 +194,11 @@ class GenericAcc implements Accumulator {
   }
   buffer(g: number): AggBuffer {
     return this.buffers[g]!;
+  }
+  /** Strings have no bound: finish takes the general route for aggregations with this one. */
+  readonly maxBytes = Number.POSITIVE_INFINITY;
+  write(): number {
+    throw new Error('a generic aggregate buffer has no fixed encoding');
   }
 }
 
@@ -405,6 +442,15 @@ class GroupTable {
   }
 }
 
+/** The engine value of a key part stored at `at`. */
+function partValue(p: KeyPart, table: GroupTable, at: number): unknown {
+  if (table.nulls[at] === 1) return null;
+  const x = table.keys[at]!;
+  if (p.kind === 'window') return { start: x, end: x + p.sizeMs };
+  if (p.kind === 'bool') return x === 1;
+  return p.kind === 'interned' ? p.interner.values[x] : x;
+}
+
 // ---- the aggregation ---------------------------------------------------------------------------
 
 export interface ColumnAggregation {
@@ -437,6 +483,9 @@ export function columnAggregation(op: AggregateOp, schema: Schema, udfs: UdfRegi
   const aggs = op.aggs.map((s) => aggregatorOf(s, schema));
   const inputs = op.aggs.map((s, j) => (s.arg === null ? null : compileColumnExpr(aggInput(s.arg, aggs[j]!, schema), schema, udfs)));
   const timeOf = eventTimeOfKey(op, keyTypes);
+  /** The key part that carries the event time (eventTimeOfKey: a window's end, or the value). */
+  const eventPart = op.eventTimeKey ?? -1;
+  const key = new KeyWriter();
 
   return () => {
     // Interners hold task-level ids: fresh ones per task.
@@ -466,15 +515,38 @@ export function columnAggregation(op: AggregateOp, schema: Schema, udfs: UdfRegi
       },
       finish(writer) {
         const w = taskParts.length;
+        const maxBytes = accs.reduce((n, a) => n + a.maxBytes, 0);
+        const encodable = Number.isFinite(maxBytes) && taskParts.every((p) => p.kind !== 'interned');
         for (let g = 0; g < table.size; g++) {
-          const keyValues = taskParts.map((p, k): unknown => {
-            if (table.nulls[g * w + k] === 1) return null;
-            const x = table.keys[g * w + k]!;
-            if (p.kind === 'window') return { start: x, end: x + p.sizeMs };
-            if (p.kind === 'bool') return x === 1;
-            return p.kind === 'interned' ? p.interner.values[x] : x;
-          });
-          writer.addAggregate(keyValues, timeOf ? timeOf(keyValues) : null, accs.map((a) => a.buffer(g)));
+          if (!encodable) {
+            const keyValues = taskParts.map((p, k) => partValue(p, table, g * w + k));
+            writer.addAggregate(keyValues, timeOf ? timeOf(keyValues) : null, accs.map((a) => a.buffer(g)));
+            continue;
+          }
+          // Numbers, booleans and windows: the key and buffers go straight into the block.
+          key.reset();
+          let time: number | null = null;
+          for (let k = 0; k < w; k++) {
+            const p = taskParts[k]!;
+            const at = g * w + k;
+            if (table.nulls[at] === 1) {
+              key.null();
+              continue;
+            }
+            const x = table.keys[at]!;
+            if (p.kind === 'window') {
+              key.struct();
+              key.number(x);
+              key.number(x + p.sizeMs);
+            } else if (p.kind === 'bool') key.value(x === 1, 'boolean');
+            else key.number(x);
+            if (k === eventPart) time = p.kind === 'window' ? x + p.sizeMs : x;
+          }
+          const kg = murmur3_x86_32(key.buf, 0, key.pos) % writer.keyGroups;
+          const block = writer.aggregateBlockOf(kg);
+          let pos = block.beginRecord(kg, key.buf, key.pos, time, maxBytes);
+          for (const a of accs) pos = a.write(g, block.bytes, block.dataView, pos);
+          block.endRecord(pos);
         }
         return table.size;
       },

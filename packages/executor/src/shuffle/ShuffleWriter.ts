@@ -31,6 +31,18 @@ export class ShuffleWriter {
     w.add(keyGroup, keyBytes, eventTimeMs, buffers);
   }
 
+  /** The block writer of the partition that owns key group `keyGroup` (records written in place). */
+  aggregateBlockOf(keyGroup: number): AggregateBlockWriter {
+    const partition = partitionOfKeyGroup(keyGroup, this.layout);
+    let w = this.aggregation.get(partition);
+    if (w === undefined) this.aggregation.set(partition, (w = new AggregateBlockWriter()));
+    return w;
+  }
+
+  get keyGroups(): number {
+    return this.layout.keyGroups;
+  }
+
   /** One deduplication record, built once its key's bytes and key group are known. */
   addDedup(values: unknown[], record: (keyBytes: Uint8Array, keyGroup: number) => DedupRecord): void {
     const { keyBytes, keyGroup, partition } = this.route(values);

@@ -28,7 +28,7 @@
  * aggregate records with equal keyBytes and keeps one deduplication record per key.
  */
 import { Packr } from 'msgpackr';
-import { dataKey, decodeDataKey, decodeKey, type KeyType } from '@sluice/state';
+import { dataKey, decodeDataKey, decodeKey, PREFIX_DATA, type KeyType } from '@sluice/state';
 import { decodeBuffers, encodeBuffers } from '../operators/aggBufferCodec.js';
 import type { AggBuffer } from '../operators/aggregates.js';
 import type { Row } from '../schema/types.js';
@@ -66,6 +66,7 @@ export class AggregateBlockWriter {
   private buf = new Uint8Array(1 << 12);
   private view = new DataView(this.buf.buffer);
   private pos = 0;
+  private recordBuffers = 0;
 
   private ensure(n: number): void {
     if (this.pos + n <= this.buf.length) return;
@@ -73,6 +74,38 @@ export class AggregateBlockWriter {
     next.set(this.buf.subarray(0, this.pos));
     this.buf = next;
     this.view = new DataView(next.buffer);
+  }
+
+  /**
+   * Starts a record of key group `keyGroup` and canonical key `key[0, keyLen)` whose buffers take
+   * at most `maxBufferBytes`: returns where they go in `bytes`/`view`; endRecord closes it.
+   */
+  beginRecord(keyGroup: number, key: Uint8Array, keyLen: number, eventTimeMs: number | null, maxBufferBytes: number): number {
+    this.ensure(15 + keyLen + maxBufferBytes);
+    const b = this.buf;
+    const p = this.pos;
+    this.view.setUint16(p, 3 + keyLen, true);
+    b[p + 2] = PREFIX_DATA;
+    b[p + 3] = keyGroup >>> 8;
+    b[p + 4] = keyGroup & 0xff;
+    for (let i = 0; i < keyLen; i++) b[p + 5 + i] = key[i]!;
+    const t = p + 5 + keyLen;
+    this.view.setFloat64(t, eventTimeMs ?? Number.NaN, true);
+    this.recordBuffers = t + 10;
+    return t + 10;
+  }
+
+  endRecord(end: number): void {
+    this.view.setUint16(this.recordBuffers - 2, end - this.recordBuffers, true);
+    this.pos = end;
+  }
+
+  get bytes(): Uint8Array {
+    return this.buf;
+  }
+
+  get dataView(): DataView {
+    return this.view;
   }
 
   add(keyGroup: number, keyBytes: Uint8Array, eventTimeMs: number | null, buffers: readonly AggBuffer[]): void {
