@@ -225,10 +225,12 @@ export class MemoryShardStore implements ShardStore {
 async function collectingCommit(store: ShardStore, batchId: number): Promise<CommitBuilder> {
   if (!Number.isSafeInteger(batchId) || batchId < 0) throw new RangeError(`batch id ${batchId} is not a non-negative integer`);
   const changes: ShardChange[] = [];
+  const change = (key: Uint8Array, value: Uint8Array | null, prior: Uint8Array | null): void => {
+    changes.push({ key: key.slice(), value: value && value.slice(), prior: prior && prior.slice() });
+  };
   return {
-    add(more) {
-      for (const c of more) changes.push({ key: c.key.slice(), value: c.value && c.value.slice(), prior: c.prior && c.prior.slice() });
-    },
+    add: (more) => more.forEach((c) => change(c.key, c.value, c.prior)),
+    change,
     finish: (rowDelta, pruneUndoBelow) => store.commit(batchId, changes, rowDelta, pruneUndoBelow),
   };
 }
@@ -260,6 +262,7 @@ export class InstrumentedShardStore implements ShardStore {
     const inner = await this.inner.beginCommit(batchId);
     return {
       add: (changes) => inner.add(changes),
+      change: (key, value, prior) => inner.change(key, value, prior),
       finish: async (rowDelta, pruneUndoBelow) => {
         const r = await inner.finish(rowDelta, pruneUndoBelow);
         this.entriesPerCommit.push(r.entriesWritten);

@@ -27,6 +27,8 @@ export interface ShardChange {
  */
 export interface CommitBuilder {
   add(changes: readonly ShardChange[]): void;
+  /** One change, without a ShardChange object (the buffers are copied before it returns). */
+  change(key: Uint8Array, value: Uint8Array | null, prior: Uint8Array | null): void;
   finish(rowDelta: number, pruneUndoBelow: number): Promise<CommitResult>;
 }
 

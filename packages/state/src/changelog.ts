@@ -24,7 +24,6 @@
  */
 import { closeSync, fdatasyncSync, fsyncSync, fstatSync, ftruncateSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { ShardOp } from './shardRecords.js';
 
 export const CHANGELOG_FILE = 'sluice-changelog';
 const MAGIC = 0x534c434c;
@@ -93,31 +92,51 @@ export class OpSink {
   }
 }
 
-/**
- * Calls `fn` with the ops in bytes[0, end) that are complete, as views into `bytes`; returns where
- * the first incomplete one starts.
- */
-export function forEachOp(bytes: Uint8Array, end: number, fn: (op: ShardOp) => void): number {
+/** Where the complete ops of bytes[0, end) end (a walk over lengths: no views, no objects). */
+export function opsEnd(bytes: Uint8Array, end: number): number {
   const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let p = 0;
   for (;;) {
     if (p + 5 > end) return p;
-    const put = bytes[p] === 1;
+    const kl = v.getUint32(p + 1);
+    let next = p + 5 + kl;
+    if (bytes[p] === 1) {
+      if (next + 4 > end) return p;
+      next += 4 + v.getUint32(next);
+    }
+    if (next > end) return p;
+    p = next;
+  }
+}
+
+/**
+ * Calls `put` or `del` for each op of bytes[0, end) (complete ops only, as opsEnd found them),
+ * with views into `bytes`; returns how many there were.
+ */
+export function forEachOp(
+  bytes: Uint8Array,
+  end: number,
+  put: (key: Uint8Array, value: Uint8Array) => void,
+  del: (key: Uint8Array) => void,
+): number {
+  const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let p = 0;
+  let n = 0;
+  while (p < end) {
     const kl = v.getUint32(p + 1);
     const k0 = p + 5;
-    if (k0 + kl > end) return p;
-    if (!put) {
-      fn({ type: 'del', key: bytes.subarray(k0, k0 + kl) });
+    if (bytes[p] !== 1) {
+      del(bytes.subarray(k0, k0 + kl));
       p = k0 + kl;
-      continue;
+    } else {
+      const vl = v.getUint32(k0 + kl);
+      const v0 = k0 + kl + 4;
+      put(bytes.subarray(k0, k0 + kl), bytes.subarray(v0, v0 + vl));
+      p = v0 + vl;
     }
-    if (k0 + kl + 4 > end) return p;
-    const vl = v.getUint32(k0 + kl);
-    const v0 = k0 + kl + 4;
-    if (v0 + vl > end) return p;
-    fn({ type: 'put', key: bytes.subarray(k0, k0 + kl), value: bytes.subarray(v0, v0 + vl) });
-    p = v0 + vl;
+    n++;
   }
+  return n;
 }
 
 /** The full length of the op that starts bytes[0, have), once its header is there. */
@@ -231,10 +250,10 @@ export class ChangelogFile {
   }
 
   /**
-   * Reads the sealed record's ops in pieces of about CHANGELOG_CHUNK bytes (an op is never split),
-   * calling `fn` with each piece's ops (views, valid during the call).
+   * Reads the sealed record's ops in pieces of about CHANGELOG_CHUNK bytes (an op is never split):
+   * `fn` gets each piece as bytes[0, end), valid during the call, and returns how many ops it held.
    */
-  async readOps(info: ChangelogRecordInfo, fn: (ops: ShardOp[], last: boolean) => Promise<void>): Promise<void> {
+  async readOps(info: ChangelogRecordInfo, fn: (bytes: Uint8Array, end: number, last: boolean) => Promise<number>): Promise<void> {
     const fd = openSync(this.path, 'r');
     try {
       let buf = new Uint8Array(CHANGELOG_CHUNK);
@@ -252,11 +271,9 @@ export class ChangelogFile {
         const n = offset < end ? readSync(fd, buf, have, Math.min(buf.length - have, end - offset), offset) : 0;
         offset += n;
         have += n;
-        const ops: ShardOp[] = [];
-        const used = forEachOp(buf, have, (op) => ops.push(op));
-        if (ops.length === 0 && offset >= end) throw new Error(`${this.path}: the record ends inside an operation`);
-        seen += ops.length;
-        if (ops.length > 0) await fn(ops, offset >= end && used === have);
+        const used = opsEnd(buf, have);
+        if (used === 0 && offset >= end) throw new Error(`${this.path}: the record ends inside an operation`);
+        if (used > 0) seen += await fn(buf, used, offset >= end && used === have);
         buf.copyWithin(0, used, have);
         have -= used;
       }

@@ -64,6 +64,38 @@ function corrupt(why: string): SluiceError {
   return new SluiceError('STATE_STORE_CORRUPT', `an aggregation state value does not match the query's aggregates: ${why}`);
 }
 
+type ReadCells = (bytes: Uint8Array, pos: number, end: number, cells: Float64Array, c: number, flags: Uint8Array, f: number) => void;
+const readers = new WeakMap<CellLayout, ReadCells>();
+
+/**
+ * readCells compiled for one layout: the aggregates unrolled, each number read through one
+ * scratch buffer (block records are not 8-byte aligned). A value of another shape falls back to
+ * readCells, which names what is wrong.
+ */
+function cellReader(L: CellLayout): ReadCells {
+  let r = readers.get(L);
+  if (r !== undefined) return r;
+  const num = (to: string, at: string): string =>
+    `for (let i = 0; i < 8; i++) s[i] = bytes[${at} + i]; ${to} = v.getFloat64(0, true);`;
+  const body = L.aggs
+    .map((a) => {
+      if (a.fn === 'avg') return `if (bytes[p] !== 2) return slow(); ${num(`cells[c + ${a.cell}]`, 'p + 1')} ${num(`cells[c + ${a.cell + 1}]`, 'p + 9')} p += 17;`;
+      const nullable = a.fn !== 'count';
+      return `if (bytes[p] === 1) { ${num(`cells[c + ${a.cell}]`, 'p + 1')} flags[f + ${a.flag}] = 0; p += 9; } ` +
+        (nullable ? `else if (bytes[p] === 0) { flags[f + ${a.flag}] = 1; p += 1; } ` : '') + 'else return slow();';
+    })
+    .join('\n');
+  const src = `return function read(bytes, pos, end, cells, c, flags, f) {
+    const slow = () => readCells(L, bytes, pos, end, cells, c, flags, f);
+    let p = pos;
+    ${body}
+    if (p !== end) return slow();
+  };`;
+  r = new Function('L', 'readCells', 's', 'v', src)(L, readCells, scratch, scratchView) as ReadCells;
+  readers.set(L, r);
+  return r;
+}
+
 /** Decodes one value (bytes[pos, end)) into cells[c..] and flags[f..]. */
 function readCells(L: CellLayout, bytes: Uint8Array, pos: number, end: number, cells: Float64Array, c: number, flags: Uint8Array, f: number): void {
   for (const a of L.aggs) {
@@ -194,10 +226,18 @@ export class ChangeStream {
     private readonly store: ShardStore,
     private readonly batchId: number,
   ) {}
+  /** Begins the commit if it has not begun; `change` needs it. */
+  async open(): Promise<void> {
+    this.builder ??= await this.store.beginCommit(this.batchId);
+  }
+  change(key: Uint8Array, value: Uint8Array | null, prior: Uint8Array | null): void {
+    this.builder!.change(key, value, prior);
+    this.count++;
+  }
   async add(changes: readonly ShardChange[]): Promise<void> {
     if (changes.length === 0) return;
-    this.builder ??= await this.store.beginCommit(this.batchId);
-    this.builder.add(changes);
+    await this.open();
+    this.builder!.add(changes);
     this.count += changes.length;
   }
   /** Commits what was added; undefined when nothing was. */
@@ -291,6 +331,7 @@ export async function aggregateCells(
   };
   const partial = new KeyTable(L.width, L.nullWidth, 1);
   const slot = partial.insert(EMPTY, 0, 0, 0);
+  const read = cellReader(L);
   const rows: Row[] = [];
   /** Keys updated in this batch and their new rows, for complete mode (key hex -> row). */
   const updatedRows = task.outputMode === 'complete' ? new Map<string, Row>() : undefined;
@@ -299,7 +340,6 @@ export async function aggregateCells(
   const batch = new KeyTable(L.width, L.nullWidth);
   let times = new Float64Array(1024);
   for (const blocks of partitionGroups(task.blocks)) {
-    const changes: ShardChange[] = [];
     const values = new ValueArena(L);
     const priors = new ValueArena(L);
 
@@ -320,7 +360,7 @@ export async function aggregateCells(
         let g = batch.find(data, k0, kl, h);
         if (g < 0) {
           g = batch.insert(data, k0, kl, h);
-          readCells(L, data, b0, pos, batch.cells, g * L.width, batch.nulls, g * L.nullWidth);
+          read(data, b0, pos, batch.cells, g * L.width, batch.nulls, g * L.nullWidth);
           if (g >= times.length) {
             const next = new Float64Array(times.length * 2);
             next.set(times);
@@ -328,7 +368,7 @@ export async function aggregateCells(
           }
           times[g] = t;
         } else {
-          readCells(L, data, b0, pos, partial.cells, slot * L.width, partial.nulls, slot * L.nullWidth);
+          read(data, b0, pos, partial.cells, slot * L.width, partial.nulls, slot * L.nullWidth);
           mergeCells(L, batch, g, partial, slot);
         }
       }
@@ -346,8 +386,7 @@ export async function aggregateCells(
         continue;
       }
       live.push(g);
-      const k = batch.keyView(g);
-      const e = state.find(k, 0, k.length, KeyTable.hash(k, 0, k.length));
+      const e = state.findFrom(batch, g);
       if (e >= 0) entry[g] = e;
       else misses.push(g);
     }
@@ -359,6 +398,7 @@ export async function aggregateCells(
     });
 
     // 3. New values: prior (cache or store) merged with the batch's partial.
+    if (live.length > 0) await out.open();
     for (const g of live) {
       const dk = batch.keyView(g);
       let e = entry[g]!;
@@ -367,12 +407,12 @@ export async function aggregateCells(
         prior = priors.encode(state.cells, e * L.width, state.nulls, e * L.nullWidth);
         mergeCells(L, state, e, batch, g);
       } else {
-        e = state.insert(dk, 0, dk.length, KeyTable.hash(dk, 0, dk.length));
+        e = state.insertFrom(batch, g);
         entry[g] = e;
         const s = stored.get(g);
         if (s !== undefined) {
           prior = s;
-          readCells(L, s, 0, s.length, state.cells, e * L.width, state.nulls, e * L.nullWidth);
+          read(s, 0, s.length, state.cells, e * L.width, state.nulls, e * L.nullWidth);
           mergeCells(L, state, e, batch, g);
         } else {
           prior = null;
@@ -381,16 +421,15 @@ export async function aggregateCells(
           const t = times[g]!;
           if (t === t) {
             const { kg, key } = decodeDataKey(dk);
-            changes.push({ key: indexKey(t, kg, key), value: EMPTY, prior: null });
+            out.change(indexKey(t, kg, key), EMPTY, null);
           }
         }
       }
-      changes.push({ key: dk, value: values.encode(state.cells, e * L.width, state.nulls, e * L.nullWidth), prior });
+      out.change(dk, values.encode(state.cells, e * L.width, state.nulls, e * L.nullWidth), prior);
       if (task.outputMode === 'update') rows.push(rowOf(dk, state.cells, e * L.width, state.nulls, e * L.nullWidth));
       else if (updatedRows !== undefined) updatedRows.set(hexOf(dk), rowOf(dk, state.cells, e * L.width, state.nulls, e * L.nullWidth));
     }
     c.updated += live.length;
-    await out.add(changes);
     // Over its budget the cache goes now, not after the task: LevelDB holds every key it had.
     if (cache.memoryUsedBytes > cache.budgetBytes) {
       cache.clear();
@@ -401,7 +440,7 @@ export async function aggregateCells(
   // 4. Eviction: keys whose index time is <= the watermark (never one updated in this batch).
   if (watermark !== undefined && op.eventTimeKey !== null) {
     await forEachIndexPage(store, watermark, async (index) => {
-      const changes: ShardChange[] = [];
+      await out.open();
       const values = new ValueArena(L);
       const data = index.map(([ik]) => dataKeyOf(ik));
       const inCache = data.map((dk) => state.find(dk, 0, dk.length, KeyTable.hash(dk, 0, dk.length)));
@@ -413,15 +452,14 @@ export async function aggregateCells(
         const value = e >= 0 ? values.encode(state.cells, e * L.width, state.nulls, e * L.nullWidth) : read[u++];
         // An index entry without data emits nothing, but must not be read again every batch.
         if (value !== undefined) {
-          changes.push({ key: dk, value: null, prior: value });
+          out.change(dk, null, value);
           if (task.outputMode === 'append') rows.push(rowOfBytes(dk, value));
           c.removed += 1;
           c.rowDelta -= 1;
         }
-        changes.push({ key: new Uint8Array(ik), value: null, prior: EMPTY });
+        out.change(ik, null, EMPTY);
         if (e >= 0) state.remove(e);
       });
-      await out.add(changes);
     });
   }
 

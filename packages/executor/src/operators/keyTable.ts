@@ -81,7 +81,8 @@ export class KeyTable {
       this.arena = next;
     }
     const g = this.count++;
-    this.arena.set(bytes.subarray(off, off + len), this.used);
+    const arena = this.arena;
+    for (let i = 0; i < len; i++) arena[this.used + i] = bytes[off + i]!;
     this.keyOff[g] = this.used;
     this.keyLen[g] = len;
     this.used += len;
@@ -92,6 +93,16 @@ export class KeyTable {
     this.place(g, h);
     this.size++;
     return g;
+  }
+
+  /** Entry g of `other` (a table with the same hash), found here: -1 if absent. */
+  findFrom(other: KeyTable, g: number): number {
+    return this.find(other.arena, other.keyOff[g]!, other.keyLen[g]!, other.hashes[g]!);
+  }
+
+  /** Entry g of `other`, known to be absent, added here. */
+  insertFrom(other: KeyTable, g: number): number {
+    return this.insert(other.arena, other.keyOff[g]!, other.keyLen[g]!, other.hashes[g]!);
   }
 
   remove(g: number): void {

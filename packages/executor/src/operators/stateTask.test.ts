@@ -70,6 +70,7 @@ class CountingStore extends InstrumentedShardStore {
     const inner = await super.beginCommit(batchId);
     return {
       add: (changes) => inner.add(changes),
+      change: (key, value, prior) => inner.change(key, value, prior),
       finish: async (rowDelta, pruneUndoBelow) => {
         const fail = this.failNextCommit;
         this.failNextCommit = undefined;
