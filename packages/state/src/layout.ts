@@ -103,10 +103,22 @@ export function decodeDataKey(k: Uint8Array): { kg: number; key: Uint8Array } {
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 
-function writeTime(out: Uint8Array, offset: number, t: bigint): void {
-  new DataView(out.buffer, out.byteOffset, out.byteLength).setBigInt64(offset, t);
-  // Flipping the sign bit makes unsigned byte order equal signed numeric order.
-  out[offset] = (out[offset] as number) ^ 0x80;
+/**
+ * t as a big-endian two's-complement i64 at out[offset], sign bit flipped so that unsigned byte
+ * order equals signed numeric order. t is a safe integer: its high word floor(t / 2^32) fits an
+ * int32 and its low word the rest, so plain number arithmetic is exact (no bigint per key).
+ */
+function writeTime(out: Uint8Array, offset: number, t: number): void {
+  const hi = Math.floor(t / 4294967296);
+  const lo = t - hi * 4294967296;
+  out[offset] = ((hi >>> 24) & 0xff) ^ 0x80;
+  out[offset + 1] = (hi >>> 16) & 0xff;
+  out[offset + 2] = (hi >>> 8) & 0xff;
+  out[offset + 3] = hi & 0xff;
+  out[offset + 4] = (lo >>> 24) & 0xff;
+  out[offset + 5] = (lo >>> 16) & 0xff;
+  out[offset + 6] = (lo >>> 8) & 0xff;
+  out[offset + 7] = lo & 0xff;
 }
 
 /** [0x02][timeMs i64 BE, sign bit flipped][kg u16 BE][key]; timeMs must be a safe integer. */
@@ -115,7 +127,7 @@ export function indexKey(timeMs: number, kg: number, key: Uint8Array): Uint8Arra
   checkKeyGroup(kg);
   const out = new Uint8Array(11 + key.length);
   out[0] = PREFIX_INDEX;
-  writeTime(out, 1, BigInt(timeMs));
+  writeTime(out, 1, timeMs);
   out[9] = kg >>> 8;
   out[10] = kg & 0xff;
   out.set(key, 11);
@@ -154,7 +166,9 @@ export function indexRangeUpTo(timeMsInclusive: number): [Uint8Array, Uint8Array
   if (next <= INT64_MIN) return [gte, gte];
   const lt = new Uint8Array(9);
   lt[0] = PREFIX_INDEX;
-  writeTime(lt, 1, next);
+  // A bound may lie beyond the safe integers (index times never do): written from the bigint.
+  new DataView(lt.buffer).setBigInt64(1, next);
+  lt[1] = (lt[1] as number) ^ 0x80;
   return [gte, lt];
 }
 
