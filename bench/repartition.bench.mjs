@@ -16,7 +16,8 @@
 // before it. A second data batch after the move shows what the new layout costs by itself (one
 // shard runs the state stage on one slot), apart from what the move left behind.
 //
-//   node bench/repartition.bench.mjs        (SLUICE_BENCH_KEYS, SLUICE_BENCH_BEFORE)
+//   node bench/repartition.bench.mjs        (SLUICE_BENCH_KEYS, SLUICE_BENCH_BEFORE, and
+//   SLUICE_BENCH_CHANGELOG=false to run every batch with changelog checkpointing off)
 import { cpSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -25,6 +26,7 @@ import { cleanupOnExit, commandLine, engineVersion, envInt, loadDriver, makeTemp
 
 const KEYS = envInt('SLUICE_BENCH_KEYS', 1_000_000);
 const BEFORE = envInt('SLUICE_BENCH_BEFORE', 3);
+const CHANGELOG = process.env.SLUICE_BENCH_CHANGELOG !== 'false';
 const { Session, Trigger, col, window } = await loadDriver();
 const req = createRequire(join(ROOT_DIR, 'packages', 'state', 'package.json'));
 const { ClassicLevel } = await import(pathToFileURL(req.resolve('classic-level')).href);
@@ -41,6 +43,7 @@ async function run(dir, partitions, shards) {
       'sluice.sql.streaming.stateStore.partitions': partitions,
       'sluice.sql.streaming.stateStore.shards': shards,
       'sluice.sql.streaming.noDataMicroBatches.enabled': false,
+      'sluice.sql.streaming.stateStore.changelogCheckpointing.enabled': CHANGELOG,
     },
   });
   try {
@@ -134,6 +137,7 @@ for (const c of cases) {
     firstBatchAfterOverBefore: round(after / beforeMs, 3),
     secondBatchAfterMs: next,
     firstOverSecondAfter: round(after / next, 3),
+    changelogCheckpointing: CHANGELOG,
     ...params,
   };
   console.log(
