@@ -19,7 +19,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { cleanupOnExit, commandLine, engineVersion, envInt, loadDriver, makeTempDir, median, record, removeDir, round } from './lib.mjs';
+import { cleanupOnExit, commandLine, prng, engineVersion, envInt, loadDriver, makeTempDir, median, record, removeDir, round } from './lib.mjs';
 
 const ROWS = envInt('SLUICE_BENCH_ROWS', 2_000_000);
 const FILES = envInt('SLUICE_BENCH_FILES', 200);
@@ -29,17 +29,6 @@ const CORES = envInt('SLUICE_BENCH_CORES', availableParallelism());
 const WINDOW_MS = 5 * 60_000;
 const DISORDER_MS = 5 * 60_000;
 const BASE = Date.UTC(2024, 0, 1);
-
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function generate(dir) {
   mkdirSync(dir, { recursive: true });

@@ -13,6 +13,18 @@ export const ROOT_DIR = dirname(BENCH_DIR);
 export const RESULTS_DIR = join(BENCH_DIR, 'results');
 export const RESULTS_MD = join(BENCH_DIR, 'RESULTS.md');
 
+/** mulberry32: a small seeded PRNG, so every run reads the same data. */
+export function prng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
 /** Median of a list of numbers (the mean of the two middle values for an even count). */
 export function median(values) {
   if (values.length === 0) return NaN;

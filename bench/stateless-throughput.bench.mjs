@@ -9,7 +9,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { cleanupOnExit, commandLine, envInt, loadDriver, makeTempDir, median, record, removeDir, round } from './lib.mjs';
+import { cleanupOnExit, commandLine, prng, envInt, loadDriver, makeTempDir, median, record, removeDir, round } from './lib.mjs';
 
 const ROWS = envInt('SLUICE_BENCH_ROWS', 2_000_000);
 const FILES = envInt('SLUICE_BENCH_FILES', 200);
@@ -18,18 +18,6 @@ const CORES = envInt('SLUICE_BENCH_CORES', availableParallelism());
 const V_RANGE = 1000; // v is uniform in [0, 1000)
 const THRESHOLD = 499; // v > 499 keeps half of the rows
 const SCHEMA = 'id STRING, v LONG, ts TIMESTAMP';
-
-/** mulberry32: a small seeded PRNG, so every run reads the same data. */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Writes ROWS rows over FILES files; returns the file paths and the number of rows with v > THRESHOLD. */
 function generate(dir) {

@@ -10,7 +10,7 @@ import type { Expr } from '../expressions/types.js';
 import type { AggSpec, Op, StatefulOp } from '../operators/types.js';
 import type { Row, Schema } from '../schema/types.js';
 import type { MapTask, StateLayoutMsg } from '../task/messages.js';
-import { partitionPartials } from '../operators/mapSideTestKit.js';
+import { partitionPartials, random } from '../operators/mapSideTestKit.js';
 import { compileStages, runStages } from '../task/stages.js';
 import { encodeRows } from '../task/rowCodec.js';
 import { compileColumnExpr } from './columnExpr.js';
@@ -21,18 +21,6 @@ import { BATCH_ROWS } from './columnSources.js';
 
 const MIN = 60_000;
 const FLAT = SCHEMA.filter((f) => f.name !== 'window');
-
-/** A seeded generator (mulberry32), so a failure reproduces. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function rowsOf(count: number, seed = 7): Row[] {
   const r = random(seed);

@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryVolume, openMemoryShard, ShardRegistry, partitionsIn, contiguousAssignment } from '@sluice/state';
-import { partitionPartials } from './mapSideTestKit.js';
+import { partitionPartials, random, sortRows } from './mapSideTestKit.js';
 import { releaseShards, runStateTask, useGeneralAggregatePath, useShardRegistry } from './stateTask.js';
 import { cellLayoutOf, useStateChunks } from './compactAggregate.js';
 import type { AggSpec, OutputMode, StatefulOp } from './types.js';
@@ -40,17 +40,6 @@ const op: StatefulOp = {
   eventTimeKey: 0,
 };
 
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Batch b: two map tasks of rows around 10 s * b, some late. */
 function batches(count: number): Array<{ tasks: Row[][]; watermarkMs: number }> {
   const r = random(5);
@@ -66,11 +55,6 @@ function batches(count: number): Array<{ tasks: Row[][]; watermarkMs: number }> 
       })),
     ),
   }));
-}
-
-function sortRows(rows: Row[]): Row[] {
-  const keyed = rows.map((row) => [JSON.stringify(row), row] as const);
-  return keyed.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([, row]) => row);
 }
 
 async function runAll(mode: OutputMode, general: boolean): Promise<{ rows: Row[][]; shards: string[][] }> {

@@ -26,7 +26,7 @@ import {
   type KeyType,
 } from '@sluice/state';
 import { WINDOW_TYPE } from '../expressions/exprTypes.js';
-import { partitionPartials } from './mapSideTestKit.js';
+import { partitionPartials, sortRows } from './mapSideTestKit.js';
 import type { ShuffleBlock, StateLayoutMsg, StateOperatorMetrics, StateTask, TaskSuccess } from '../task/messages.js';
 import { decodeRows } from '../task/rowCodec.js';
 import { releaseShards, runStateTask, useShardRegistry } from './stateTask.js';
@@ -236,11 +236,6 @@ async function run(q: Query, b: Batch, shard = 0, attempt = 0, byPartition = shu
   const rows = sortRows(decodeRows(ok.rows as Uint8Array));
   expect(ok.numOutputRows).toBe(rows.length);
   return { rows, state: ok.state as StateOperatorMetrics };
-}
-
-function sortRows(rows: Row[]): Row[] {
-  const keyed = rows.map((row) => [JSON.stringify(row), row] as const);
-  return keyed.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([, row]) => row);
 }
 
 /** The metrics a test pins down (commit time is a clock reading). */
