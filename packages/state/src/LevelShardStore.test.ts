@@ -247,4 +247,22 @@ describe('LevelShardStore across threads and processes', () => {
     expect(t.marker).toBe(1);
     await t.close();
   });
+
+  it('with changelog checkpointing, a close does not wait for LevelDB to catch up: the next open applies the record', async () => {
+    const dir = newDir();
+    const s = await openLevelShard(dir, changelogOpts);
+    await s.commit(0, [{ key: k('a'), value: v('0'), prior: null }], 1, 0);
+    // Over 4 MB of changes: the record reaches LevelDB in several pieces.
+    const many = Array.from({ length: 60_000 }, (_, i) => ({ key: k(`key-${i}`), value: v(`value-${i}-${'x'.repeat(40)}`), prior: null }));
+    await s.commit(1, [{ key: k('a'), value: v('1'), prior: v('0') }, ...many], many.length, 0);
+    await s.close();
+    const raw = new ClassicLevel<Uint8Array, Uint8Array>(dir, { keyEncoding: 'view', valueEncoding: 'view' });
+    expect(text(await raw.get(k('a')))).toBe('0');
+    await raw.close();
+    const t = await openLevelShard(dir, changelogOpts);
+    expect(t.marker).toBe(1);
+    expect(t.numRows).toBe(1 + many.length);
+    expect((await t.getMany([k('a'), k('key-59999')])).map(text)).toEqual(['1', `value-59999-${'x'.repeat(40)}`]);
+    await t.close();
+  });
 });

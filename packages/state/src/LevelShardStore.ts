@@ -137,8 +137,11 @@ async function replayChangelog(db: Db, dir: string, keep: boolean): Promise<void
  * Writes a sealed changelog record to LevelDB in batches of about CHANGELOG_CHUNK bytes; the last
  * (meta N) is synced, which makes the earlier ones durable too (one log).
  */
-async function applyRecord(db: Db, file: ChangelogFile, info: ChangelogRecordInfo, dir: string): Promise<void> {
-  await file.readOps(info, async (bytes, end, last) => {
+async function applyRecord(db: Db, file: ChangelogFile, info: ChangelogRecordInfo, dir: string, stop = (): boolean => false): Promise<boolean> {
+  return file.readOps(info, async (bytes, end, last) => {
+    // Stopped half way, LevelDB is still at the prior marker (meta comes last): the record stays,
+    // and the next open applies it whole.
+    if (stop()) return -1;
     const batch = db.batch();
     let n: number;
     try {
@@ -298,10 +301,10 @@ export class LevelShardStore implements ShardStore {
       // After the task has replied; the next operation on this store waits for it (caughtUp).
       this.pendingRecord = record;
       this.applying = new Promise<void>((resolve) => setImmediate(resolve))
-        .then(() => applyRecord(this.db, this.changelog!, record, this.dir))
+        .then(() => applyRecord(this.db, this.changelog!, record, this.dir, () => this.closed))
         .then(
-          () => {
-            if (this.pendingRecord !== record) return;
+          (complete) => {
+            if (!complete || this.pendingRecord !== record) return;
             this.pendingRecord = undefined;
             try {
               this.changelog!.discard();
@@ -391,8 +394,9 @@ export class LevelShardStore implements ShardStore {
     return this.serial.run(async () => {
       if (this.closed) return;
       this.closed = true;
-      // Not caught up, the next open applies the changelog's record instead.
-      await this.caughtUp().catch(() => undefined);
+      // A LevelDB write in the background stops after its current piece; the next open applies
+      // the changelog's record instead, so a stop never waits for a large commit to reach LevelDB.
+      await this.applying;
       this.changelog?.close();
       await this.db.close();
     });

@@ -251,9 +251,10 @@ export class ChangelogFile {
 
   /**
    * Reads the sealed record's ops in pieces of about CHANGELOG_CHUNK bytes (an op is never split):
-   * `fn` gets each piece as bytes[0, end), valid during the call, and returns how many ops it held.
+   * `fn` gets each piece as bytes[0, end), valid during the call, and returns how many ops it held,
+   * or -1 to stop there. Gives whether every op was read.
    */
-  async readOps(info: ChangelogRecordInfo, fn: (bytes: Uint8Array, end: number, last: boolean) => Promise<number>): Promise<void> {
+  async readOps(info: ChangelogRecordInfo, fn: (bytes: Uint8Array, end: number, last: boolean) => Promise<number>): Promise<boolean> {
     const fd = openSync(this.path, 'r');
     try {
       let buf = new Uint8Array(CHANGELOG_CHUNK);
@@ -273,11 +274,16 @@ export class ChangelogFile {
         have += n;
         const used = opsEnd(buf, have);
         if (used === 0 && offset >= end) throw new Error(`${this.path}: the record ends inside an operation`);
-        if (used > 0) seen += await fn(buf, used, offset >= end && used === have);
+        if (used > 0) {
+          const n = await fn(buf, used, offset >= end && used === have);
+          if (n < 0) return false;
+          seen += n;
+        }
         buf.copyWithin(0, used, have);
         have -= used;
       }
       if (seen !== info.count) throw new Error(`${this.path}: the record holds ${seen} operations, its footer says ${info.count}`);
+      return true;
     } finally {
       closeSync(fd);
     }
