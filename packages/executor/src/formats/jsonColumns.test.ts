@@ -11,6 +11,7 @@ import { parseRecords } from './readers.js';
 import { compileJsonColumnReader } from './jsonColumns.js';
 import { rowsFromBatch, type ColumnBatch } from '../columns/vectors.js';
 import { kDefaultReadOptions } from './options.js';
+import { parseIsoTimestamp } from '../schema/timestamps.js';
 
 const SCHEMA: Schema = [
   { name: 'id', type: 'string', nullable: true },
@@ -21,6 +22,24 @@ const SCHEMA: Schema = [
   { name: 'ok', type: 'boolean', nullable: true },
 ];
 const WITH_CORRUPT: Schema = [...SCHEMA, { name: '_corrupt_record', type: 'string', nullable: true }];
+
+const TIMES = [
+  '2024-01-02T03:04',
+  '2024-01-02 03:04:05.6',
+  '2024-01-02t03:04:05.123456789z',
+  '2024-01-02T03:04:05.1234567890Z',
+  '2024-01-02T05:04:05+02',
+  '2024-01-02T00:34:05-0230',
+  '2024-01-02T00:34:05-02:30',
+  '2024-02-29',
+  '2023-02-29',
+  '2024-13-01',
+  '2024-01-02T24:00',
+  '2024-01-0',
+  '2024-01-02T03:0',
+  '+2024-01-02',
+  '2024-01-02 03:04:05 UTC',
+];
 
 const LINES = [
   '{"id":"k1","v":1.5,"n":7,"i":-3,"ts":"2024-01-01T00:00:00.000Z","ok":true}',
@@ -48,6 +67,8 @@ const LINES = [
   '{"__proto__":"p","constructor":"c","id":"proto"}',
   '{"v":null,"n":null,"id":null}',
   '{"v":-1.25e-300,"n":-9007199254740991}',
+  ...TIMES.map((t) => `{"ts":"${t}","id":"t"}`),
+  '{"ts":"2024-01-02T03:04:05Z","ts":"1999-12-31"}',
 ];
 const TEXT = '\ufeff' + LINES.join('\n') + '\n';
 
@@ -56,6 +77,20 @@ function columns(schema: Schema, options: ReadOptions, text: string, maxRows: nu
   const total = compileJsonColumnReader(schema, options)(text, 'f.json', maxRows, (b) => batches.push(b));
   return { rows: batches.flatMap((b) => rowsFromBatch(b, schema)), total, batches: batches.length };
 }
+
+describe('the ISO timestamp fast path inside a longer text', () => {
+  it('gives the value of the text alone, or NaN (then the scanner converts the text itself)', () => {
+    for (const t of TIMES) {
+      for (const after of ['"', '9', '99:00', 'Z', '.5']) {
+        const s = `"${t}${after}`;
+        const inPlace = parseIsoTimestamp(s, 1, 1 + t.length);
+        const alone = parseIsoTimestamp(t);
+        if (inPlace === inPlace) expect(inPlace, `${t} before ${after}`).toBe(alone);
+        if (after === '"') expect(Object.is(inPlace, alone), t).toBe(true);
+      }
+    }
+  });
+});
 
 describe('the JSON column scanner reads what the row reader reads', () => {
   for (const mode of ['PERMISSIVE', 'DROPMALFORMED'] as ParseMode[]) {

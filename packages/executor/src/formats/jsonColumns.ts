@@ -16,7 +16,8 @@ import type { Row, Schema } from '../schema/types.js';
 import { corruptName } from './options.js';
 import { BAD, type Conv, jsonConv } from './rowBuilders.js';
 import { compileJsonLineReader } from './jsonReader.js';
-import { forEachLine, isBlank } from './sourceLines.js';
+import { isBlank } from './sourceLines.js';
+import { parseIsoTimestamp } from '../schema/timestamps.js';
 import { VectorBuilder, type ColumnBatch } from '../columns/vectors.js';
 
 /** The column reader of one (schema, options): text of one file into batches of at most `maxRows`. */
@@ -37,16 +38,33 @@ export function compileJsonColumnReader(schema: Schema, options: ReadOptions): J
   const width = schema.length;
   const values: unknown[] = new Array(width).fill(NONE);
 
-  /** Scans one line into `values`; false when the row reader must take it. */
-  function scan(s: string): boolean {
+  const byLength = new Map<number, Array<[string, number]>>();
+  for (const [name, f] of fieldOf) {
+    const list = byLength.get(name.length) ?? [];
+    list.push([name, f]);
+    byLength.set(name.length, list);
+  }
+  /** The schema field whose name is s[ks, ke), or undefined (no substring is made). */
+  const fieldAt = (s: string, ks: number, ke: number): number | undefined => {
+    const list = byLength.get(ke - ks);
+    if (list === undefined) return undefined;
+    for (const [name, f] of list) if (s.startsWith(name, ks)) return f;
+    return undefined;
+  };
+  const isTimestamp = schema.map((f) => f.type === 'timestamp');
+  /** Fields whose value the scanner already converted (a timestamp read in place). */
+  const ready = new Uint8Array(width);
+
+  /** Scans the line s[start, end) into `values`; false when the row reader must take it. */
+  function scan(s: string, start: number, n: number): boolean {
     values.fill(NONE);
-    const n = s.length;
-    let i = ws(s, 0);
+    ready.fill(0);
+    let i = ws(s, start, n);
     if (s.charCodeAt(i) !== 123) return false; // {
-    i = ws(s, i + 1);
-    if (s.charCodeAt(i) === 125) return ws(s, i + 1) === n; // {}
+    i = ws(s, i + 1, n);
+    if (s.charCodeAt(i) === 125) return ws(s, i + 1, n) === n; // {}
     for (;;) {
-      if (s.charCodeAt(i) !== 34) return false; // "
+      if (i >= n || s.charCodeAt(i) !== 34) return false; // "
       const ks = i + 1;
       let ke = ks;
       for (; ke < n; ke++) {
@@ -55,12 +73,13 @@ export function compileJsonColumnReader(schema: Schema, options: ReadOptions): J
         if (c === 92 || c < 32) return false;
       }
       if (ke >= n) return false;
-      const field = fieldOf.get(s.slice(ks, ke));
-      i = ws(s, ke + 1);
+      const field = fieldAt(s, ks, ke);
+      i = ws(s, ke + 1, n);
       if (s.charCodeAt(i) !== 58) return false; // :
-      i = ws(s, i + 1);
+      i = ws(s, i + 1, n);
       const c = s.charCodeAt(i);
       let v: unknown;
+      let converted = 0;
       if (c === 34) {
         const vs = i + 1;
         let ve = vs;
@@ -76,36 +95,47 @@ export function compileJsonColumnReader(schema: Schema, options: ReadOptions): J
         }
         if (ve >= n) return false;
         if (field !== undefined) {
-          if (!escaped) v = s.slice(vs, ve);
-          else {
+          if (escaped) {
             try {
               v = JSON.parse(s.slice(i, ve + 1));
             } catch {
               return false;
             }
-          }
+          } else if (isTimestamp[field]) {
+            // The ISO fast path in place; anything else as the row reader converts the text.
+            const t = parseIsoTimestamp(s, vs, ve);
+            if (t === t) {
+              v = t;
+              converted = 1;
+            } else v = s.slice(vs, ve);
+          } else v = s.slice(vs, ve);
         }
         i = ve + 1;
       } else if (c === 45 || (c >= 48 && c <= 57)) {
         const end = numberEnd(s, i);
-        if (end < 0) return false;
+        if (end < 0 || end > n) return false;
         if (field !== undefined) v = integer(s, i, end);
         i = end;
-      } else if (c === 116 && s.startsWith('true', i)) {
+      } else if (c === 116 && i + 4 <= n && s.startsWith('true', i)) {
         v = true;
         i += 4;
-      } else if (c === 102 && s.startsWith('false', i)) {
+      } else if (c === 102 && i + 5 <= n && s.startsWith('false', i)) {
         v = false;
         i += 5;
-      } else if (c === 110 && s.startsWith('null', i)) {
+      } else if (c === 110 && i + 4 <= n && s.startsWith('null', i)) {
         v = null;
         i += 4;
       } else return false;
-      if (field !== undefined) values[field] = v;
-      i = ws(s, i);
+      if (field !== undefined) {
+        // A later duplicate key wins, as in JSON.parse.
+        values[field] = v;
+        ready[field] = converted;
+      }
+      i = ws(s, i, n);
+      if (i >= n) return false;
       const sep = s.charCodeAt(i);
-      if (sep === 44) i = ws(s, i + 1);
-      else if (sep === 125) return ws(s, i + 1) === n;
+      if (sep === 44) i = ws(s, i + 1, n);
+      else if (sep === 125) return ws(s, i + 1, n) === n;
       else return false;
     }
   }
@@ -115,7 +145,7 @@ export function compileJsonColumnReader(schema: Schema, options: ReadOptions): J
     let count = 0;
     let total = 0;
     const capacity = Math.min(maxRows, lineCount(text));
-    const start = (): void => {
+    const begin = (): void => {
       builders = schema.map((f) => new VectorBuilder(f.type, capacity));
       count = 0;
     };
@@ -124,23 +154,35 @@ export function compileJsonColumnReader(schema: Schema, options: ReadOptions): J
       const columns = new Map(schema.map((f, i) => [f.name, builders[i]!.build()] as const));
       fn({ length: count, columns });
       total += count;
-      start();
+      begin();
     };
-    start();
+    begin();
     const fallback: Row[] = [];
-    forEachLine(text, (line, lineNo) => {
-      if (isBlank(line)) return;
-      if (scannable && scan(line) && convert()) {
+    // Lines as forEachLine cuts them (a BOM first, '\r\n' endings), scanned in place.
+    const len = text.length;
+    let at = text.charCodeAt(0) === 0xfeff ? 1 : 0;
+    let lineNo = 0;
+    while (at < len) {
+      let end = text.indexOf('\n', at);
+      const next = end === -1 ? len : end + 1;
+      if (end === -1) end = len;
+      if (end > at && text.charCodeAt(end - 1) === 13) end--;
+      lineNo++;
+      const line = at;
+      at = next;
+      if (end === line) continue;
+      if (text.charCodeAt(line) <= 32 && isBlank(text.slice(line, end))) continue;
+      if (scannable && scan(text, line, end) && convert()) {
         for (let f = 0; f < width; f++) builders[f]!.push(values[f]);
       } else {
         fallback.length = 0;
-        readLine(line, lineNo, file, fallback);
-        if (fallback.length === 0) return; // DROPMALFORMED
+        readLine(text.slice(line, end), lineNo, file, fallback);
+        if (fallback.length === 0) continue; // DROPMALFORMED
         const row = fallback[0]!;
         for (let f = 0; f < width; f++) builders[f]!.push(row[schema[f]!.name]);
       }
       if (++count === capacity) flush();
-    });
+    }
     flush();
     return total;
   };
@@ -150,6 +192,7 @@ export function compileJsonColumnReader(schema: Schema, options: ReadOptions): J
     for (let f = 0; f < width; f++) {
       const v = values[f];
       const conv = convs[f];
+      if (ready[f] === 1) continue;
       if (v === NONE || v == null || conv === null) {
         values[f] = null;
         continue;
@@ -162,12 +205,13 @@ export function compileJsonColumnReader(schema: Schema, options: ReadOptions): J
   }
 }
 
-function ws(s: string, i: number): number {
-  for (;;) {
+/** Skips JSON whitespace in s[i, end). */
+function ws(s: string, i: number, end: number): number {
+  for (; i < end; i++) {
     const c = s.charCodeAt(i);
-    if (c === 32 || c === 9 || c === 10 || c === 13) i++;
-    else return i;
+    if (c !== 32 && c !== 9 && c !== 10 && c !== 13) return i;
   }
+  return end;
 }
 
 /** The end of the JSON number at i (strict grammar), or -1. */

@@ -51,31 +51,34 @@ export function parseTimestamp(text: string): number | null {
  * zone `Z`, `±HH`, `±HHMM` or `±HH:MM`, as epoch milliseconds, or NaN. No zone means UTC. At most
  * nine fraction digits; those past milliseconds are truncated.
  */
-export function parseIsoTimestamp(s: string): number {
-  const len = s.length;
-  const y = d2(s, 0) * 100 + d2(s, 2);
-  const mo = d2(s, 5);
-  const d = d2(s, 8);
-  if (!(y >= 0) || s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || !(mo >= 1 && mo <= 12)) return NaN;
+export function parseIsoTimestamp(s: string, from = 0, to = s.length): number {
+  // s[from, to) is the text (the JSON scanner passes a value inside its line). Reads past `to`
+  // can only turn a success into NaN: every success checks that the text ends exactly at `to`.
+  const len = to - from;
+  if (len < 10) return NaN;
+  const y = d2(s, from) * 100 + d2(s, from + 2);
+  const mo = d2(s, from + 5);
+  const d = d2(s, from + 8);
+  if (!(y >= 0) || s.charCodeAt(from + 4) !== 45 || s.charCodeAt(from + 7) !== 45 || !(mo >= 1 && mo <= 12)) return NaN;
   if (!(d >= 1 && d <= daysInMonth(y, mo))) return NaN;
   let ms = daysFromCivil(y, mo, d) * 86_400_000;
   if (len === 10) return ms;
-  const t = s.charCodeAt(10);
+  const t = s.charCodeAt(from + 10);
   if (t !== 84 && t !== 116 && t !== 32) return NaN;
-  const h = d2(s, 11);
-  const mi = d2(s, 14);
-  if (!(h >= 0 && h <= 23) || s.charCodeAt(13) !== 58 || !(mi >= 0 && mi <= 59)) return NaN;
+  const h = d2(s, from + 11);
+  const mi = d2(s, from + 14);
+  if (!(h >= 0 && h <= 23) || s.charCodeAt(from + 13) !== 58 || !(mi >= 0 && mi <= 59)) return NaN;
   ms += h * 3_600_000 + mi * 60_000;
-  let i = 16;
-  if (s.charCodeAt(i) === 58) {
-    const sec = d2(s, 17);
+  let i = from + 16;
+  if (i < to && s.charCodeAt(i) === 58) {
+    const sec = d2(s, from + 17);
     if (!(sec >= 0 && sec <= 59)) return NaN;
     ms += sec * 1000;
-    i = 19;
-    if (s.charCodeAt(i) === 46) {
+    i = from + 19;
+    if (i < to && s.charCodeAt(i) === 46) {
       const start = ++i;
       let frac = 0;
-      for (let c = s.charCodeAt(i) - 48; c >= 0 && c <= 9; c = s.charCodeAt(++i) - 48) {
+      for (let c = s.charCodeAt(i) - 48; i < to && c >= 0 && c <= 9; c = s.charCodeAt(++i) - 48) {
         if (i - start < 3) frac = frac * 10 + c;
       }
       if (i === start || i - start > 9) return NaN;
@@ -83,19 +86,20 @@ export function parseIsoTimestamp(s: string): number {
       ms += frac;
     }
   }
-  if (i === len) return ms;
+  if (i === to) return ms;
+  if (i > to) return NaN;
   const z = s.charCodeAt(i);
-  if (z === 90 || z === 122) return i + 1 === len ? ms : NaN;
+  if (z === 90 || z === 122) return i + 1 === to ? ms : NaN;
   if (z !== 43 && z !== 45) return NaN;
   const oh = d2(s, i + 1);
   let om = 0;
   i += 3;
-  if (i < len) {
+  if (i < to) {
     if (s.charCodeAt(i) === 58) i++;
     om = d2(s, i);
     i += 2;
   }
-  if (!(oh >= 0 && oh <= 18) || !(om >= 0 && om <= 59) || i !== len) return NaN;
+  if (!(oh >= 0 && oh <= 18) || !(om >= 0 && om <= 59) || i !== to) return NaN;
   return ms - (z === 43 ? 1 : -1) * (oh * 60 + om) * 60_000;
 }
 
