@@ -1,7 +1,8 @@
 /**
- * The map task of an aggregation over column batches: source chunks, then the operators before
- * the shuffle (columnStages.ts), then the hash aggregation (columnAggregate.ts), then the shuffle
- * blocks. It gives what the row path of task/worker.ts gives on the same input.
+ * Tasks over column batches: the map task of an aggregation (source chunks, then the operators
+ * before the shuffle (columnStages.ts), then the hash aggregation (columnAggregate.ts), then the
+ * shuffle blocks), and a stateless task whose rows are made only for its sink. Each gives what
+ * the row path of task/worker.ts gives on the same input.
  */
 import type { EventTimeStats, InputSplit, MapTask, ShuffleBlock } from '../task/messages.js';
 import type { Schema } from '../schema/types.js';
@@ -11,7 +12,8 @@ import { exprType } from '../expressions/exprTypes.js';
 import { columnAggregation, type ColumnAggregation } from './columnAggregate.js';
 import { compileColumnStages, type ColumnStages } from './columnStages.js';
 import { forEachInputBatch } from './columnSources.js';
-import type { ColumnBatch } from './vectors.js';
+import { rowsFromBatch, type ColumnBatch } from './vectors.js';
+import type { Row } from '../schema/types.js';
 
 interface Compiled {
   stages: ColumnStages;
@@ -64,4 +66,29 @@ export function mapBatches(
   const writer = new ShuffleWriter(task.layout, task.stateful.keys.map((k) => exprType(k, c.stages.outputSchema)));
   const numOutputRows = aggregation.finish(writer);
   return { numInputRows, numOutputRows, blocks: writer.finish(), ...(stats.count > 0 && { eventTime: stats }) };
+}
+
+const stagesCache = new Map<string, ColumnStages>();
+
+/** A stateless task's operators over the batches of `input`; rows only for what they output. */
+export function columnStateless(
+  ops: MapTask['ops'],
+  input: InputSplit,
+  schema: Schema,
+  udfs: UdfRegistry,
+): { numInputRows: number; rows: Row[]; eventTime?: EventTimeStats } {
+  const key = JSON.stringify([schema, ops]);
+  let stages = stagesCache.get(key);
+  if (stages === undefined) {
+    stages = compileColumnStages(ops, schema, udfs);
+    if (stagesCache.size > 256) stagesCache.clear();
+    stagesCache.set(key, stages);
+  }
+  const stats: EventTimeStats = { min: Infinity, max: -Infinity, sum: 0, count: 0 };
+  const rows: Row[] = [];
+  const numInputRows = forEachInputBatch(input, schema, (batch) => {
+    const out = stages.run(batch, stats);
+    if (out.length > 0) for (const row of rowsFromBatch(out, stages.outputSchema)) rows.push(row);
+  });
+  return { numInputRows, rows, ...(stats.count > 0 && { eventTime: stats }) };
 }

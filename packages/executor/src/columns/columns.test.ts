@@ -15,7 +15,12 @@ import { compileStages, runStages } from '../task/stages.js';
 import { encodeRows } from '../task/rowCodec.js';
 import { compileColumnExpr } from './columnExpr.js';
 import { compileColumnStages } from './columnStages.js';
-import { columnMapSide, mapBatches } from './columnMapSide.js';
+import { columnMapSide, columnStateless, mapBatches } from './columnMapSide.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { readInput } from '../task/readInput.js';
+import { kDefaultReadOptions } from '../formats/options.js';
 import { batchFromRows, rowsFromBatch, valueAt } from './vectors.js';
 import { BATCH_ROWS } from './columnSources.js';
 
@@ -131,6 +136,37 @@ describe('column stages give what the row stages give', () => {
       expect(stats.count > 0 ? stats : undefined).toEqual(want.eventTime);
     });
   }
+});
+
+describe('a stateless task over JSON columns gives what its row path gives', () => {
+  it('rows, input count and event times, malformed lines included, in every mode', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-columns-'));
+    try {
+      const file = join(dir, 'a.json');
+      const lines = ROWS.slice(0, 200).map((r) => JSON.stringify(r));
+      lines.splice(7, 0, '{"id": "broken', '[1]', '{"n": "not a number", "id": "x"}', '');
+      writeFileSync(file, lines.join('\n') + '\n');
+      const ops: Op[] = [
+        { kind: 'filter', cond: bin('gt', col('v'), lit(0)) },
+        { kind: 'watermark', column: 'ts', delayMs: MIN },
+        { kind: 'project', exprs: [col('id'), col('n'), col('ts'), col('_corrupt_record')] },
+      ];
+      const schema: Schema = [...FLAT, { name: '_corrupt_record', type: 'string', nullable: true }];
+      for (const mode of ['PERMISSIVE', 'DROPMALFORMED'] as const) {
+        const options = { ...kDefaultReadOptions, mode };
+        const input = { type: 'files' as const, format: 'json' as const, files: [file], schema, options };
+        const plan = await compileStages(schema, ops, new Map());
+        const rowsIn = readInput(input);
+        const want = runStages(plan, rowsIn);
+        const got = columnStateless(ops, input, schema, new Map());
+        expect(got.numInputRows).toBe(rowsIn.length);
+        expect(got.rows).toEqual(want.rows);
+        expect(got.eventTime).toEqual(want.eventTime);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('the columnar map side gives the row map side byte for byte', () => {

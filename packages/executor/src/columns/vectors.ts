@@ -173,10 +173,25 @@ export function gather(v: Vector, idx: Int32Array, count: number): Vector {
  */
 export function rowsFromBatch(batch: ColumnBatch, schema: Schema): Row[] {
   const vectors = schema.map((f) => batch.columns.get(f.name)!);
-  const props = schema.map((f, i) => `${f.name === '__proto__' ? `[${JSON.stringify(f.name)}]` : JSON.stringify(f.name)}: at(v${i}, i)`);
-  const params = vectors.map((_, i) => `v${i}`);
-  const make = new Function('at', ...params, `return function row(i) { return { ${props.join(', ')} }; };`)(valueAt, ...vectors) as (i: number) => Row;
+  const make = rowMaker(schema)(valueAt, ...vectors);
   const rows: Row[] = new Array(batch.length);
   for (let i = 0; i < batch.length; i++) rows[i] = make(i);
   return rows;
+}
+
+type RowMakerFactory = (at: typeof valueAt, ...vectors: Vector[]) => (i: number) => Row;
+const rowMakers = new Map<string, RowMakerFactory>();
+
+/** The generated row constructor of a schema's field names, compiled once per worker. */
+function rowMaker(schema: Schema): RowMakerFactory {
+  const key = JSON.stringify(schema.map((f) => f.name));
+  let factory = rowMakers.get(key);
+  if (factory === undefined) {
+    const props = schema.map((f, i) => `${f.name === '__proto__' ? `[${JSON.stringify(f.name)}]` : JSON.stringify(f.name)}: at(v${i}, i)`);
+    const params = schema.map((_, i) => `v${i}`);
+    factory = new Function('at', ...params, `return function row(i) { return { ${props.join(', ')} }; };`) as RowMakerFactory;
+    if (rowMakers.size > 256) rowMakers.clear();
+    rowMakers.set(key, factory);
+  }
+  return factory;
 }

@@ -15,13 +15,22 @@ import { forEachInputRow, readInput } from './readInput.js';
 import { deliver } from './taskOutput.js';
 import { compileStages, pruneInput, rowPipeline, runStages } from './stages.js';
 import { releaseShards, runStateTask } from '../operators/stateTask.js';
-import { columnMapSide } from '../columns/columnMapSide.js';
+import { columnMapSide, columnStateless } from '../columns/columnMapSide.js';
 
 const udfs: UdfRegistry = new Map();
 
+/**
+ * JSON files are scanned into columns and go through the operators as columns, becoming rows
+ * only for the sink; other inputs run as rows.
+ */
 async function runStateless(task: StatelessTask): Promise<TaskResult> {
   const { input, schema } = pruneInput(task.input, task.inputSchema, task.ops);
   const plan = await compileStages(schema, task.ops, udfs);
+  if (input.type === 'files' && input.format === 'json') {
+    const { numInputRows, rows, eventTime } = columnStateless(task.ops, input, schema, udfs);
+    const base = { ok: true as const, threadId, numInputRows, numOutputRows: rows.length, ...(eventTime && { eventTime }) };
+    return deliver(base, task.output, rows, plan.outputSchema);
+  }
   const inputRows = readInput(input);
   const { rows, eventTime } = runStages(plan, inputRows);
   const base = { ok: true as const, threadId, numInputRows: inputRows.length, numOutputRows: rows.length, ...(eventTime && { eventTime }) };
