@@ -102,6 +102,12 @@ export class VectorBuilder {
     }
   }
 
+  /** Appends a number with no boxing (a reader's typed fast path); other vectors take push. */
+  pushNumber(x: number): void {
+    if (this.nums !== null) this.nums[this.n++] = x;
+    else this.push(x);
+  }
+
   /** Engine rows are typed, so this is a safety net: the values so far move to an `any` vector. */
   private degrade(): void {
     const done = this.build(this.n - 1);

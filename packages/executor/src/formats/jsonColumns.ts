@@ -52,8 +52,16 @@ export function compileJsonColumnReader(schema: Schema, options: ReadOptions): J
     return undefined;
   };
   const isTimestamp = schema.map((f) => f.type === 'timestamp');
-  /** Fields whose value the scanner already converted (a timestamp read in place). */
+  /** Fields whose value the scanner already converted into `nums` (no boxed number per value). */
   const ready = new Uint8Array(width);
+  const nums = new Float64Array(width);
+  /** How a JSON number converts in place: 0 not here (through convs), else by the column's type. */
+  const NUM_LONG = 1;
+  const NUM_INT = 2;
+  const NUM_DOUBLE = 3;
+  const NUM_TIMESTAMP = 4;
+  const NUM_KINDS: Partial<Record<string, number>> = { long: NUM_LONG, int: NUM_INT, double: NUM_DOUBLE, timestamp: NUM_TIMESTAMP };
+  const numKind = schema.map((f, i) => (convs[i] === null || typeof f.type !== 'string' ? 0 : (NUM_KINDS[f.type] ?? 0)));
 
   /** Scans the line s[start, end) into `values`; false when the row reader must take it. */
   function scan(s: string, start: number, n: number): boolean {
@@ -105,7 +113,7 @@ export function compileJsonColumnReader(schema: Schema, options: ReadOptions): J
             // The ISO fast path in place; anything else as the row reader converts the text.
             const t = parseIsoTimestamp(s, vs, ve);
             if (t === t) {
-              v = t;
+              nums[field] = t;
               converted = 1;
             } else v = s.slice(vs, ve);
           } else v = s.slice(vs, ve);
@@ -114,7 +122,17 @@ export function compileJsonColumnReader(schema: Schema, options: ReadOptions): J
       } else if (c === 45 || (c >= 48 && c <= 57)) {
         const end = numberEnd(s, i);
         if (end < 0 || end > n) return false;
-        if (field !== undefined) v = integer(s, i, end);
+        if (field !== undefined) {
+          const kind = numKind[field]!;
+          const x = integer(s, i, end);
+          if (kind === 0) v = x;
+          else {
+            // jsonConv's rules for a number, in place; a number that does not fit goes to the row reader.
+            if (kind === NUM_LONG ? !Number.isSafeInteger(x) : kind === NUM_INT ? (x | 0) !== x : kind === NUM_TIMESTAMP && !Number.isFinite(x)) return false;
+            nums[field] = kind === NUM_TIMESTAMP ? Math.floor(x) : x;
+            converted = 1;
+          }
+        }
         i = end;
       } else if (c === 116 && i + 4 <= n && s.startsWith('true', i)) {
         v = true;
@@ -173,7 +191,10 @@ export function compileJsonColumnReader(schema: Schema, options: ReadOptions): J
       if (end === line) continue;
       if (text.charCodeAt(line) <= 32 && isBlank(text.slice(line, end))) continue;
       if (scannable && scan(text, line, end) && convert()) {
-        for (let f = 0; f < width; f++) builders[f]!.push(values[f]);
+        for (let f = 0; f < width; f++) {
+          if (ready[f] === 1) builders[f]!.pushNumber(nums[f]!);
+          else builders[f]!.push(values[f]);
+        }
       } else {
         fallback.length = 0;
         readLine(text.slice(line, end), lineNo, file, fallback);
