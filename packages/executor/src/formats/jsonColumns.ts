@@ -16,7 +16,7 @@ import type { Row, Schema } from '../schema/types.js';
 import { corruptName } from './options.js';
 import { BAD, type Conv, jsonConv } from './rowBuilders.js';
 import { compileJsonLineReader } from './jsonReader.js';
-import { isBlank } from './sourceLines.js';
+import { forEachLineRange, isBlank } from './sourceLines.js';
 import { parseIsoTimestamp } from '../schema/timestamps.js';
 import { VectorBuilder, type ColumnBatch } from '../columns/vectors.js';
 
@@ -176,20 +176,10 @@ export function compileJsonColumnReader(schema: Schema, options: ReadOptions): J
     };
     begin();
     const fallback: Row[] = [];
-    // Lines as forEachLine cuts them (a BOM first, '\r\n' endings), scanned in place.
-    const len = text.length;
-    let at = text.charCodeAt(0) === 0xfeff ? 1 : 0;
-    let lineNo = 0;
-    while (at < len) {
-      let end = text.indexOf('\n', at);
-      const next = end === -1 ? len : end + 1;
-      if (end === -1) end = len;
-      if (end > at && text.charCodeAt(end - 1) === 13) end--;
-      lineNo++;
-      const line = at;
-      at = next;
-      if (end === line) continue;
-      if (text.charCodeAt(line) <= 32 && isBlank(text.slice(line, end))) continue;
+    // Lines as forEachLine cuts them, scanned in place.
+    forEachLineRange(text, (line, end, lineNo) => {
+      if (end === line) return;
+      if (text.charCodeAt(line) <= 32 && isBlank(text.slice(line, end))) return;
       if (scannable && scan(text, line, end) && convert()) {
         for (let f = 0; f < width; f++) {
           if (ready[f] === 1) builders[f]!.pushNumber(nums[f]!);
@@ -198,12 +188,12 @@ export function compileJsonColumnReader(schema: Schema, options: ReadOptions): J
       } else {
         fallback.length = 0;
         readLine(text.slice(line, end), lineNo, file, fallback);
-        if (fallback.length === 0) continue; // DROPMALFORMED
+        if (fallback.length === 0) return; // DROPMALFORMED
         const row = fallback[0]!;
         for (let f = 0; f < width; f++) builders[f]!.push(row[schema[f]!.name]);
       }
       if (++count === capacity) flush();
-    }
+    });
     flush();
     return total;
   };

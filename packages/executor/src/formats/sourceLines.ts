@@ -15,6 +15,11 @@ export function readSourceFile(path: string): string {
 
 /** Calls `fn` per line (1-based numbers), without '\r\n' endings or the empty tail after a final '\n'. */
 export function forEachLine(text: string, fn: (line: string, lineNo: number) => void): void {
+  forEachLineRange(text, (start, end, lineNo) => fn(text.slice(start, end), lineNo));
+}
+
+/** The same lines as forEachLine, as ranges text[start, end) (a BOM first is skipped). */
+export function forEachLineRange(text: string, fn: (start: number, end: number, lineNo: number) => void): void {
   const len = text.length;
   let start = text.charCodeAt(0) === 0xfeff ? 1 : 0;
   let lineNo = 0;
@@ -23,7 +28,7 @@ export function forEachLine(text: string, fn: (line: string, lineNo: number) => 
     const next = end === -1 ? len : end + 1;
     if (end === -1) end = len;
     if (end > start && text.charCodeAt(end - 1) === 13) end--;
-    fn(text.slice(start, end), ++lineNo);
+    fn(start, end, ++lineNo);
     start = next;
   }
 }
