@@ -12,15 +12,10 @@ import { compileJsonColumnReader } from './jsonColumns.js';
 import { rowsFromBatch, type ColumnBatch } from '../columns/vectors.js';
 import { kDefaultReadOptions } from './options.js';
 import { parseIsoTimestamp } from '../schema/timestamps.js';
+import { SCHEMA as EXPR_SCHEMA } from '../expressions/exprTestKit.js';
 
-const SCHEMA: Schema = [
-  { name: 'id', type: 'string', nullable: true },
-  { name: 'v', type: 'double', nullable: true },
-  { name: 'n', type: 'long', nullable: true },
-  { name: 'i', type: 'int', nullable: true },
-  { name: 'ts', type: 'timestamp', nullable: true },
-  { name: 'ok', type: 'boolean', nullable: true },
-];
+/** The expression tests' columns of every atomic type. */
+const SCHEMA: Schema = EXPR_SCHEMA.filter((f) => typeof f.type === 'string');
 const WITH_CORRUPT: Schema = [...SCHEMA, { name: '_corrupt_record', type: 'string', nullable: true }];
 
 const TIMES = [
