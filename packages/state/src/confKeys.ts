@@ -14,6 +14,8 @@ export const CONF_KEYS = {
   stateStoreMaxOpenFiles: 'sluice.sql.streaming.stateStore.maxOpenFiles',
   stateStoreChangelog: 'sluice.sql.streaming.stateStore.changelogCheckpointing.enabled',
   executorHeapMB: 'sluice.executor.heapMB',
+  warehouseDir: 'sluice.sql.warehouse.dir',
+  checkpointRoot: 'sluice.sql.streaming.checkpointLocation',
   adaptiveStatelessEnabled: 'sluice.sql.adaptive.streaming.stateless.enabled',
   advisoryPartitionSizeInBytes: 'sluice.sql.adaptive.advisoryPartitionSizeInBytes',
   minBatchesToRetain: 'sluice.sql.streaming.minBatchesToRetain',

@@ -5,10 +5,17 @@ import { checkInputDir } from '../checkpoint/directories.js';
 import { checkFormat, fileReadSpec, fileSourceSpec } from '../sources/resolveSource.js';
 import { DataFrame } from './DataFrame.js';
 import { Reader } from './Reader.js';
+import { tableSchema } from '../sinks/tables.js';
 
 export const STATIC_FORMATS = ['json', 'csv', 'text'] as const;
 
 export class DataFrameReader extends Reader<DataFrameReader> {
+  /** A table written by writeStream.toTable(name), with the schema it was written with. */
+  table(name: string): DataFrame {
+    const { dir, schema } = tableSchema(this.session.conf, name);
+    return new DataFrameReader(this.session).format('json').schema(schema).load(dir);
+  }
+
   /** Reads a directory of files, or a Sluice file sink's output through its manifest. */
   load(path: string): DataFrame {
     const format = this.requireFormat();

@@ -8,6 +8,7 @@ import type { DataFrame } from './DataFrame.js';
 import { Options, type OptionValue } from '../conf/Options.js';
 import { ConsoleSink } from '../sinks/ConsoleSink.js';
 import { FileSink } from '../sinks/FileSink.js';
+import { defaultCheckpoint, prepareTable, tableDir } from '../sinks/tables.js';
 import { ForeachBatchSink, type ForeachBatchFunction } from '../sinks/ForeachBatchSink.js';
 import type { StreamSink } from '../sinks/Sink.js';
 import type { QuerySpec, TriggerSpec } from '../plan/QuerySpec.js';
@@ -75,9 +76,10 @@ export class DataStreamWriter {
     const outputMode = parseEnum(this.mode, ['append', 'update', 'complete'] as const, 'outputMode');
     checkOutputMode(this.df.plan, outputMode);
     const ckpt = o.take('checkpointLocation');
-    const checkpointLocation = ckpt === undefined ? undefined : resolve(String(ckpt));
+    const fileSink = format === 'json' || format === 'csv';
+    const checkpointLocation = ckpt === undefined ? defaultCheckpoint(this.df.session.conf, this.name, fileSink) : resolve(String(ckpt));
     let sink: StreamSink;
-    if (format === 'json' || format === 'csv') {
+    if (fileSink) {
       const p = path ?? o.take('path');
       if (p === undefined || p === '') {
         throw new SluiceError('INVALID_OPTION', `a ${format} sink needs an output directory: start(path)`, { option: 'path' });
@@ -113,6 +115,23 @@ export class DataStreamWriter {
 
   async start(path?: string): Promise<StreamingQuery> {
     const spec = this.resolveSpec(path);
+    return this.df.session.streams.startQuery(this.df, spec);
+  }
+
+  /**
+   * Writes to the named table `<sluice.sql.warehouse.dir>/<name>` (a JSON file sink, exactly once);
+   * `session.read.table(name)` reads it back. Without checkpointLocation the checkpoint is
+   * `<sluice.sql.streaming.checkpointLocation or <warehouse>/_checkpoints>/<queryName>`.
+   */
+  async toTable(tableName: string): Promise<StreamingQuery> {
+    const conf = this.df.session.conf;
+    const dir = tableDir(conf, tableName);
+    if (this.fmt !== undefined && this.fmt !== 'json') {
+      throw new SluiceError('INVALID_OPTION', `toTable writes JSON tables; drop .format('${this.fmt}')`, { option: 'format' });
+    }
+    this.fmt = 'json';
+    const spec = this.resolveSpec(dir);
+    prepareTable(dir, tableName, this.df.schema);
     return this.df.session.streams.startQuery(this.df, spec);
   }
 }

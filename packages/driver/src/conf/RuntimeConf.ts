@@ -23,6 +23,12 @@ const oneOf =
   (...allowed: string[]): Parser =>
   (raw, key) =>
     parseEnum(raw, allowed, key, 'conf');
+const nonEmptyString: Parser = (raw, key) => {
+  if (typeof raw !== 'string' || raw.trim() === '') {
+    throw new SluiceError('INVALID_CONF', `${key} must be a non-empty path, got ${JSON.stringify(raw)}`, { option: key });
+  }
+  return raw;
+};
 const optionalPositiveInt: Parser = (raw, key) => (raw === undefined || raw === null ? undefined : positiveInt(raw, key));
 
 const K = CONF_KEYS;
@@ -101,6 +107,16 @@ export const CONF: Record<ConfKey, ConfEntry> = {
   },
   [K.stateStoreMaxMemoryMB]: { default: () => 512, parse: positiveInt, doc: 'per worker state memory budget' },
   [K.stateStoreMaxOpenFiles]: { default: () => 1000, parse: positiveInt, doc: 'per worker LevelDB file handles' },
+  [K.warehouseDir]: {
+    default: () => './sluice-warehouse',
+    parse: nonEmptyString,
+    doc: 'where toTable() tables live (one directory each)',
+  },
+  [K.checkpointRoot]: {
+    default: () => undefined,
+    parse: (raw, key) => (raw === undefined || raw === null ? undefined : nonEmptyString(raw, key)),
+    doc: 'checkpoint root of queries without checkpointLocation: <root>/<queryName>',
+  },
   [K.executorHeapMB]: {
     default: () => undefined,
     parse: optionalPositiveInt,
