@@ -245,6 +245,23 @@ export class LevelShardStore implements ShardStore {
     return this.db.getMany(keys);
   }
 
+  async rangeKeys(gte: Uint8Array, lt: Uint8Array, limit?: number): Promise<Uint8Array[]> {
+    this.checkOpen();
+    await this.caughtUp();
+    const out: Uint8Array[] = [];
+    const it = this.db.keys({ gte, lt, limit: limit ?? -1 });
+    try {
+      for (;;) {
+        const batch = await it.nextv(4096);
+        if (batch.length === 0) break;
+        for (const k of batch) out.push(k);
+      }
+    } finally {
+      await it.close();
+    }
+    return out;
+  }
+
   async range(gte: Uint8Array, lt: Uint8Array, limit?: number): Promise<Array<[Uint8Array, Uint8Array]>> {
     this.checkOpen();
     await this.caughtUp();

@@ -138,6 +138,10 @@ export class MemoryShardStore implements ShardStore {
     return rangeOf(this.volume, gte, lt, limit ?? -1);
   }
 
+  async rangeKeys(gte: Uint8Array, lt: Uint8Array, limit?: number): Promise<Uint8Array[]> {
+    return (await this.range(gte, lt, limit)).map(([k]) => k);
+  }
+
   commit(batchId: number, changes: ShardChange[], rowDelta: number, pruneUndoBelow: number): Promise<CommitResult> {
     return this.serial.run(async () => {
       this.checkOpen();
@@ -252,6 +256,9 @@ export class InstrumentedShardStore implements ShardStore {
   }
   range(gte: Uint8Array, lt: Uint8Array, limit?: number): Promise<Array<[Uint8Array, Uint8Array]>> {
     return this.inner.range(gte, lt, limit);
+  }
+  rangeKeys(gte: Uint8Array, lt: Uint8Array, limit?: number): Promise<Uint8Array[]> {
+    return this.inner.rangeKeys(gte, lt, limit);
   }
   async commit(batchId: number, changes: ShardChange[], rowDelta: number, pruneUndoBelow: number): Promise<CommitResult> {
     const r = await this.inner.commit(batchId, changes, rowDelta, pruneUndoBelow);

@@ -49,6 +49,9 @@ export interface ShardStore {
   /** Entries with gte <= key < lt in (unsigned byte) key order, at most `limit` (default: all). */
   range(gte: Uint8Array, lt: Uint8Array, limit?: number): Promise<Array<[Uint8Array, Uint8Array]>>;
 
+  /** The keys of `range` alone (an eviction reads index entries, whose values are empty). */
+  rangeKeys(gte: Uint8Array, lt: Uint8Array, limit?: number): Promise<Uint8Array[]>;
+
   /**
    * One atomic, synced batch: the changes, undo(N), marker N, numRows += rowDelta, and the removal
    * of undo records of batches below `pruneUndoBelow` (undo(N) itself is always kept).

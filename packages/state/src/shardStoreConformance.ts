@@ -104,6 +104,9 @@ export function runShardStoreConformance(name: string, factory: ShardStoreFactor
       const groups = await s.range(...keyGroupsDataRange(1, 256));
       expect(groups.map(([, value]) => text(value))).toEqual(['kg1', 'kg255']);
       expect(await s.range(...keyGroupsDataRange(5, 5))).toEqual([]);
+      // rangeKeys gives the keys of range, bounds and limit included.
+      expect((await s.rangeKeys(...indexRangeUpTo(0), 2)).map((ik) => decodeIndexKey(ik).timeMs)).toEqual([-(2 ** 40), -86_400_000]);
+      expect((await s.rangeKeys(...dataRange())).map((x) => [...x])).toEqual(data.map(([key]) => [...key]));
     });
 
     it('rolls back created, changed and deleted keys, marker and numRows exactly', async () => {

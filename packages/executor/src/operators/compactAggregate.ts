@@ -283,14 +283,14 @@ function partitionGroups(blocks: readonly ShuffleBlock[]): ShuffleBlock[][] {
 }
 
 /** Index entries at or below the watermark, a page at a time (an eviction may be large). */
-async function forEachIndexPage(store: ShardStore, watermark: number, fn: (page: Array<[Uint8Array, Uint8Array]>) => Promise<void>): Promise<void> {
+async function forEachIndexPage(store: ShardStore, watermark: number, fn: (page: Uint8Array[]) => Promise<void>): Promise<void> {
   const [start, lt] = indexRangeUpTo(Math.floor(watermark));
   let gte = start;
   for (;;) {
-    const page = await store.range(gte, lt, indexPage);
+    const page = await store.rangeKeys(gte, lt, indexPage);
     if (page.length > 0) await fn(page);
     if (page.length < indexPage) return;
-    const last = page[page.length - 1]![0];
+    const last = page[page.length - 1]!;
     gte = new Uint8Array(last.length + 1);
     gte.set(last);
   }
@@ -442,11 +442,11 @@ export async function aggregateCells(
     await forEachIndexPage(store, watermark, async (index) => {
       await out.open();
       const values = new ValueArena(L);
-      const data = index.map(([ik]) => dataKeyOf(ik));
+      const data = index.map((ik) => dataKeyOf(ik));
       const inCache = data.map((dk) => state.find(dk, 0, dk.length, KeyTable.hash(dk, 0, dk.length)));
       const read = await store.getMany(data.filter((_, i) => inCache[i]! < 0));
       let u = 0;
-      index.forEach(([ik], i) => {
+      index.forEach((ik, i) => {
         const dk = data[i]!;
         const e = inCache[i]!;
         const value = e >= 0 ? values.encode(state.cells, e * L.width, state.nulls, e * L.nullWidth) : read[u++];

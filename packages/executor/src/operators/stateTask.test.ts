@@ -58,6 +58,11 @@ class CountingStore extends InstrumentedShardStore {
     this.calls.push({ op: 'range', prefix: gte[0] as number, returned: out.length });
     return out;
   }
+  override async rangeKeys(gte: Uint8Array, lt: Uint8Array, limit?: number): Promise<Uint8Array[]> {
+    const out = await super.rangeKeys(gte, lt, limit);
+    this.calls.push({ op: 'range', prefix: gte[0] as number, returned: out.length });
+    return out;
+  }
   override async commit(...args: Parameters<InstrumentedShardStore['commit']>): ReturnType<InstrumentedShardStore['commit']> {
     const fail = this.failNextCommit;
     this.failNextCommit = undefined;
