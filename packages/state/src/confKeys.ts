@@ -33,3 +33,8 @@ export const CONF_KEYS = {
 } as const;
 
 export type ConfKey = (typeof CONF_KEYS)[keyof typeof CONF_KEYS];
+
+/** Keys of local properties (session.setLocalProperty, as Spark's SparkContext): not conf keys. */
+export const LOCAL_PROPERTY_KEYS = {
+  schedulerPool: 'sluice.scheduler.pool',
+} as const;

@@ -16,6 +16,7 @@ import { checkFormat } from '../sources/resolveSource.js';
 import { checkOutputMode } from '../plan/UnsupportedOperationChecker.js';
 import type { StreamingQuery } from './StreamingQuery.js';
 import { Trigger } from './Trigger.js';
+import { DEFAULT_POOL, POOL_PROPERTY } from '../scheduler/TaskScheduler.js';
 import { parseBoolean, parseEnum, parsePositiveInt } from '../conf/parsers.js';
 
 export const SINK_FORMATS = ['json', 'csv', 'memory', 'console', 'foreachBatch'] as const;
@@ -109,8 +110,13 @@ export class DataStreamWriter {
       }
       sink = new ForeachBatchSink(this.batchFn);
     }
+    const poolOption = o.take('schedulerPool');
+    if (poolOption !== undefined && (typeof poolOption !== 'string' || poolOption === '')) {
+      throw new SluiceError('INVALID_OPTION', `option schedulerPool must name a pool, got ${JSON.stringify(poolOption)}`, { option: 'schedulerPool' });
+    }
+    const pool = (poolOption as string | undefined) ?? this.df.session.getLocalProperty(POOL_PROPERTY) ?? DEFAULT_POOL;
     o.rejectUnknown(`${format} sink`);
-    return { sink, outputMode, trigger: this.trig, queryName: this.name, checkpointLocation };
+    return { sink, outputMode, trigger: this.trig, queryName: this.name, checkpointLocation, pool };
   }
 
   async start(path?: string): Promise<StreamingQuery> {

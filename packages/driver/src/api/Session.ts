@@ -4,7 +4,7 @@
  */
 import { decodeRows, inferJsonSchemaFromFiles, rowToExternal, type ReadOptions, type Schema, type StatelessTask } from '@sluice/executor';
 import { CONF_KEYS, SluiceError } from '@sluice/state';
-import { RuntimeConf } from '../conf/RuntimeConf.js';
+import { canonicalKey, RuntimeConf } from '../conf/RuntimeConf.js';
 import type { DataFrame } from './DataFrame.js';
 import { DataFrameReader } from './DataFrameReader.js';
 import { DataStreamReader } from './DataStreamReader.js';
@@ -14,7 +14,7 @@ import { MemorySink } from '../sinks/MemorySink.js';
 import { listFiles } from '../sources/fileSystem.js';
 import { MemoryStream } from '../sources/MemoryStream.js';
 import { StreamingQueryManager } from './StreamingQueryManager.js';
-import { TaskScheduler } from '../scheduler/TaskScheduler.js';
+import { POOL_PROPERTY, TaskScheduler, type PoolMetrics, type PoolSettings } from '../scheduler/TaskScheduler.js';
 import { splitRange } from '../sources/RateSource.js';
 import { parseUserSchema } from '../sources/resolveSource.js';
 
@@ -32,7 +32,10 @@ export interface SessionMetrics {
     numUndeliveredEvents: number;
   };
   executor: { slots: number; activeQueries: number };
+  /** sluice.scheduler.mode, and each pool's settings and running and waiting tasks (the executors not started yet: none). */
+  scheduler: { mode: 'FIFO' | 'FAIR'; pools: Record<string, PoolMetrics>; queries: Array<{ id: string; name: string | null; pool: string }> };
 }
+
 
 /**
  * Each worker's V8 heap: the old generation is limited to sluice.executor.heapMB, else the state
@@ -88,6 +91,10 @@ export class Session {
       this.conf.get<number>(CONF_KEYS.taskMaxFailures),
       undefined,
       workerHeap(this.conf),
+      {
+        mode: this.conf.get<'FIFO' | 'FAIR'>(CONF_KEYS.schedulerMode),
+        pools: this.conf.get<PoolSettings['pools']>(CONF_KEYS.schedulerPools),
+      },
     );
     return this.taskScheduler;
   }
@@ -129,7 +136,36 @@ export class Session {
         numUndeliveredEvents: this.listenerBus.numUndeliveredEvents,
       },
       executor: { slots: this.taskScheduler?.slots ?? this.conf.get<number>(CONF_KEYS.executorCores), activeQueries: this.streams.active.length },
+      scheduler: {
+        mode: this.taskScheduler?.schedulingMode ?? this.conf.get<'FIFO' | 'FAIR'>(CONF_KEYS.schedulerMode),
+        pools: this.taskScheduler?.poolMetrics() ?? {},
+        queries: this.streams.active.map((q) => ({ id: q.id, name: q.name, pool: q.schedulerPool })),
+      },
     };
+  }
+
+  private readonly localProperties = new Map<string, string>();
+
+  /**
+   * Spark's SparkContext.setLocalProperty: `sluice.scheduler.pool` (or `spark.scheduler.pool`)
+   * names the scheduler pool of the queries started afterwards; null clears a property.
+   */
+  setLocalProperty(key: string, value: string | null): void {
+    if (typeof key !== 'string' || key === '') throw new SluiceError('INVALID_OPTION', 'a local property needs a key', { option: 'key' });
+    const k = canonicalKey(key);
+    if (value === null || value === undefined) this.localProperties.delete(k);
+    else if (typeof value !== 'string' || (k === POOL_PROPERTY && value === '')) {
+      throw new SluiceError('INVALID_OPTION', `local property ${key} must be a string${k === POOL_PROPERTY ? ' naming a pool' : ''}, got ${JSON.stringify(value)}`, { option: key });
+    } else this.localProperties.set(k, value);
+  }
+
+  getLocalProperty(key: string): string | null {
+    return this.localProperties.get(canonicalKey(key)) ?? null;
+  }
+
+  /** For ports of Spark code: `session.sparkContext.setLocalProperty(...)`. */
+  get sparkContext(): { setLocalProperty(key: string, value: string | null): void; getLocalProperty(key: string): string | null } {
+    return { setLocalProperty: (k, v) => this.setLocalProperty(k, v), getLocalProperty: (k) => this.getLocalProperty(k) };
   }
 
   /** The files a static read of `dir` covers: a sink's committed files, else the directory's. */

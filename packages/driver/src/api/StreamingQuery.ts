@@ -21,6 +21,10 @@ export class StreamingQuery {
   get isActive(): boolean {
     return this.execution.isActive;
   }
+  /** The scheduler pool its tasks run in (sluice.scheduler.pool when it started, or option schedulerPool). */
+  get schedulerPool(): string {
+    return this.execution.schedulerPool;
+  }
   /** State shards the query keeps open in the executors (0 for a stateless query). */
   get stateShards(): number {
     return this.execution.stateShards;

@@ -29,6 +29,34 @@ const nonEmptyString: Parser = (raw, key) => {
   }
   return raw;
 };
+/** sluice.scheduler.pools, strictly: each pool an object of schedulingMode, weight and minShare only. */
+const parsePools: Parser = (raw, key) => {
+  const pools = parseJsonObject(raw, key, 'conf');
+  const out: Record<string, { schedulingMode: 'FIFO' | 'FAIR'; weight: number; minShare: number }> = {};
+  for (const [name, p] of Object.entries(pools)) {
+    const at = `${key}.${name}`;
+    if (name === '' || typeof p !== 'object' || p === null || Array.isArray(p)) {
+      throw new SluiceError('INVALID_CONF', `${at} must be an object such as { "schedulingMode": "FAIR", "weight": 2, "minShare": 1 }`, { option: key });
+    }
+    const o = p as Record<string, unknown>;
+    for (const k of Object.keys(o)) {
+      if (k !== 'schedulingMode' && k !== 'weight' && k !== 'minShare') {
+        throw new SluiceError('INVALID_CONF', `${at}: unknown setting '${k}' (a pool has schedulingMode, weight and minShare)`, { option: key });
+      }
+    }
+    const count = (k: 'weight' | 'minShare', dflt: number): number => {
+      const v = o[k] ?? dflt;
+      if (!Number.isInteger(v) || (v as number) < 0) throw new SluiceError('INVALID_CONF', `${at}.${k} must be a non-negative integer, got ${JSON.stringify(v)}`, { option: key });
+      return v as number;
+    };
+    const mode = o['schedulingMode'] ?? 'FIFO';
+    if (mode !== 'FIFO' && mode !== 'FAIR') {
+      throw new SluiceError('INVALID_CONF', `${at}.schedulingMode must be FIFO or FAIR, got ${JSON.stringify(mode)}`, { option: key });
+    }
+    out[name] = { schedulingMode: mode, weight: count('weight', 1), minShare: count('minShare', 0) };
+  }
+  return out;
+};
 const optionalPositiveInt: Parser = (raw, key) => (raw === undefined || raw === null ? undefined : positiveInt(raw, key));
 
 const K = CONF_KEYS;
@@ -128,7 +156,7 @@ export const CONF: Record<ConfKey, ConfEntry> = {
     doc: 'a state commit appends to a synced changelog; LevelDB catches up in the background',
   },
   [K.schedulerMode]: { default: () => 'FIFO', parse: oneOf('FIFO', 'FAIR'), doc: 'FIFO or FAIR between scheduler pools' },
-  [K.schedulerPools]: { default: () => ({}), parse: (raw, key) => parseJsonObject(raw, key, 'conf'), doc: 'scheduler pools' },
+  [K.schedulerPools]: { default: () => ({}), parse: parsePools, doc: 'scheduler pools: { name: { schedulingMode, weight, minShare } }' },
   [K.listenerBusCapacity]: {
     default: () => 10_000,
     parse: positiveInt,

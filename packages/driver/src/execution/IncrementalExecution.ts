@@ -69,6 +69,7 @@ export class IncrementalExecution {
     private readonly outputMode: OutputMode,
     private readonly scheduler: TaskScheduler,
     private readonly stateful: StatefulStage | undefined,
+    private readonly pool: string,
   ) {}
 
   /** The tasks of batch `batchId` over `splits`, before any of them runs. */
@@ -82,7 +83,7 @@ export class IncrementalExecution {
 
   async run(batch: BatchPlan, numSources: number): Promise<BatchExecution> {
     const inputRows = Array.from({ length: numSources }, () => 0);
-    const first = await this.scheduler.runTasks(batch.firstStage);
+    const first = await this.scheduler.runTasks(batch.firstStage, undefined, this.pool);
     first.forEach((r, t) => {
       const i = (batch.splits[t] as SplitOfSource).source;
       inputRows[i] = (inputRows[i] as number) + r.numInputRows;
@@ -96,7 +97,7 @@ export class IncrementalExecution {
       this.stateTask(batch, shard, partitions, exchange.blocksOf(partitions)),
     );
     const slots = this.scheduler.slots;
-    const outputs = await this.scheduler.runTasks(stateTasks, (t) => (t as StateTask).partition % slots);
+    const outputs = await this.scheduler.runTasks(stateTasks, (t) => (t as StateTask).partition % slots, this.pool);
     outputs.forEach((r, shard) => {
       if (r.shardMarker !== undefined) this.stateful?.info.shardMarkers.splice(shard, 1, r.shardMarker);
     });

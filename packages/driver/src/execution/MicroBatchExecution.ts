@@ -192,6 +192,11 @@ export class MicroBatchExecution extends StreamExecution {
     }
   }
 
+  /** The scheduler pool its tasks run in. */
+  get schedulerPool(): string {
+    return this.spec.pool;
+  }
+
   /** The batches' planner for the query's plan and its stateful operator's current layout. */
   private planExecution(): IncrementalExecution {
     const info = this.stateInfo;
@@ -209,6 +214,7 @@ export class MicroBatchExecution extends StreamExecution {
         stateInputSchema: statefulInputSchema(this.plan),
         hasWatermark: watermarkOf(this.plan) !== undefined,
       },
+      this.spec.pool,
     );
   }
 

@@ -20,4 +20,6 @@ export interface QuerySpec {
   queryName: string | null;
   /** Undefined: a temporary checkpoint, removed when the query stops. */
   checkpointLocation: string | undefined;
+  /** The scheduler pool its tasks run in (sluice.scheduler.pool when it started, or the writer's option). */
+  pool: string;
 }

@@ -8,11 +8,11 @@ import { TaskScheduler, workerEntry } from './TaskScheduler.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../../../../test/fixtures/${name}`, import.meta.url));
 
-function task(partition: number): StatelessTask {
+function task(partition: number, runId = 'r'): StatelessTask {
   return {
     kind: 'stateless',
     queryId: 'q',
-    runId: 'r',
+    runId,
     batchId: 0,
     partition,
     attempt: 0,
@@ -31,7 +31,7 @@ describe('TaskScheduler', () => {
   it('runs a stage across all slots and returns results in task order', async () => {
     const scheduler = new TaskScheduler(2, 1, fixture('echo-worker.mjs'));
     try {
-      const results = await scheduler.runTasks([0, 1, 2, 3, 4, 5].map(task));
+      const results = await scheduler.runTasks([0, 1, 2, 3, 4, 5].map((p) => task(p)));
       expect(results.map((r) => r.numInputRows)).toEqual([0, 1, 2, 3, 4, 5]);
       expect(new Set(results.map((r) => r.threadId)).size).toBe(2);
     } finally {
@@ -71,4 +71,66 @@ describe('TaskScheduler', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 15_000);
+
+  describe('scheduler pools', () => {
+    /** Occupies every slot with blockers of pool 'z', queues `waiting`, and gives the running tasks per pool once the blockers are done. */
+    async function afterBlockers(scheduler: TaskScheduler, slots: number, waiting: Array<[pool: string, n: number]>): Promise<Record<string, number>> {
+      const blockers = scheduler.runTasks(Array.from({ length: slots }, (_, i) => task(i, 'blockers')), undefined, 'z');
+      const queued = waiting.flatMap(([pool, n]) => Array.from({ length: n }, (_, i) => scheduler.runTasks([task(i, `run-${pool}`)], undefined, pool)));
+      await blockers;
+      const m = scheduler.poolMetrics();
+      const running = Object.fromEntries(Object.entries(m).map(([name, p]) => [name, p.runningTasks]));
+      await Promise.all(queued);
+      return running;
+    }
+
+    it('FIFO: a freed slot goes to the task submitted first, whatever its pool', async () => {
+      const scheduler = new TaskScheduler(1, 1, fixture('echo-worker.mjs'));
+      try {
+        const blocker = scheduler.runTasks([task(0)], undefined, 'a');
+        const order: string[] = [];
+        const queued = ['b1', 'a1', 'b2', 'a2'].map((id) => scheduler.runTasks([task(0, id)], undefined, id[0]).then(() => order.push(id)));
+        expect(scheduler.poolMetrics()['b']).toMatchObject({ runningTasks: 0, waitingTasks: 2, weight: 1, minShare: 0, schedulingMode: 'FIFO' });
+        expect(scheduler.poolMetrics()['a']).toMatchObject({ runningTasks: 1, waitingTasks: 2 });
+        await blocker;
+        await Promise.all(queued);
+        expect(order).toEqual(['b1', 'a1', 'b2', 'a2']);
+        // Idle pools that are not configured are not listed.
+        expect(Object.keys(scheduler.poolMetrics())).toEqual(['default']);
+      } finally {
+        await scheduler.close();
+      }
+    });
+
+    it('FAIR: slots are shared in proportion to weight', async () => {
+      const pools = { a: { schedulingMode: 'FIFO' as const, weight: 1, minShare: 0 }, b: { schedulingMode: 'FIFO' as const, weight: 3, minShare: 0 } };
+      const scheduler = new TaskScheduler(4, 1, fixture('echo-worker.mjs'), undefined, { mode: 'FAIR', pools });
+      try {
+        // a was submitted first: FIFO would give it every freed slot.
+        expect(await afterBlockers(scheduler, 4, [['a', 8], ['b', 8]])).toMatchObject({ a: 1, b: 3 });
+      } finally {
+        await scheduler.close();
+      }
+    });
+
+    it('FAIR: a pool below its minShare is served first', async () => {
+      const pools = { a: { schedulingMode: 'FIFO' as const, weight: 1, minShare: 2 }, b: { schedulingMode: 'FIFO' as const, weight: 10, minShare: 0 } };
+      const scheduler = new TaskScheduler(4, 1, fixture('echo-worker.mjs'), undefined, { mode: 'FAIR', pools });
+      try {
+        // b, with ten times the weight and submitted first, still leaves a its two slots.
+        expect(await afterBlockers(scheduler, 4, [['b', 8], ['a', 8]])).toMatchObject({ a: 2, b: 2 });
+      } finally {
+        await scheduler.close();
+      }
+    });
+
+    it('FIFO across pools gives the slots to the first submitted', async () => {
+      const scheduler = new TaskScheduler(4, 1, fixture('echo-worker.mjs'));
+      try {
+        expect(await afterBlockers(scheduler, 4, [['a', 8], ['b', 8]])).toMatchObject({ a: 4 });
+      } finally {
+        await scheduler.close();
+      }
+    });
+  });
 });

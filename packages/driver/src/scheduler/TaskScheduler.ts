@@ -14,7 +14,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Piscina } from 'piscina';
 import type { TaskRequest, TaskResult, TaskSuccess } from '@sluice/executor';
-import { CONF_KEYS, environmentError, SluiceError } from '@sluice/state';
+import { CONF_KEYS, environmentError, LOCAL_PROPERTY_KEYS, SluiceError } from '@sluice/state';
 
 function outOfMemory(task: TaskRequest, heapMB: number | undefined): SluiceError {
   return new SluiceError(
@@ -52,8 +52,38 @@ export class RunAborted extends Error {
 interface Waiter {
   wanted: number | undefined;
   runId: string;
+  pool: string;
+  /** Submission order, for FIFO. */
+  seq: number;
   resolve: (slot: number) => void;
   reject: (e: Error) => void;
+}
+
+/** A scheduler pool (sluice.scheduler.pools): Spark's schedulingMode, weight and minShare. */
+export interface PoolConf {
+  schedulingMode: 'FIFO' | 'FAIR';
+  weight: number;
+  minShare: number;
+}
+
+export interface PoolSettings {
+  /** How slots go to pools: FIFO (by submission) or FAIR (FairSchedulingAlgorithm). */
+  mode: 'FIFO' | 'FAIR';
+  pools: Readonly<Record<string, PoolConf>>;
+}
+
+export const DEFAULT_POOL = 'default';
+/** The local property naming the scheduler pool of the queries started afterwards (Spark's spark.scheduler.pool). */
+export const POOL_PROPERTY = LOCAL_PROPERTY_KEYS.schedulerPool;
+const UNLISTED_POOL: PoolConf = { schedulingMode: 'FIFO', weight: 1, minShare: 0 };
+
+/** Running and waiting tasks of a pool, for session.metrics(). */
+export interface PoolMetrics {
+  schedulingMode: 'FIFO' | 'FAIR';
+  weight: number;
+  minShare: number;
+  runningTasks: number;
+  waitingTasks: number;
 }
 
 export class TaskScheduler {
@@ -67,6 +97,12 @@ export class TaskScheduler {
   private readonly slotRun: Array<string | undefined> = [];
   private readonly aborted = new Map<string, RunAborted>();
   private closed = false;
+  private seq = 0;
+  /** The pool and run of the task on each slot, and the running tasks per pool and per run. */
+  private readonly slotPool: Array<string | undefined> = [];
+  private readonly slotJob: Array<string | undefined> = [];
+  private readonly runningByPool = new Map<string, number>();
+  private readonly runningByRun = new Map<string, number>();
 
   constructor(
     readonly slots: number,
@@ -74,6 +110,7 @@ export class TaskScheduler {
     filename = workerEntry(),
     /** Each worker's V8 heap sizes in MB (workerHeap in Session.ts); undefined: V8's defaults. */
     private readonly heap?: { oldMB: number; youngMB: number },
+    private readonly pooling: PoolSettings = { mode: 'FIFO', pools: {} },
   ) {
     this.filename = filename;
     this.pools = Array.from({ length: slots }, (_, slot) => this.startPool(slot));
@@ -111,29 +148,108 @@ export class TaskScheduler {
   }
 
   /** A free slot: `wanted` when given (state tasks run where their shard lives), else any. */
-  private acquire(wanted: number | undefined, runId: string): Promise<number> {
+  private acquire(wanted: number | undefined, runId: string, pool: string): Promise<number> {
     const i = wanted === undefined ? this.free.length - 1 : this.free.indexOf(wanted);
-    if (i >= 0) return Promise.resolve(this.free.splice(i, 1)[0] as number);
-    return new Promise((resolve, reject) => this.waiting.push({ wanted, runId, resolve, reject }));
+    if (i >= 0) {
+      const slot = this.free.splice(i, 1)[0] as number;
+      this.grant(slot, pool, runId);
+      return Promise.resolve(slot);
+    }
+    return new Promise((resolve, reject) => this.waiting.push({ wanted, runId, pool, seq: this.seq++, resolve, reject }));
   }
 
   private release(slot: number): void {
-    const i = this.waiting.findIndex((w) => w.wanted === undefined || w.wanted === slot);
-    if (i < 0) {
+    const pool = this.slotPool[slot];
+    if (pool !== undefined) {
+      this.count(this.runningByPool, pool, -1);
+      this.count(this.runningByRun, this.slotJob[slot] as string, -1);
+      this.slotPool[slot] = undefined;
+      this.slotJob[slot] = undefined;
+    }
+    const eligible = this.waiting.filter((w) => w.wanted === undefined || w.wanted === slot);
+    if (eligible.length === 0) {
       this.free.push(slot);
       return;
     }
-    const [w] = this.waiting.splice(i, 1);
-    w?.resolve(slot);
+    const w = this.next(eligible);
+    this.waiting.splice(this.waiting.indexOf(w), 1);
+    this.grant(slot, w.pool, w.runId);
+    w.resolve(slot);
   }
 
-  private async runOne(task: TaskRequest, wanted: number | undefined): Promise<TaskSuccess> {
+  private count(m: Map<string, number>, key: string, by: number): void {
+    const n = (m.get(key) ?? 0) + by;
+    if (n === 0) m.delete(key);
+    else m.set(key, n);
+  }
+
+  private grant(slot: number, pool: string, runId: string): void {
+    this.slotPool[slot] = pool;
+    this.slotJob[slot] = runId;
+    this.count(this.runningByPool, pool, 1);
+    this.count(this.runningByRun, runId, 1);
+  }
+
+  private poolConf(name: string): PoolConf {
+    return this.pooling.pools[name] ?? UNLISTED_POOL;
+  }
+
+  /**
+   * The waiter a freed slot goes to. FIFO: the first submitted. FAIR: Spark's
+   * FairSchedulingAlgorithm over the pools that have waiters (pools below their minShare first, by
+   * running / minShare; then by running / weight; then by name), and inside the chosen pool its
+   * own mode: FIFO by submission, or FAIR between its query runs by running tasks.
+   */
+  private next(eligible: Waiter[]): Waiter {
+    const first = (ws: Waiter[]): Waiter => ws.reduce((a, b) => (b.seq < a.seq ? b : a));
+    if (this.pooling.mode === 'FIFO') return first(eligible);
+    const byPool = new Map<string, Waiter[]>();
+    for (const w of eligible) byPool.set(w.pool, [...(byPool.get(w.pool) ?? []), w]);
+    const pools = [...byPool.keys()].sort((a, b) => this.fairOrder(a, b));
+    const ws = byPool.get(pools[0]!)!;
+    if (this.poolConf(pools[0]!).schedulingMode === 'FIFO') return first(ws);
+    const running = (w: Waiter): number => this.runningByRun.get(w.runId) ?? 0;
+    return ws.reduce((a, b) => (running(b) < running(a) || (running(b) === running(a) && b.seq < a.seq) ? b : a));
+  }
+
+  private fairOrder(a: string, b: string): number {
+    const pa = this.poolConf(a);
+    const pb = this.poolConf(b);
+    const ra = this.runningByPool.get(a) ?? 0;
+    const rb = this.runningByPool.get(b) ?? 0;
+    const needyA = ra < pa.minShare;
+    const needyB = rb < pb.minShare;
+    if (needyA !== needyB) return needyA ? -1 : 1;
+    const [x, y] = needyA ? [ra / Math.max(pa.minShare, 1), rb / Math.max(pb.minShare, 1)] : [ra / pa.weight, rb / pb.weight];
+    if (x !== y) return x < y ? -1 : 1;
+    return a < b ? -1 : a > b ? 1 : 0;
+  }
+
+  /** Each pool's settings and its running and waiting tasks (pools with neither are listed when configured). */
+  poolMetrics(): Record<string, PoolMetrics> {
+    const names = new Set<string>([DEFAULT_POOL, ...Object.keys(this.pooling.pools), ...this.runningByPool.keys(), ...this.waiting.map((w) => w.pool)]);
+    const out: Record<string, PoolMetrics> = {};
+    for (const name of [...names].sort()) {
+      out[name] = {
+        ...this.poolConf(name),
+        runningTasks: this.runningByPool.get(name) ?? 0,
+        waitingTasks: this.waiting.filter((w) => w.pool === name).length,
+      };
+    }
+    return out;
+  }
+
+  get schedulingMode(): 'FIFO' | 'FAIR' {
+    return this.pooling.mode;
+  }
+
+  private async runOne(task: TaskRequest, wanted: number | undefined, pool: string): Promise<TaskSuccess> {
     let lastError: unknown;
     for (let attempt = 0; attempt < this.maxFailures; attempt++) {
       if (this.closed) throw new SluiceError('SESSION_CLOSED', 'the session was closed while tasks were running');
       const aborted = this.aborted.get(task.runId);
       if (aborted) throw aborted;
-      const slot = await this.acquire(wanted, task.runId);
+      const slot = await this.acquire(wanted, task.runId, pool);
       try {
         const result = await this.runOn(slot, { ...task, attempt });
         if (!result.ok) throw SluiceError.fromJSON(result.error);
@@ -196,8 +312,8 @@ export class TaskScheduler {
    * Runs a stage; results come in task order. `slotOf` pins a task to a slot (a state task runs
    * on the slot owning its shard). Waits for every task before reporting a failure.
    */
-  async runTasks(tasks: TaskRequest[], slotOf?: (task: TaskRequest) => number): Promise<TaskSuccess[]> {
-    const settled = await Promise.allSettled(tasks.map((t) => this.runOne(t, slotOf?.(t))));
+  async runTasks(tasks: TaskRequest[], slotOf?: (task: TaskRequest) => number, pool: string = DEFAULT_POOL): Promise<TaskSuccess[]> {
+    const settled = await Promise.allSettled(tasks.map((t) => this.runOne(t, slotOf?.(t), pool)));
     const failed = settled.find((s) => s.status === 'rejected');
     if (failed) throw (failed as PromiseRejectedResult).reason;
     return settled.map((s) => (s as PromiseFulfilledResult<TaskSuccess>).value);
