@@ -164,6 +164,21 @@ async function applyRecord(db: Db, file: ChangelogFile, info: ChangelogRecordInf
   });
 }
 
+/** Every item of a LevelDB iterator (entries or keys), a thousand at a time; the iterator is closed. */
+async function drain<T>(it: { nextv(size: number): Promise<T[]>; close(): Promise<void> }): Promise<T[]> {
+  const out: T[] = [];
+  try {
+    for (;;) {
+      const batch = await it.nextv(1000);
+      if (batch.length === 0) break;
+      for (const e of batch) out.push(e);
+    }
+  } finally {
+    await it.close();
+  }
+  return out;
+}
+
 /** One atomic, synced LevelDB batch. */
 async function writeOps(db: Db, ops: readonly ShardOp[], dir: string): Promise<void> {
   // A chained batch, not db.batch(array): in classic-level 3.0.0 the array form costs ~20 µs per
@@ -248,35 +263,13 @@ export class LevelShardStore implements ShardStore {
   async rangeKeys(gte: Uint8Array, lt: Uint8Array, limit?: number): Promise<Uint8Array[]> {
     this.checkOpen();
     await this.caughtUp();
-    const out: Uint8Array[] = [];
-    const it = this.db.keys({ gte, lt, limit: limit ?? -1 });
-    try {
-      for (;;) {
-        const batch = await it.nextv(4096);
-        if (batch.length === 0) break;
-        for (const k of batch) out.push(k);
-      }
-    } finally {
-      await it.close();
-    }
-    return out;
+    return drain(this.db.keys({ gte, lt, limit: limit ?? -1 }));
   }
 
   async range(gte: Uint8Array, lt: Uint8Array, limit?: number): Promise<Array<[Uint8Array, Uint8Array]>> {
     this.checkOpen();
     await this.caughtUp();
-    const out: Array<[Uint8Array, Uint8Array]> = [];
-    const it = this.db.iterator({ gte, lt, limit: limit ?? -1 });
-    try {
-      for (;;) {
-        const batch = await it.nextv(1000);
-        if (batch.length === 0) break;
-        for (const e of batch) out.push(e);
-      }
-    } finally {
-      await it.close();
-    }
-    return out;
+    return drain(this.db.iterator({ gte, lt, limit: limit ?? -1 }));
   }
 
   commit(batchId: number, changes: ShardChange[], rowDelta: number, pruneUndoBelow: number): Promise<CommitResult> {
