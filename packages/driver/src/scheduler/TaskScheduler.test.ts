@@ -102,27 +102,26 @@ describe('TaskScheduler', () => {
       }
     });
 
-    it('FAIR: slots are shared in proportion to weight', async () => {
-      const pools = { a: { schedulingMode: 'FIFO' as const, weight: 1, minShare: 0 }, b: { schedulingMode: 'FIFO' as const, weight: 3, minShare: 0 } };
-      const scheduler = new TaskScheduler(4, 1, fixture('echo-worker.mjs'), undefined, { mode: 'FAIR', pools });
-      try {
-        // a was submitted first: FIFO would give it every freed slot.
-        expect(await afterBlockers(scheduler, 4, [['a', 8], ['b', 8]])).toMatchObject({ a: 1, b: 3 });
-      } finally {
-        await scheduler.close();
-      }
+    const fair = (a: [weight: number, minShare: number], b: [weight: number, minShare: number]) => ({
+      a: { schedulingMode: 'FIFO' as const, weight: a[0], minShare: a[1] },
+      b: { schedulingMode: 'FIFO' as const, weight: b[0], minShare: b[1] },
     });
-
-    it('FAIR: a pool below its minShare is served first', async () => {
-      const pools = { a: { schedulingMode: 'FIFO' as const, weight: 1, minShare: 2 }, b: { schedulingMode: 'FIFO' as const, weight: 10, minShare: 0 } };
-      const scheduler = new TaskScheduler(4, 1, fixture('echo-worker.mjs'), undefined, { mode: 'FAIR', pools });
-      try {
-        // b, with ten times the weight and submitted first, still leaves a its two slots.
-        expect(await afterBlockers(scheduler, 4, [['b', 8], ['a', 8]])).toMatchObject({ a: 2, b: 2 });
-      } finally {
-        await scheduler.close();
-      }
-    });
+    const fairCases: Array<[what: string, pools: ReturnType<typeof fair>, submitted: Array<[string, number]>, running: Record<string, number>]> = [
+      // a was submitted first: FIFO would give it every freed slot.
+      ['FAIR: slots are shared in proportion to weight', fair([1, 0], [3, 0]), [['a', 8], ['b', 8]], { a: 1, b: 3 }],
+      // b, with ten times the weight and submitted first, still leaves a its two slots.
+      ['FAIR: a pool below its minShare is served first', fair([1, 2], [10, 0]), [['b', 8], ['a', 8]], { a: 2, b: 2 }],
+    ];
+    for (const [what, pools, submitted, running] of fairCases) {
+      it(what, async () => {
+        const scheduler = new TaskScheduler(4, 1, fixture('echo-worker.mjs'), undefined, { mode: 'FAIR', pools });
+        try {
+          expect(await afterBlockers(scheduler, 4, submitted)).toMatchObject(running);
+        } finally {
+          await scheduler.close();
+        }
+      });
+    }
 
     it('FIFO across pools gives the slots to the first submitted', async () => {
       const scheduler = new TaskScheduler(4, 1, fixture('echo-worker.mjs'));
