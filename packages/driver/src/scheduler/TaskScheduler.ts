@@ -204,7 +204,11 @@ export class TaskScheduler {
     const first = (ws: Waiter[]): Waiter => ws.reduce((a, b) => (b.seq < a.seq ? b : a));
     if (this.pooling.mode === 'FIFO') return first(eligible);
     const byPool = new Map<string, Waiter[]>();
-    for (const w of eligible) byPool.set(w.pool, [...(byPool.get(w.pool) ?? []), w]);
+    for (const w of eligible) {
+      const ws = byPool.get(w.pool);
+      if (ws === undefined) byPool.set(w.pool, [w]);
+      else ws.push(w);
+    }
     const pools = [...byPool.keys()].sort((a, b) => this.fairOrder(a, b));
     const ws = byPool.get(pools[0]!)!;
     if (this.poolConf(pools[0]!).schedulingMode === 'FIFO') return first(ws);

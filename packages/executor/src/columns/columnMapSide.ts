@@ -28,7 +28,7 @@ function compiled(task: Pick<MapTask, 'ops' | 'stateful'>, schema: Schema, udfs:
   if (c === undefined) {
     c = null;
     if (task.stateful.kind === 'aggregate') {
-      const stages = compileColumnStages(task.ops, schema, udfs);
+      const stages = stagesOf(task.ops, schema, udfs);
       const aggregation = columnAggregation(task.stateful, stages.outputSchema, udfs);
       if (aggregation !== undefined) c = { stages, aggregation };
     }
@@ -70,13 +70,8 @@ export function mapBatches(
 
 const stagesCache = new Map<string, ColumnStages>();
 
-/** A stateless task's operators over the batches of `input`; rows only for what they output. */
-export function columnStateless(
-  ops: MapTask['ops'],
-  input: InputSplit,
-  schema: Schema,
-  udfs: UdfRegistry,
-): { numInputRows: number; rows: Row[]; eventTime?: EventTimeStats } {
+/** The column stages of `ops` over `schema`, compiled once per worker. */
+function stagesOf(ops: MapTask['ops'], schema: Schema, udfs: UdfRegistry): ColumnStages {
   const key = JSON.stringify([schema, ops]);
   let stages = stagesCache.get(key);
   if (stages === undefined) {
@@ -84,6 +79,17 @@ export function columnStateless(
     if (stagesCache.size > 256) stagesCache.clear();
     stagesCache.set(key, stages);
   }
+  return stages;
+}
+
+/** A stateless task's operators over the batches of `input`; rows only for what they output. */
+export function columnStateless(
+  ops: MapTask['ops'],
+  input: InputSplit,
+  schema: Schema,
+  udfs: UdfRegistry,
+): { numInputRows: number; rows: Row[]; eventTime?: EventTimeStats } {
+  const stages = stagesOf(ops, schema, udfs);
   const stats: EventTimeStats = { min: Infinity, max: -Infinity, sum: 0, count: 0 };
   const rows: Row[] = [];
   const numInputRows = forEachInputBatch(input, schema, (batch) => {

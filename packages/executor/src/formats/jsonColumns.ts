@@ -51,7 +51,6 @@ export function compileJsonColumnReader(schema: Schema, options: ReadOptions): J
     for (const [name, f] of list) if (s.startsWith(name, ks)) return f;
     return undefined;
   };
-  const isTimestamp = schema.map((f) => f.type === 'timestamp');
   /** Fields whose value the scanner already converted into `nums` (no boxed number per value). */
   const ready = new Uint8Array(width);
   const nums = new Float64Array(width);
@@ -109,7 +108,7 @@ export function compileJsonColumnReader(schema: Schema, options: ReadOptions): J
             } catch {
               return false;
             }
-          } else if (isTimestamp[field]) {
+          } else if (numKind[field] === NUM_TIMESTAMP) {
             // The ISO fast path in place; anything else as the row reader converts the text.
             const t = parseIsoTimestamp(s, vs, ve);
             if (t === t) {

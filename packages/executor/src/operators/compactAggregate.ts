@@ -12,7 +12,7 @@ import { dataKeyOf, dataRange, decodeDataKey, decodeKey, indexKey, indexRangeUpT
 import { aggregatorOf } from './aggregates.js';
 import { KeyTable } from './keyTable.js';
 import type { AggFn, StatefulOp } from './types.js';
-import type { StateCache } from './stateCache.js';
+import { keyString, type StateCache } from './stateCache.js';
 import type { ShuffleBlock, StateTask } from '../task/messages.js';
 import type { DataType, Row, Schema } from '../schema/types.js';
 import { isNumericType } from '../schema/values.js';
@@ -221,7 +221,6 @@ class ValueArena {
  */
 export class ChangeStream {
   private builder: CommitBuilder | undefined;
-  count = 0;
   constructor(
     private readonly store: ShardStore,
     private readonly batchId: number,
@@ -232,13 +231,11 @@ export class ChangeStream {
   }
   change(key: Uint8Array, value: Uint8Array | null, prior: Uint8Array | null): void {
     this.builder!.change(key, value, prior);
-    this.count++;
   }
   async add(changes: readonly ShardChange[]): Promise<void> {
     if (changes.length === 0) return;
     await this.open();
     this.builder!.add(changes);
-    this.count += changes.length;
   }
   /** Commits what was added; undefined when nothing was. */
   finish(rowDelta: number, pruneUndoBelow: number): Promise<CommitResult> | undefined {
@@ -333,7 +330,7 @@ export async function aggregateCells(
   const slot = partial.insert(EMPTY, 0, 0, 0);
   const read = cellReader(L);
   const rows: Row[] = [];
-  /** Keys updated in this batch and their new rows, for complete mode (key hex -> row). */
+  /** Keys updated in this batch and their new rows, for complete mode (keyString -> row). */
   const updatedRows = task.outputMode === 'complete' ? new Map<string, Row>() : undefined;
 
   // One table for every group's partials (reset per group, so its arrays are allocated once).
@@ -427,14 +424,12 @@ export async function aggregateCells(
       }
       out.change(dk, values.encode(state.cells, e * L.width, state.nulls, e * L.nullWidth), prior);
       if (task.outputMode === 'update') rows.push(rowOf(dk, state.cells, e * L.width, state.nulls, e * L.nullWidth));
-      else if (updatedRows !== undefined) updatedRows.set(hexOf(dk), rowOf(dk, state.cells, e * L.width, state.nulls, e * L.nullWidth));
+      else if (updatedRows !== undefined) updatedRows.set(keyString(dk), rowOf(dk, state.cells, e * L.width, state.nulls, e * L.nullWidth));
     }
     c.updated += live.length;
     // Over its budget the cache goes now, not after the task: LevelDB holds every key it had.
-    if (cache.memoryUsedBytes > cache.budgetBytes) {
-      cache.clear();
-      state = cache.table(L.width, L.nullWidth);
-    }
+    cache.settle();
+    state = cache.table(L.width, L.nullWidth);
   }
 
   // 4. Eviction: keys whose index time is <= the watermark (never one updated in this batch).
@@ -467,7 +462,7 @@ export async function aggregateCells(
     // The whole result: the state as it stands after this batch (the store still holds the prior).
     const [gte, lt] = dataRange();
     for (const [key, value] of await store.range(gte, lt)) {
-      const k = hexOf(key);
+      const k = keyString(key);
       const updated = updatedRows.get(k);
       rows.push(updated ?? rowOfBytes(key, value));
       updatedRows.delete(k);
@@ -479,4 +474,3 @@ export async function aggregateCells(
   return rows;
 }
 
-const hexOf = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1');

@@ -22,7 +22,7 @@ export class StateCache {
   /** The decoded state of an aggregation whose buffers are numbers (compactAggregate.ts). */
   private cells: KeyTable | undefined;
 
-  constructor(readonly budgetBytes: number) {}
+  constructor(private readonly budgetBytes: number) {}
 
   get(key: string): AggBuffer[] | undefined {
     return this.entries.get(key);
@@ -61,6 +61,9 @@ export class StateCache {
     return this.used + (this.cells?.memoryUsedBytes ?? 0);
   }
 }
+
+/** A state key's bytes as the string the caches and per-task maps key by (latin1: one char a byte). */
+export const keyString = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
 
 const caches = new Map<string, StateCache>();
 

@@ -30,7 +30,7 @@ import { aggregatorOf, statefulOutputSchema, type AggBuffer, type Aggregator } f
 import { decodeBuffers, encodeBuffers } from './aggBufferCodec.js';
 import { exprType } from '../expressions/exprTypes.js';
 import type { UdfRegistry } from '../expressions/udfs.js';
-import { dropStateCache, stateCache, type StateCache } from './stateCache.js';
+import { dropStateCache, keyString, stateCache, type StateCache } from './stateCache.js';
 import { aggregateCells, cellLayoutOf, ChangeStream } from './compactAggregate.js';
 import type { StateOperatorMetrics, StateTask, TaskResult, TaskSuccess } from '../task/messages.js';
 import { decodeBlock, forEachAggregateRecord, type DedupRecord } from '../shuffle/shuffleCodec.js';
@@ -74,7 +74,6 @@ interface Counters {
   rowDelta: number;
 }
 
-const keyString = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
 const copy = (bytes: Uint8Array): Uint8Array => new Uint8Array(bytes);
 
 export async function runStateTask(task: StateTask, udfs: UdfRegistry): Promise<TaskResult> {
