@@ -1,7 +1,9 @@
 /**
  * Runs tasks on the executors: one piscina pool per slot (exactly one worker thread each), so the
- * driver decides which slot runs a task. A task takes the first free slot, in the order tasks
- * were submitted, so stages of several queries share the slots first-come first-served.
+ * driver decides which slot runs a task. Each slot has a p-queue of concurrency 1; a state task
+ * queues on the slot owning its shard, any other task on the least-loaded slot. Every query of
+ * the session shares the slots: when a slot frees, its queue's next task is chosen by
+ * sluice.scheduler.mode over the tasks' scheduler pools (PoolArbiter).
  *
  * A task whose worker crashed or threw is retried (a crashed worker is replaced by piscina on the
  * same slot) up to `sluice.task.maxFailures` attempts; a coded error from the task is a user
@@ -12,6 +14,8 @@
  */
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { setMaxListeners } from 'node:events';
+import PQueue, { type Queue, type QueueAddOptions } from 'p-queue';
 import { Piscina } from 'piscina';
 import type { TaskRequest, TaskResult, TaskSuccess } from '@sluice/executor';
 import { CONF_KEYS, environmentError, LOCAL_PROPERTY_KEYS, SluiceError } from '@sluice/state';
@@ -49,16 +53,6 @@ export class RunAborted extends Error {
   }
 }
 
-interface Waiter {
-  wanted: number | undefined;
-  runId: string;
-  pool: string;
-  /** Submission order, for FIFO. */
-  seq: number;
-  resolve: (slot: number) => void;
-  reject: (e: Error) => void;
-}
-
 /** A scheduler pool (sluice.scheduler.pools): Spark's schedulingMode, weight and minShare. */
 export interface PoolConf {
   schedulingMode: 'FIFO' | 'FAIR';
@@ -86,23 +80,130 @@ export interface PoolMetrics {
   waitingTasks: number;
 }
 
+/** What p-queue keeps for a queued task (its RunFunction, not exported). */
+type RunFunction = () => Promise<unknown>;
+
+/** A task waiting in a slot's queue. */
+interface QueuedTask {
+  run: RunFunction;
+  id: string | undefined;
+  pool: string;
+  runId: string;
+}
+
+type SlotTaskOptions = QueueAddOptions & { pool?: string; runId?: string };
+
+/**
+ * Which waiting task a freed slot runs, and the running tasks per pool and per query run that
+ * decide it. FIFO: the first submitted. FAIR: Spark's FairSchedulingAlgorithm over the pools that
+ * have waiting tasks (pools below their minShare first, by running / minShare; then by running /
+ * weight; then by name), and inside the chosen pool its own mode: FIFO by submission, or FAIR
+ * between its query runs by running tasks.
+ */
+class PoolArbiter {
+  readonly runningByPool = new Map<string, number>();
+  readonly runningByRun = new Map<string, number>();
+
+  constructor(readonly settings: PoolSettings) {}
+
+  conf(name: string): PoolConf {
+    return this.settings.pools[name] ?? UNLISTED_POOL;
+  }
+
+  started(pool: string, runId: string, by = 1): void {
+    count(this.runningByPool, pool, by);
+    count(this.runningByRun, runId, by);
+  }
+
+  /** The index in `waiting` (in submission order) of the task to run next. */
+  pick(waiting: readonly QueuedTask[]): number {
+    if (this.settings.mode === 'FIFO' || waiting.length === 1) return 0;
+    let pool = (waiting[0] as QueuedTask).pool;
+    for (const t of waiting) if (t.pool !== pool && this.fairOrder(t.pool, pool) < 0) pool = t.pool;
+    const fairInside = this.conf(pool).schedulingMode === 'FAIR';
+    let best = -1;
+    let bestRunning = Number.POSITIVE_INFINITY;
+    waiting.forEach((t, i) => {
+      if (t.pool !== pool) return;
+      const running = fairInside ? (this.runningByRun.get(t.runId) ?? 0) : 0;
+      if (best < 0 || running < bestRunning) [best, bestRunning] = [i, running];
+    });
+    return best;
+  }
+
+  private fairOrder(a: string, b: string): number {
+    const pa = this.conf(a);
+    const pb = this.conf(b);
+    const ra = this.runningByPool.get(a) ?? 0;
+    const rb = this.runningByPool.get(b) ?? 0;
+    const needyA = ra < pa.minShare;
+    const needyB = rb < pb.minShare;
+    if (needyA !== needyB) return needyA ? -1 : 1;
+    const [x, y] = needyA ? [ra / Math.max(pa.minShare, 1), rb / Math.max(pb.minShare, 1)] : [ra / pa.weight, rb / pb.weight];
+    if (x !== y) return x < y ? -1 : 1;
+    return a < b ? -1 : a > b ? 1 : 0;
+  }
+}
+
+function count(m: Map<string, number>, key: string, by: number): void {
+  const n = (m.get(key) ?? 0) + by;
+  if (n === 0) m.delete(key);
+  else m.set(key, n);
+}
+
+/**
+ * A slot's waiting tasks, as p-queue's queueClass: the slot's p-queue runs one task at a time and,
+ * each time the slot frees, asks `dequeue` which waiting task comes next.
+ */
+function slotQueueClass(arbiter: PoolArbiter) {
+  return class SlotQueue implements Queue<RunFunction, SlotTaskOptions> {
+    readonly tasks: QueuedTask[] = [];
+
+    get size(): number {
+      return this.tasks.length;
+    }
+
+    enqueue(run: RunFunction, options?: Partial<SlotTaskOptions>): void {
+      this.tasks.push({ run, id: options?.id, pool: options?.pool ?? DEFAULT_POOL, runId: options?.runId ?? '' });
+    }
+
+    dequeue(): RunFunction | undefined {
+      if (this.tasks.length === 0) return undefined;
+      return (this.tasks.splice(arbiter.pick(this.tasks), 1)[0] as QueuedTask).run;
+    }
+
+    filter(options: Readonly<Partial<SlotTaskOptions>>): RunFunction[] {
+      return this.tasks.filter((t) => options.pool === undefined || t.pool === options.pool).map((t) => t.run);
+    }
+
+    setPriority(): void {
+      throw new Error('scheduler tasks are ordered by their pools, not by priorities');
+    }
+
+    /** A waiting task whose run was aborted (p-queue calls it when the task's signal fires). */
+    remove(id: string): void {
+      const i = this.tasks.findIndex((t) => t.id === id);
+      if (i >= 0) this.tasks.splice(i, 1);
+    }
+  };
+}
+
+type SlotQueue = InstanceType<ReturnType<typeof slotQueueClass>>;
+
 export class TaskScheduler {
   private readonly pools: Piscina[];
   private readonly filename: string;
-  private readonly free: number[];
-  private readonly waiting: Waiter[] = [];
+  /** Each slot's p-queue (concurrency 1): its waiting tasks, and the one running. */
+  private readonly queues: Array<PQueue<SlotQueue, SlotTaskOptions>>;
+  private readonly waitingTasks: SlotQueue[] = [];
+  private readonly arbiter: PoolArbiter;
   /** Rejects the task running on a slot, set while one runs there. */
   private readonly slotFailed: Array<((e: Error) => void) | undefined> = [];
   /** The run whose task runs on a slot. */
   private readonly slotRun: Array<string | undefined> = [];
-  private readonly aborted = new Map<string, RunAborted>();
+  /** One abort signal per query run: aborting it drops the run's waiting tasks from every queue. */
+  private readonly runs = new Map<string, AbortController>();
   private closed = false;
-  private seq = 0;
-  /** The pool and run of the task on each slot, and the running tasks per pool and per run. */
-  private readonly slotPool: Array<string | undefined> = [];
-  private readonly slotJob: Array<string | undefined> = [];
-  private readonly runningByPool = new Map<string, number>();
-  private readonly runningByRun = new Map<string, number>();
 
   constructor(
     readonly slots: number,
@@ -110,11 +211,26 @@ export class TaskScheduler {
     filename = workerEntry(),
     /** Each worker's V8 heap sizes in MB (workerHeap in Session.ts); undefined: V8's defaults. */
     private readonly heap?: { oldMB: number; youngMB: number },
-    private readonly pooling: PoolSettings = { mode: 'FIFO', pools: {} },
+    pooling: PoolSettings = { mode: 'FIFO', pools: {} },
   ) {
     this.filename = filename;
+    this.arbiter = new PoolArbiter(pooling);
     this.pools = Array.from({ length: slots }, (_, slot) => this.startPool(slot));
-    this.free = Array.from({ length: slots }, (_, i) => slots - 1 - i);
+    const SlotQueue = slotQueueClass(this.arbiter);
+    const waitingTasks = this.waitingTasks;
+    this.queues = Array.from(
+      { length: slots },
+      () =>
+        new PQueue<SlotQueue, SlotTaskOptions>({
+          concurrency: 1,
+          queueClass: class extends SlotQueue {
+            constructor() {
+              super();
+              waitingTasks.push(this);
+            }
+          },
+        }),
+    );
   }
 
   /**
@@ -147,115 +263,54 @@ export class TaskScheduler {
     void pool.destroy().catch(() => {});
   }
 
-  /** A free slot: `wanted` when given (state tasks run where their shard lives), else any. */
-  private acquire(wanted: number | undefined, runId: string, pool: string): Promise<number> {
-    const i = wanted === undefined ? this.free.length - 1 : this.free.indexOf(wanted);
-    if (i >= 0) {
-      const slot = this.free.splice(i, 1)[0] as number;
-      this.grant(slot, pool, runId);
-      return Promise.resolve(slot);
+  /** The slot with the fewest tasks running and waiting (stateless tasks may run anywhere). */
+  private leastLoaded(): number {
+    let best = 0;
+    let load = Number.POSITIVE_INFINITY;
+    this.queues.forEach((q, slot) => {
+      if (q.size + q.pending < load) [best, load] = [slot, q.size + q.pending];
+    });
+    return best;
+  }
+
+  private signalOf(runId: string): AbortSignal {
+    let c = this.runs.get(runId);
+    if (c === undefined) {
+      c = new AbortController();
+      // Every waiting task of the run listens to its signal.
+      setMaxListeners(0, c.signal);
+      this.runs.set(runId, c);
     }
-    return new Promise((resolve, reject) => this.waiting.push({ wanted, runId, pool, seq: this.seq++, resolve, reject }));
-  }
-
-  private release(slot: number): void {
-    const pool = this.slotPool[slot];
-    if (pool !== undefined) {
-      this.count(this.runningByPool, pool, -1);
-      this.count(this.runningByRun, this.slotJob[slot] as string, -1);
-      this.slotPool[slot] = undefined;
-      this.slotJob[slot] = undefined;
-    }
-    const eligible = this.waiting.filter((w) => w.wanted === undefined || w.wanted === slot);
-    if (eligible.length === 0) {
-      this.free.push(slot);
-      return;
-    }
-    const w = this.next(eligible);
-    this.waiting.splice(this.waiting.indexOf(w), 1);
-    this.grant(slot, w.pool, w.runId);
-    w.resolve(slot);
-  }
-
-  private count(m: Map<string, number>, key: string, by: number): void {
-    const n = (m.get(key) ?? 0) + by;
-    if (n === 0) m.delete(key);
-    else m.set(key, n);
-  }
-
-  private grant(slot: number, pool: string, runId: string): void {
-    this.slotPool[slot] = pool;
-    this.slotJob[slot] = runId;
-    this.count(this.runningByPool, pool, 1);
-    this.count(this.runningByRun, runId, 1);
-  }
-
-  private poolConf(name: string): PoolConf {
-    return this.pooling.pools[name] ?? UNLISTED_POOL;
-  }
-
-  /**
-   * The waiter a freed slot goes to. FIFO: the first submitted. FAIR: Spark's
-   * FairSchedulingAlgorithm over the pools that have waiters (pools below their minShare first, by
-   * running / minShare; then by running / weight; then by name), and inside the chosen pool its
-   * own mode: FIFO by submission, or FAIR between its query runs by running tasks.
-   */
-  private next(eligible: Waiter[]): Waiter {
-    const first = (ws: Waiter[]): Waiter => ws.reduce((a, b) => (b.seq < a.seq ? b : a));
-    if (this.pooling.mode === 'FIFO') return first(eligible);
-    const byPool = new Map<string, Waiter[]>();
-    for (const w of eligible) {
-      const ws = byPool.get(w.pool);
-      if (ws === undefined) byPool.set(w.pool, [w]);
-      else ws.push(w);
-    }
-    const pools = [...byPool.keys()].sort((a, b) => this.fairOrder(a, b));
-    const ws = byPool.get(pools[0]!)!;
-    if (this.poolConf(pools[0]!).schedulingMode === 'FIFO') return first(ws);
-    const running = (w: Waiter): number => this.runningByRun.get(w.runId) ?? 0;
-    return ws.reduce((a, b) => (running(b) < running(a) || (running(b) === running(a) && b.seq < a.seq) ? b : a));
-  }
-
-  private fairOrder(a: string, b: string): number {
-    const pa = this.poolConf(a);
-    const pb = this.poolConf(b);
-    const ra = this.runningByPool.get(a) ?? 0;
-    const rb = this.runningByPool.get(b) ?? 0;
-    const needyA = ra < pa.minShare;
-    const needyB = rb < pb.minShare;
-    if (needyA !== needyB) return needyA ? -1 : 1;
-    const [x, y] = needyA ? [ra / Math.max(pa.minShare, 1), rb / Math.max(pb.minShare, 1)] : [ra / pa.weight, rb / pb.weight];
-    if (x !== y) return x < y ? -1 : 1;
-    return a < b ? -1 : a > b ? 1 : 0;
+    return c.signal;
   }
 
   /** Each pool's settings and its running and waiting tasks (pools with neither are listed when configured). */
   poolMetrics(): Record<string, PoolMetrics> {
-    const names = new Set<string>([DEFAULT_POOL, ...Object.keys(this.pooling.pools), ...this.runningByPool.keys(), ...this.waiting.map((w) => w.pool)]);
+    const waiting = new Map<string, number>();
+    for (const q of this.waitingTasks) for (const t of q.tasks) count(waiting, t.pool, 1);
+    const running = this.arbiter.runningByPool;
+    const names = new Set<string>([DEFAULT_POOL, ...Object.keys(this.arbiter.settings.pools), ...running.keys(), ...waiting.keys()]);
     const out: Record<string, PoolMetrics> = {};
     for (const name of [...names].sort()) {
-      out[name] = {
-        ...this.poolConf(name),
-        runningTasks: this.runningByPool.get(name) ?? 0,
-        waitingTasks: this.waiting.filter((w) => w.pool === name).length,
-      };
+      out[name] = { ...this.arbiter.conf(name), runningTasks: running.get(name) ?? 0, waitingTasks: waiting.get(name) ?? 0 };
     }
     return out;
   }
 
   get schedulingMode(): 'FIFO' | 'FAIR' {
-    return this.pooling.mode;
+    return this.arbiter.settings.mode;
   }
 
   private async runOne(task: TaskRequest, wanted: number | undefined, pool: string): Promise<TaskSuccess> {
+    const signal = this.signalOf(task.runId);
     let lastError: unknown;
     for (let attempt = 0; attempt < this.maxFailures; attempt++) {
       if (this.closed) throw new SluiceError('SESSION_CLOSED', 'the session was closed while tasks were running');
-      const aborted = this.aborted.get(task.runId);
-      if (aborted) throw aborted;
-      const slot = await this.acquire(wanted, task.runId, pool);
+      signal.throwIfAborted();
+      const slot = wanted ?? this.leastLoaded();
       try {
-        const result = await this.runOn(slot, { ...task, attempt });
+        const run = (): Promise<TaskResult> => this.runOn(slot, { ...task, attempt }, pool);
+        const result = (await (this.queues[slot] as PQueue<SlotQueue, SlotTaskOptions>).add(run, { pool, runId: task.runId, signal })) as TaskResult;
         if (!result.ok) throw SluiceError.fromJSON(result.error);
         return result;
       } catch (e) {
@@ -263,8 +318,6 @@ export class TaskScheduler {
         // Out of heap, a task would run out again: the query fails, with the limit named.
         if ((e as { code?: unknown } | undefined)?.code === 'ERR_WORKER_OUT_OF_MEMORY') throw outOfMemory(task, this.heap?.oldMB);
         lastError = e;
-      } finally {
-        this.release(slot);
       }
     }
     // A fault of the environment (no file handles left, a full disk) is named as such, not as a task's.
@@ -280,12 +333,19 @@ export class TaskScheduler {
     );
   }
 
-  private runOn(slot: number, task: TaskRequest): Promise<TaskResult> {
+  /** Runs a task on its slot's worker, which its slot's queue has just given it. */
+  private runOn(slot: number, task: TaskRequest, pool: string): Promise<TaskResult> {
+    this.arbiter.started(pool, task.runId);
+    let failed: ((e: Error) => void) | undefined;
     return new Promise<TaskResult>((resolve, reject) => {
+      failed = reject;
       this.slotFailed[slot] = reject;
       this.slotRun[slot] = task.runId;
       (this.pools[slot] as Piscina).run(task).then(resolve, reject);
     }).finally(() => {
+      this.arbiter.started(pool, task.runId, -1);
+      // An aborted task's queue may already have started the next task on this slot.
+      if (this.slotFailed[slot] !== failed) return;
       this.slotFailed[slot] = undefined;
       this.slotRun[slot] = undefined;
     });
@@ -299,22 +359,17 @@ export class TaskScheduler {
    * next task that needs it.
    */
   abortRun(runId: string): void {
-    const reason = new RunAborted(runId);
-    this.aborted.set(runId, reason);
-    for (let i = this.waiting.length - 1; i >= 0; i--) {
-      const w = this.waiting[i] as Waiter;
-      if (w.runId !== runId) continue;
-      this.waiting.splice(i, 1);
-      w.reject(reason);
-    }
+    const controller = this.runs.get(runId) ?? (this.signalOf(runId), this.runs.get(runId)!);
     this.slotRun.forEach((run, slot) => {
-      if (run === runId && !this.closed) this.replaceWorker(slot, reason);
+      if (run === runId && !this.closed) this.replaceWorker(slot, new RunAborted(runId));
     });
+    controller.abort(new RunAborted(runId));
   }
 
   /**
    * Runs a stage; results come in task order. `slotOf` pins a task to a slot (a state task runs
-   * on the slot owning its shard). Waits for every task before reporting a failure.
+   * on the slot owning its shard); other tasks go to the least-loaded slot. Waits for every task
+   * before reporting a failure.
    */
   async runTasks(tasks: TaskRequest[], slotOf?: (task: TaskRequest) => number, pool: string = DEFAULT_POOL): Promise<TaskSuccess[]> {
     const settled = await Promise.allSettled(tasks.map((t) => this.runOne(t, slotOf?.(t), pool)));
