@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Session } from '@sluice/driver';
+import { waitUntil } from './helpers.js';
 
 async function withSession<T>(conf: Record<string, unknown>, fn: (s: Session) => Promise<T>): Promise<T> {
   const s = await Session.create({ conf: { 'sluice.executor.cores': 2, ...conf } });
@@ -43,6 +44,9 @@ describe('scheduler pools', () => {
         ]);
         expect(m.pools['pool1']).toMatchObject({ schedulingMode: 'FAIR', weight: 2, minShare: 1 });
         expect(m.pools['default']).toMatchObject({ schedulingMode: 'FIFO', weight: 1, minShare: 0 });
+        // Each batch's progress names the pool its tasks ran in.
+        await waitUntil(() => [q1, q4].every((q) => q.lastProgress !== null), 'a progress event of query1 and query4');
+        expect([q1, q4].map((q) => q.lastProgress?.schedulerPool)).toEqual(['pool1', 'own']);
       } finally {
         for (const q of [q1, q2, q3, q4, q5]) await q.stop();
       }

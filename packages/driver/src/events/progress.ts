@@ -26,6 +26,8 @@ export interface StreamingQueryProgress {
   id: string;
   runId: string;
   name: string | null;
+  /** The scheduler pool its tasks ran in (not in Spark's JSON, where the pool is a job property). */
+  schedulerPool: string;
   timestamp: string;
   batchId: number;
   batchDuration: number;

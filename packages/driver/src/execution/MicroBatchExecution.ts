@@ -143,7 +143,7 @@ export class MicroBatchExecution extends StreamExecution {
       this.lock.release();
       throw e;
     }
-    this.progress = new ProgressReporter(this.id, this.runId, this.name);
+    this.progress = new ProgressReporter(this.id, this.runId, this.name, this.spec.pool);
     this.start();
   }
 

@@ -28,6 +28,7 @@ export class ProgressReporter {
     private readonly id: string,
     private readonly runId: string,
     private readonly name: string | null,
+    private readonly schedulerPool: string,
   ) {}
 
   get last(): StreamingQueryProgress | null {
@@ -51,6 +52,7 @@ export class ProgressReporter {
       id: this.id,
       runId: this.runId,
       name: this.name,
+      schedulerPool: this.schedulerPool,
       timestamp: new Date(f.triggerStartMs).toISOString(),
       batchId: f.batchId,
       batchDuration: processingMs,
