@@ -398,15 +398,29 @@ describe('the environment, named truthfully at start()', () => {
     }
   });
 
-  it('under a low ulimit -n, running out of file handles is TOO_MANY_OPEN_FILES naming the limit, never STATE_STORE_CORRUPT', () => {
+  const fdLimitChild = (limit: number, queries: number, mode = '') => {
     const child = fileURLToPath(new URL('./fixtures/fd-limit-child.mjs', import.meta.url));
-    const r = spawnSync('bash', ['-c', `ulimit -n 64 && exec "${process.execPath}" "${child}" "${tempDir()}" 20`], { cwd: REPO, encoding: 'utf8', timeout: 60_000 });
+    const root = tempDir();
+    const r = spawnSync('bash', ['-c', `ulimit -n ${limit} && exec "${process.execPath}" "${child}" "${root}" ${queries} ${mode}`], { cwd: REPO, encoding: 'utf8', timeout: 60_000 });
     expect(r.signal).toBeNull();
-    const line = r.stdout.trim().split('\n').at(-1) as string;
-    expect(line).toMatch(/^FAILED TOO_MANY_OPEN_FILES /);
-    expect(line).toContain('64 files (ulimit -n)');
-    expect(line).toContain('sluice.sql.streaming.stateStore.maxOpenFiles');
     expect(r.stdout + r.stderr).not.toContain('STATE_STORE_CORRUPT');
+    return { line: r.stdout.trim().split('\n').at(-1) as string, root };
+  };
+
+  it('a ulimit -n too low to give each slot a state shard is STATE_FILE_BUDGET_TOO_SMALL at start, with the numbers', () => {
+    const { line, root } = fdLimitChild(64, 20);
+    expect(line).toMatch(/^FAILED STATE_FILE_BUDGET_TOO_SMALL /);
+    expect(line).toContain('64 files (ulimit -n)');
+    expect(line).toContain('each of the 2 executor slots 0 file handles');
+    // Refused before anything was written.
+    expect(existsSync(join(root, 'ckpt0', 'metadata'))).toBe(false);
+  });
+
+  it('when the rest of the process takes the file handles, running out is TOO_MANY_OPEN_FILES naming the limit, never STATE_STORE_CORRUPT', () => {
+    const { line } = fdLimitChild(256, 20, 'hog');
+    expect(line).toMatch(/^FAILED TOO_MANY_OPEN_FILES /);
+    expect(line).toContain('256 files (ulimit -n)');
+    expect(line).toContain('sluice.sql.streaming.stateStore.maxOpenFiles');
   });
 
   it('a text source given a schema other than one STRING column is INVALID_SCHEMA at load()', async () => {

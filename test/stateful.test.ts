@@ -346,29 +346,70 @@ describe('plans and restarts', () => {
         await s.close();
       }
     };
-    // One slot hosts both shards: 100 handles leave each 50, under LevelDB's 74.
-    expect(await tryBudget({ 'sluice.sql.streaming.stateStore.maxOpenFiles': 100 })).toEqual({
+    // Under LevelDB's 74 handles a worker cannot keep even one shard open.
+    expect(await tryBudget({ 'sluice.sql.streaming.stateStore.maxOpenFiles': 60 })).toEqual({
       code: 'STATE_FILE_BUDGET_TOO_SMALL',
       option: 'sluice.sql.streaming.stateStore.maxOpenFiles',
     });
+    // One slot hosts both shards: 3 MB leaves each under 2 MB.
     expect(await tryBudget({ 'sluice.sql.streaming.stateStore.maxMemoryMB': 3 })).toEqual({
       code: 'STATE_MEMORY_BUDGET_TOO_SMALL',
       option: 'sluice.sql.streaming.stateStore.maxMemoryMB',
     });
-    expect(await tryBudget({ 'sluice.sql.streaming.stateStore.maxOpenFiles': 148 })).toBe('started');
+    // 100 handles hold both shards: each is charged what LevelDB really holds, not 74.
+    expect(await tryBudget({ 'sluice.sql.streaming.stateStore.maxOpenFiles': 100 })).toBe('started');
   });
 
-  it('splits the per-worker state budgets between the running stateful queries of a session', async () => {
+  it("keeps many stateful queries inside one worker's file budget, closing idle shards and reopening them, with exact counts", async () => {
+    const queries = 8;
     const s = await Session.create({
-      conf: { 'sluice.executor.cores': 1, 'sluice.sql.streaming.stateStore.shards': 2, 'sluice.sql.streaming.stateStore.maxOpenFiles': 148 },
+      conf: { 'sluice.executor.cores': 1, 'sluice.sql.streaming.stateStore.shards': 2, 'sluice.sql.streaming.stateStore.maxOpenFiles': 80 },
+    });
+    try {
+      const started = [];
+      for (let i = 0; i < queries; i++) {
+        const stream = s.memoryStream(`budget_in${i}`, 'id STRING');
+        stream.addData(Array.from({ length: 10 + i }, (_, k) => ({ id: `k${k % 3}` })));
+        started.push(
+          await s.readStream.format('memory').load(`budget_in${i}`).groupBy('id').count()
+            .writeStream.format('memory').queryName(`budget_${i}`).outputMode('complete').option('checkpointLocation', tempDir()).start(),
+        );
+      }
+      for (const q of started) await q.processAllAvailable();
+      // A second batch for each: its shards were closed to make room and are reopened with their state.
+      for (let i = 0; i < queries; i++) s.memoryStream(`budget_in${i}`).addData([{ id: 'k0' }, { id: 'new' }]);
+      for (const q of started) await q.processAllAvailable();
+      for (let i = 0; i < queries; i++) {
+        const n = 10 + i;
+        const expected = [0, 1, 2].map((r) => ({ id: `k${r}`, count: Math.floor(n / 3) + (r < n % 3 ? 1 : 0) + (r === 0 ? 1 : 0) }));
+        const rows = (await s.memoryTable(`budget_${i}`)).map((r) => ({ id: r['id'], count: Number(r['count']) }));
+        expect(rows.sort((x, y) => String(x.id).localeCompare(String(y.id)))).toEqual([...expected, { id: 'new', count: 1 }]);
+      }
+      const [usage] = s.metrics().executor.stateStores;
+      expect(usage).toMatchObject({ maxOpenFiles: 80 });
+      expect(usage?.fileHandles).toBeLessThanOrEqual(80);
+      expect(usage?.openShards).toBeLessThan(2 * queries);
+      expect(usage?.shardsClosedForBudget).toBeGreaterThan(0);
+      for (const q of started) await q.stop();
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("refuses a stateful query whose share of a worker's memory would be too small beside the running ones, naming the numbers", async () => {
+    const s = await Session.create({
+      conf: { 'sluice.executor.cores': 1, 'sluice.sql.streaming.stateStore.shards': 2, 'sluice.sql.streaming.stateStore.maxMemoryMB': 6 },
     });
     try {
       s.memoryStream('shared_budget', 'id STRING, ts TIMESTAMP, v LONG');
       const start = (name: string) =>
         s.readStream.format('memory').load('shared_budget').groupBy('id').count().writeStream.format('memory').queryName(name).outputMode('complete').option('checkpointLocation', tempDir()).start();
       const first = await start('budget_a');
-      // Its 2 shards already take 74 handles each: a second query's shards would get 37.
-      await expect(start('budget_b')).rejects.toMatchObject({ code: 'STATE_FILE_BUDGET_TOO_SMALL' });
+      // Its 2 shards take 3 MB each; 4 shards would get 1.5 MB.
+      await expect(start('budget_b')).rejects.toMatchObject({
+        code: 'STATE_MEMORY_BUDGET_TOO_SMALL',
+        message: expect.stringContaining("each of the 4 state shards a worker would host (2 of them other queries') under 2 MB"),
+      });
       await first.stop();
       const again = await start('budget_b');
       await again.stop();

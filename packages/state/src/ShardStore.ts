@@ -98,6 +98,8 @@ export interface ShardOptions {
   cacheBytes: number;
   writeBufferBytes: number;
   maxOpenFiles: number;
+  /** Decoded state its worker keeps for the shard between batches (charged to the worker's memory budget). */
+  stateCacheBytes?: number;
   /** Commits append to a synced changelog and reach LevelDB in the background (changelog.ts). */
   changelog?: boolean;
 }

@@ -48,10 +48,10 @@ export {
 } from './LevelShardStore.js';
 export { MemoryShardStore, MemoryVolume, InstrumentedShardStore, openMemoryShard } from './MemoryShardStore.js';
 export type { MemoryShardStats } from './MemoryShardStore.js';
-export { ShardRegistry } from './ShardRegistry.js';
-export type { ShardOpener } from './ShardRegistry.js';
+export { ShardRegistry, SHARD_FIXED_FILES } from './ShardRegistry.js';
+export type { ShardOpener, WorkerBudget, WorkerStateUsage } from './ShardRegistry.js';
 export { SHARD_FORMAT_VERSION } from './shardRecords.js';
-export { asEnvironmentError, environmentError } from './environment.js';
+export { asEnvironmentError, environmentError, openFilesLimit } from './environment.js';
 export { planRepartition, movesBetween } from './repartition.js';
 export type { AssignedLayout, KeyGroupMove, RepartitionPlan } from './repartition.js';
 export { copyKeyGroups, clearKeyGroups, rangeInChunks } from './keyGroupMoves.js';

@@ -3,7 +3,7 @@
  * executors (worker threads) that all of the session's queries share.
  */
 import { decodeRows, inferJsonSchemaFromFiles, rowToExternal, type ReadOptions, type Schema, type StatelessTask } from '@sluice/executor';
-import { CONF_KEYS, SluiceError } from '@sluice/state';
+import { CONF_KEYS, SluiceError, type WorkerStateUsage } from '@sluice/state';
 import { canonicalKey, RuntimeConf } from '../conf/RuntimeConf.js';
 import type { DataFrame } from './DataFrame.js';
 import { DataFrameReader } from './DataFrameReader.js';
@@ -31,7 +31,11 @@ export interface SessionMetrics {
     /** Events listeners had not taken when the last `close()` stopped waiting for them. */
     numUndeliveredEvents: number;
   };
-  executor: { slots: number; activeQueries: number };
+  /**
+   * The slots, and each slot's state shards against its worker's budgets (stateStore.maxOpenFiles
+   * within its share of ulimit -n, and maxMemoryMB) as its last state task left them; null before one ran.
+   */
+  executor: { slots: number; activeQueries: number; stateStores: Array<WorkerStateUsage | null> };
   /** sluice.scheduler.mode, and each pool's settings and running and waiting tasks (the executors not started yet: none). */
   scheduler: { mode: 'FIFO' | 'FAIR'; pools: Record<string, PoolMetrics>; queries: Array<{ id: string; name: string | null; pool: string }> };
 }
@@ -135,7 +139,11 @@ export class Session {
         numDroppedEventsByKind: this.listenerBus.numDroppedEventsByKind,
         numUndeliveredEvents: this.listenerBus.numUndeliveredEvents,
       },
-      executor: { slots: this.taskScheduler?.slots ?? this.conf.get<number>(CONF_KEYS.executorCores), activeQueries: this.streams.active.length },
+      executor: {
+        slots: this.taskScheduler?.slots ?? this.conf.get<number>(CONF_KEYS.executorCores),
+        activeQueries: this.streams.active.length,
+        stateStores: this.taskScheduler?.stateStoreUsage() ?? [],
+      },
       scheduler: {
         mode: this.taskScheduler?.schedulingMode ?? this.conf.get<'FIFO' | 'FAIR'>(CONF_KEYS.schedulerMode),
         pools: this.taskScheduler?.poolMetrics() ?? {},

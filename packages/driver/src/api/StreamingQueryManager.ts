@@ -62,7 +62,7 @@ export class StreamingQueryManager {
       conf: this.session.conf.snapshot(),
       scheduler: this.session.scheduler(),
       bus: this.session.listenerBus,
-      activeStateShards: this.active.reduce((n, q) => n + q.stateShards, 0),
+      otherStateShards: (id: string) => this.active.reduce((n, q) => n + (q.id === id ? 0 : q.stateShards), 0),
     };
     const execution = new MicroBatchExecution(ctx, df.plan, df.schema, spec, checkpointDir, temporary);
     const query = new StreamingQuery(execution);

@@ -24,6 +24,7 @@ import type { TaskScheduler } from '../scheduler/TaskScheduler.js';
 import type { StreamSink } from '../sinks/Sink.js';
 import { ShuffleExchange } from './ShuffleExchange.js';
 import type { StatefulOperatorInfo } from './StatefulOperatorInfo.js';
+import type { WorkerBudget } from '@sluice/state';
 
 export interface SplitOfSource {
   source: number;
@@ -34,7 +35,9 @@ export interface SplitOfSource {
 /** The state stage of a stateful query. */
 export interface StatefulStage {
   info: StatefulOperatorInfo;
-  storeOptions: StateTask['storeOptions'];
+  /** The shard options of a batch (its share of the worker budgets); `check`: refuse a share too small. */
+  storeOptions: (check?: boolean) => StateTask['storeOptions'];
+  workerBudget: WorkerBudget;
   /** Schema of the rows entering the stateful operator. */
   stateInputSchema: Schema;
   hasWatermark: boolean;
@@ -143,7 +146,8 @@ export class IncrementalExecution {
       partition: shard,
       operatorId: info.operatorId,
       shardDir: info.shardDir(shard),
-      storeOptions: ctx.storeOptions,
+      storeOptions: ctx.storeOptions(),
+      workerBudget: ctx.workerBudget,
       layout: layoutCounts(info.layout),
       partitions,
       blocks,

@@ -38,7 +38,7 @@ import {
   type RepartitionControl,
   type RepartitionResult,
 } from './Repartition.js';
-import { askedCounts, loadStateLayout, shardOptions, StatefulOperatorInfo } from './StatefulOperatorInfo.js';
+import { askedCounts, loadStateLayout, shardOptions, StatefulOperatorInfo, workerBudget } from './StatefulOperatorInfo.js';
 import { triggerExecutorOf, type TriggerExecutor } from './TriggerExecutor.js';
 import { WatermarkTracker } from './WatermarkTracker.js';
 
@@ -201,6 +201,11 @@ export class MicroBatchExecution extends StreamExecution {
   private planExecution(): IncrementalExecution {
     const info = this.stateInfo;
     const slots = this.ctx.scheduler.slots;
+    const budget = workerBudget(this.ctx.conf, slots);
+    // Each batch takes its share of the worker budgets as the session's other queries stand then.
+    const storeOptions = (check = false) => shardOptions(this.ctx.conf, budget, info?.shards ?? 0, slots, this.ctx.otherStateShards(this.id), check);
+    // A budget that cannot hold this query beside the others is refused at start.
+    if (info) storeOptions(true);
     return new IncrementalExecution(
       this.id,
       this.runId,
@@ -210,7 +215,8 @@ export class MicroBatchExecution extends StreamExecution {
       this.ctx.scheduler,
       info && {
         info,
-        storeOptions: shardOptions(this.ctx.conf, info.shards, slots, this.ctx.activeStateShards),
+        storeOptions,
+        workerBudget: budget,
         stateInputSchema: statefulInputSchema(this.plan),
         hasWatermark: watermarkOf(this.plan) !== undefined,
       },
@@ -244,7 +250,7 @@ export class MicroBatchExecution extends StreamExecution {
       });
     }
     const slots = this.ctx.scheduler.slots;
-    const storeOptions = shardOptions(this.ctx.conf, Math.max(control.from.shards, control.to.shards), slots, this.ctx.activeStateShards);
+    const storeOptions = shardOptions(this.ctx.conf, workerBudget(this.ctx.conf, slots), Math.max(control.from.shards, control.to.shards), slots, this.ctx.otherStateShards(this.id));
     this.settleBeforeRelease = true;
     let result: RepartitionResult;
     try {

@@ -4,7 +4,7 @@
  * each shard may take, whether it uses the watermark, and how its metrics become a progress entry.
  */
 import { operatorUsesWatermark, type OutputMode, type StateOperatorMetrics, type StatefulOp, type StateTask } from '@sluice/executor';
-import { CONF_KEYS, partitionsIn, SluiceError, validateLayout, type StateLayout } from '@sluice/state';
+import { CONF_KEYS, openFilesLimit, partitionsIn, SluiceError, validateLayout, type StateLayout, type WorkerBudget } from '@sluice/state';
 import type { CheckpointPaths } from '../checkpoint/CheckpointPaths.js';
 import { contiguousLayout, readStateLayout, type StateLayoutRecord } from '../checkpoint/StateLayoutFile.js';
 import type { RuntimeConf } from '../conf/RuntimeConf.js';
@@ -100,40 +100,65 @@ export function loadStateLayout(
   return { decision: decideStateLayout(onDisk ?? (legacyLayout && contiguousLayout(legacyLayout)), keyGroups, conf, slots), onDisk: onDisk !== undefined };
 }
 
+/** File handles kept for the driver when the slots share the process's `ulimit -n`: checkpoint, sink and source files, Node's own. */
+export const DRIVER_RESERVED_FILES = 64;
+/** Handles a worker thread holds besides its shards (its event loop's). */
+const WORKER_OWN_FILES = 4;
+
 /**
- * Resources of one shard, from the per-worker budgets shared by the shards a worker hosts: this
- * query's and those of the session's other running stateful queries (`otherShards`), split when
- * the query starts.
+ * Each worker's budgets, shared by every query's shards it hosts: `stateStore.maxOpenFiles`, but
+ * never more than the worker's share of the process's `ulimit -n` (after DRIVER_RESERVED_FILES),
+ * and `stateStore.maxMemoryMB`.
  */
-export function shardOptions(conf: RuntimeConf, shards: number, slots: number, otherShards = 0): StateTask['storeOptions'] {
-  const perWorker = Math.ceil((shards + otherShards) / slots);
+export function workerBudget(conf: RuntimeConf, slots: number): WorkerBudget & { limit?: number } {
+  const maxOpenFiles = conf.get<number>(K.stateStoreMaxOpenFiles);
+  const limit = openFilesLimit();
+  const share = limit === undefined ? maxOpenFiles : Math.max(0, Math.floor((limit - DRIVER_RESERVED_FILES) / slots) - WORKER_OWN_FILES);
+  return { maxOpenFiles: Math.min(maxOpenFiles, share), maxMemoryBytes: conf.get<number>(K.stateStoreMaxMemoryMB) * MB, ...(limit !== undefined && { limit }) };
+}
+
+/**
+ * Resources of one shard, its share of the worker budgets: the worker hosts this query's shards
+ * and those of the session's other running stateful queries (`otherShards`). Each shard may keep
+ * up to its share of the files open (at least LevelDB's 74); the workers' ShardRegistry closes
+ * idle shards when the files they really hold would pass the budget. `check` (at start) refuses a
+ * budget that cannot hold one shard per worker, or gives a shard under 2 MB; a batch's share is
+ * only clamped, since the query was admitted.
+ */
+export function shardOptions(conf: RuntimeConf, budget: WorkerBudget & { limit?: number }, shards: number, slots: number, otherShards: number, check = false): StateTask['storeOptions'] {
+  const perWorker = Math.max(1, Math.ceil((shards + otherShards) / slots));
   const maxFiles = conf.get<number>(K.stateStoreMaxOpenFiles);
-  const files = Math.floor(maxFiles / perWorker);
-  if (files < MIN_FILES_PER_SHARD) {
+  if (check && budget.maxOpenFiles < MIN_FILES_PER_SHARD) {
+    const why =
+      budget.maxOpenFiles < maxFiles
+        ? `the process may open ${budget.limit} files (ulimit -n); less ${DRIVER_RESERVED_FILES} kept for the driver and ${WORKER_OWN_FILES} for each worker's own, that leaves each of the ${slots} executor slots ${budget.maxOpenFiles}`
+        : `${K.stateStoreMaxOpenFiles}=${maxFiles} leaves each executor slot ${budget.maxOpenFiles}`;
     throw new SluiceError(
       'STATE_FILE_BUDGET_TOO_SMALL',
-      `${K.stateStoreMaxOpenFiles}=${maxFiles} gives each of the ${perWorker} state shards a worker hosts ${files} file handles; LevelDB needs at least ${MIN_FILES_PER_SHARD}`,
+      `${why} file handles, and a LevelDB state shard needs ${MIN_FILES_PER_SHARD}: raise ulimit -n or ${K.stateStoreMaxOpenFiles}, or use fewer ${K.executorCores}`,
       { option: K.stateStoreMaxOpenFiles },
     );
   }
+  const files = Math.max(MIN_FILES_PER_SHARD, Math.floor(budget.maxOpenFiles / perWorker));
   const maxMemory = conf.get<number>(K.stateStoreMaxMemoryMB);
-  const share = (maxMemory * MB) / perWorker;
-  if (share < 2 * MB) {
+  const share = budget.maxMemoryBytes / perWorker;
+  if (check && share < 2 * MB) {
     throw new SluiceError(
       'STATE_MEMORY_BUDGET_TOO_SMALL',
-      `${K.stateStoreMaxMemoryMB}=${maxMemory} leaves each of the ${perWorker} state shards a worker hosts under 2 MB`,
+      `${K.stateStoreMaxMemoryMB}=${maxMemory} leaves each of the ${perWorker} state shards a worker would host (${otherShards} of them other queries') under 2 MB`,
       { option: K.stateStoreMaxMemoryMB },
     );
   }
+  const bytes = Math.max(2 * MB, share);
   // Half for decoded state kept between batches, a quarter for LevelDB's block cache, and an
   // eighth for each of its two write buffers (the memtable and the one being flushed).
-  const cacheBytes = Math.min(64 * MB, Math.floor(share / 4));
-  const writeBufferBytes = Math.min(16 * MB, Math.floor(share / 8));
+  const cacheBytes = Math.min(64 * MB, Math.floor(bytes / 4));
+  const writeBufferBytes = Math.min(16 * MB, Math.floor(bytes / 8));
   return {
     cacheBytes,
     writeBufferBytes,
     maxOpenFiles: files,
-    stateCacheBytes: Math.floor(share - cacheBytes - 2 * writeBufferBytes),
+    stateCacheBytes: Math.floor(bytes - cacheBytes - 2 * writeBufferBytes),
     changelog: conf.get<boolean>(K.stateStoreChangelog),
   };
 }

@@ -26,8 +26,8 @@ export interface ExecutionContext {
   conf: RuntimeConf;
   scheduler: TaskScheduler;
   bus: ListenerBus;
-  /** State shards of the session's other running queries, which share the workers' budgets. */
-  activeStateShards: number;
+  /** State shards of the session's running queries other than query `id`, which share the workers' budgets. */
+  otherStateShards: (id: string) => number;
 }
 
 interface Waiter {

@@ -18,7 +18,7 @@ import { setMaxListeners } from 'node:events';
 import PQueue, { type Queue, type QueueAddOptions } from 'p-queue';
 import { Piscina } from 'piscina';
 import type { TaskRequest, TaskResult, TaskSuccess } from '@sluice/executor';
-import { CONF_KEYS, environmentError, LOCAL_PROPERTY_KEYS, SluiceError } from '@sluice/state';
+import { CONF_KEYS, environmentError, LOCAL_PROPERTY_KEYS, SluiceError, type WorkerStateUsage } from '@sluice/state';
 
 function outOfMemory(task: TaskRequest, heapMB: number | undefined): SluiceError {
   return new SluiceError(
@@ -201,6 +201,8 @@ export class TaskScheduler {
   private readonly slotFailed: Array<((e: Error) => void) | undefined> = [];
   /** The run whose task runs on a slot. */
   private readonly slotRun: Array<string | undefined> = [];
+  /** What each slot's worker reported of its state shards after its last state task. */
+  private readonly stateStores: Array<WorkerStateUsage | null>;
   /** One abort signal per query run: aborting it drops the run's waiting tasks from every queue. */
   private readonly runs = new Map<string, AbortController>();
   private closed = false;
@@ -216,6 +218,7 @@ export class TaskScheduler {
     this.filename = filename;
     this.arbiter = new PoolArbiter(pooling);
     this.pools = Array.from({ length: slots }, (_, slot) => this.startPool(slot));
+    this.stateStores = Array.from({ length: slots }, () => null);
     const SlotQueue = slotQueueClass(this.arbiter);
     const waitingTasks = this.waitingTasks;
     this.queues = Array.from(
@@ -259,6 +262,8 @@ export class TaskScheduler {
   private replaceWorker(slot: number, reason: Error): void {
     const pool = this.pools[slot] as Piscina;
     if (!this.closed) this.pools[slot] = this.startPool(slot);
+    // A fresh worker holds no shards.
+    this.stateStores[slot] = null;
     this.slotFailed[slot]?.(reason);
     void pool.destroy().catch(() => {});
   }
@@ -295,6 +300,11 @@ export class TaskScheduler {
       out[name] = { ...this.arbiter.conf(name), runningTasks: running.get(name) ?? 0, waitingTasks: waiting.get(name) ?? 0 };
     }
     return out;
+  }
+
+  /** Each slot's state shards against its worker's budgets (null: no state task ran there yet). */
+  stateStoreUsage(): Array<WorkerStateUsage | null> {
+    return [...this.stateStores];
   }
 
   get schedulingMode(): 'FIFO' | 'FAIR' {
@@ -341,7 +351,10 @@ export class TaskScheduler {
       failed = reject;
       this.slotFailed[slot] = reject;
       this.slotRun[slot] = task.runId;
-      (this.pools[slot] as Piscina).run(task).then(resolve, reject);
+      (this.pools[slot] as Piscina).run(task).then((r: TaskResult) => {
+        if (r.ok && r.stateStores !== undefined) this.stateStores[slot] = r.stateStores;
+        resolve(r);
+      }, reject);
     }).finally(() => {
       this.arbiter.started(pool, task.runId, -1);
       // An aborted task's queue may already have started the next task on this slot.

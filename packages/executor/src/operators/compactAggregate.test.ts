@@ -78,6 +78,7 @@ async function runAll(mode: OutputMode, general: boolean): Promise<{ rows: Row[]
           kind: 'state', queryId: 'q', runId: 'r', batchId, attempt: 0, partition: shard, operatorId: 0,
           shardDir: `${stateDir}/shard-${shard}`,
           storeOptions: { cacheBytes: 1 << 20, writeBufferBytes: 1 << 20, maxOpenFiles: 10, stateCacheBytes: 64 << 20 },
+          workerBudget: { maxOpenFiles: 1000, maxMemoryBytes: 1 << 30 },
           layout: LAYOUT, partitions, blocks: blocks.filter((x) => partitions.includes(x.partition)),
           stateful: op, stateInputSchema: SCHEMA, outputMode: mode, watermarkMs: b.watermarkMs, hasWatermark: true,
           post: [], output: { type: 'collect' }, pruneUndoBelow: batchId - 1, expectedMarker: null,

@@ -22,7 +22,7 @@ export class StateCache {
   /** The decoded state of an aggregation whose buffers are numbers (compactAggregate.ts). */
   private cells: KeyTable | undefined;
 
-  constructor(private readonly budgetBytes: number) {}
+  constructor(public budgetBytes: number) {}
 
   get(key: string): AggBuffer[] | undefined {
     return this.entries.get(key);
@@ -67,10 +67,11 @@ export const keyString = (bytes: Uint8Array): string => Buffer.from(bytes.buffer
 
 const caches = new Map<string, StateCache>();
 
-/** The cache of the shard at `dir` in this worker. */
+/** The cache of the shard at `dir` in this worker, with the budget of the latest task. */
 export function stateCache(dir: string, budgetBytes: number): StateCache {
   let cache = caches.get(dir);
   if (!cache) caches.set(dir, (cache = new StateCache(budgetBytes)));
+  cache.budgetBytes = budgetBytes;
   return cache;
 }
 

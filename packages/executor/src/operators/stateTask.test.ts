@@ -218,6 +218,7 @@ function stateTask(q: Query, b: Batch, shard: number, byPartition: Map<number, S
     operatorId: 0,
     shardDir: h.dir(shard),
     storeOptions: { cacheBytes: 1 << 20, writeBufferBytes: 1 << 20, maxOpenFiles: 10, stateCacheBytes: h.cacheBytes },
+    workerBudget: { maxOpenFiles: 1000, maxMemoryBytes: 1 << 30 },
     layout: q.layout,
     partitions,
     blocks: partitions.flatMap((p) => byPartition.get(p) ?? []),

@@ -21,6 +21,7 @@ import {
   decodeKey,
   indexKey,
   indexRangeUpTo,
+  openLevelShard,
   ShardRegistry,
   SluiceError,
   type ShardChange,
@@ -49,8 +50,11 @@ export function useGeneralAggregatePath(on: boolean): void {
   generalPath = on;
 }
 
-/** Shards stay open across tasks and batches in the worker that owns them. */
-export let shards = new ShardRegistry();
+/**
+ * Shards stay open across tasks and batches in the worker that owns them, while the worker's
+ * budgets allow; a shard closed to make room takes its decoded state cache with it.
+ */
+export let shards = new ShardRegistry(openLevelShard, dropStateCache);
 
 /**
  * Test seam (stateTask.test.ts): replaces this worker's shard registry, e.g. with one whose opener
@@ -77,7 +81,12 @@ interface Counters {
 const copy = (bytes: Uint8Array): Uint8Array => new Uint8Array(bytes);
 
 export async function runStateTask(task: StateTask, udfs: UdfRegistry): Promise<TaskResult> {
-  const store = await shards.get(task.shardDir, task.storeOptions);
+  const result = await shards.use(task.shardDir, task.storeOptions, task.workerBudget, (store) => runOnOpenShard(task, store, udfs));
+  if (result.ok) result.stateStores = shards.usage();
+  return result;
+}
+
+async function runOnOpenShard(task: StateTask, store: ShardStore, udfs: UdfRegistry): Promise<TaskResult> {
   const cache = stateCache(task.shardDir, task.storeOptions.stateCacheBytes);
   try {
     if (await store.rollbackIfAt(task.batchId)) cache.clear();

@@ -2,7 +2,7 @@
  * The messages between the driver and a worker. One request per task; a task reads one input
  * split, applies the stateless operators and either writes one sink file or returns its rows.
  */
-import type { SerializedError } from '@sluice/state';
+import type { SerializedError, WorkerBudget, WorkerStateUsage } from '@sluice/state';
 import type { Op, OutputMode, StatefulOp } from '../operators/types.js';
 import type { Schema } from '../schema/types.js';
 
@@ -97,6 +97,8 @@ export interface StateTask extends TaskIdentity {
   shardDir: string;
   /** LevelDB resources and the budget of the decoded state cache (stateCache.ts). */
   storeOptions: { cacheBytes: number; writeBufferBytes: number; maxOpenFiles: number; stateCacheBytes: number; changelog?: boolean };
+  /** The worker's budgets across every query's shards (ShardRegistry.use closes idle shards to keep them). */
+  workerBudget: WorkerBudget;
   layout: StateLayoutMsg;
   partitions: number[];
   blocks: ShuffleBlock[];
@@ -160,6 +162,8 @@ export interface TaskSuccess {
   state?: StateOperatorMetrics;
   /** State tasks: the batch the shard last committed, after this task. */
   shardMarker?: number;
+  /** State tasks: the worker's open shards against its budgets, after this task. */
+  stateStores?: WorkerStateUsage;
   /** Release tasks: shards whose close failed. */
   notClosed?: Array<{ dir: string; error: string }>;
 }

@@ -14,7 +14,7 @@ import type { MapTask, StatelessTask, TaskRequest, TaskResult } from './messages
 import { forEachInputRow, readInput } from './readInput.js';
 import { deliver } from './taskOutput.js';
 import { compileStages, pruneInput, rowPipeline, runStages } from './stages.js';
-import { releaseShards, runStateTask } from '../operators/stateTask.js';
+import { releaseShards, runStateTask, shards } from '../operators/stateTask.js';
 import { columnMapSide, columnStateless } from '../columns/columnMapSide.js';
 
 const udfs: UdfRegistry = new Map();
@@ -77,7 +77,7 @@ export default async function runTask(task: TaskRequest): Promise<TaskResult> {
         return await runStateTask(task, udfs);
       case 'release': {
         const notClosed = await releaseShards(task.stateDir);
-        return { ok: true, threadId, numInputRows: 0, numOutputRows: 0, ...(notClosed.length > 0 && { notClosed }) };
+        return { ok: true, threadId, numInputRows: 0, numOutputRows: 0, stateStores: shards.usage(), ...(notClosed.length > 0 && { notClosed }) };
       }
     }
   } catch (e) {
