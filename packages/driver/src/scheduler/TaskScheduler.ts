@@ -1,9 +1,9 @@
 /**
  * Runs tasks on the executors: one piscina pool per slot (exactly one worker thread each), so the
- * driver decides which slot runs a task. Each slot has a p-queue of concurrency 1; a state task
- * queues on the slot owning its shard, any other task on the least-loaded slot. Every query of
- * the session shares the slots: when a slot frees, its queue's next task is chosen by
- * sluice.scheduler.mode over the tasks' scheduler pools (PoolArbiter).
+ * driver decides which slot runs a task. Every query of the session queues its tasks on one
+ * p-queue that runs `slots` of them at once: a state task waits for the slot owning its shard,
+ * any other task takes the first free slot, and when a slot frees, the task it runs is chosen by
+ * sluice.scheduler.mode over the waiting tasks' scheduler pools (SlotArbiter).
  *
  * A task whose worker crashed or threw is retried (a crashed worker is replaced by piscina on the
  * same slot) up to `sluice.task.maxFailures` attempts; a coded error from the task is a user
@@ -83,50 +83,84 @@ export interface PoolMetrics {
 /** What p-queue keeps for a queued task (its RunFunction, not exported). */
 type RunFunction = () => Promise<unknown>;
 
-/** A task waiting in a slot's queue. */
+/** The slot a task was given when it left the queue, read by the task's function as it starts. */
+interface Ticket {
+  slot: number;
+}
+
+/** A task waiting for a slot. */
 interface QueuedTask {
   run: RunFunction;
   id: string | undefined;
   pool: string;
   runId: string;
+  /** The slot it must run on (a state task: the slot owning its shard), or any. */
+  wanted: number | undefined;
+  ticket: Ticket;
 }
 
-type SlotTaskOptions = QueueAddOptions & { pool?: string; runId?: string };
+type SlotTaskOptions = QueueAddOptions & { pool?: string; runId?: string; wanted?: number | undefined; ticket?: Ticket };
 
 /**
- * Which waiting task a freed slot runs, and the running tasks per pool and per query run that
- * decide it. FIFO: the first submitted. FAIR: Spark's FairSchedulingAlgorithm over the pools that
- * have waiting tasks (pools below their minShare first, by running / minShare; then by running /
- * weight; then by name), and inside the chosen pool its own mode: FIFO by submission, or FAIR
- * between its query runs by running tasks.
+ * The slots, and which waiting task a free slot runs. A task can start when its slot (or, for a
+ * task that may run anywhere, any slot) is free. Among those, FIFO takes the first submitted;
+ * FAIR applies Spark's FairSchedulingAlgorithm over the pools that have such tasks (pools below
+ * their minShare first, by running / minShare; then by running / weight; then by name), and
+ * inside the chosen pool its own mode: FIFO by submission, or FAIR between its query runs by
+ * running tasks.
  */
-class PoolArbiter {
+class SlotArbiter {
   readonly runningByPool = new Map<string, number>();
   readonly runningByRun = new Map<string, number>();
+  /** Free slots, the most recently freed last (a task that may run anywhere takes it). */
+  readonly free: number[];
 
-  constructor(readonly settings: PoolSettings) {}
+  constructor(
+    slots: number,
+    readonly settings: PoolSettings,
+  ) {
+    this.free = Array.from({ length: slots }, (_, i) => slots - 1 - i);
+  }
 
   conf(name: string): PoolConf {
     return this.settings.pools[name] ?? UNLISTED_POOL;
   }
 
-  started(pool: string, runId: string, by = 1): void {
-    count(this.runningByPool, pool, by);
-    count(this.runningByRun, runId, by);
+  canStart(t: QueuedTask): boolean {
+    return this.free.length > 0 && (t.wanted === undefined || this.free.includes(t.wanted));
   }
 
-  /** The index in `waiting` (in submission order) of the task to run next. */
+  /** Takes the slot for `t` and counts it running. */
+  start(t: QueuedTask): void {
+    const i = t.wanted === undefined ? this.free.length - 1 : this.free.indexOf(t.wanted);
+    t.ticket.slot = this.free.splice(i, 1)[0] as number;
+    count(this.runningByPool, t.pool, 1);
+    count(this.runningByRun, t.runId, 1);
+  }
+
+  finish(slot: number, pool: string, runId: string): void {
+    this.free.push(slot);
+    count(this.runningByPool, pool, -1);
+    count(this.runningByRun, runId, -1);
+  }
+
+  /** The index in `waiting` (in submission order) of the task to start next, or -1 if none can. */
   pick(waiting: readonly QueuedTask[]): number {
-    if (this.settings.mode === 'FIFO' || waiting.length === 1) return 0;
-    let pool = (waiting[0] as QueuedTask).pool;
-    for (const t of waiting) if (t.pool !== pool && this.fairOrder(t.pool, pool) < 0) pool = t.pool;
-    const fairInside = this.conf(pool).schedulingMode === 'FAIR';
-    let best = -1;
+    let pool: string | undefined;
+    let first = -1;
+    for (let i = 0; i < waiting.length; i++) {
+      const t = waiting[i] as QueuedTask;
+      if (!this.canStart(t)) continue;
+      if (this.settings.mode === 'FIFO') return i;
+      if (pool === undefined || (t.pool !== pool && this.fairOrder(t.pool, pool) < 0)) [pool, first] = [t.pool, i];
+    }
+    if (pool === undefined || this.conf(pool).schedulingMode === 'FIFO') return first;
+    let best = first;
     let bestRunning = Number.POSITIVE_INFINITY;
     waiting.forEach((t, i) => {
-      if (t.pool !== pool) return;
-      const running = fairInside ? (this.runningByRun.get(t.runId) ?? 0) : 0;
-      if (best < 0 || running < bestRunning) [best, bestRunning] = [i, running];
+      if (t.pool !== pool || !this.canStart(t)) return;
+      const running = this.runningByRun.get(t.runId) ?? 0;
+      if (running < bestRunning) [best, bestRunning] = [i, running];
     });
     return best;
   }
@@ -152,24 +186,38 @@ function count(m: Map<string, number>, key: string, by: number): void {
 }
 
 /**
- * A slot's waiting tasks, as p-queue's queueClass: the slot's p-queue runs one task at a time and,
- * each time the slot frees, asks `dequeue` which waiting task comes next.
+ * The waiting tasks, as p-queue's queueClass. The scheduler's one p-queue runs up to `slots`
+ * tasks at once; each time it may start one, it asks `size` whether any waiting task can start
+ * (its slot is free) and `dequeue` for the one the arbiter picks, which takes its slot then.
  */
-function slotQueueClass(arbiter: PoolArbiter) {
+function slotQueueClass(arbiter: SlotArbiter) {
   return class SlotQueue implements Queue<RunFunction, SlotTaskOptions> {
     readonly tasks: QueuedTask[] = [];
 
+    /** The waiting tasks that could start now: p-queue starts none while this is 0. */
     get size(): number {
-      return this.tasks.length;
+      let n = 0;
+      for (const t of this.tasks) if (arbiter.canStart(t)) n++;
+      return n;
     }
 
     enqueue(run: RunFunction, options?: Partial<SlotTaskOptions>): void {
-      this.tasks.push({ run, id: options?.id, pool: options?.pool ?? DEFAULT_POOL, runId: options?.runId ?? '' });
+      this.tasks.push({
+        run,
+        id: options?.id,
+        pool: options?.pool ?? DEFAULT_POOL,
+        runId: options?.runId ?? '',
+        wanted: options?.wanted,
+        ticket: options?.ticket ?? { slot: -1 },
+      });
     }
 
     dequeue(): RunFunction | undefined {
-      if (this.tasks.length === 0) return undefined;
-      return (this.tasks.splice(arbiter.pick(this.tasks), 1)[0] as QueuedTask).run;
+      const i = arbiter.pick(this.tasks);
+      if (i < 0) return undefined;
+      const t = this.tasks.splice(i, 1)[0] as QueuedTask;
+      arbiter.start(t);
+      return t.run;
     }
 
     filter(options: Readonly<Partial<SlotTaskOptions>>): RunFunction[] {
@@ -193,17 +241,17 @@ type SlotQueue = InstanceType<ReturnType<typeof slotQueueClass>>;
 export class TaskScheduler {
   private readonly pools: Piscina[];
   private readonly filename: string;
-  /** Each slot's p-queue (concurrency 1): its waiting tasks, and the one running. */
-  private readonly queues: Array<PQueue<SlotQueue, SlotTaskOptions>>;
-  private readonly waitingTasks: SlotQueue[] = [];
-  private readonly arbiter: PoolArbiter;
+  /** Every query's tasks, started `slots` at a time, each when its slot frees. */
+  private readonly queue: PQueue<SlotQueue, SlotTaskOptions>;
+  private waitingTasks!: SlotQueue;
+  private readonly arbiter: SlotArbiter;
   /** Rejects the task running on a slot, set while one runs there. */
   private readonly slotFailed: Array<((e: Error) => void) | undefined> = [];
   /** The run whose task runs on a slot. */
   private readonly slotRun: Array<string | undefined> = [];
   /** What each slot's worker reported of its state shards after its last state task. */
   private readonly stateStores: Array<WorkerStateUsage | null>;
-  /** One abort signal per query run: aborting it drops the run's waiting tasks from every queue. */
+  /** One abort signal per query run: aborting it drops the run's waiting tasks from the queue. */
   private readonly runs = new Map<string, AbortController>();
   private closed = false;
 
@@ -216,24 +264,21 @@ export class TaskScheduler {
     pooling: PoolSettings = { mode: 'FIFO', pools: {} },
   ) {
     this.filename = filename;
-    this.arbiter = new PoolArbiter(pooling);
+    this.arbiter = new SlotArbiter(slots, pooling);
     this.pools = Array.from({ length: slots }, (_, slot) => this.startPool(slot));
     this.stateStores = Array.from({ length: slots }, () => null);
     const SlotQueue = slotQueueClass(this.arbiter);
-    const waitingTasks = this.waitingTasks;
-    this.queues = Array.from(
-      { length: slots },
-      () =>
-        new PQueue<SlotQueue, SlotTaskOptions>({
-          concurrency: 1,
-          queueClass: class extends SlotQueue {
-            constructor() {
-              super();
-              waitingTasks.push(this);
-            }
-          },
-        }),
-    );
+    // p-queue builds its queue itself; keep a handle on it for the metrics.
+    const scheduler = this;
+    this.queue = new PQueue<SlotQueue, SlotTaskOptions>({
+      concurrency: slots,
+      queueClass: class extends SlotQueue {
+        constructor() {
+          super();
+          scheduler.waitingTasks = this;
+        }
+      },
+    });
   }
 
   /**
@@ -268,16 +313,6 @@ export class TaskScheduler {
     void pool.destroy().catch(() => {});
   }
 
-  /** The slot with the fewest tasks running and waiting (stateless tasks may run anywhere). */
-  private leastLoaded(): number {
-    let best = 0;
-    let load = Number.POSITIVE_INFINITY;
-    this.queues.forEach((q, slot) => {
-      if (q.size + q.pending < load) [best, load] = [slot, q.size + q.pending];
-    });
-    return best;
-  }
-
   private signalOf(runId: string): AbortSignal {
     let c = this.runs.get(runId);
     if (c === undefined) {
@@ -292,7 +327,7 @@ export class TaskScheduler {
   /** Each pool's settings and its running and waiting tasks (pools with neither are listed when configured). */
   poolMetrics(): Record<string, PoolMetrics> {
     const waiting = new Map<string, number>();
-    for (const q of this.waitingTasks) for (const t of q.tasks) count(waiting, t.pool, 1);
+    for (const t of this.waitingTasks.tasks) count(waiting, t.pool, 1);
     const running = this.arbiter.runningByPool;
     const names = new Set<string>([DEFAULT_POOL, ...Object.keys(this.arbiter.settings.pools), ...running.keys(), ...waiting.keys()]);
     const out: Record<string, PoolMetrics> = {};
@@ -317,10 +352,10 @@ export class TaskScheduler {
     for (let attempt = 0; attempt < this.maxFailures; attempt++) {
       if (this.closed) throw new SluiceError('SESSION_CLOSED', 'the session was closed while tasks were running');
       signal.throwIfAborted();
-      const slot = wanted ?? this.leastLoaded();
       try {
-        const run = (): Promise<TaskResult> => this.runOn(slot, { ...task, attempt }, pool);
-        const result = (await (this.queues[slot] as PQueue<SlotQueue, SlotTaskOptions>).add(run, { pool, runId: task.runId, signal })) as TaskResult;
+        const ticket: Ticket = { slot: -1 };
+        const run = (): Promise<TaskResult> => this.runOn(ticket.slot, { ...task, attempt }, pool);
+        const result = (await this.queue.add(run, { pool, runId: task.runId, wanted, ticket, signal })) as TaskResult;
         if (!result.ok) throw SluiceError.fromJSON(result.error);
         return result;
       } catch (e) {
@@ -343,9 +378,8 @@ export class TaskScheduler {
     );
   }
 
-  /** Runs a task on its slot's worker, which its slot's queue has just given it. */
+  /** Runs a task on the worker of the slot the queue has just given it, and frees the slot after. */
   private runOn(slot: number, task: TaskRequest, pool: string): Promise<TaskResult> {
-    this.arbiter.started(pool, task.runId);
     let failed: ((e: Error) => void) | undefined;
     return new Promise<TaskResult>((resolve, reject) => {
       failed = reject;
@@ -356,11 +390,13 @@ export class TaskScheduler {
         resolve(r);
       }, reject);
     }).finally(() => {
-      this.arbiter.started(pool, task.runId, -1);
-      // An aborted task's queue may already have started the next task on this slot.
-      if (this.slotFailed[slot] !== failed) return;
-      this.slotFailed[slot] = undefined;
-      this.slotRun[slot] = undefined;
+      if (this.slotFailed[slot] === failed) {
+        this.slotFailed[slot] = undefined;
+        this.slotRun[slot] = undefined;
+      }
+      this.arbiter.finish(slot, pool, task.runId);
+      // An aborted task left p-queue before its slot was free: have p-queue look again.
+      this.queue.concurrency = this.slots;
     });
   }
 
