@@ -285,7 +285,7 @@ export class LevelShardStore implements ShardStore {
       this.checkOpen();
       await this.caughtUp();
       checkCommit(this.state, batchId, rowDelta, this.dir);
-      const commit = new LevelCommit(this, batchId, this.state, this.changelog);
+      const commit = new LevelCommit(this, batchId, this.state, this.changelog, this.opts.changelogMinBytes);
       commit.add(changes);
       return this.end(commit, rowDelta, pruneUndoBelow);
     });
@@ -296,7 +296,7 @@ export class LevelShardStore implements ShardStore {
       this.checkOpen();
       await this.caughtUp();
       checkCommit(this.state, batchId, 0, this.dir);
-      return new LevelCommit(this, batchId, this.state, this.changelog);
+      return new LevelCommit(this, batchId, this.state, this.changelog, this.opts.changelogMinBytes);
     });
   }
 
@@ -466,6 +466,7 @@ class LevelCommit implements CommitBuilder {
     readonly batchId: number,
     readonly prior: ShardState,
     private readonly changelog: ChangelogFile | undefined,
+    private readonly changelogMinBytes = CHANGELOG_CHUNK,
   ) {
     if (changelog === undefined) this.batch = store.chainedBatch();
   }
@@ -514,7 +515,20 @@ class LevelCommit implements CommitBuilder {
       await writeChained(this.batch, this.store.dir, true);
       return undefined;
     }
-    this.ops.putHeader(undoKey(this.batchId), undoValue.reduce((n, p) => n + p.length, 0));
+    const undoBytes = undoValue.reduce((n, p) => n + p.length, 0);
+    if (!this.begun && this.ops.pos + undoBytes < this.changelogMinBytes) {
+      // Small enough to hold whole: one synced LevelDB batch costs less than the changelog's two
+      // syncs, its re-read and its truncation.
+      const batch = this.store.chainedBatch();
+      const ops = this.ops.take();
+      this.count = forEachOp(ops, ops.length, (key, value) => batch.put(key, value), (key) => batch.del(key));
+      batch.put(undoKey(this.batchId), concat(undoValue));
+      putOps(batch, tail);
+      this.count += 1 + tail.length;
+      await writeChained(batch, this.store.dir, true);
+      return undefined;
+    }
+    this.ops.putHeader(undoKey(this.batchId), undoBytes);
     this.flush();
     try {
       for (const piece of undoValue) this.changelog!.appendOps(piece);

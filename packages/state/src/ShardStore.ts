@@ -102,4 +102,9 @@ export interface ShardOptions {
   stateCacheBytes?: number;
   /** Commits append to a synced changelog and reach LevelDB in the background (changelog.ts). */
   changelog?: boolean;
+  /**
+   * With a changelog, commits under this many bytes still go to LevelDB directly, in one synced
+   * batch (default: CHANGELOG_CHUNK, one chunk of the changelog).
+   */
+  changelogMinBytes?: number;
 }

@@ -123,6 +123,28 @@ describe('TaskScheduler', () => {
       });
     }
 
+    it('FAIR: pools whose shares tie take turns by their longest-waiting task, so a pool named last is not starved', async () => {
+      const scheduler = new TaskScheduler(1, 1, fixture('echo-worker.mjs'), undefined, { mode: 'FAIR', pools: {} });
+      const done: string[] = [];
+      // Pools a and b each submit their next task as soon as the previous one is done, 10 times.
+      const loop = async (pool: string) => {
+        for (let i = 0; i < 10; i++) {
+          await scheduler.runTasks([task(i, `run-${pool}`)], undefined, pool);
+          done.push(pool);
+        }
+      };
+      try {
+        const loops = [loop('a'), loop('b')];
+        await scheduler.runTasks([task(0, 'run-z')], undefined, 'z');
+        done.push('z');
+        await Promise.all(loops);
+        // z waited behind at most one task of each (by name it would wait for all 20).
+        expect(done.indexOf('z')).toBeLessThanOrEqual(2);
+      } finally {
+        await scheduler.close();
+      }
+    });
+
     it('FIFO across pools gives the slots to the first submitted', async () => {
       const scheduler = new TaskScheduler(4, 1, fixture('echo-worker.mjs'));
       try {

@@ -105,9 +105,12 @@ type SlotTaskOptions = QueueAddOptions & { pool?: string; runId?: string; wanted
  * The slots, and which waiting task a free slot runs. A task can start when its slot (or, for a
  * task that may run anywhere, any slot) is free. Among those, FIFO takes the first submitted;
  * FAIR applies Spark's FairSchedulingAlgorithm over the pools that have such tasks (pools below
- * their minShare first, by running / minShare; then by running / weight; then by name), and
- * inside the chosen pool its own mode: FIFO by submission, or FAIR between its query runs by
- * running tasks.
+ * their minShare first, by running / minShare; then by running / weight), and inside the chosen
+ * pool its own mode: FIFO by submission, or FAIR between its query runs by running tasks.
+ *
+ * Pools whose shares tie go by their longest-waiting task. Spark breaks the tie by pool name,
+ * which with a few slots and many busy pools starves the pools whose names sort last: with 2
+ * slots, most pools run nothing at any moment, so most comparisons tie.
  */
 class SlotArbiter {
   readonly runningByPool = new Map<string, number>();
@@ -174,8 +177,7 @@ class SlotArbiter {
     const needyB = rb < pb.minShare;
     if (needyA !== needyB) return needyA ? -1 : 1;
     const [x, y] = needyA ? [ra / Math.max(pa.minShare, 1), rb / Math.max(pb.minShare, 1)] : [ra / pa.weight, rb / pb.weight];
-    if (x !== y) return x < y ? -1 : 1;
-    return a < b ? -1 : a > b ? 1 : 0;
+    return x < y ? -1 : x > y ? 1 : 0;
   }
 }
 
