@@ -214,7 +214,7 @@ export class Session {
   async close(): Promise<void> {
     if (this.closed) return;
     await this.streams.stopAll();
-    await this.listenerBus.idle(this.conf.get<number>(CONF_KEYS.listenerBusCloseTimeout));
+    await this.listenerBus.close(this.conf.get<number>(CONF_KEYS.listenerBusCloseTimeout));
     this.closed = true;
     await this.taskScheduler?.close();
     this.taskScheduler = undefined;

@@ -34,6 +34,25 @@ describe('ListenerBus', () => {
     expect(got).toEqual(['0', '1', '2']);
   });
 
+  it('close() stops delivering once its wait is over: what was queued is counted, never delivered later', async () => {
+    const bus = new ListenerBus(100);
+    const got: string[] = [];
+    bus.addListener({
+      onQueryIdle: async (e) => {
+        got.push(e.timestamp);
+        await new Promise((r) => setTimeout(r, 50));
+      },
+    });
+    for (let i = 0; i < 10; i++) bus.post(idle(i));
+    await bus.close(75);
+    expect(got).toEqual(['0', '1']);
+    expect(bus.numUndeliveredEvents).toBe(9);
+    // The event being delivered finishes; nothing after it, nothing posted later.
+    bus.post(idle(10));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(got).toEqual(['0', '1']);
+  });
+
   it('a throwing listener does not stop delivery to others', async () => {
     const bus = new ListenerBus(10);
     const got: string[] = [];

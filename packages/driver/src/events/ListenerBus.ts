@@ -75,6 +75,7 @@ export class ListenerBus {
   private readonly dropped: Record<EventKind, number> = { onQueryStarted: 0, onQueryProgress: 0, onQueryIdle: 0, onQueryTerminated: 0 };
   private warnedAt = 0;
   private undelivered = 0;
+  private closed = false;
 
   constructor(private readonly capacity: number) {}
 
@@ -101,7 +102,7 @@ export class ListenerBus {
   }
 
   post(p: Posted): void {
-    if (this.listeners.size === 0) return;
+    if (this.listeners.size === 0 || this.closed) return;
     if (this.size >= this.capacity && !this.makeRoom(p.kind)) {
       this.countDrop(p.kind);
       return;
@@ -185,5 +186,17 @@ export class ListenerBus {
       await withTimeout(this.draining, left);
     }
     this.undelivered = this.size + (this.delivering ? 1 : 0);
+  }
+
+  /**
+   * Waits as `idle` does, then drops what is still queued (counted in numUndeliveredEvents), so
+   * that listeners stop being called: a slow one, left with a long queue, would otherwise keep
+   * the process alive long after its session closed.
+   */
+  async close(timeoutMs: number): Promise<void> {
+    await this.idle(timeoutMs);
+    this.closed = true;
+    for (const q of Object.values(this.queues)) q.length = 0;
+    this.size = 0;
   }
 }
