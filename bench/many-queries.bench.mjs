@@ -15,7 +15,7 @@
 // listener that sleeps 200 ms on every event. The baseline is N = 1 under FIFO, run first and
 // last; its figure is the mean of the two. ratio = total rows/s of N queries / baseline.
 //
-// Knobs (environment): SLUICE_BENCH_QUERIES (1,10,50,100), SLUICE_BENCH_ROWS_PER_ROUND (400000),
+// Knobs (environment): SLUICE_BENCH_QUERIES (1,10,50,100), SLUICE_BENCH_ROWS_PER_ROUND (1000000),
 // SLUICE_BENCH_BATCHES (10), SLUICE_BENCH_WARMUP (2), SLUICE_BENCH_CORES (2), SLUICE_BENCH_TMP.
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -23,7 +23,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { cleanupOnExit, commandLine, engineVersion, envInt, loadDriver, makeTempDir, percentile, record, round } from './lib.mjs';
 
 const COUNTS = (process.env.SLUICE_BENCH_QUERIES ?? '1,10,50,100').split(',').map(Number);
-const ROWS = envInt('SLUICE_BENCH_ROWS_PER_ROUND', 400_000);
+const ROWS = envInt('SLUICE_BENCH_ROWS_PER_ROUND', 1_000_000);
 const MEASURED = envInt('SLUICE_BENCH_BATCHES', 10);
 const WARMUP = envInt('SLUICE_BENCH_WARMUP', 2);
 const CORES = envInt('SLUICE_BENCH_CORES', 2);
@@ -38,6 +38,7 @@ let runs = 0;
 
 /** One session running `n` queries under `variant`; total rows/s and batch duration percentiles. */
 async function run(n, variant) {
+  const t0 = Date.now();
   const session = await Session.create({
     conf: {
       'sluice.executor.cores': CORES,
@@ -63,6 +64,7 @@ async function run(n, variant) {
       if (variant === 'FAIR') w = w.option('schedulerPool', `pool${i}`);
       queries.push(await w.start());
     }
+    const startedMs = Date.now() - t0;
     const last = WARMUP + MEASURED - 1;
     const stopping = new Map();
     while (stopping.size < n) {
@@ -90,10 +92,12 @@ async function run(n, variant) {
     }
     const expected = Math.floor(ROWS / n) * n * MEASURED;
     if (rows !== expected) throw new Error(`${n} queries read ${rows} rows, not ${expected}`);
-    return { queries: n, variant, rowsPerSec: Math.round((rows * 1000) / (end - start)), wallMs: end - start, p50BatchMs: percentile(durations, 50), p99BatchMs: percentile(durations, 99) };
+    console.error(`  ${n} ${variant}: started in ${startedMs} ms, done at ${Date.now() - t0} ms`);
+    return { queries: n, variant, startMs: startedMs, rowsPerSec: Math.round((rows * 1000) / (end - start)), wallMs: end - start, p50BatchMs: percentile(durations, 50), p99BatchMs: percentile(durations, 99) };
   } finally {
     await Promise.allSettled(queries.map((q) => q.stop()));
     await session.close();
+    console.error(`  ${n} ${variant}: closed at ${Date.now() - t0} ms`);
   }
 }
 
