@@ -416,6 +416,11 @@ describe('the environment, named truthfully at start()', () => {
     expect(existsSync(join(root, 'ckpt0', 'metadata'))).toBe(false);
   });
 
+  it('a file source holds no descriptor per file: 1,000 files in one batch under ulimit -n 96', () => {
+    const { line } = fdLimitChild(96, 100, 'files');
+    expect(line).toBe('FILES 2000');
+  });
+
   it('when the rest of the process takes the file handles, running out is TOO_MANY_OPEN_FILES naming the limit, never STATE_STORE_CORRUPT', () => {
     const { line } = fdLimitChild(256, 20, 'hog');
     expect(line).toMatch(/^FAILED TOO_MANY_OPEN_FILES /);

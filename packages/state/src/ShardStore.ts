@@ -104,7 +104,7 @@ export interface ShardOptions {
   changelog?: boolean;
   /**
    * With a changelog, commits under this many bytes still go to LevelDB directly, in one synced
-   * batch (default: CHANGELOG_CHUNK, one chunk of the changelog).
+   * batch (default: CHANGELOG_MIN_BYTES, 256 KB).
    */
   changelogMinBytes?: number;
 }
