@@ -4,6 +4,7 @@ export { AggregateColumn, count, sum, avg, mean, min, max, window } from './api/
 export { DataStreamReader } from './api/DataStreamReader.js';
 export { DataFrameReader } from './api/DataFrameReader.js';
 export { DataStreamWriter } from './api/DataStreamWriter.js';
+export { SqliteUpsert, type SqliteUpsertOptions } from './sinks/SqliteSink.js';
 export { StreamingQuery } from './api/StreamingQuery.js';
 export { StreamingQueryManager } from './api/StreamingQueryManager.js';
 export { Trigger } from './api/Trigger.js';

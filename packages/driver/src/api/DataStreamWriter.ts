@@ -10,6 +10,7 @@ import { ConsoleSink } from '../sinks/ConsoleSink.js';
 import { FileSink } from '../sinks/FileSink.js';
 import { defaultCheckpoint, prepareTable, tableDir } from '../sinks/tables.js';
 import { ForeachBatchSink, type ForeachBatchFunction } from '../sinks/ForeachBatchSink.js';
+import { SqliteSink, type SqliteSinkOptions } from '../sinks/SqliteSink.js';
 import type { StreamSink } from '../sinks/Sink.js';
 import type { QuerySpec, TriggerSpec } from '../plan/QuerySpec.js';
 import { checkFormat } from '../sources/resolveSource.js';
@@ -19,7 +20,7 @@ import { Trigger } from './Trigger.js';
 import { DEFAULT_POOL, POOL_PROPERTY } from '../scheduler/TaskScheduler.js';
 import { parseBoolean, parseEnum, parsePositiveInt } from '../conf/parsers.js';
 
-export const SINK_FORMATS = ['json', 'csv', 'memory', 'console', 'foreachBatch'] as const;
+export const SINK_FORMATS = ['json', 'csv', 'memory', 'console', 'foreachBatch', 'sqlite'] as const;
 
 export class DataStreamWriter {
   private fmt: string | undefined;
@@ -100,6 +101,8 @@ export class DataStreamWriter {
         throw new SluiceError('INVALID_OPTION', 'the memory sink needs a query name: .queryName(name)', { option: 'queryName' });
       }
       sink = this.df.session.memorySink(this.name);
+    } else if (format === 'sqlite') {
+      sink = new SqliteSink(sqliteOptions(o), this.df.schema);
     } else if (format === 'console') {
       const numRows = parsePositiveInt(o.take('numRows') ?? 20, 'numRows');
       const truncate = parseBoolean(o.take('truncate') ?? true, 'truncate');
@@ -140,4 +143,30 @@ export class DataStreamWriter {
     prepareTable(dir, tableName, this.df.schema);
     return this.df.session.streams.startQuery(this.df, spec);
   }
+}
+
+/** Options of format('sqlite'): path, table and mergeKeys are required. */
+function sqliteOptions(o: Options): SqliteSinkOptions {
+  const required = (key: string): string => {
+    const v = o.take(key);
+    if (typeof v !== 'string' || v.trim() === '') {
+      throw new SluiceError('INVALID_OPTION', `a sqlite sink needs option ${key}`, { option: key });
+    }
+    return v.trim();
+  };
+  const path = resolve(required('path'));
+  const table = required('table');
+  const mergeKeys = required('mergeKeys')
+    .split(',')
+    .map((k) => k.trim())
+    .filter((k) => k !== '');
+  const deleteColumn = o.take('deleteColumn');
+  const busy = o.take('busyTimeoutMs');
+  return {
+    path,
+    table,
+    mergeKeys,
+    ...(deleteColumn !== undefined && { deleteColumn: String(deleteColumn) }),
+    ...(busy !== undefined && { busyTimeoutMs: parsePositiveInt(busy, 'busyTimeoutMs') }),
+  };
 }

@@ -140,6 +140,7 @@ export class MicroBatchExecution extends StreamExecution {
       if (loaded.write) writeVersioned(this.paths.metadata, loaded.meta);
       if (this.triggers.pinsAvailableData) for (const s of this.sources) s.prepareForAvailableNow?.();
     } catch (e) {
+      spec.sink.close?.();
       this.lock.release();
       throw e;
     }
@@ -296,6 +297,7 @@ export class MicroBatchExecution extends StreamExecution {
   protected override async release(): Promise<void> {
     if (this.stateInfo) recordRelease(this.stateInfo.stateDir, this.name ?? this.id, await this.closeShards());
     for (const s of this.sources) s.stop?.();
+    this.spec.sink.close?.();
   }
 
   protected override explainFailure(e: unknown): unknown {

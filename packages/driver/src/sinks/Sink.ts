@@ -28,4 +28,6 @@ export interface StreamSink {
   /** A control batch committed: it wrote no rows, but a sink that logs every batch id logs it. */
   commitControlBatch?(batchId: number): void;
   addBatch(out: BatchOutput): Promise<void>;
+  /** The query ended (or its start failed after prepare): let go of what prepare opened. */
+  close?(): void;
 }
