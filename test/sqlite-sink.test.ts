@@ -137,7 +137,7 @@ describe('sqlite upsert sink', () => {
 
   it('a death right after the sink commit, then 10 SIGKILLs at random moments: the totals are exact and no batch was applied twice', async () => {
     const CHILD = fileURLToPath(new URL('./fixtures/sqlite-kill-child.mjs', import.meta.url));
-    const FILES = 70;
+    const FILES = 210;
     const IDS = 13;
     const input = tempDir('sluice-sqlite-in-');
     const base = 1_700_000_000;

@@ -3,13 +3,13 @@
  * (an aggregation or a deduplication) followed by more stateless operators. Every operator is
  * checked against the schema when it is called, so an unknown column fails at the line naming it.
  */
-import { exprName, exprType, planOutputSchema, statefulOutputSchema, type Expr, type Op, type Schema, type StatefulOp } from '@sluice/executor';
+import { exprName, exprType, planOutputSchema, statefulOutputSchema, typeName, type Expr, type Op, type Schema, type StatefulOp } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import { Column, toColumn } from './Column.js';
 import { AggregateColumn, avg, count, max, min, sum } from './aggregates.js';
 import type { Session } from './Session.js';
 import { DataStreamWriter } from './DataStreamWriter.js';
-import { carriesEventTime, eventTimeColumns, statefulInputSchema, watermarkOf, type LogicalPlan } from '../plan/LogicalPlan.js';
+import { carriesEventTime, eventTimeColumns, planInputs, statefulInputSchema, watermarkOf, type LogicalPlan, type PlanInput } from '../plan/LogicalPlan.js';
 import { parseDuration } from '../conf/parsers.js';
 
 export class DataFrame {
@@ -125,6 +125,44 @@ export class DataFrame {
     // As in Spark, a watermark delay may be months or years (a month counts 31 days).
     const delayMs = parseDuration(delayThreshold, 'delayThreshold', { months: true });
     return this.with({ kind: 'watermark', column: eventTime, delayMs });
+  }
+
+  /**
+   * Spark's union of streams with the same columns (by position, names and types alike): the
+   * query reads every input, each with its own offsets in `offsets/N` and its own `sources/i/`
+   * log. Each input may carry its own withWatermark; the query's watermark then combines them by
+   * `sluice.sql.streaming.multipleWatermarkPolicy` (min, the default, or max), as in Spark.
+   */
+  union(...others: DataFrame[]): DataFrame {
+    const all: DataFrame[] = [this, ...others];
+    for (const df of all) {
+      if (!df.isStreaming) throw new SluiceError('UNSUPPORTED_OPERATION', 'union combines streaming DataFrames; a static side belongs in a join');
+      if (df.plan.stateful) throw new SluiceError('UNSUPPORTED_OPERATION', 'union must come before the aggregation or deduplication');
+    }
+    for (const other of others) {
+      const a = this.schema.map((f) => `${f.name} ${typeName(f.type)}`);
+      const b = other.schema.map((f) => `${f.name} ${typeName(f.type)}`);
+      const at = a.findIndex((x, i) => x !== b[i]);
+      if (a.length !== b.length || at >= 0) {
+        const i = at >= 0 ? at : Math.min(a.length, b.length);
+        throw new SluiceError('INVALID_SCHEMA', `union needs the same columns in the same order: column ${i + 1} is ${a[i] ?? 'missing'} on one side and ${b[i] ?? 'missing'} on the other`, {
+          column: (this.schema[i] ?? other.schema[i])?.name as string,
+        });
+      }
+    }
+    // Operators past an earlier union go into each of its inputs (stateless operators distribute over a union).
+    const inputs = all.flatMap((df) => {
+      if (df.plan.inputs && df.plan.ops.some((o) => o.kind === 'watermark')) {
+        throw new SluiceError('UNSUPPORTED_OPERATION', 'a union of a union that has a withWatermark after it: put withWatermark on its inputs, or after the last union');
+      }
+      return planInputs(df.plan).map((i) => ({ source: i.source, ops: [...i.ops, ...df.plan.ops] }));
+    });
+    const watermarked = inputs.filter((i) => i.ops.some((o) => o.kind === 'watermark'));
+    const columns = new Set(watermarked.map((i) => i.ops.findLast((o) => o.kind === 'watermark')).map((o) => (o?.kind === 'watermark' ? o.column : '')));
+    if (columns.size > 1) {
+      throw new SluiceError('UNSUPPORTED_OPERATION', `the inputs of a union watermark different columns (${[...columns].join(', ')}): watermark the same event-time column on each`);
+    }
+    return new DataFrame(this.session, { source: (inputs[0] as PlanInput).source, inputs, ops: [], post: [] }, true);
   }
 
   get writeStream(): DataStreamWriter {

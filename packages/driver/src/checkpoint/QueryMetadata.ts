@@ -59,7 +59,7 @@ export function loadQueryMetadata(path: string, checkpointDir: string, stateful:
     meta.keyGroups = legacyLayout.keyGroups;
   }
   const storedStateful = meta.keyGroups !== undefined;
-  if (meta.numSources !== 1 || stateful !== storedStateful) {
+  if (meta.numSources !== sources.length || stateful !== storedStateful) {
     const shape = storedStateful ? 'a stateful query' : 'a stateless query';
     throw new SluiceError('CHECKPOINT_INCOMPATIBLE', `checkpoint ${checkpointDir} was written by ${shape} of another shape`, {
       file: path,

@@ -60,6 +60,8 @@ export interface BatchExecution {
   outputs: TaskSuccess[];
   inputRows: number[];
   eventTime: EventTimeStats | undefined;
+  /** The same, per source (a union's watermark inputs). */
+  eventTimeBySource: Array<EventTimeStats | undefined>;
   state: StateOperatorMetrics | undefined;
 }
 
@@ -92,7 +94,8 @@ export class IncrementalExecution {
       inputRows[i] = (inputRows[i] as number) + r.numInputRows;
     });
     const eventTime = mergeEventTime(first);
-    if (!this.stateful) return { outputs: first, inputRows, eventTime, state: undefined };
+    const eventTimeBySource = inputRows.map((_, i) => mergeEventTime(first.filter((_, t) => (batch.splits[t] as SplitOfSource).source === i)));
+    if (!this.stateful) return { outputs: first, inputRows, eventTime, eventTimeBySource, state: undefined };
 
     const exchange = new ShuffleExchange(first);
     // Every shard runs each batch: eviction and complete output touch shards without new data.
@@ -107,16 +110,18 @@ export class IncrementalExecution {
     const state = sumStateMetrics(outputs);
     // A deduplication's map tasks drop late rows before they keep a first row per key.
     for (const r of first) state.numRowsDroppedByWatermark += r.numLateRows ?? 0;
-    return { outputs, inputRows, eventTime, state };
+    return { outputs, inputRows, eventTime, eventTimeBySource, state };
   }
 
   private firstStageTask(batchId: number, partition: number, split: SplitOfSource, committed: boolean, watermarkMs: number): TaskRequest {
     const common = { queryId: this.queryId, runId: this.runId, batchId, partition, attempt: 0, input: split.input, inputSchema: split.schema };
+    // A union input's own operators come first.
+    const ops = this.plan.inputs ? [...(this.plan.inputs[split.source]?.ops ?? []), ...this.plan.ops] : this.plan.ops;
     if (!this.stateful) {
       const task: StatelessTask = {
         kind: 'stateless',
         ...common,
-        ops: this.plan.ops,
+        ops,
         output: this.sink.taskOutput(batchId, partition, committed),
       };
       return task;
@@ -125,7 +130,7 @@ export class IncrementalExecution {
     const task: MapTask = {
       kind: 'map',
       ...common,
-      ops: this.plan.ops,
+      ops,
       stateful: info.op,
       layout: layoutCounts(info.layout),
       // A deduplication that uses the watermark drops late rows before it keeps a first row per key.

@@ -18,7 +18,7 @@ import { loadQueryMetadata } from '../checkpoint/QueryMetadata.js';
 import { readRecovery } from '../checkpoint/recovery.js';
 import { layoutCounts, writeStateLayout } from '../checkpoint/StateLayoutFile.js';
 import { writeVersioned } from '../checkpoint/versionedFile.js';
-import { statefulInputSchema, watermarkOf, type LogicalPlan } from '../plan/LogicalPlan.js';
+import { planInputs, statefulInputSchema, watermarkInputs, watermarkOf, type LogicalPlan } from '../plan/LogicalPlan.js';
 import type { QuerySpec } from '../plan/QuerySpec.js';
 import { createSource } from '../sources/createSource.js';
 import { sameOffset, type StreamSource } from '../sources/Source.js';
@@ -53,6 +53,7 @@ export class MicroBatchExecution extends StreamExecution {
   private readonly commitLog: CommitLog;
   private readonly sources: StreamSource[];
   private readonly watermark: WatermarkTracker;
+  private readonly watermarkInputs: ReturnType<typeof watermarkInputs>;
   private readonly triggers: TriggerExecutor;
   /** End offsets of the last planned (and, outside a batch, committed) batch, per source. */
   private available: Array<SourceOffset | null>;
@@ -85,16 +86,24 @@ export class MicroBatchExecution extends StreamExecution {
     try {
       const slots = ctx.scheduler.slots;
       const conf = ctx.conf;
-      const source = plan.source;
-      const loaded = loadQueryMetadata(this.paths.metadata, checkpointDir, plan.stateful !== undefined, conf.get<number>(K.stateStoreKeyGroups), [
-        { format: source.format, ...('file' in source && { path: source.file.path }) },
-      ]);
+      const inputs = planInputs(plan);
+      const loaded = loadQueryMetadata(
+        this.paths.metadata,
+        checkpointDir,
+        plan.stateful !== undefined,
+        conf.get<number>(K.stateStoreKeyGroups),
+        inputs.map(({ source }) => ({ format: source.format, ...('file' in source && { path: source.file.path }) })),
+      );
       this.id = loaded.meta.id;
       this.offsetLog = new OffsetLog(this.paths.offsets);
       this.commitLog = new CommitLog(this.paths.commits);
-      this.sources = [createSource(plan.source, this.paths.source(0), conf)];
+      this.sources = inputs.map(({ source }, i) => createSource(source, this.paths.source(i), conf));
       const wm = watermarkOf(plan);
-      this.watermark = new WatermarkTracker(wm ? [wm.delayMs] : [], conf.get<'min' | 'max'>(K.multipleWatermarkPolicy));
+      this.watermarkInputs = watermarkInputs(plan);
+      this.watermark = new WatermarkTracker(
+        this.watermarkInputs.map((w) => w.delayMs),
+        conf.get<'min' | 'max'>(K.multipleWatermarkPolicy),
+      );
       this.triggers = triggerExecutorOf(spec.trigger, conf.get<number>(K.pollingDelay));
 
       let layoutToWrite = false;
@@ -388,7 +397,8 @@ export class MicroBatchExecution extends StreamExecution {
     if (this.stateInfo) forgetLeftOpen(this.stateInfo.stateDir); // its shards opened again
 
     const eventTime = exec.eventTime;
-    this.watermark.observe(eventTime ? [eventTime.max] : []);
+    // Each watermark input's max event time: a union input's own, or the query's.
+    this.watermark.observe(this.watermarkInputs.map((w) => (w.input === undefined ? eventTime : exec.eventTimeBySource[w.input])?.max));
     fault('before-commit-log');
     this.assertRunning();
     const c0 = clock.now();

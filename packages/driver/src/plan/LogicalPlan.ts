@@ -1,29 +1,72 @@
 /**
- * The logical plan of a query: a source, stateless operators, at most one stateful operator and
- * the operators after it. It is plain data (the expression tree and operator specs of
- * @sluice/executor), built by the DataFrame API and read by the planner and the executors.
+ * The logical plan of a query: a source (or, for a union, several inputs, each a source and its
+ * own operators), stateless operators, at most one stateful operator and the operators after it.
+ * It is plain data (the expression tree and operator specs of @sluice/executor), built by the
+ * DataFrame API and read by the planner and the executors.
  */
 import { exprName, planOutputSchema, type Expr, type Op, type Schema, type StatefulOp } from '@sluice/executor';
 import type { SourceSpec } from '../sources/resolveSource.js';
 
-export interface LogicalPlan {
+/** One input of a union: its source, and the operators its rows go through before the union. */
+export interface PlanInput {
   source: SourceSpec;
-  /** Operators before the stateful one (all of them in a stateless query). */
+  ops: Op[];
+}
+
+export interface LogicalPlan {
+  /** The source; for a union, the first input's. */
+  source: SourceSpec;
+  /** A union of streams: its inputs, in order (sources 0, 1, … of the checkpoint). */
+  inputs?: PlanInput[];
+  /** Operators before the stateful one (all of them in a stateless query); after a union, those past it. */
   ops: Op[];
   stateful?: StatefulOp;
   /** Operators after the stateful one. */
   post: Op[];
 }
 
-/** The watermarked column and delay, from the last withWatermark before the stateful operator. */
-export function watermarkOf(plan: LogicalPlan): { column: string; delayMs: number } | undefined {
-  const w = plan.ops.findLast((o) => o.kind === 'watermark');
+/** The query's inputs: the union's, or the one source with no operators of its own. */
+export function planInputs(plan: LogicalPlan): PlanInput[] {
+  return plan.inputs ?? [{ source: plan.source, ops: [] }];
+}
+
+type Watermark = { column: string; delayMs: number };
+
+const lastWatermark = (ops: readonly Op[]): Watermark | undefined => {
+  const w = ops.findLast((o) => o.kind === 'watermark');
   return w && w.kind === 'watermark' ? { column: w.column, delayMs: w.delayMs } : undefined;
+};
+
+/**
+ * The watermarked column and delay, from the last withWatermark before the stateful operator (for
+ * a union whose inputs carry their own, the first input's).
+ */
+export function watermarkOf(plan: LogicalPlan): Watermark | undefined {
+  return lastWatermark(plan.ops) ?? planInputs(plan).map((i) => lastWatermark(i.ops)).find((w) => w !== undefined);
+}
+
+/**
+ * The watermark inputs of the query, as Spark counts its EventTimeWatermark operators: one per
+ * union input that has a withWatermark (`input` is its index), or the one of the query.
+ */
+export function watermarkInputs(plan: LogicalPlan): Array<{ input: number | undefined; delayMs: number }> {
+  const own = lastWatermark(plan.ops);
+  if (own || !plan.inputs) return own ? [{ input: undefined, delayMs: own.delayMs }] : [];
+  return plan.inputs.flatMap((i, input) => {
+    const w = lastWatermark(i.ops);
+    return w ? [{ input, delayMs: w.delayMs }] : [];
+  });
+}
+
+/** Schema of the rows entering `plan.ops`. */
+function opsInputSchema(plan: LogicalPlan): Schema {
+  const first = planInputs(plan)[0] as PlanInput;
+  return planOutputSchema(first.ops, first.source.schema);
 }
 
 /** Schema of the rows entering the stateful operator. */
 export function statefulInputSchema(plan: LogicalPlan): Schema {
-  return planOutputSchema(plan.ops, plan.source.schema);
+  return planOutputSchema(plan.ops, opsInputSchema(plan));
 }
 
 /**
@@ -33,9 +76,10 @@ export function statefulInputSchema(plan: LogicalPlan): Schema {
  * `groupBy('w')` is keyed by event time.
  */
 export function eventTimeColumns(plan: LogicalPlan): Set<string> {
-  let schema = plan.source.schema;
+  const first = planInputs(plan)[0] as PlanInput;
+  let schema = first.source.schema;
   let columns = new Set<string>();
-  for (const op of plan.ops) {
+  for (const op of [...first.ops, ...plan.ops]) {
     if (op.kind === 'watermark') columns = new Set([op.column]);
     else if (op.kind === 'project') {
       const next = new Set<string>();
