@@ -360,6 +360,24 @@ describe('plans and restarts', () => {
     expect(await tryBudget({ 'sluice.sql.streaming.stateStore.maxOpenFiles': 100 })).toBe('started');
   });
 
+  it("refuses shuffle.partitions 'auto' for a stateful query unless stateStore.partitions fixes them", async () => {
+    const s = await Session.create({ conf: { 'sluice.executor.cores': 2, 'sluice.sql.shuffle.partitions': ' AUTO ' } });
+    try {
+      const stream = s.memoryStream('auto_in', 'id STRING');
+      const start = () => s.readStream.format('memory').load('auto_in').groupBy('id').count().writeStream.format('memory').queryName('auto_counts').outputMode('complete').option('checkpointLocation', tempDir()).start();
+      await expect(start()).rejects.toMatchObject({ code: 'INVALID_CONF', option: 'sluice.sql.shuffle.partitions', message: expect.stringContaining('stateStore.partitions') });
+      s.conf.set('sluice.sql.streaming.stateStore.partitions', 8);
+      const q = await start();
+      stream.addData([{ id: 'a' }, { id: 'b' }, { id: 'a' }]);
+      await q.processAllAvailable();
+      expect(q.lastProgress?.stateOperators[0]?.numShufflePartitions).toBe(8);
+      expect((await s.memoryTable('auto_counts')).map((r) => [r['id'], Number(r['count'])]).sort()).toEqual([['a', 2], ['b', 1]]);
+      await q.stop();
+    } finally {
+      await s.close();
+    }
+  });
+
   it("keeps many stateful queries inside one worker's file budget, closing idle shards and reopening them, with exact counts", async () => {
     const queries = 8;
     const s = await Session.create({

@@ -48,6 +48,14 @@ export function askedCounts(conf: RuntimeConf, slots: number, current: { partiti
 export function decideStateLayout(current: StateLayoutRecord | undefined, keyGroups: number, conf: RuntimeConf, slots: number): LayoutDecision {
   const asked = conf.get<number | undefined>(K.stateStorePartitions);
   const shuffle = conf.get<number | 'auto'>(K.shufflePartitions);
+  if (shuffle === 'auto' && asked === undefined && conf.isSet(K.shufflePartitions)) {
+    // A stateful query's partitions are its state's layout: the engine cannot pick them per batch.
+    throw new SluiceError(
+      'INVALID_CONF',
+      `${K.shufflePartitions}=auto lets the engine choose each batch's partitions, which a stateful query cannot do: its partitions hold its state; set ${K.stateStorePartitions}`,
+      { option: K.shufflePartitions },
+    );
+  }
   const { partitions, shards } = askedCounts(conf, slots, current);
   if (partitions > keyGroups) {
     // Name the key the user set: shuffle.partitions stands in when stateStore.partitions is unset.
