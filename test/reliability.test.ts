@@ -416,8 +416,8 @@ describe('the environment, named truthfully at start()', () => {
     expect(existsSync(join(root, 'ckpt0', 'metadata'))).toBe(false);
   });
 
-  it('a file source holds no descriptor per file: 1,000 files in one batch under ulimit -n 96', () => {
-    const { line } = fdLimitChild(96, 100, 'files');
+  it('a file source holds no descriptor per file: 1,000 files in one batch under ulimit -n 128', () => {
+    const { line } = fdLimitChild(128, 100, 'files');
     expect(line).toBe('FILES 2000');
   });
 

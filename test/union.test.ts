@@ -25,6 +25,10 @@ describe('union', () => {
       const second = s.memoryStream(`second_${policy}`, 't TIMESTAMP');
       const input = (name: string, delay: string) => s.readStream.format('memory').load(name).withWatermark('t', delay);
       const ckpt = tempDir();
+      // Both before the start, so that the first batch reads both (a batch reading only the
+      // second would make the first's row late under the max policy, as it would in Spark).
+      first.addData([at(10)]);
+      second.addData([at(20)]);
       const q = await input(`first_${policy}`, '10 seconds')
         .union(input(`second_${policy}`, '5 seconds'))
         .groupBy(window(col('t'), '5 seconds'))
@@ -41,8 +45,6 @@ describe('union', () => {
           await q.processAllAvailable();
           return q.lastProgress?.eventTime['watermark'];
         };
-        first.addData([at(10)]);
-        second.addData([at(20)]);
         await q.processAllAvailable();
         const afterFirst = await watermarkNow();
         first.addData([at(30)]);
@@ -54,7 +56,8 @@ describe('union', () => {
         // Rows of both inputs are counted (late ones aside).
         const rows = await s.memoryTable(`union_${policy}`);
         const windows = new Set(rows.map((r) => (r['window'] as { start: Date }).start.getTime() / 1000));
-        expect([10, 20, 30].every((w) => windows.has(w))).toBe(true);
+        // (Under min the first probe, at 0 s, is not late yet: its window counts too.)
+        expect([...windows].filter((w) => w > 0).sort((a, b) => a - b)).toEqual([10, 20, 30]);
       } finally {
         await q.stop();
       }

@@ -17,3 +17,4 @@ export { windowsOf, lastWindowStart, type TimeWindow } from './expressions/windo
 export { aggregateOutputSchema, statefulOutputSchema, aggResultType, aggregatorOf, type AggBuffer, type Aggregator } from './operators/aggregates.js';
 export { decodeBlock, encodeBlock, type AggregateRecord, type DedupRecord, type ShuffleRecord } from './shuffle/shuffleCodec.js';
 export { operatorUsesWatermark } from './operators/watermark.js';
+export { broadcastRows } from './operators/join.js';

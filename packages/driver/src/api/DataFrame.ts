@@ -3,7 +3,8 @@
  * (an aggregation or a deduplication) followed by more stateless operators. Every operator is
  * checked against the schema when it is called, so an unknown column fails at the line naming it.
  */
-import { exprName, exprType, planOutputSchema, statefulOutputSchema, typeName, type Expr, type Op, type Schema, type StatefulOp } from '@sluice/executor';
+import { randomUUID } from 'node:crypto';
+import { exprName, exprType, planOutputSchema, statefulOutputSchema, typeName, type Expr, type JoinType, type Op, type Schema, type StatefulOp } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import { Column, toColumn } from './Column.js';
 import { AggregateColumn, avg, count, max, min, sum } from './aggregates.js';
@@ -162,7 +163,31 @@ export class DataFrame {
     if (columns.size > 1) {
       throw new SluiceError('UNSUPPORTED_OPERATION', `the inputs of a union watermark different columns (${[...columns].join(', ')}): watermark the same event-time column on each`);
     }
-    return new DataFrame(this.session, { source: (inputs[0] as PlanInput).source, inputs, ops: [], post: [] }, true);
+    const statics = all.flatMap((df) => df.plan.statics ?? []);
+    return new DataFrame(this.session, { source: (inputs[0] as PlanInput).source, inputs, ops: [], post: [], ...(statics.length > 0 && { statics }) }, true);
+  }
+
+  /**
+   * A stream-static join on equal columns, as Spark's `join(other, usingColumns, how)`: `on` is a
+   * column name or an array of names, present on both sides with the same type; `how` is inner
+   * (the default), left_outer (left, leftouter), left_semi (semi, leftsemi) or left_anti (anti,
+   * leftanti). The output is the keys, the stream's other columns, then the static side's. The
+   * static side is read once per query run (a restart reads it again) and sent to every worker
+   * once, in a SharedArrayBuffer.
+   */
+  join(other: DataFrame, on: string | string[], how = 'inner'): DataFrame {
+    if (!this.isStreaming || other.isStreaming) {
+      throw new SluiceError('UNSUPPORTED_OPERATION', 'join takes a stream on the left and a static DataFrame (session.read) on the right');
+    }
+    if (this.plan.stateful) throw new SluiceError('UNSUPPORTED_OPERATION', 'join must come before the aggregation or deduplication');
+    if (typeof on !== 'string' && !(Array.isArray(on) && on.length > 0 && on.every((k) => typeof k === 'string'))) {
+      throw new SluiceError('UNSUPPORTED_OPERATION', 'join on a Column condition is not supported yet: join on column names (a name or an array of names)', { option: 'on' });
+    }
+    const keys = typeof on === 'string' ? [on] : on;
+    const id = `static-${randomUUID()}`;
+    const op: Op = { kind: 'join', how: joinType(how), keys, rightSchema: other.schema, broadcastId: id };
+    const joined = this.with(op);
+    return new DataFrame(this.session, { ...joined.plan, statics: [...(this.plan.statics ?? []), { id, plan: other.plan }] }, true);
   }
 
   get writeStream(): DataStreamWriter {
@@ -237,4 +262,23 @@ export class GroupedData {
   max(...cols: string[]): DataFrame {
     return this.agg(...cols.map((c) => max(c)));
   }
+}
+
+const JOIN_TYPES: Record<string, JoinType> = {
+  inner: 'inner',
+  left: 'left_outer',
+  leftouter: 'left_outer',
+  semi: 'left_semi',
+  leftsemi: 'left_semi',
+  anti: 'left_anti',
+  leftanti: 'left_anti',
+};
+
+/** Spark's join type names, in any case, with or without underscores. */
+function joinType(how: string): JoinType {
+  const t = JOIN_TYPES[String(how).toLowerCase().replaceAll('_', '')];
+  if (t === undefined) {
+    throw new SluiceError('UNSUPPORTED_OPERATION', `join type ${how}: a stream joins a static side as inner, left_outer, left_semi or left_anti`, { option: 'how' });
+  }
+  return t;
 }

@@ -2,20 +2,18 @@
  * The entry point (Spark's SparkSession): configuration, readers, the query manager, and the
  * executors (worker threads) that all of the session's queries share.
  */
-import { decodeRows, inferJsonSchemaFromFiles, rowToExternal, type ReadOptions, type Schema, type StatelessTask } from '@sluice/executor';
+import { inferJsonSchemaFromFiles, rowToExternal, type ReadOptions, type Schema } from '@sluice/executor';
 import { CONF_KEYS, SluiceError, type WorkerStateUsage } from '@sluice/state';
 import { canonicalKey, RuntimeConf } from '../conf/RuntimeConf.js';
 import type { DataFrame } from './DataFrame.js';
 import { DataFrameReader } from './DataFrameReader.js';
 import { DataStreamReader } from './DataStreamReader.js';
 import { ListenerBus, type EventKind } from '../events/ListenerBus.js';
-import { committedFiles } from '../sinks/FileSink.js';
 import { MemorySink } from '../sinks/MemorySink.js';
-import { listFiles } from '../sources/fileSystem.js';
 import { MemoryStream } from '../sources/MemoryStream.js';
 import { StreamingQueryManager } from './StreamingQueryManager.js';
 import { POOL_PROPERTY, TaskScheduler, type PoolMetrics, type PoolSettings } from '../scheduler/TaskScheduler.js';
-import { splitRange } from '../sources/RateSource.js';
+import { staticFiles, staticRows } from '../execution/staticRows.js';
 import { parseUserSchema } from '../sources/resolveSource.js';
 
 export interface SessionOptions {
@@ -177,33 +175,13 @@ export class Session {
   }
 
   /** The files a static read of `dir` covers: a sink's committed files, else the directory's. */
-  private staticFiles(dir: string): string[] {
-    return committedFiles(dir) ?? listFiles(dir).map((f) => f.path);
-  }
-
   inferJsonSchema(dir: string, read: ReadOptions): Schema {
-    return inferJsonSchemaFromFiles(this.staticFiles(dir), read);
+    return inferJsonSchemaFromFiles(staticFiles(dir), read);
   }
 
   async collectStatic(df: DataFrame): Promise<Array<Record<string, unknown>>> {
-    const source = df.plan.source;
-    if (!('file' in source)) throw new SluiceError('NOT_STATIC', 'collect() needs a static file DataFrame');
-    const files = this.staticFiles(source.file.path);
-    const scheduler = this.scheduler();
-    const tasks: StatelessTask[] = splitRange(0, files.length, scheduler.slots * 2).map(([a, b], partition) => ({
-      kind: 'stateless',
-      queryId: 'static',
-      runId: 'static',
-      batchId: 0,
-      partition,
-      attempt: 0,
-      input: { type: 'files', format: source.file.format, files: files.slice(a, b), schema: source.schema, options: source.file.read },
-      inputSchema: source.schema,
-      ops: df.plan.ops,
-      output: { type: 'collect' },
-    }));
-    const results = await scheduler.runTasks(tasks);
-    return results.flatMap((r) => (r.rows ? decodeRows(r.rows) : []).map((row) => rowToExternal(row, df.schema)));
+    const rows = await staticRows(this.scheduler(), df.plan);
+    return rows.map((row) => rowToExternal(row, df.schema));
   }
 
   /**

@@ -7,6 +7,7 @@
  * is done, so a retried state task reads them again.
  */
 import type {
+  Op,
   EventTimeStats,
   InputSplit,
   MapTask,
@@ -66,6 +67,9 @@ export interface BatchExecution {
 }
 
 export class IncrementalExecution {
+  /** The static sides of the plan's joins, by their plan id, as this run read them. */
+  broadcasts: ReadonlyMap<string, SharedArrayBuffer> = new Map();
+
   constructor(
     private readonly queryId: string,
     private readonly runId: string,
@@ -113,10 +117,20 @@ export class IncrementalExecution {
     return { outputs, inputRows, eventTime, eventTimeBySource, state };
   }
 
+  /** Joins get the static side this run read, under an id of the run (workers index it once per id). */
+  private bindJoins(ops: Op[]): Op[] {
+    if (!ops.some((o) => o.kind === 'join')) return ops;
+    return ops.map((o) => {
+      if (o.kind !== 'join') return o;
+      const broadcast = this.broadcasts.get(o.broadcastId);
+      return { ...o, broadcastId: `${this.runId}:${o.broadcastId}`, ...(broadcast !== undefined && { broadcast }) };
+    });
+  }
+
   private firstStageTask(batchId: number, partition: number, split: SplitOfSource, committed: boolean, watermarkMs: number): TaskRequest {
     const common = { queryId: this.queryId, runId: this.runId, batchId, partition, attempt: 0, input: split.input, inputSchema: split.schema };
     // A union input's own operators come first.
-    const ops = this.plan.inputs ? [...(this.plan.inputs[split.source]?.ops ?? []), ...this.plan.ops] : this.plan.ops;
+    const ops = this.bindJoins(this.plan.inputs ? [...(this.plan.inputs[split.source]?.ops ?? []), ...this.plan.ops] : this.plan.ops);
     if (!this.stateful) {
       const task: StatelessTask = {
         kind: 'stateless',

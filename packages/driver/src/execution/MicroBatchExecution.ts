@@ -9,7 +9,7 @@
  * data: it runs an operation on the checkpoint itself, such as a state repartition, and a restart
  * finishes an unfinished one before any data batch.
  */
-import { decodeRows, type Row, type Schema } from '@sluice/executor';
+import { broadcastRows, decodeRows, type Row, type Schema } from '@sluice/executor';
 import { CONF_KEYS, fault, planRepartition, SluiceError, warn, type StateLayout } from '@sluice/state';
 import { CheckpointPaths } from '../checkpoint/CheckpointPaths.js';
 import { CommitLog } from '../checkpoint/CommitLog.js';
@@ -41,6 +41,7 @@ import {
 import { askedCounts, loadStateLayout, shardOptions, StatefulOperatorInfo, workerBudget } from './StatefulOperatorInfo.js';
 import { triggerExecutorOf, type TriggerExecutor } from './TriggerExecutor.js';
 import { WatermarkTracker } from './WatermarkTracker.js';
+import { staticRows } from './staticRows.js';
 
 const K = CONF_KEYS;
 
@@ -275,6 +276,7 @@ export class MicroBatchExecution extends StreamExecution {
     this.purgeLogs(batchId);
     this.stateInfo = info.withLayout(control.to, markers);
     this.execution = this.planExecution();
+    this.execution.broadcasts = this.broadcasts;
     this.nextBatchId = batchId + 1;
     this.controlProgress = {
       durationMs: { 'controlBatch.REPARTITION': clock.now() - t0 },
@@ -287,7 +289,19 @@ export class MicroBatchExecution extends StreamExecution {
     return this.stateInfo?.shards ?? 0;
   }
 
+  /** The static sides of the plan's joins: read once per run, before its first batch. */
+  private readonly broadcasts = new Map<string, SharedArrayBuffer>();
+
+  private async readStatics(): Promise<void> {
+    for (const s of this.plan.statics ?? []) {
+      if (this.broadcasts.has(s.id)) continue;
+      this.broadcasts.set(s.id, broadcastRows(await staticRows(this.ctx.scheduler, s.plan)));
+    }
+    this.execution.broadcasts = this.broadcasts;
+  }
+
   protected override async runBatches(): Promise<void> {
+    await this.readStatics();
     if (this.pendingReplay) {
       const { batch, start } = this.pendingReplay;
       this.pendingReplay = undefined;
@@ -376,9 +390,12 @@ export class MicroBatchExecution extends StreamExecution {
 
     const g0 = clock.now();
     const sink = this.spec.sink;
-    const splits = this.sources.flatMap((source, i) =>
-      source.planSplits(start[i] ?? null, batch.offsets[i], slots).map((input) => ({ source: i, input, schema: source.schema })),
-    );
+    // A source with nothing yet (one input of a union) or nothing new has no splits.
+    const splits = this.sources.flatMap((source, i) => {
+      const end = batch.offsets[i] ?? null;
+      if (end === null || sameOffset(end, start[i] ?? null)) return [];
+      return source.planSplits(start[i] ?? null, end, slots).map((input) => ({ source: i, input, schema: source.schema }));
+    });
     const getBatch = clock.now() - g0;
 
     const p0 = clock.now();

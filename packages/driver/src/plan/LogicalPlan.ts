@@ -23,6 +23,8 @@ export interface LogicalPlan {
   stateful?: StatefulOp;
   /** Operators after the stateful one. */
   post: Op[];
+  /** The static sides of joins, by the `broadcastId` of their join operator (the driver reads them). */
+  statics?: Array<{ id: string; plan: LogicalPlan }>;
 }
 
 /** The query's inputs: the union's, or the one source with no operators of its own. */

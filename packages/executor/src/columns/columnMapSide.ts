@@ -57,7 +57,8 @@ export function mapBatches(
   udfs: UdfRegistry,
   source: (fn: (batch: ColumnBatch) => void) => number,
 ): MapOutput | undefined {
-  if (task.stateful.kind !== 'aggregate') return undefined;
+  // A join may turn a row into several: rows, not columns (task/stages.ts).
+  if (task.stateful.kind !== 'aggregate' || task.ops.some((o) => o.kind === 'join')) return undefined;
   const c = compiled(task, schema, udfs);
   if (c === undefined) return undefined;
   const aggregation = c.aggregation();

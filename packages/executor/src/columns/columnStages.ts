@@ -71,7 +71,9 @@ export function compileColumnStages(ops: readonly Op[], schema: Schema, udfs: Ud
     if (op.kind === 'filter') steps.push({ step: filterStep(compileColumnExpr(op.cond, current, udfs)) });
     else if (op.kind === 'project') steps.push({ step: projectStep(op.exprs, current, out, udfs) });
     // task/stages.ts measures at the end of the stage a marker closes: here, before what follows it.
-    else steps.push({ eventTimeColumn: op.column });
+    else if (op.kind === 'watermark') steps.push({ eventTimeColumn: op.column });
+    // A join may turn a row into several: its tasks run as rows (columnMapSide, worker.ts).
+    else throw new Error('a join runs as rows, not as column batches');
     current = out;
   }
   return {

@@ -261,10 +261,38 @@ export function opOutputSchema(op: Op, schema: Schema): Schema {
       // Rows pass unchanged; the worker measures event time at this marker.
       resolveColumn(op.column, schema);
       return schema;
+    case 'join':
+      return joinOutputSchema(op, schema);
   }
 }
 
 /** The schema after `ops`, checked eagerly (unknown columns, type errors) without loading udfs. */
 export function planOutputSchema(ops: readonly Op[], schema: Schema): Schema {
   return ops.reduce((s, op) => opOutputSchema(op, s), schema);
+}
+
+/** The keys (the stream's fields), the stream's other fields, then the table's other fields. */
+function joinOutputSchema(op: Extract<Op, { kind: 'join' }>, left: Schema): Schema {
+  const field = (schema: Schema, name: string, side: string) => {
+    const f = schema.find((x) => x.name === name);
+    if (!f) throw new SluiceError('UNRESOLVED_COLUMN', `join key ${name} is not a column of the ${side} (${schema.map((x) => x.name).join(', ')})`, { column: name });
+    return f;
+  };
+  const keys = op.keys.map((k) => {
+    const l = field(left, k, 'stream');
+    const r = field(op.rightSchema, k, 'static side');
+    if (typeName(l.type) !== typeName(r.type)) {
+      throw new SluiceError('DATATYPE_MISMATCH', `join key ${k} is ${typeName(l.type)} in the stream and ${typeName(r.type)} in the static side`, { column: k });
+    }
+    return l;
+  });
+  const others = left.filter((f) => !op.keys.includes(f.name));
+  if (op.how === 'left_semi' || op.how === 'left_anti') return [...keys, ...others];
+  const right = op.rightSchema.filter((f) => !op.keys.includes(f.name));
+  for (const f of right) {
+    if (others.some((o) => o.name === f.name)) {
+      throw new SluiceError('COLUMN_ALREADY_EXISTS', `column '${f.name}' is on both sides of the join; rename one side's first`, { column: f.name });
+    }
+  }
+  return [...keys, ...others, ...right.map((f) => (op.how === 'left_outer' ? { ...f, nullable: true } : f))];
 }

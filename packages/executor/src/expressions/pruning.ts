@@ -24,6 +24,7 @@ export function requiredInputSchema(ops: Op[], schema: Schema): Schema {
   for (const op of ops) {
     if (op.kind === 'filter') collect(op.cond, refs);
     else if (op.kind === 'watermark') refs.add(op.column);
+    else if (op.kind === 'join') for (const k of op.keys) refs.add(k);
     else {
       for (const e of op.exprs) collect(e, refs);
       projected = true;

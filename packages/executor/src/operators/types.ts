@@ -1,5 +1,9 @@
 /** Operators of a plan, stateless and stateful: plain data that crosses to the workers. */
 import type { Expr } from '../expressions/types.js';
+import type { Schema } from '../schema/types.js';
+
+/** The joins of a stream with a static table (Spark's names; the stream is the left side). */
+export type JoinType = 'inner' | 'left_outer' | 'left_semi' | 'left_anti';
 
 /** Stateless operators, applied in order to every row of a task. */
 export type Op =
@@ -7,7 +11,14 @@ export type Op =
   /** Each expression's output name is its alias, else its column name, else its printed form. */
   | { kind: 'project'; exprs: Expr[] }
   /** withWatermark: rows pass unchanged; the task reports min/max/avg of `column` here. */
-  | { kind: 'watermark'; column: string; delayMs: number };
+  | { kind: 'watermark'; column: string; delayMs: number }
+  /**
+   * A join with a static table on equal `keys` (Spark's `join(other, usingColumns, how)`): the
+   * output is the keys, the stream's other columns, then the table's (none for semi and anti).
+   * The table's rows (engine form, msgpack) come in `broadcast`, shared by every task of a run;
+   * a worker indexes them once per `broadcastId`.
+   */
+  | { kind: 'join'; how: JoinType; keys: string[]; rightSchema: Schema; broadcastId: string; broadcast?: SharedArrayBuffer };
 
 export type AggFn = 'count' | 'sum' | 'avg' | 'min' | 'max';
 

@@ -4,6 +4,8 @@
  * operators before the shuffle this way too, so both report eventTime identically.
  */
 import { compileOps } from '../operators/compileOps.js';
+import { compileJoin } from '../operators/join.js';
+import { opOutputSchema } from '../expressions/exprTypes.js';
 import { loadUdfs, type UdfRegistry } from '../expressions/udfs.js';
 import type { EventTimeStats, InputSplit } from './messages.js';
 import { requiredInputSchema } from '../expressions/pruning.js';
@@ -12,6 +14,8 @@ import type { Row, Schema } from '../schema/types.js';
 
 interface Stage {
   each(row: Row): Row | null;
+  /** A join: each row becomes any number of rows. */
+  many?: (row: Row) => Row[];
   /** Event-time column to measure after this stage, if a watermark follows it. */
   eventTimeColumn?: string;
 }
@@ -40,7 +44,11 @@ export async function compileStages(schema: Schema, ops: Op[], udfs: UdfRegistry
   };
   for (const op of ops) {
     if (op.kind === 'watermark') flush(op.column);
-    else current.push(op);
+    else if (op.kind === 'join') {
+      flush();
+      stages.push({ each: () => null, many: compileJoin(op) });
+      stageSchema = opOutputSchema(op, stageSchema);
+    } else current.push(op);
   }
   flush();
   const plan = { stages, outputSchema: stageSchema };
@@ -53,36 +61,40 @@ export async function compileStages(schema: Schema, ops: Op[], udfs: UdfRegistry
 export function runStages(plan: CompiledStages, input: readonly Row[]): { rows: Row[]; eventTime?: EventTimeStats } {
   const pipeline = rowPipeline(plan);
   const rows: Row[] = [];
-  for (const row of input) {
-    const out = pipeline.push(row);
-    if (out !== null) rows.push(out);
-  }
+  const emit = (row: Row): void => void rows.push(row);
+  for (const row of input) pipeline.push(row, emit);
   const eventTime = pipeline.eventTime();
   return eventTime ? { rows, eventTime } : { rows };
 }
 
-/** The stages one row at a time: `push` gives the row's output (null: filtered out). */
-export function rowPipeline(plan: CompiledStages): { push(row: Row): Row | null; eventTime(): EventTimeStats | undefined } {
+/** The stages one row at a time: `push` hands the row's outputs to `emit` (none: filtered out; a join may give several). */
+export function rowPipeline(plan: CompiledStages): { push(row: Row, emit: (row: Row) => void): void; eventTime(): EventTimeStats | undefined } {
   const stats: EventTimeStats = { min: Infinity, max: -Infinity, sum: 0, count: 0 };
   const stages = plan.stages;
-  return {
-    push(input) {
-      let row: Row | null = input;
-      for (let i = 0; i < stages.length && row !== null; i++) {
-        const stage = stages[i] as Stage;
-        row = stage.each(row);
-        if (row !== null && stage.eventTimeColumn !== undefined) {
-          const t = row[stage.eventTimeColumn];
-          if (typeof t === 'number') {
-            if (t < stats.min) stats.min = t;
-            if (t > stats.max) stats.max = t;
-            stats.sum += t;
-            stats.count += 1;
-          }
+  const run = (from: number, input: Row, emit: (row: Row) => void): void => {
+    let row: Row | null = input;
+    for (let i = from; i < stages.length; i++) {
+      const stage = stages[i] as Stage;
+      if (stage.many !== undefined) {
+        for (const out of stage.many(row)) run(i + 1, out, emit);
+        return;
+      }
+      row = stage.each(row);
+      if (row === null) return;
+      if (stage.eventTimeColumn !== undefined) {
+        const t = row[stage.eventTimeColumn];
+        if (typeof t === 'number') {
+          if (t < stats.min) stats.min = t;
+          if (t > stats.max) stats.max = t;
+          stats.sum += t;
+          stats.count += 1;
         }
       }
-      return row;
-    },
+    }
+    emit(row);
+  };
+  return {
+    push: (row, emit) => run(0, row, emit),
     eventTime: () => (stats.count > 0 ? stats : undefined),
   };
 }

@@ -16,6 +16,7 @@ import { deliver } from './taskOutput.js';
 import { compileStages, pruneInput, rowPipeline, runStages } from './stages.js';
 import { releaseShards, runStateTask, shards } from '../operators/stateTask.js';
 import { columnMapSide, columnStateless } from '../columns/columnMapSide.js';
+import type { Row } from '../schema/types.js';
 
 const udfs: UdfRegistry = new Map();
 
@@ -26,7 +27,7 @@ const udfs: UdfRegistry = new Map();
 async function runStateless(task: StatelessTask): Promise<TaskResult> {
   const { input, schema } = pruneInput(task.input, task.inputSchema, task.ops);
   const plan = await compileStages(schema, task.ops, udfs);
-  if (input.type === 'files' && input.format === 'json') {
+  if (input.type === 'files' && input.format === 'json' && !task.ops.some((o) => o.kind === 'join')) {
     const { numInputRows, rows, eventTime } = columnStateless(task.ops, input, schema, udfs);
     const base = { ok: true as const, threadId, numInputRows, numOutputRows: rows.length, ...(eventTime && { eventTime }) };
     return deliver(base, task.output, rows, plan.outputSchema);
@@ -49,10 +50,8 @@ async function runMap(task: MapTask): Promise<TaskResult> {
   if (columnar !== undefined) return { ok: true, threadId, ...columnar };
   const pipeline = rowPipeline(plan);
   const partials = streamPartials(task.stateful, plan.outputSchema, task.layout, udfs, task.lateThresholdMs);
-  const numInputRows = forEachInputRow(input, (row) => {
-    const out = pipeline.push(row);
-    if (out !== null) partials.add(out);
-  });
+  const add = (row: Row): void => partials.add(row);
+  const numInputRows = forEachInputRow(input, (row) => pipeline.push(row, add));
   const { blocks, numRecords, numLate } = partials.finish();
   const eventTime = pipeline.eventTime();
   return {

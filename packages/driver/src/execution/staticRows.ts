@@ -1,0 +1,37 @@
+/**
+ * The rows of a static (batch) DataFrame over files, read by the executors: `collect()`, and the
+ * static side of a stream-static join, which is read once per query run.
+ */
+import { decodeRows, type Row, type StatelessTask } from '@sluice/executor';
+import { SluiceError } from '@sluice/state';
+import type { LogicalPlan } from '../plan/LogicalPlan.js';
+import type { TaskScheduler } from '../scheduler/TaskScheduler.js';
+import { committedFiles } from '../sinks/FileSink.js';
+import { listFiles } from '../sources/fileSystem.js';
+import { splitRange } from '../sources/RateSource.js';
+
+/** The files a static read sees: a Sluice sink's committed files, else every file listed. */
+export function staticFiles(dir: string): string[] {
+  return committedFiles(dir) ?? listFiles(dir).map((f) => f.path);
+}
+
+/** The plan's rows in engine form, read from its files as they are now. */
+export async function staticRows(scheduler: TaskScheduler, plan: LogicalPlan): Promise<Row[]> {
+  const source = plan.source;
+  if (!('file' in source)) throw new SluiceError('NOT_STATIC', 'collect() needs a static file DataFrame');
+  const files = staticFiles(source.file.path);
+  const tasks: StatelessTask[] = splitRange(0, files.length, scheduler.slots * 2).map(([a, b], partition) => ({
+    kind: 'stateless',
+    queryId: 'static',
+    runId: 'static',
+    batchId: 0,
+    partition,
+    attempt: 0,
+    input: { type: 'files', format: source.file.format, files: files.slice(a, b), schema: source.schema, options: source.file.read },
+    inputSchema: source.schema,
+    ops: plan.ops,
+    output: { type: 'collect' },
+  }));
+  const results = await scheduler.runTasks(tasks);
+  return results.flatMap((r) => (r.rows ? decodeRows(r.rows) : []));
+}

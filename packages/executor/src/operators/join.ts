@@ -1,0 +1,83 @@
+/**
+ * The join of a stream's rows with a static table, broadcast: the table's rows reach each worker
+ * once per query run, in a SharedArrayBuffer every task message shares, and are indexed by key
+ * once per worker. Keys match as Spark's equi-join: a null key matches nothing; NaN matches NaN,
+ * and -0 matches 0.
+ */
+import { Packr } from 'msgpackr';
+import { SluiceError } from '@sluice/state';
+import type { Op } from './types.js';
+import type { Row } from '../schema/types.js';
+
+type JoinOp = Extract<Op, { kind: 'join' }>;
+
+const packr = new Packr({ useRecords: false, moreTypes: false });
+
+/** A static side's rows (engine form) in a SharedArrayBuffer: every task message of a run shares it. */
+export function broadcastRows(rows: readonly Row[]): SharedArrayBuffer {
+  const bytes = packr.pack(rows);
+  const shared = new SharedArrayBuffer(bytes.length);
+  new Uint8Array(shared).set(bytes);
+  return shared;
+}
+
+/** The table's rows by key, per broadcast (a new one each query run). */
+const indexes = new Map<string, Map<string, Row[]>>();
+
+/** The key of a row's join columns, or undefined when one of them is null (it matches nothing). */
+function keyOf(row: Row, keys: readonly string[]): string | undefined {
+  const parts: unknown[] = [];
+  for (const k of keys) {
+    const v = row[k];
+    if (v === null || v === undefined) return undefined;
+    parts.push(v);
+  }
+  // JSON: -0 prints as 0, and NaN as null, which no real null reaches (those return above).
+  return JSON.stringify(parts);
+}
+
+function indexOf(op: JoinOp): Map<string, Row[]> {
+  let index = indexes.get(op.broadcastId);
+  if (index !== undefined) return index;
+  if (op.broadcast === undefined) {
+    throw new SluiceError('UNSUPPORTED_OPERATION', `join ${op.broadcastId} reached a worker without its static side`);
+  }
+  const rows = packr.unpack(new Uint8Array(op.broadcast)) as Row[];
+  index = new Map();
+  for (const r of rows) {
+    const key = keyOf(r, op.keys);
+    if (key === undefined) continue;
+    const list = index.get(key);
+    if (list === undefined) index.set(key, [r]);
+    else list.push(r);
+  }
+  // Runs of stopped queries leave theirs behind: keep the few latest.
+  if (indexes.size >= 16) indexes.delete(indexes.keys().next().value as string);
+  indexes.set(op.broadcastId, index);
+  return index;
+}
+
+/** The rows a stream row joins into (none, one, or one per matching table row). */
+export function compileJoin(op: JoinOp): (row: Row) => Row[] {
+  const index = indexOf(op);
+  const right = op.rightSchema.map((f) => f.name).filter((n) => !op.keys.includes(n));
+  const joined = (left: Row, r: Row | undefined): Row => {
+    const out: Row = { ...left };
+    for (const n of right) out[n] = r === undefined ? null : (r[n] ?? null);
+    return out;
+  };
+  const matches = (row: Row): Row[] | undefined => {
+    const key = keyOf(row, op.keys);
+    return key === undefined ? undefined : index.get(key);
+  };
+  switch (op.how) {
+    case 'inner':
+      return (row) => matches(row)?.map((r) => joined(row, r)) ?? [];
+    case 'left_outer':
+      return (row) => matches(row)?.map((r) => joined(row, r)) ?? [joined(row, undefined)];
+    case 'left_semi':
+      return (row) => (matches(row) !== undefined ? [row] : []);
+    case 'left_anti':
+      return (row) => (matches(row) === undefined ? [row] : []);
+  }
+}

@@ -1,0 +1,168 @@
+/**
+ * Stream-static joins: every join type against a plain computation over the same rows, with null
+ * keys, keys missing on either side and duplicate keys on the static side; the static side is read
+ * once per run (a change on disk shows only after a restart); and the joined stream feeds an
+ * aggregation.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { Session, Trigger } from '@sluice/driver';
+import { jsonLines, removeTempDirs, tempDir, withSession, writeInput } from './helpers.js';
+
+afterAll(removeTempDirs);
+
+type R = Record<string, unknown>;
+
+const stream: R[] = [
+  { id: 1, region: 'eu', v: 10 },
+  { id: 2, region: 'eu', v: 20 },
+  { id: 3, region: 'us', v: 30 }, // no match on the static side
+  { id: null, region: 'us', v: 40 }, // a null key matches nothing
+  { id: 1, region: 'us', v: 50 },
+];
+const table: R[] = [
+  { id: 1, name: 'one' },
+  { id: 1, name: 'uno' }, // two rows for key 1
+  { id: 2, name: 'two' },
+  { id: 4, name: 'four' }, // no stream row
+  { id: null, name: 'nobody' },
+];
+
+/** The join computed plainly: Spark's semantics over the two arrays, with `keys` compared by value. */
+function expected(how: string, keys: string[], left: R[], right: R[]): R[] {
+  const same = (a: R, b: R) => keys.every((k) => a[k] !== null && b[k] !== null && a[k] === b[k]);
+  const out: R[] = [];
+  for (const l of left) {
+    const m = right.filter((r) => same(l, r));
+    if (how === 'left_semi') {
+      if (m.length > 0) out.push(l);
+    } else if (how === 'left_anti') {
+      if (m.length === 0) out.push(l);
+    } else if (m.length > 0) {
+      for (const r of m) out.push({ ...l, ...r });
+    } else if (how === 'left_outer') {
+      out.push({ ...l, ...Object.fromEntries(Object.keys(right[0] as R).filter((k) => !keys.includes(k)).map((k) => [k, null])) });
+    }
+  }
+  return out;
+}
+
+const sorted = (rows: R[]) => rows.map((r) => JSON.stringify(Object.entries(r).sort(([a], [b]) => a.localeCompare(b)))).sort();
+
+describe('stream-static join', () => {
+  it.each(['inner', 'left_outer', 'left_semi', 'left_anti'])('%s matches a plain computation, nulls and duplicate keys included', async (how) => {
+    await withSession({ 'sluice.executor.cores': 2 }, async (s) => {
+      const dir = tempDir();
+      writeInput(dir, 'names.json', jsonLines(table));
+      const names = s.read.format('json').schema('id LONG, name STRING').load(dir);
+      const input = s.memoryStream(`orders_${how}`, 'id LONG, region STRING, v LONG');
+      const q = await s.readStream.format('memory').load(`orders_${how}`).join(names, 'id', how).writeStream.format('memory').queryName(`joined_${how}`).start();
+      try {
+        input.addData(stream.slice(0, 3));
+        await q.processAllAvailable();
+        input.addData(stream.slice(3));
+        await q.processAllAvailable();
+        const got = await s.memoryTable(`joined_${how}`);
+        expect(sorted(got)).toEqual(sorted(expected(how, ['id'], stream, table)));
+        // Keys first, then the stream's columns, then the static side's.
+        expect(Object.keys(got[0] ?? {})).toEqual(how === 'left_semi' || how === 'left_anti' ? ['id', 'region', 'v'] : ['id', 'region', 'v', 'name']);
+      } finally {
+        await q.stop();
+      }
+    });
+  });
+
+  it('joins on several columns, and feeds an aggregation', async () => {
+    await withSession({ 'sluice.executor.cores': 2 }, async (s) => {
+      const dir = tempDir();
+      const rates = [
+        { region: 'eu', tier: 1, rate: 2 },
+        { region: 'eu', tier: 2, rate: 3 },
+        { region: 'us', tier: 1, rate: 5 },
+      ];
+      writeInput(dir, 'rates.json', jsonLines(rates));
+      const input = s.memoryStream('sales', 'region STRING, tier LONG, v LONG');
+      const q = await s.readStream
+        .format('memory')
+        .load('sales')
+        .join(s.read.format('json').schema('region STRING, tier LONG, rate LONG').load(dir), ['region', 'tier'])
+        .groupBy('region')
+        .count()
+        .writeStream.format('memory')
+        .queryName('sales_by_region')
+        .outputMode('complete')
+        .start();
+      try {
+        input.addData([
+          { region: 'eu', tier: 1, v: 1 },
+          { region: 'eu', tier: 2, v: 1 },
+          { region: 'eu', tier: 3, v: 1 }, // no rate
+          { region: 'us', tier: 1, v: 1 },
+          { region: 'us', tier: 2, v: 1 }, // no rate
+        ]);
+        await q.processAllAvailable();
+        const got = Object.fromEntries((await s.memoryTable('sales_by_region')).map((r) => [r['region'] as string, Number(r['count'])]));
+        expect(got).toEqual({ eu: 2, us: 1 });
+      } finally {
+        await q.stop();
+      }
+    });
+  });
+
+  it('reads the static side once per run: a change on disk shows after a restart, not at the next batch', async () => {
+    const dir = tempDir();
+    writeInput(dir, 'a.json', jsonLines([{ id: 1, name: 'one' }]));
+    const input = tempDir();
+    const ckpt = tempDir();
+    let file = 0;
+    const addInput = (ids: number[]) => writeInput(input, `in${file++}.json`, jsonLines(ids.map((id) => ({ id }))), 1_700_000_000 + file);
+    const run = async (before: () => void): Promise<R[]> => {
+      const s = await Session.create({ conf: { 'sluice.executor.cores': 2 } });
+      try {
+        const q = await s.readStream
+          .format('json')
+          .schema('id LONG')
+          .option('maxFilesPerTrigger', 1)
+          .load(input)
+          .join(s.read.format('json').schema('id LONG, name STRING').load(dir), 'id', 'left')
+          .writeStream.format('memory')
+          .queryName('names')
+          .option('checkpointLocation', ckpt)
+          .trigger(Trigger.ProcessingTime(0))
+          .start();
+        await q.processAllAvailable();
+        before();
+        addInput([1, 2]);
+        await q.processAllAvailable();
+        const rows = await s.memoryTable('names');
+        await q.stop();
+        return rows;
+      } finally {
+        await s.close();
+      }
+    };
+    addInput([1]);
+    // The static side gains id 2 while the query runs: this run still joins against what it read.
+    const first = await run(() => writeInput(dir, 'b.json', jsonLines([{ id: 2, name: 'two' }])));
+    expect(sorted(first)).toEqual(sorted([{ id: 1, name: 'one' }, { id: 1, name: 'one' }, { id: 2, name: null }]));
+    // The restart reads it again.
+    const second = await run(() => {});
+    expect(sorted(second)).toEqual(sorted([{ id: 1, name: 'one' }, { id: 2, name: 'two' }]));
+  });
+
+  it('refuses what it cannot join, with a code naming the column or option', async () => {
+    await withSession({}, async (s) => {
+      const dir = tempDir();
+      writeInput(dir, 'a.json', jsonLines([{ id: 1, name: 'x' }]));
+      s.memoryStream('j', 'id STRING, name STRING');
+      const stream = s.readStream.format('memory').load('j');
+      const staticSide = s.read.format('json').schema('id LONG, name STRING').load(dir);
+      expect(() => stream.join(staticSide, 'id')).toThrow(expect.objectContaining({ code: 'DATATYPE_MISMATCH', column: 'id' }));
+      expect(() => stream.join(staticSide, 'missing')).toThrow(expect.objectContaining({ code: 'UNRESOLVED_COLUMN', column: 'missing' }));
+      s.memoryStream('k', 'id LONG, name STRING');
+      const other = s.readStream.format('memory').load('k');
+      expect(() => other.join(staticSide, 'id')).toThrow(expect.objectContaining({ code: 'COLUMN_ALREADY_EXISTS', column: 'name' }));
+      expect(() => other.join(staticSide, 'id', 'full_outer')).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', option: 'how' }));
+      expect(() => other.join(other, 'id')).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION' }));
+    });
+  });
+});
