@@ -4,8 +4,10 @@
  * once per run (a change on disk shows only after a restart); and the joined stream feeds an
  * aggregation.
  */
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Session, Trigger } from '@sluice/driver';
+import { col, Session, Trigger } from '@sluice/driver';
 import { jsonLines, removeTempDirs, tempDir, withSession, writeInput } from './helpers.js';
 
 afterAll(removeTempDirs);
@@ -147,6 +149,43 @@ describe('stream-static join', () => {
     // The restart reads it again.
     const second = await run(() => {});
     expect(sorted(second)).toEqual(sorted([{ id: 1, name: 'one' }, { id: 2, name: 'two' }]));
+  });
+
+  it('joins with a SQLite table or query, typed by the declared column types', async () => {
+    const path = join(tempDir(), 'ref.db');
+    const db = new Database(path);
+    db.exec(`CREATE TABLE names (id INTEGER PRIMARY KEY, name TEXT, weight REAL);
+      INSERT INTO names VALUES (1, 'one', 1.5), (2, 'two', 2.5), (3, 'three', NULL);`);
+    db.close();
+    await withSession({ 'sluice.executor.cores': 2 }, async (s) => {
+      const table = s.read.format('sqlite').option('path', path).option('table', 'names').load();
+      expect(table.schema.map((f) => `${f.name} ${f.type}`)).toEqual(['id long', 'name string', 'weight double']);
+      expect(await table.collect()).toEqual([
+        { id: 1, name: 'one', weight: 1.5 },
+        { id: 2, name: 'two', weight: 2.5 },
+        { id: 3, name: 'three', weight: null },
+      ]);
+      const heavy = s.read.format('sqlite').option('path', path).option('query', 'SELECT id, name FROM names WHERE weight > 2').load();
+      const input = s.memoryStream('lookups', 'id LONG');
+      const q = await s.readStream.format('memory').load('lookups').join(table, 'id').join(heavy.select(col('id'), col('name').alias('heavy')), 'id', 'left')
+        .writeStream.format('memory').queryName('looked_up').start();
+      try {
+        input.addData([{ id: 1 }, { id: 2 }, { id: 9 }]);
+        await q.processAllAvailable();
+        expect(sorted(await s.memoryTable('looked_up'))).toEqual(sorted([
+          { id: 1, name: 'one', weight: 1.5, heavy: null },
+          { id: 2, name: 'two', weight: 2.5, heavy: 'two' },
+        ]));
+      } finally {
+        await q.stop();
+      }
+      const read = (o: Record<string, string>) => () => s.read.format('sqlite').options({ path, ...o }).load();
+      expect(read({ query: 'SELECT id * 2 AS twice FROM names' })).toThrow(expect.objectContaining({ code: 'SCHEMA_REQUIRED', column: 'twice' }));
+      expect(read({ table: 'nope' })).toThrow(expect.objectContaining({ code: 'SQLITE_TABLE_NOT_FOUND', option: 'table' }));
+      expect(read({ query: 'SELEC nothing' })).toThrow(expect.objectContaining({ code: 'INVALID_OPTION', option: 'query' }));
+      expect(read({})).toThrow(expect.objectContaining({ code: 'INVALID_OPTION' }));
+      expect(() => s.read.format('sqlite').options({ path: join(tempDir(), 'none.db'), table: 'names' }).load()).toThrow(expect.objectContaining({ code: 'SQLITE_DATABASE_NOT_FOUND' }));
+    });
   });
 
   it('refuses what it cannot join, with a code naming the column or option', async () => {

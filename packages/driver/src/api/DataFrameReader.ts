@@ -6,8 +6,10 @@ import { checkFormat, fileReadSpec, fileSourceSpec } from '../sources/resolveSou
 import { DataFrame } from './DataFrame.js';
 import { Reader } from './Reader.js';
 import { tableSchema } from '../sinks/tables.js';
+import { sqliteTableSpec } from '../sources/sqliteTable.js';
+import { SluiceError } from '@sluice/state';
 
-export const STATIC_FORMATS = ['json', 'csv', 'text'] as const;
+export const STATIC_FORMATS = ['json', 'csv', 'text', 'sqlite'] as const;
 
 export class DataFrameReader extends Reader<DataFrameReader> {
   /** A table written by writeStream.toTable(name), with the schema it was written with. */
@@ -16,12 +18,25 @@ export class DataFrameReader extends Reader<DataFrameReader> {
     return new DataFrameReader(this.session).format('json').schema(schema).load(dir);
   }
 
-  /** Reads a directory of files, or a Sluice file sink's output through its manifest. */
-  load(path: string): DataFrame {
+  /**
+   * Reads a directory of files, or a Sluice file sink's output through its manifest; or, with
+   * format('sqlite'), a SQLite table or query (options path, and table or query).
+   */
+  load(path?: string): DataFrame {
     const format = this.requireFormat();
     checkFormat(format, STATIC_FORMATS, 'static source');
-    const f = format as (typeof STATIC_FORMATS)[number];
     const o = this.opts.copy();
+    if (format === 'sqlite') {
+      const file = path ?? o.take('path');
+      if (file === undefined || file === '') throw new SluiceError('INVALID_OPTION', 'a sqlite read needs option path (the database file)', { option: 'path' });
+      const table = o.take('table');
+      const query = o.take('query');
+      o.rejectUnknown('sqlite static source');
+      const { schema, ...sqlite } = sqliteTableSpec(resolve(String(file)), table === undefined ? undefined : String(table), query === undefined ? undefined : String(query), this.userSchema);
+      return new DataFrame(this.session, { source: { format: 'sqlite', schema, sqlite }, ops: [], post: [] }, false);
+    }
+    if (path === undefined) throw new SluiceError('INVALID_OPTION', `a ${format} read needs a path: load(path)`, { option: 'path' });
+    const f = format as Exclude<(typeof STATIC_FORMATS)[number], 'sqlite'>;
     const dir = resolve(path);
     checkInputDir(dir);
     const infer = f === 'json' ? (read: ReadOptions) => this.session.inferJsonSchema(dir, read) : undefined;

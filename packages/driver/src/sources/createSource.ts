@@ -1,5 +1,5 @@
 /** Builds the running source of a query from its validated spec. */
-import { CONF_KEYS } from '@sluice/state';
+import { CONF_KEYS, SluiceError } from '@sluice/state';
 import type { RuntimeConf } from '../conf/RuntimeConf.js';
 import { FileStreamSource } from './FileStreamSource.js';
 import { MemoryStreamSource } from './MemoryStream.js';
@@ -20,6 +20,8 @@ export function createSource(spec: SourceSpec, sourceDir: string, conf: RuntimeC
       return new RateMicroBatchSource(spec.rateMicroBatch);
     case 'memory':
       return new MemoryStreamSource(spec.stream);
+    case 'sqlite':
+      throw new SluiceError('UNSUPPORTED_OPERATION', 'a sqlite table is a static source: read it with session.read, and join a stream with it', { option: 'format' });
   }
 }
 

@@ -9,6 +9,7 @@ import type { Options } from '../conf/Options.js';
 import { parseBoolean, parseBytes, parseDuration, parseEnum, parseNonNegativeNumber, parsePositiveInt } from '../conf/parsers.js';
 import type { FileSourceConfig } from './FileStreamSource.js';
 import { validateCleanSource } from './fileSystem.js';
+import type { SqliteTableConfig } from './sqliteTable.js';
 import type { MemoryStream } from './MemoryStream.js';
 import { RATE_SCHEMA } from './RateSource.js';
 import type { RateMicroBatchConfig } from './RateMicroBatchSource.js';
@@ -20,7 +21,9 @@ export type SourceSpec =
   | { format: 'json' | 'csv' | 'text'; schema: Schema; file: FileSourceConfig }
   | { format: 'rate'; schema: Schema; rowsPerSecond: number; numPartitions?: number }
   | { format: 'rate-micro-batch'; schema: Schema; rateMicroBatch: RateMicroBatchConfig }
-  | { format: 'memory'; schema: Schema; stream: MemoryStream };
+  | { format: 'memory'; schema: Schema; stream: MemoryStream }
+  /** Static only: session.read.format('sqlite'). */
+  | { format: 'sqlite'; schema: Schema; sqlite: SqliteTableConfig };
 
 export function checkFormat(format: string, known: readonly string[], what: string): void {
   if (!known.includes(format)) {
