@@ -188,6 +188,39 @@ describe('stream-static join', () => {
     });
   });
 
+  it('joins on a condition of equal columns, keeping every column of both sides as Spark does', async () => {
+    await withSession({ 'sluice.executor.cores': 2 }, async (s) => {
+      const dir = tempDir();
+      writeInput(dir, 'users.json', jsonLines([{ id: 1, team: 'a', name: 'ann' }, { id: 2, team: 'b', name: 'bob' }, { id: 2, team: 'a', name: 'bea' }]));
+      const users = s.read.format('json').schema('id LONG, team STRING, name STRING').load(dir);
+      const input = s.memoryStream('clicks', 'user_id LONG, user_team STRING, page STRING');
+      const on = col('user_id').equalTo(col('id')).and(col('team').equalTo(col('user_team')));
+      const q = await s.readStream.format('memory').load('clicks').join(users, on, 'left_outer').writeStream.format('memory').queryName('clicks_by_user').start();
+      try {
+        input.addData([
+          { user_id: 1, user_team: 'a', page: 'p1' },
+          { user_id: 2, user_team: 'a', page: 'p2' },
+          { user_id: 2, user_team: 'c', page: 'p3' }, // no such team
+        ]);
+        await q.processAllAvailable();
+        const got = await s.memoryTable('clicks_by_user');
+        expect(Object.keys(got[0] ?? {})).toEqual(['user_id', 'user_team', 'page', 'id', 'team', 'name']);
+        expect(sorted(got)).toEqual(sorted([
+          { user_id: 1, user_team: 'a', page: 'p1', id: 1, team: 'a', name: 'ann' },
+          { user_id: 2, user_team: 'a', page: 'p2', id: 2, team: 'a', name: 'bea' },
+          { user_id: 2, user_team: 'c', page: 'p3', id: null, team: null, name: null },
+        ]));
+      } finally {
+        await q.stop();
+      }
+      const clicks = s.readStream.format('memory').load('clicks');
+      expect(() => clicks.join(users, col('user_id').gt(col('id')))).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', option: 'on' }));
+      expect(() => clicks.join(users, col('user_id').equalTo(col('nope')))).toThrow(expect.objectContaining({ code: 'UNRESOLVED_COLUMN', column: 'nope' }));
+      s.memoryStream('clicks2', 'id LONG, page STRING');
+      expect(() => s.readStream.format('memory').load('clicks2').join(users, col('id').equalTo(col('id')))).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', column: 'id' }));
+    });
+  });
+
   it('refuses what it cannot join, with a code naming the column or option', async () => {
     await withSession({}, async (s) => {
       const dir = tempDir();

@@ -175,17 +175,20 @@ export class DataFrame {
    * static side is read once per query run (a restart reads it again) and sent to every worker
    * once, in a SharedArrayBuffer.
    */
-  join(other: DataFrame, on: string | string[], how = 'inner'): DataFrame {
+  join(other: DataFrame, on: string | string[] | Column, how = 'inner'): DataFrame {
     if (!this.isStreaming || other.isStreaming) {
       throw new SluiceError('UNSUPPORTED_OPERATION', 'join takes a stream on the left and a static DataFrame (session.read) on the right');
     }
     if (this.plan.stateful) throw new SluiceError('UNSUPPORTED_OPERATION', 'join must come before the aggregation or deduplication');
-    if (typeof on !== 'string' && !(Array.isArray(on) && on.length > 0 && on.every((k) => typeof k === 'string'))) {
-      throw new SluiceError('UNSUPPORTED_OPERATION', 'join on a Column condition is not supported yet: join on column names (a name or an array of names)', { option: 'on' });
-    }
-    const keys = typeof on === 'string' ? [on] : on;
     const id = `static-${randomUUID()}`;
-    const op: Op = { kind: 'join', how: joinType(how), keys, rightSchema: other.schema, broadcastId: id };
+    const common = { kind: 'join' as const, how: joinType(how), rightSchema: other.schema, broadcastId: id };
+    let op: Op;
+    if (on instanceof Column) op = { ...common, ...equiJoinKeys(on.expr, this.schema, other.schema) };
+    else if (typeof on === 'string' || (Array.isArray(on) && on.length > 0 && on.every((k) => typeof k === 'string'))) {
+      op = { ...common, keys: typeof on === 'string' ? [on] : on };
+    } else {
+      throw new SluiceError('INVALID_OPTION', 'join on: a column name, an array of names, or a Column condition', { option: 'on' });
+    }
     const joined = this.with(op);
     return new DataFrame(this.session, { ...joined.plan, statics: [...(this.plan.statics ?? []), { id, plan: other.plan }] }, true);
   }
@@ -281,4 +284,39 @@ function joinType(how: string): JoinType {
     throw new SluiceError('UNSUPPORTED_OPERATION', `join type ${how}: a stream joins a static side as inner, left_outer, left_semi or left_anti`, { option: 'how' });
   }
   return t;
+}
+
+/**
+ * The key pairs of a join condition: `streamColumn = staticColumn`, or several joined by `and`,
+ * each column's name found on its side only. Spark also joins on other conditions; here they are
+ * refused, as is a name on both sides (there is no way to say which side it means).
+ */
+function equiJoinKeys(cond: Expr, left: Schema, right: Schema): { keys: string[]; rightKeys: string[] } {
+  const keys: string[] = [];
+  const rightKeys: string[] = [];
+  const unsupported = () =>
+    new SluiceError('UNSUPPORTED_OPERATION', 'a join condition must be equalities of a stream column and a static column, joined by and', { option: 'on' });
+  const visit = (e: Expr): void => {
+    if (e.op === 'binary' && e.fn === 'and') {
+      visit(e.left);
+      visit(e.right);
+      return;
+    }
+    if (e.op !== 'binary' || e.fn !== 'equalTo' || e.left.op !== 'col' || e.right.op !== 'col') throw unsupported();
+    const sides = [e.left.name, e.right.name].map((name) => {
+      const inLeft = left.some((f) => f.name === name);
+      const inRight = right.some((f) => f.name === name);
+      if (inLeft && inRight) {
+        throw new SluiceError('UNSUPPORTED_OPERATION', `column ${name} is on both sides of the join: join on its name (on = '${name}'), or rename one side's first`, { column: name });
+      }
+      if (!inLeft && !inRight) throw new SluiceError('UNRESOLVED_COLUMN', `join condition: no column ${name} on either side`, { column: name });
+      return { name, inLeft };
+    });
+    const [a, b] = sides as [{ name: string; inLeft: boolean }, { name: string; inLeft: boolean }];
+    if (a.inLeft === b.inLeft) throw unsupported();
+    keys.push(a.inLeft ? a.name : b.name);
+    rightKeys.push(a.inLeft ? b.name : a.name);
+  };
+  visit(cond);
+  return { keys, rightKeys };
 }

@@ -278,21 +278,25 @@ function joinOutputSchema(op: Extract<Op, { kind: 'join' }>, left: Schema): Sche
     if (!f) throw new SluiceError('UNRESOLVED_COLUMN', `join key ${name} is not a column of the ${side} (${schema.map((x) => x.name).join(', ')})`, { column: name });
     return f;
   };
-  const keys = op.keys.map((k) => {
+  const rightKeys = op.rightKeys ?? op.keys;
+  const keys = op.keys.map((k, i) => {
     const l = field(left, k, 'stream');
-    const r = field(op.rightSchema, k, 'static side');
+    const r = field(op.rightSchema, rightKeys[i] as string, 'static side');
     if (typeName(l.type) !== typeName(r.type)) {
       throw new SluiceError('DATATYPE_MISMATCH', `join key ${k} is ${typeName(l.type)} in the stream and ${typeName(r.type)} in the static side`, { column: k });
     }
     return l;
   });
-  const others = left.filter((f) => !op.keys.includes(f.name));
-  if (op.how === 'left_semi' || op.how === 'left_anti') return [...keys, ...others];
-  const right = op.rightSchema.filter((f) => !op.keys.includes(f.name));
+  // On a condition every column of both sides stays, as in Spark; on names the keys appear once.
+  const using = op.rightKeys === undefined;
+  const others = using ? left.filter((f) => !op.keys.includes(f.name)) : left;
+  const head = using ? keys : [];
+  if (op.how === 'left_semi' || op.how === 'left_anti') return [...head, ...others];
+  const right = using ? op.rightSchema.filter((f) => !op.keys.includes(f.name)) : op.rightSchema;
   for (const f of right) {
     if (others.some((o) => o.name === f.name)) {
       throw new SluiceError('COLUMN_ALREADY_EXISTS', `column '${f.name}' is on both sides of the join; rename one side's first`, { column: f.name });
     }
   }
-  return [...keys, ...others, ...right.map((f) => (op.how === 'left_outer' ? { ...f, nullable: true } : f))];
+  return [...head, ...others, ...right.map((f) => (op.how === 'left_outer' ? { ...f, nullable: true } : f))];
 }

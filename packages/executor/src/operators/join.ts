@@ -45,7 +45,7 @@ function indexOf(op: JoinOp): Map<string, Row[]> {
   const rows = packr.unpack(new Uint8Array(op.broadcast)) as Row[];
   index = new Map();
   for (const r of rows) {
-    const key = keyOf(r, op.keys);
+    const key = keyOf(r, op.rightKeys ?? op.keys);
     if (key === undefined) continue;
     const list = index.get(key);
     if (list === undefined) index.set(key, [r]);
@@ -60,7 +60,7 @@ function indexOf(op: JoinOp): Map<string, Row[]> {
 /** The rows a stream row joins into (none, one, or one per matching table row). */
 export function compileJoin(op: JoinOp): (row: Row) => Row[] {
   const index = indexOf(op);
-  const right = op.rightSchema.map((f) => f.name).filter((n) => !op.keys.includes(n));
+  const right = op.rightSchema.map((f) => f.name).filter((n) => op.rightKeys !== undefined || !op.keys.includes(n));
   const joined = (left: Row, r: Row | undefined): Row => {
     const out: Row = { ...left };
     for (const n of right) out[n] = r === undefined ? null : (r[n] ?? null);

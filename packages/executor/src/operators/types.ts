@@ -15,10 +15,12 @@ export type Op =
   /**
    * A join with a static table on equal `keys` (Spark's `join(other, usingColumns, how)`): the
    * output is the keys, the stream's other columns, then the table's (none for semi and anti).
+   * With `rightKeys` (a condition `streamKey = tableKey AND …`), stream column `keys[i]` matches
+   * table column `rightKeys[i]`, and the output is every stream column, then every table column.
    * The table's rows (engine form, msgpack) come in `broadcast`, shared by every task of a run;
    * a worker indexes them once per `broadcastId`.
    */
-  | { kind: 'join'; how: JoinType; keys: string[]; rightSchema: Schema; broadcastId: string; broadcast?: SharedArrayBuffer };
+  | { kind: 'join'; how: JoinType; keys: string[]; rightKeys?: string[]; rightSchema: Schema; broadcastId: string; broadcast?: SharedArrayBuffer };
 
 export type AggFn = 'count' | 'sum' | 'avg' | 'min' | 'max';
 
