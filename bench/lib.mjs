@@ -4,7 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -154,4 +154,18 @@ export function engineVersion() {
   };
   const dirty = git(['status', '--porcelain', '--', 'packages']).split('\n').filter(Boolean).length;
   return { commit: git(['rev-parse', '--short=12', 'HEAD']) || 'unknown', uncommittedPackageFiles: dirty };
+}
+
+/**
+ * Where a figure was measured: the CPU, Node, the engine version, and the load average when the
+ * run started (`loadAtStart`, loadavg()[0] read then) and now.
+ */
+export function machineFacts(loadAtStart) {
+  return {
+    cpu: cpus()[0]?.model ?? 'unknown',
+    cpus: cpus().length,
+    node: process.version,
+    engine: engineVersion(),
+    loadavg: [round(loadAtStart, 2), round(loadavg()[0], 2)],
+  };
 }

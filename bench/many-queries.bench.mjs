@@ -17,10 +17,10 @@
 //
 // Knobs (environment): SLUICE_BENCH_QUERIES (1,10,50,100), SLUICE_BENCH_ROWS_PER_ROUND (1000000),
 // SLUICE_BENCH_BATCHES (10), SLUICE_BENCH_WARMUP (2), SLUICE_BENCH_CORES (2), SLUICE_BENCH_TMP.
-import { cpus, loadavg } from 'node:os';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { cleanupOnExit, commandLine, engineVersion, envInt, loadDriver, makeTempDir, percentile, record, round } from './lib.mjs';
+import { cleanupOnExit, commandLine, envInt, loadDriver, machineFacts, makeTempDir, percentile, record, round } from './lib.mjs';
 
 const COUNTS = (process.env.SLUICE_BENCH_QUERIES ?? '1,10,50,100').split(',').map(Number);
 const ROWS = envInt('SLUICE_BENCH_ROWS_PER_ROUND', 1_000_000);
@@ -146,11 +146,7 @@ for (const n of COUNTS) {
       'sluice.sql.shuffle.partitions': PARTITIONS,
       fairPools: 'one pool per query (weight 1, minShare 0)',
       slowListenerIs: 'a listener sleeping 200 ms on every event, beside FIFO',
-      cpu: cpus()[0]?.model ?? 'unknown',
-      cpus: cpus().length,
-      node: process.version,
-      engine: engineVersion(),
-      loadavg: [round(LOAD_AT_START, 2), round(loadavg()[0], 2)],
+      ...machineFacts(LOAD_AT_START),
     },
     command: commandLine(),
   });

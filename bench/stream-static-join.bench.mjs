@@ -12,11 +12,11 @@
 //
 // Knobs (environment): SLUICE_BENCH_ROWS_PER_BATCH (500000), SLUICE_BENCH_BATCHES (10),
 // SLUICE_BENCH_TABLE_ROWS (100000), SLUICE_BENCH_CORES (2), SLUICE_BENCH_TMP.
-import { writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { cleanupOnExit, commandLine, engineVersion, envInt, loadDriver, makeTempDir, median, record, round } from './lib.mjs';
+import { cleanupOnExit, commandLine, envInt, loadDriver, machineFacts, makeTempDir, median, record, round } from './lib.mjs';
 
 const ROWS = envInt('SLUICE_BENCH_ROWS_PER_BATCH', 500_000);
 const MEASURED = envInt('SLUICE_BENCH_BATCHES', 10);
@@ -30,7 +30,6 @@ const { Session, col } = await loadDriver();
 const tmp = makeTempDir('join');
 cleanupOnExit(tmp);
 const tableDir = join(tmp, 'names');
-const { mkdirSync } = await import('node:fs');
 mkdirSync(tableDir);
 const names = Array.from({ length: TABLE }, (_, id) => ({ id, name: `name-${id}` }));
 writeFileSync(join(tableDir, 'names.json'), names.map((r) => JSON.stringify(r)).join('\n') + '\n');
@@ -106,11 +105,7 @@ record({
     baselineRuns: base.map((r) => Math.round(r.rowsPerSec)),
     measuredBatches: MEASURED,
     warmupBatches: WARMUP,
-    cpu: cpus()[0]?.model ?? 'unknown',
-    cpus: cpus().length,
-    node: process.version,
-    engine: engineVersion(),
-    loadavg: [round(LOAD_AT_START, 2), round(loadavg()[0], 2)],
+    ...machineFacts(LOAD_AT_START),
   },
   command: commandLine(),
 });
