@@ -22,7 +22,11 @@ export class DataFrame {
     readonly isStreaming: boolean,
   ) {
     const before = statefulInputSchema(plan);
-    this.schema = plan.stateful ? planOutputSchema(plan.post, statefulOutputSchema(plan.stateful, before)) : before;
+    this.schema = plan.stateful
+      ? planOutputSchema(plan.post, statefulOutputSchema(plan.stateful, before))
+      : plan.exchange
+        ? planOutputSchema(plan.post, before)
+        : before;
   }
 
   get columns(): string[] {
@@ -30,14 +34,37 @@ export class DataFrame {
   }
 
   private with(op: Op): DataFrame {
-    const plan = this.plan.stateful
+    const plan = this.plan.stateful || this.plan.exchange
       ? { ...this.plan, post: [...this.plan.post, op] }
       : { ...this.plan, ops: [...this.plan.ops, op] };
     return new DataFrame(this.session, plan, this.isStreaming);
   }
 
+  /**
+   * Spark's repartition: `repartition(n)` spreads the rows over n partitions round robin;
+   * `repartition(n, ...cols)` hashes them by `cols`; `repartition(...cols)` uses the batch's
+   * `sluice.sql.shuffle.partitions` (which may change at every restart, or be `auto`). Each batch's
+   * offsets entry records the count it used, so a replay runs with it. A stateless query only.
+   */
+  repartition(...args: Array<number | Column | string>): DataFrame {
+    const [first, ...rest] = args;
+    const partitions = typeof first === 'number' ? first : undefined;
+    const cols = (typeof first === 'number' ? rest : args) as Array<Column | string>;
+    if (partitions !== undefined && !(Number.isInteger(partitions) && partitions > 0)) {
+      throw new SluiceError('INVALID_OPTION', `repartition needs a positive number of partitions, got ${partitions}`, { option: 'numPartitions' });
+    }
+    if (partitions === undefined && cols.length === 0) throw new SluiceError('INVALID_OPTION', 'repartition needs a number of partitions or columns', { option: 'numPartitions' });
+    if (!this.isStreaming || this.plan.stateful || this.plan.exchange || this.plan.inputs) {
+      throw new SluiceError('UNSUPPORTED_OPERATION', 'repartition is supported once, in a stateless streaming query without union (an aggregation shuffles by its keys already)');
+    }
+    const keys = cols.map((c) => toColumn(c).expr);
+    for (const k of keys) exprType(k, this.schema);
+    return new DataFrame(this.session, { ...this.plan, exchange: { keys, ...(partitions !== undefined && { partitions }) } }, true);
+  }
+
   /** A new DataFrame with `op` as its stateful operator. */
   withStateful(op: StatefulOp): DataFrame {
+    if (this.plan.exchange) throw new SluiceError('UNSUPPORTED_OPERATION', 'a query with repartition cannot aggregate or deduplicate yet');
     if (this.plan.stateful) {
       throw new SluiceError('UNSUPPORTED_OPERATION', 'a query has at most one stateful operator (aggregation or deduplication)');
     }
@@ -138,7 +165,7 @@ export class DataFrame {
     const all: DataFrame[] = [this, ...others];
     for (const df of all) {
       if (!df.isStreaming) throw new SluiceError('UNSUPPORTED_OPERATION', 'union combines streaming DataFrames; a static side belongs in a join');
-      if (df.plan.stateful) throw new SluiceError('UNSUPPORTED_OPERATION', 'union must come before the aggregation or deduplication');
+      if (df.plan.stateful || df.plan.exchange) throw new SluiceError('UNSUPPORTED_OPERATION', 'union must come before repartition, aggregation or deduplication');
     }
     for (const other of others) {
       const a = this.schema.map((f) => `${f.name} ${typeName(f.type)}`);

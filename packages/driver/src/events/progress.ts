@@ -39,4 +39,6 @@ export interface StreamingQueryProgress {
   stateOperators: StateOperatorProgress[];
   sources: SourceProgress[];
   sink: { description: string; numOutputRows: number };
+  /** A stateless shuffle's (repartition's) partitions, and the reduce tasks adaptive execution coalesced them into. */
+  shuffle?: { numShufflePartitions: number; numCoalescedPartitions: number };
 }

@@ -19,7 +19,7 @@ import type {
   TaskSuccess,
 } from '@sluice/executor';
 import { layoutCounts } from '../checkpoint/StateLayoutFile.js';
-import type { LogicalPlan } from '../plan/LogicalPlan.js';
+import { statefulInputSchema, type LogicalPlan } from '../plan/LogicalPlan.js';
 import type { OutputMode } from '../plan/QuerySpec.js';
 import type { TaskScheduler } from '../scheduler/TaskScheduler.js';
 import type { StreamSink } from '../sinks/Sink.js';
@@ -54,6 +54,14 @@ export interface BatchPlan {
   firstStage: TaskRequest[];
   /** Index: shard. Empty for a stateless query. */
   shardPartitions: number[][];
+  /** A stateless shuffle's partitions (repartition), when the plan has one. */
+  shufflePartitions?: number;
+}
+
+/** A stateless shuffle's partitions, and the reduce tasks they were coalesced into. */
+export interface ShuffleStats {
+  numShufflePartitions: number;
+  numCoalescedPartitions: number;
 }
 
 export interface BatchExecution {
@@ -64,6 +72,7 @@ export interface BatchExecution {
   /** The same, per source (a union's watermark inputs). */
   eventTimeBySource: Array<EventTimeStats | undefined>;
   state: StateOperatorMetrics | undefined;
+  shuffle?: ShuffleStats;
 }
 
 export class IncrementalExecution {
@@ -79,15 +88,78 @@ export class IncrementalExecution {
     private readonly scheduler: TaskScheduler,
     private readonly stateful: StatefulStage | undefined,
     private readonly pool: string,
+    /** Coalescing of a stateless shuffle's partitions (adaptive execution): the target bytes, or undefined when off. */
+    private readonly coalesceToBytes?: number,
   ) {}
 
   /** The tasks of batch `batchId` over `splits`, before any of them runs. */
-  planBatch(batchId: number, watermarkMs: number, splits: SplitOfSource[]): BatchPlan {
+  planBatch(batchId: number, watermarkMs: number, splits: SplitOfSource[], shufflePartitions?: number): BatchPlan {
     const committed = this.sink.isCommitted(batchId);
-    const firstStage = splits.map((s, partition) => this.firstStageTask(batchId, partition, s, committed, watermarkMs));
+    const exchange = this.plan.exchange;
+    const firstStage = splits.map((s, partition): TaskRequest =>
+      exchange && shufflePartitions !== undefined
+        ? {
+            kind: 'exchange',
+            queryId: this.queryId,
+            runId: this.runId,
+            batchId,
+            partition,
+            attempt: 0,
+            input: s.input,
+            inputSchema: s.schema,
+            ops: this.bindJoins(this.plan.ops),
+            keys: exchange.keys,
+            partitions: shufflePartitions,
+          }
+        : this.firstStageTask(batchId, partition, s, committed, watermarkMs),
+    );
     const info = this.stateful?.info;
     const shardPartitions = info ? Array.from({ length: info.shards }, (_, shard) => info.partitionsOf(shard)) : [];
-    return { batchId, watermarkMs, committed, splits, firstStage, shardPartitions };
+    return { batchId, watermarkMs, committed, splits, firstStage, shardPartitions, ...(exchange && shufflePartitions !== undefined && { shufflePartitions }) };
+  }
+
+  /**
+   * The reduce side of a stateless shuffle: the map side's blocks by partition, adjacent small
+   * partitions coalesced up to `coalesceToBytes` (never a stateful shuffle), each group one task
+   * running the operators after the repartition into the sink.
+   */
+  private async reduceShuffle(batch: BatchPlan, first: TaskSuccess[]): Promise<{ outputs: TaskSuccess[]; shuffle: ShuffleStats }> {
+    const n = batch.shufflePartitions as number;
+    const blocks: Uint8Array[][] = Array.from({ length: n }, () => []);
+    for (const r of first) for (const b of r.blocks ?? []) (blocks[b.partition] as Uint8Array[]).push(b.data);
+    const groups: Uint8Array[][] = [];
+    if (this.coalesceToBytes === undefined) groups.push(...blocks);
+    else {
+      let current: Uint8Array[] = [];
+      let bytes = 0;
+      for (const p of blocks) {
+        const size = p.reduce((s, b) => s + b.byteLength, 0);
+        if (current.length > 0 && bytes + size > this.coalesceToBytes) {
+          groups.push(current);
+          current = [];
+          bytes = 0;
+        }
+        current.push(...p);
+        bytes += size;
+      }
+      groups.push(current);
+    }
+    const schema = statefulInputSchema(this.plan);
+    const post = this.bindJoins(this.plan.post);
+    const tasks: StatelessTask[] = groups.map((group, partition) => ({
+      kind: 'stateless',
+      queryId: this.queryId,
+      runId: this.runId,
+      batchId: batch.batchId,
+      partition,
+      attempt: 0,
+      input: { type: 'blocks', blocks: group },
+      inputSchema: schema,
+      ops: post,
+      output: this.sink.taskOutput(batch.batchId, partition, batch.committed),
+    }));
+    const outputs = await this.scheduler.runTasks(tasks, undefined, this.pool);
+    return { outputs, shuffle: { numShufflePartitions: n, numCoalescedPartitions: groups.length } };
   }
 
   async run(batch: BatchPlan, numSources: number): Promise<BatchExecution> {
@@ -99,6 +171,10 @@ export class IncrementalExecution {
     });
     const eventTime = mergeEventTime(first);
     const eventTimeBySource = inputRows.map((_, i) => mergeEventTime(first.filter((_, t) => (batch.splits[t] as SplitOfSource).source === i)));
+    if (batch.shufflePartitions !== undefined) {
+      const { outputs, shuffle } = await this.reduceShuffle(batch, first);
+      return { outputs, inputRows, eventTime, eventTimeBySource, state: undefined, shuffle };
+    }
     if (!this.stateful) return { outputs: first, inputRows, eventTime, eventTimeBySource, state: undefined };
 
     const exchange = new ShuffleExchange(first);

@@ -9,7 +9,8 @@
  * data: it runs an operation on the checkpoint itself, such as a state repartition, and a restart
  * finishes an unfinished one before any data batch.
  */
-import { broadcastRows, decodeRows, type Row, type Schema } from '@sluice/executor';
+import { statSync } from 'node:fs';
+import { broadcastRows, decodeRows, type InputSplit, type Row, type Schema } from '@sluice/executor';
 import { CONF_KEYS, fault, planRepartition, SluiceError, warn, type StateLayout } from '@sluice/state';
 import { CheckpointPaths } from '../checkpoint/CheckpointPaths.js';
 import { CommitLog } from '../checkpoint/CommitLog.js';
@@ -23,7 +24,7 @@ import type { QuerySpec } from '../plan/QuerySpec.js';
 import { createSource } from '../sources/createSource.js';
 import { sameOffset, type StreamSource } from '../sources/Source.js';
 import { clock } from './clock.js';
-import { IncrementalExecution } from './IncrementalExecution.js';
+import { IncrementalExecution, type SplitOfSource } from './IncrementalExecution.js';
 import { closeShardsInWorkers, explainLeftOpen, forgetLeftOpen, recordRelease, type NotClosed } from './StateShards.js';
 import { ProgressReporter } from './ProgressReporter.js';
 import { StreamExecution, type ExecutionContext } from './StreamExecution.js';
@@ -232,6 +233,8 @@ export class MicroBatchExecution extends StreamExecution {
         hasWatermark: watermarkOf(this.plan) !== undefined,
       },
       this.spec.pool,
+      // Adaptive execution coalesces a stateless shuffle's small partitions (never a stateful one).
+      this.ctx.conf.get<boolean>(K.adaptiveStatelessEnabled) ? this.ctx.conf.get<number>(K.advisoryPartitionSizeInBytes) : undefined,
     );
   }
 
@@ -355,7 +358,11 @@ export class MicroBatchExecution extends StreamExecution {
       batchWatermarkMs: this.watermark.current,
       // A no-data batch keeps the previous end offsets: it reads nothing.
       offsets: hasData ? ends : [...this.available],
-      conf: this.stateInfo ? layoutCounts(this.stateInfo.layout) : {},
+      conf: this.stateInfo
+        ? layoutCounts(this.stateInfo.layout)
+        : this.plan.exchange
+          ? { shufflePartitions: this.shufflePartitionsOf(this.splitsOf(this.available, hasData ? ends : [...this.available])) }
+          : {},
     };
     this.assertRunning();
     const walStart = clock.now();
@@ -364,6 +371,30 @@ export class MicroBatchExecution extends StreamExecution {
     fault('after-offsets-write');
     await this.runBatch(batch, [...this.available], triggerStart, { latestOffset: latestOffsetMs, walCommit }, ends);
     return true;
+  }
+
+  /** The batch's input splits; a source with nothing yet (one input of a union) or nothing new has none. */
+  private splitsOf(start: Array<SourceOffset | null>, offsets: Array<SourceOffset | null>): SplitOfSource[] {
+    const slots = this.ctx.scheduler.slots;
+    return this.sources.flatMap((source, i) => {
+      const end = offsets[i] ?? null;
+      if (end === null || sameOffset(end, start[i] ?? null)) return [];
+      return source.planSplits(start[i] ?? null, end, slots).map((input) => ({ source: i, input, schema: source.schema }));
+    });
+  }
+
+  /**
+   * A new batch's stateless shuffle partitions: repartition(n)'s n, else this run's
+   * shuffle.partitions; `auto` gives one partition per advisoryPartitionSizeInBytes of input, and
+   * at least one per slot.
+   */
+  private shufflePartitionsOf(splits: SplitOfSource[]): number {
+    const exchange = this.plan.exchange as NonNullable<LogicalPlan['exchange']>;
+    if (exchange.partitions !== undefined) return exchange.partitions;
+    const conf = this.ctx.conf.get<number | 'auto'>(K.shufflePartitions);
+    if (conf !== 'auto') return conf;
+    const bytes = splits.reduce((n, s) => n + inputBytes(s.input), 0);
+    return Math.max(this.ctx.scheduler.slots, Math.ceil(bytes / this.ctx.conf.get<number>(K.advisoryPartitionSizeInBytes)));
   }
 
   /**
@@ -386,20 +417,17 @@ export class MicroBatchExecution extends StreamExecution {
   ): Promise<void> {
     const { batchId } = batch;
     this.status = { message: `Processing new data (batch ${batchId})`, isDataAvailable: true, isTriggerActive: true };
-    const slots = this.ctx.scheduler.slots;
 
     const g0 = clock.now();
     const sink = this.spec.sink;
-    // A source with nothing yet (one input of a union) or nothing new has no splits.
-    const splits = this.sources.flatMap((source, i) => {
-      const end = batch.offsets[i] ?? null;
-      if (end === null || sameOffset(end, start[i] ?? null)) return [];
-      return source.planSplits(start[i] ?? null, end, slots).map((input) => ({ source: i, input, schema: source.schema }));
-    });
+    const splits = this.splitsOf(start, batch.offsets);
     const getBatch = clock.now() - g0;
 
     const p0 = clock.now();
-    const physical = this.execution.planBatch(batchId, batch.batchWatermarkMs, splits);
+    // A replay shuffles into the partitions its offsets entry recorded.
+    const recorded = batch.conf['shufflePartitions'];
+    const shufflePartitions = this.plan.exchange ? (typeof recorded === 'number' ? recorded : this.shufflePartitionsOf(splits)) : undefined;
+    const physical = this.execution.planBatch(batchId, batch.batchWatermarkMs, splits, shufflePartitions);
     const queryPlanning = clock.now() - p0;
 
     const a0 = clock.now();
@@ -456,6 +484,7 @@ export class MicroBatchExecution extends StreamExecution {
       ...(this.watermark.enabled && { watermarkMs: batch.batchWatermarkMs }),
       sink: { description: sink.description, numOutputRows: results.reduce((s, r) => s + r.numOutputRows, 0) },
       ...(exec.state && this.stateInfo && { stateOperators: [this.stateInfo.progress(exec.state, this.controlProgress?.customMetrics)] }),
+      ...(exec.shuffle && { shuffle: exec.shuffle }),
     });
     this.controlProgress = undefined;
     this.ctx.bus.post({ kind: 'onQueryProgress', event: { progress } });
@@ -467,5 +496,19 @@ export class MicroBatchExecution extends StreamExecution {
     if (threshold <= 0) return;
     this.offsetLog.purge(threshold);
     this.commitLog.purge(threshold);
+  }
+}
+
+/** About how many bytes a split reads: its files' sizes, its encoded rows, 16 bytes a generated row. */
+function inputBytes(input: InputSplit): number {
+  switch (input.type) {
+    case 'files':
+      return input.files.reduce((n, f) => n + (statSync(f, { throwIfNoEntry: false })?.size ?? 0), 0);
+    case 'rows':
+      return input.data.byteLength;
+    case 'blocks':
+      return input.blocks.reduce((n, b) => n + b.byteLength, 0);
+    default:
+      return 16 * Math.max(0, input.endValue - input.startValue);
   }
 }

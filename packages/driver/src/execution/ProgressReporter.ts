@@ -12,6 +12,7 @@ export interface BatchFacts {
   watermarkMs?: number;
   sink: { description: string; numOutputRows: number };
   stateOperators?: StateOperatorProgress[];
+  shuffle?: StreamingQueryProgress['shuffle'];
 }
 
 const RECENT = 100;
@@ -68,6 +69,7 @@ export class ProgressReporter {
         processedRowsPerSecond: rate(s.numInputRows, processingMs),
       })),
       sink: f.sink,
+      ...(f.shuffle && { shuffle: f.shuffle }),
     };
     this.recent.push(progress);
     if (this.recent.length > RECENT) this.recent.shift();

@@ -21,7 +21,12 @@ export interface LogicalPlan {
   /** Operators before the stateful one (all of them in a stateless query); after a union, those past it. */
   ops: Op[];
   stateful?: StatefulOp;
-  /** Operators after the stateful one. */
+  /**
+   * A stateless shuffle (repartition): rows are hashed by `keys` (none: round robin) into
+   * `partitions` partitions, or `sluice.sql.shuffle.partitions` of the batch when unset.
+   */
+  exchange?: { keys: Expr[]; partitions?: number };
+  /** Operators after the stateful one, or after the exchange. */
   post: Op[];
   /** The static sides of joins, by the `broadcastId` of their join operator (the driver reads them). */
   statics?: Array<{ id: string; plan: LogicalPlan }>;

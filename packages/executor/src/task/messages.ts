@@ -5,6 +5,7 @@
 import type { SerializedError, WorkerBudget, WorkerStateUsage } from '@sluice/state';
 import type { Op, OutputMode, StatefulOp } from '../operators/types.js';
 import type { Schema } from '../schema/types.js';
+import type { Expr } from '../expressions/types.js';
 
 export type ParseMode = 'PERMISSIVE' | 'DROPMALFORMED' | 'FAILFAST';
 
@@ -24,7 +25,9 @@ export type InputSplit =
   /** `rate-micro-batch`: values [startValue, endValue), all stamped timestampMs. */
   | { type: 'rateMicroBatch'; startValue: number; endValue: number; timestampMs: number }
   /** Rows already in engine form (memory source), msgpack-encoded. */
-  | { type: 'rows'; data: Uint8Array };
+  | { type: 'rows'; data: Uint8Array }
+  /** A shuffle partition's blocks from every map task (ExchangeTask), each msgpack-encoded rows. */
+  | { type: 'blocks'; blocks: Uint8Array[] };
 
 export interface WriteOptions {
   header: boolean;
@@ -128,7 +131,20 @@ export interface ReleaseTask extends TaskIdentity {
   stateDir: string;
 }
 
-export type TaskRequest = StatelessTask | MapTask | StateTask | ReleaseTask;
+/**
+ * Map side of a stateless shuffle (repartition): read the split, run the operators before it,
+ * and hash each row's `keys` into one of `partitions` blocks (no keys: round robin).
+ */
+export interface ExchangeTask extends TaskIdentity {
+  kind: 'exchange';
+  input: InputSplit;
+  inputSchema: Schema;
+  ops: Op[];
+  keys: Expr[];
+  partitions: number;
+}
+
+export type TaskRequest = StatelessTask | MapTask | StateTask | ReleaseTask | ExchangeTask;
 
 export interface StateOperatorMetrics {
   numRowsTotal: number;

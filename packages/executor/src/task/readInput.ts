@@ -52,5 +52,7 @@ export function readInput(split: InputSplit): Row[] {
     }
     case 'rows':
       return decodeRows(split.data);
+    case 'blocks':
+      return split.blocks.flatMap((b) => decodeRows(b));
   }
 }

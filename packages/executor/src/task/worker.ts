@@ -7,10 +7,12 @@
  * the driver retries the task.
  */
 import { threadId } from 'node:worker_threads';
-import { SluiceError } from '@sluice/state';
+import { murmur3_x86_32, SluiceError } from '@sluice/state';
 import type { UdfRegistry } from '../expressions/udfs.js';
 import { loadMapSideUdfs, streamPartials } from '../operators/mapSide.js';
-import type { MapTask, StatelessTask, TaskRequest, TaskResult } from './messages.js';
+import type { ExchangeTask, MapTask, StatelessTask, TaskRequest, TaskResult } from './messages.js';
+import { compileExpr } from '../expressions/compileExpr.js';
+import { encodeRows } from './rowCodec.js';
 import { forEachInputRow, readInput } from './readInput.js';
 import { deliver } from './taskOutput.js';
 import { compileStages, pruneInput, rowPipeline, runStages } from './stages.js';
@@ -65,6 +67,26 @@ async function runMap(task: MapTask): Promise<TaskResult> {
   };
 }
 
+/** Hashes the rows the operators give into partitions (no keys: round robin from the task's number). */
+async function runExchange(task: ExchangeTask): Promise<TaskResult> {
+  const { input, schema } = pruneInput(task.input, task.inputSchema, task.ops);
+  const plan = await compileStages(schema, task.ops, udfs);
+  const keys = task.keys.map((k) => compileExpr(k, plan.outputSchema, udfs));
+  const buckets: Row[][] = Array.from({ length: task.partitions }, () => []);
+  let next = task.partition;
+  let numOutputRows = 0;
+  const add = (row: Row): void => {
+    numOutputRows++;
+    const p = keys.length === 0 ? next++ % task.partitions : murmur3_x86_32(Buffer.from(JSON.stringify(keys.map((k) => k(row))))) % task.partitions;
+    (buckets[p] as Row[]).push(row);
+  };
+  const pipeline = rowPipeline(plan);
+  const numInputRows = forEachInputRow(input, (row) => pipeline.push(row, add));
+  const blocks = buckets.flatMap((rows, partition) => (rows.length > 0 ? [{ partition, data: encodeRows(rows) }] : []));
+  const eventTime = pipeline.eventTime();
+  return { ok: true, threadId, numInputRows, numOutputRows, blocks, ...(eventTime && { eventTime }) };
+}
+
 export default async function runTask(task: TaskRequest): Promise<TaskResult> {
   try {
     switch (task.kind) {
@@ -74,6 +96,8 @@ export default async function runTask(task: TaskRequest): Promise<TaskResult> {
         return await runMap(task);
       case 'state':
         return await runStateTask(task, udfs);
+      case 'exchange':
+        return await runExchange(task);
       case 'release': {
         const notClosed = await releaseShards(task.stateDir);
         return { ok: true, threadId, numInputRows: 0, numOutputRows: 0, stateStores: shards.usage(), ...(notClosed.length > 0 && { notClosed }) };

@@ -1,0 +1,98 @@
+/**
+ * The stateless shuffle (repartition): its partition count follows shuffle.partitions at every
+ * restart (64, then 4, then auto) with the output exact throughout, each batch's offsets entry
+ * records the count it used, and adaptive execution coalesces small partitions while leaving a
+ * large one alone; a stateful query's shuffle is never coalesced.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { col, Session, Trigger } from '@sluice/driver';
+import { jsonLines, parseDoc, readSinkJson, removeTempDirs, tempDir, withSession, writeInput } from './helpers.js';
+
+afterAll(removeTempDirs);
+
+describe('stateless shuffle', () => {
+  it('runs at 64 partitions, then at 4 after a restart, then at auto; the output is exact and each offsets entry records its count', async () => {
+    const input = tempDir();
+    const out = tempDir();
+    const ckpt = tempDir();
+    let file = 0;
+    const add = () => {
+      const f = file++;
+      writeInput(input, `f${f}.json`, jsonLines(Array.from({ length: 50 }, (_, i) => ({ k: `k${i % 7}`, v: f * 50 + i }))), 1_700_000_000 + f);
+    };
+    const run = async (partitions: number | string) => {
+      const s = await Session.create({ conf: { 'sluice.executor.cores': 2, 'sluice.sql.shuffle.partitions': partitions } });
+      try {
+        const q = await s.readStream.format('json').schema('k STRING, v LONG').option('maxFilesPerTrigger', 1).load(input)
+          .repartition('k')
+          .select(col('k'), col('v'), col('v').mod(2).alias('odd'))
+          .writeStream.format('json').option('checkpointLocation', ckpt).trigger(Trigger.AvailableNow()).start(out);
+        await q.awaitTermination();
+        return q.recentProgress.map((p) => p.shuffle?.numShufflePartitions);
+      } finally {
+        await s.close();
+      }
+    };
+    add();
+    add();
+    expect(await run(64)).toEqual([64, 64]);
+    add();
+    expect(await run(4)).toEqual([4]);
+    add();
+    // auto: one partition per advisory size of input, at least one per slot.
+    expect(await run('auto')).toEqual([2]);
+    const rows = readSinkJson(out);
+    expect(rows.map((r) => r['v'] as number).sort((a, b) => a - b)).toEqual(Array.from({ length: 200 }, (_, v) => v));
+    expect(rows.every((r) => r['odd'] === (r['v'] as number) % 2)).toBe(true);
+    const recorded = [0, 2, 3].map((b) => (parseDoc(readFileSync(join(ckpt, 'offsets', String(b)), 'utf8'))['conf'] as { shufflePartitions: number }).shufflePartitions);
+    expect(recorded).toEqual([64, 4, 2]);
+  });
+
+  it('coalesces small partitions into fewer tasks and leaves a large one alone; off, every partition is a task', async () => {
+    const shuffle = async (adaptive: boolean) =>
+      withSession(
+        {
+          'sluice.executor.cores': 2,
+          'sluice.sql.adaptive.streaming.stateless.enabled': adaptive,
+          'sluice.sql.adaptive.advisoryPartitionSizeInBytes': 4096,
+        },
+        async (s) => {
+          const input = s.memoryStream(`skewed_${adaptive}`, 'k STRING, v LONG');
+          // One key holds most rows: its partition is over the advisory size, the others far under it.
+          input.addData([...Array.from({ length: 3000 }, (_, v) => ({ k: 'big', v })), ...Array.from({ length: 40 }, (_, v) => ({ k: `small${v}`, v }))]);
+          const q = await s.readStream.format('memory').load(`skewed_${adaptive}`).repartition(16, 'k').writeStream.format('memory').queryName(`skewed_out_${adaptive}`).start();
+          await q.processAllAvailable();
+          const progress = q.lastProgress;
+          const rows = await s.memoryTable(`skewed_out_${adaptive}`);
+          await q.stop();
+          return { shuffle: progress?.shuffle, rows: rows.length };
+        },
+      );
+    const on = await shuffle(true);
+    const off = await shuffle(false);
+    expect(off).toEqual({ shuffle: { numShufflePartitions: 16, numCoalescedPartitions: 16 }, rows: 3040 });
+    expect(on.rows).toBe(3040);
+    expect(on.shuffle?.numShufflePartitions).toBe(16);
+    // The big partition is a task of its own; the small ones around it merge.
+    expect(on.shuffle?.numCoalescedPartitions).toBeGreaterThanOrEqual(2);
+    expect(on.shuffle?.numCoalescedPartitions).toBeLessThan(16);
+  });
+
+  it('a stateful shuffle is never coalesced, and repartition is refused where it cannot run', async () => {
+    await withSession({ 'sluice.executor.cores': 2, 'sluice.sql.shuffle.partitions': 16 }, async (s) => {
+      const input = s.memoryStream('counted', 'k STRING');
+      input.addData([{ k: 'a' }, { k: 'b' }]);
+      const q = await s.readStream.format('memory').load('counted').groupBy('k').count().writeStream.format('memory').queryName('counted_out').outputMode('complete').start();
+      await q.processAllAvailable();
+      expect(q.lastProgress?.shuffle).toBeUndefined();
+      expect(q.lastProgress?.stateOperators[0]?.numShufflePartitions).toBe(16);
+      await q.stop();
+      const stream = s.readStream.format('memory').load('counted');
+      expect(() => stream.repartition(0)).toThrow(expect.objectContaining({ code: 'INVALID_OPTION' }));
+      expect(() => stream.repartition('missing')).toThrow(expect.objectContaining({ code: 'UNRESOLVED_COLUMN' }));
+      expect(() => stream.repartition(4).groupBy('k').count()).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION' }));
+    });
+  });
+});
