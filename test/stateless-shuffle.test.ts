@@ -80,6 +80,28 @@ describe('stateless shuffle', () => {
     expect(on.shuffle?.numCoalescedPartitions).toBeLessThan(16);
   });
 
+  it('splits a round-robin partition over the advisory size at its blocks, but never one hashed by key', async () => {
+    await withSession({ 'sluice.executor.cores': 2, 'sluice.sql.adaptive.advisoryPartitionSizeInBytes': 4096 }, async (s) => {
+      const run = async (name: string, by: string[]) => {
+        const input = s.memoryStream(`${name}_in`, 'value LONG, pad STRING');
+        input.addData(Array.from({ length: 8000 }, (_, value) => ({ value, pad: 'x'.repeat(20) })));
+        const q = await s.readStream.format('memory').load(`${name}_in`).repartition(2, ...by).writeStream.format('memory').queryName(name).start();
+        await q.processAllAvailable();
+        await q.stop();
+        const values = (await s.memoryTable(name)).map((r) => Number(r['value']));
+        return { shuffle: q.lastProgress?.shuffle, exact: new Set(values).size === 8000 && values.length === 8000 };
+      };
+      // Each map task gives a block to each of the 2 partitions, far over 4 KB each.
+      const robin = await run('robin', []);
+      expect(robin.exact).toBe(true);
+      expect(robin.shuffle?.numShufflePartitions).toBe(2);
+      expect(robin.shuffle?.numCoalescedPartitions).toBeGreaterThan(2);
+      const hashed = await run('hashed', ['value']);
+      expect(hashed.exact).toBe(true);
+      expect(hashed.shuffle).toEqual({ numShufflePartitions: 2, numCoalescedPartitions: 2 });
+    });
+  });
+
   it('a stateful shuffle is never coalesced, and repartition is refused where it cannot run', async () => {
     await withSession({ 'sluice.executor.cores': 2, 'sluice.sql.shuffle.partitions': 16 }, async (s) => {
       const input = s.memoryStream('counted', 'k STRING');

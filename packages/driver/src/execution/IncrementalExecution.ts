@@ -121,7 +121,9 @@ export class IncrementalExecution {
   /**
    * The reduce side of a stateless shuffle: the map side's blocks by partition, adjacent small
    * partitions coalesced up to `coalesceToBytes` (never a stateful shuffle), each group one task
-   * running the operators after the repartition into the sink.
+   * running the operators after the repartition into the sink. A round-robin repartition's
+   * partition over that size is split at its blocks (its rows need not stay together; rows
+   * hashed by key do).
    */
   private async reduceShuffle(batch: BatchPlan, first: TaskSuccess[]): Promise<{ outputs: TaskSuccess[]; shuffle: ShuffleStats }> {
     const n = batch.shufflePartitions as number;
@@ -132,12 +134,26 @@ export class IncrementalExecution {
     else {
       let current: Uint8Array[] = [];
       let bytes = 0;
+      const target = this.coalesceToBytes;
+      const splittable = (this.plan.exchange?.keys.length ?? 0) === 0;
       for (const p of blocks) {
         const size = p.reduce((s, b) => s + b.byteLength, 0);
-        if (current.length > 0 && bytes + size > this.coalesceToBytes) {
+        if (current.length > 0 && bytes + size > target) {
           groups.push(current);
           current = [];
           bytes = 0;
+        }
+        if (splittable && size > target) {
+          for (const b of p) {
+            if (current.length > 0 && bytes + b.byteLength > target) {
+              groups.push(current);
+              current = [];
+              bytes = 0;
+            }
+            current.push(b);
+            bytes += b.byteLength;
+          }
+          continue;
         }
         current.push(...p);
         bytes += size;
