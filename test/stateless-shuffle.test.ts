@@ -5,10 +5,12 @@
  * large one alone; a stateful query's shuffle is never coalesced.
  */
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { col, Session, Trigger } from '@sluice/driver';
 import { jsonLines, parseDoc, readSinkJson, removeTempDirs, tempDir, withSession, writeInput } from './helpers.js';
+import { expectCompleted, runChild } from './killHarness.js';
 
 afterAll(removeTempDirs);
 
@@ -48,6 +50,24 @@ describe('stateless shuffle', () => {
     expect(rows.every((r) => r['odd'] === (r['v'] as number) % 2)).toBe(true);
     const recorded = [0, 2, 3].map((b) => (parseDoc(readFileSync(join(ckpt, 'offsets', String(b)), 'utf8'))['conf'] as { shufflePartitions: number }).shufflePartitions);
     expect(recorded).toEqual([64, 4, 2]);
+  });
+
+  it('a batch replayed after a crash keeps the partition count it was planned with, whatever the restart asks', async () => {
+    const child = fileURLToPath(new URL('./fixtures/shuffle-child.mjs', import.meta.url));
+    const dirs = { input: tempDir(), out: tempDir(), ckpt: tempDir() };
+    for (let f = 0; f < 3; f++) writeInput(dirs.input, `f${f}.json`, jsonLines(Array.from({ length: 20 }, (_, i) => ({ k: `k${i % 5}`, v: f * 20 + i }))), 1_700_000_000 + f);
+    const shuffles = (stdout: string) => [...stdout.matchAll(/^SHUFFLE (\d+) (\d+)$/gm)].map((m) => [Number(m[1]), Number(m[2])]);
+    // Dies once batch 1's offsets are written, before it runs.
+    const crashed = await runChild(child, [dirs.input, dirs.out, dirs.ckpt, '8'], { fault: 'after-offsets-write:2' });
+    expect(crashed.signal).toBe('SIGKILL');
+    const recorded = (id: number) => (parseDoc(readFileSync(join(dirs.ckpt, 'offsets', String(id)), 'utf8'))['conf'] as { shufflePartitions: number }).shufflePartitions;
+    expect(recorded(1)).toBe(8);
+    const again = await runChild(child, [dirs.input, dirs.out, dirs.ckpt, '3']);
+    expectCompleted(again);
+    // Batch 1 replays at its recorded 8; batch 2 is planned by this run, at 3.
+    expect(shuffles(again.stdout)).toEqual([[1, 8], [2, 3]]);
+    expect(recorded(2)).toBe(3);
+    expect(readSinkJson(dirs.out).map((r) => r['v'] as number).sort((a, b) => a - b)).toEqual(Array.from({ length: 60 }, (_, v) => v));
   });
 
   it('coalesces small partitions into fewer tasks and leaves a large one alone; off, every partition is a task', async () => {
