@@ -73,6 +73,31 @@ describe('stream-static join', () => {
     });
   });
 
+  it.each([
+    ['1', 'shuffled: over a 1-byte threshold'],
+    ['-1', 'shuffled: broadcasting off'],
+    [undefined, 'broadcast: under the default 10 MB'],
+  ])('autoBroadcastJoinThreshold %s: %s, with the same rows', async (threshold, _what) => {
+    const conf = { 'sluice.executor.cores': 2, 'sluice.sql.shuffle.partitions': 4, ...(threshold !== undefined && { 'sluice.sql.autoBroadcastJoinThreshold': threshold }) };
+    await withSession(conf, async (s) => {
+      const dir = tempDir();
+      writeInput(dir, 'names.json', jsonLines(table));
+      const names = s.read.format('json').schema('id LONG, name STRING').load(dir);
+      for (const how of ['inner', 'left_outer']) {
+        const input = s.memoryStream(`sized_${how}`, 'id LONG, region STRING, v LONG');
+        input.addData(stream);
+        const q = await s.readStream.format('memory').load(`sized_${how}`).join(names, 'id', how).writeStream.format('memory').queryName(`sized_out_${how}`).start();
+        try {
+          await q.processAllAvailable();
+          expect(sorted(await s.memoryTable(`sized_out_${how}`))).toEqual(sorted(expected(how, ['id'], stream, table)));
+          expect(q.lastProgress?.shuffle).toEqual(threshold === undefined ? undefined : { numShufflePartitions: 4, numCoalescedPartitions: 4 });
+        } finally {
+          await q.stop();
+        }
+      }
+    });
+  });
+
   it('joins on several columns, and feeds an aggregation', async () => {
     await withSession({ 'sluice.executor.cores': 2 }, async (s) => {
       const dir = tempDir();

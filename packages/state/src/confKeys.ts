@@ -18,6 +18,7 @@ export const CONF_KEYS = {
   checkpointRoot: 'sluice.sql.streaming.checkpointLocation',
   adaptiveStatelessEnabled: 'sluice.sql.adaptive.streaming.stateless.enabled',
   advisoryPartitionSizeInBytes: 'sluice.sql.adaptive.advisoryPartitionSizeInBytes',
+  autoBroadcastJoinThreshold: 'sluice.sql.autoBroadcastJoinThreshold',
   minBatchesToRetain: 'sluice.sql.streaming.minBatchesToRetain',
   multipleWatermarkPolicy: 'sluice.sql.streaming.multipleWatermarkPolicy',
   noDataMicroBatchesEnabled: 'sluice.sql.streaming.noDataMicroBatches.enabled',

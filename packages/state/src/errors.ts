@@ -87,6 +87,7 @@ export const WARNING_CODES = [
   'SLUICE_LISTENER_ERROR',
   'SLUICE_STATE_RELEASE_FAILED',
   'SLUICE_STATE_SHARDS_BELOW_SLOTS',
+  'SLUICE_BROADCAST_OVER_THRESHOLD',
 ] as const;
 
 export type WarningCode = (typeof WARNING_CODES)[number];

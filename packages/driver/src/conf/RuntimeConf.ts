@@ -93,6 +93,12 @@ export const CONF: Record<ConfKey, ConfEntry> = {
     parse: bool,
     doc: 'adaptive coalescing of shuffle partitions in stateless queries',
   },
+  [K.autoBroadcastJoinThreshold]: {
+    default: () => 10 * 1024 * 1024,
+    // As in Spark: bytes, or -1 to never broadcast.
+    parse: (raw, key) => (raw === -1 || raw === '-1' ? -1 : bytes(raw, key)),
+    doc: 'largest static join side, encoded, that is broadcast; larger ones are shuffled',
+  },
   [K.advisoryPartitionSizeInBytes]: {
     default: () => 16 * 1024 * 1024,
     parse: bytes,

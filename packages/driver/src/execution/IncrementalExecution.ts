@@ -6,7 +6,9 @@
  * and delivers the operator's output. The shuffle exchange holds the blocks until the state stage
  * is done, so a retried state task reads them again.
  */
+import { planOutputSchema } from '@sluice/executor';
 import type {
+  Expr,
   Op,
   EventTimeStats,
   InputSplit,
@@ -75,9 +77,25 @@ export interface BatchExecution {
   shuffle?: ShuffleStats;
 }
 
+/**
+ * A join whose static side is too large to broadcast (autoBroadcastJoinThreshold): the stream is
+ * shuffled by the join keys, and each reduce task joins its partition with that partition of the
+ * static side.
+ */
+export interface JoinShuffle {
+  /** Index in `plan.ops` of the join. */
+  at: number;
+  keys: Expr[];
+  partitions: number;
+  /** The static side's rows, by partition (hashed as the stream's rows are). */
+  parts: SharedArrayBuffer[];
+}
+
 export class IncrementalExecution {
   /** The static sides of the plan's joins, by their plan id, as this run read them. */
   broadcasts: ReadonlyMap<string, SharedArrayBuffer> = new Map();
+  /** The join this run shuffles for, if its static side is too large to broadcast. */
+  joinShuffle: JoinShuffle | undefined;
 
   constructor(
     private readonly queryId: string,
@@ -95,7 +113,10 @@ export class IncrementalExecution {
   /** The tasks of batch `batchId` over `splits`, before any of them runs. */
   planBatch(batchId: number, watermarkMs: number, splits: SplitOfSource[], shufflePartitions?: number): BatchPlan {
     const committed = this.sink.isCommitted(batchId);
-    const exchange = this.plan.exchange;
+    const join = this.joinShuffle;
+    const exchange = this.plan.exchange ?? (join && { keys: join.keys });
+    if (join) shufflePartitions = join.partitions;
+    const mapOps = this.bindJoins(join ? this.plan.ops.slice(0, join.at) : this.plan.ops);
     const firstStage = splits.map((s, partition): TaskRequest =>
       exchange && shufflePartitions !== undefined
         ? {
@@ -107,7 +128,7 @@ export class IncrementalExecution {
             attempt: 0,
             input: s.input,
             inputSchema: s.schema,
-            ops: this.bindJoins(this.plan.ops),
+            ops: mapOps,
             keys: exchange.keys,
             partitions: shufflePartitions,
           }
@@ -130,7 +151,9 @@ export class IncrementalExecution {
     const blocks: Uint8Array[][] = Array.from({ length: n }, () => []);
     for (const r of first) for (const b of r.blocks ?? []) (blocks[b.partition] as Uint8Array[]).push(b.data);
     const groups: Uint8Array[][] = [];
-    if (this.coalesceToBytes === undefined) groups.push(...blocks);
+    const join = this.joinShuffle;
+    // A join's partitions each meet their own part of the static side: never coalesced.
+    if (this.coalesceToBytes === undefined || join) groups.push(...blocks);
     else {
       let current: Uint8Array[] = [];
       let bytes = 0;
@@ -160,8 +183,14 @@ export class IncrementalExecution {
       }
       groups.push(current);
     }
-    const schema = statefulInputSchema(this.plan);
+    const schema = join ? planOutputSchema(this.plan.ops.slice(0, join.at), this.plan.source.schema) : statefulInputSchema(this.plan);
     const post = this.bindJoins(this.plan.post);
+    const opsOf = (partition: number): Op[] => {
+      if (!join) return post;
+      const op = this.plan.ops[join.at] as Extract<Op, { kind: 'join' }>;
+      const part = { ...op, broadcastId: `${this.runId}:${op.broadcastId}:${partition}`, broadcast: join.parts[partition] as SharedArrayBuffer };
+      return [part, ...this.bindJoins(this.plan.ops.slice(join.at + 1))];
+    };
     const tasks: StatelessTask[] = groups.map((group, partition) => ({
       kind: 'stateless',
       queryId: this.queryId,
@@ -171,7 +200,7 @@ export class IncrementalExecution {
       attempt: 0,
       input: { type: 'blocks', blocks: group },
       inputSchema: schema,
-      ops: post,
+      ops: opsOf(partition),
       output: this.sink.taskOutput(batch.batchId, partition, batch.committed),
     }));
     const outputs = await this.scheduler.runTasks(tasks, undefined, this.pool);

@@ -10,8 +10,8 @@
  * finishes an unfinished one before any data batch.
  */
 import { statSync } from 'node:fs';
-import { broadcastRows, decodeRows, type InputSplit, type Row, type Schema } from '@sluice/executor';
-import { CONF_KEYS, fault, planRepartition, SluiceError, warn, type StateLayout } from '@sluice/state';
+import { broadcastRows, decodeRows, type Expr, type InputSplit, type Row, type Schema } from '@sluice/executor';
+import { CONF_KEYS, fault, murmur3_x86_32, planRepartition, SluiceError, warn, type StateLayout } from '@sluice/state';
 import { CheckpointPaths } from '../checkpoint/CheckpointPaths.js';
 import { CommitLog } from '../checkpoint/CommitLog.js';
 import { OffsetLog, type DataOffsetSeq, type SourceOffset } from '../checkpoint/OffsetLog.js';
@@ -278,8 +278,10 @@ export class MicroBatchExecution extends StreamExecution {
     this.commitLog.add(batchId, repartitionCommit(markers, this.watermark.current));
     this.purgeLogs(batchId);
     this.stateInfo = info.withLayout(control.to, markers);
+    const joinShuffle = this.execution.joinShuffle;
     this.execution = this.planExecution();
     this.execution.broadcasts = this.broadcasts;
+    this.execution.joinShuffle = joinShuffle;
     this.nextBatchId = batchId + 1;
     this.controlProgress = {
       durationMs: { 'controlBatch.REPARTITION': clock.now() - t0 },
@@ -296,9 +298,39 @@ export class MicroBatchExecution extends StreamExecution {
   private readonly broadcasts = new Map<string, SharedArrayBuffer>();
 
   private async readStatics(): Promise<void> {
+    const threshold = this.ctx.conf.get<number>(K.autoBroadcastJoinThreshold);
     for (const s of this.plan.statics ?? []) {
-      if (this.broadcasts.has(s.id)) continue;
-      this.broadcasts.set(s.id, broadcastRows(await staticRows(this.ctx.scheduler, s.plan)));
+      if (this.broadcasts.has(s.id) || this.execution.joinShuffle) continue;
+      const rows = await staticRows(this.ctx.scheduler, s.plan);
+      const shared = broadcastRows(rows);
+      if (threshold >= 0 && shared.byteLength <= threshold) {
+        this.broadcasts.set(s.id, shared);
+        continue;
+      }
+      // Too large to broadcast: shuffle the stream by the join keys, in a stateless query with
+      // this one join and no other shuffle; elsewhere it is broadcast all the same.
+      const at = this.plan.ops.findIndex((o) => o.kind === 'join' && o.broadcastId === s.id);
+      const join = this.plan.ops[at];
+      const alone = at >= 0 && !this.plan.stateful && !this.plan.exchange && !this.plan.inputs && (this.plan.statics?.length ?? 0) === 1;
+      if (!alone || join?.kind !== 'join') {
+        warn(
+          'SLUICE_BROADCAST_OVER_THRESHOLD',
+          `the static side of a join is ${shared.byteLength} bytes, over ${K.autoBroadcastJoinThreshold}=${threshold}, but this query cannot shuffle for it (an aggregation, a repartition, a union or another join): it is broadcast`,
+        );
+        this.broadcasts.set(s.id, shared);
+        continue;
+      }
+      const conf = this.ctx.conf.get<number | 'auto'>(K.shufflePartitions);
+      const slots = this.ctx.scheduler.slots;
+      const partitions = conf === 'auto' ? Math.max(slots, Math.ceil(shared.byteLength / this.ctx.conf.get<number>(K.advisoryPartitionSizeInBytes))) : conf;
+      const rightKeys = join.rightKeys ?? join.keys;
+      const parts: Row[][] = Array.from({ length: partitions }, () => []);
+      for (const r of rows) {
+        // As the map tasks hash the stream's keys (runExchange in the executor).
+        const p = murmur3_x86_32(Buffer.from(JSON.stringify(rightKeys.map((k) => r[k] ?? null)))) % partitions;
+        (parts[p] as Row[]).push(r);
+      }
+      this.execution.joinShuffle = { at, keys: join.keys.map((name): Expr => ({ op: 'col', name })), partitions, parts: parts.map((p) => broadcastRows(p)) };
     }
     this.execution.broadcasts = this.broadcasts;
   }
