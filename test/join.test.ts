@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { col, Session, Trigger } from '@sluice/driver';
+import { col, lit, Session, Trigger } from '@sluice/driver';
 import { jsonLines, removeTempDirs, tempDir, withSession, writeInput } from './helpers.js';
 
 afterAll(removeTempDirs);
@@ -239,6 +239,18 @@ describe('stream-static join', () => {
         await q.stop();
       }
       const clicks = s.readStream.format('memory').load('clicks');
+      // Other parts of the condition hold on the pair of rows: p2's only match fails them, so the outer join gives it nulls.
+      const rest = col('user_id').equalTo(col('id')).and(col('page').notEqual(lit('p2'))).and(col('name').notEqual(col('page')));
+      const q2 = await clicks.join(users, rest, 'left_outer').writeStream.format('memory').queryName('clicks_rest').start();
+      try {
+        await q2.processAllAvailable();
+        expect(sorted((await s.memoryTable('clicks_rest')).map((r) => ({ page: r['page'], name: r['name'] })))).toEqual(
+          sorted([{ page: 'p1', name: 'ann' }, { page: 'p2', name: null }, { page: 'p3', name: 'bob' }, { page: 'p3', name: 'bea' }]),
+        );
+      } finally {
+        await q2.stop();
+      }
+      // Without an equality of the two sides it would be a cross join.
       expect(() => clicks.join(users, col('user_id').gt(col('id')))).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', option: 'on' }));
       expect(() => clicks.join(users, col('user_id').equalTo(col('nope')))).toThrow(expect.objectContaining({ code: 'UNRESOLVED_COLUMN', column: 'nope' }));
       s.memoryStream('clicks2', 'id LONG, page STRING');

@@ -18,3 +18,4 @@ export { aggregateOutputSchema, statefulOutputSchema, aggResultType, aggregatorO
 export { decodeBlock, encodeBlock, type AggregateRecord, type DedupRecord, type ShuffleRecord } from './shuffle/shuffleCodec.js';
 export { operatorUsesWatermark } from './operators/watermark.js';
 export { broadcastRows } from './operators/join.js';
+export { walkExpr } from './expressions/exprTree.js';

@@ -4,7 +4,7 @@
  * checked against the schema when it is called, so an unknown column fails at the line naming it.
  */
 import { randomUUID } from 'node:crypto';
-import { exprName, exprType, planOutputSchema, statefulOutputSchema, typeName, type Expr, type JoinType, type Op, type Schema, type StatefulOp } from '@sluice/executor';
+import { exprName, exprType, planOutputSchema, statefulOutputSchema, typeName, walkExpr, type Expr, type JoinType, type Op, type Schema, type StatefulOp } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import { Column, toColumn } from './Column.js';
 import { AggregateColumn, avg, count, max, min, sum } from './aggregates.js';
@@ -314,22 +314,34 @@ function joinType(how: string): JoinType {
 }
 
 /**
- * The key pairs of a join condition: `streamColumn = staticColumn`, or several joined by `and`,
- * each column's name found on its side only. Spark also joins on other conditions; here they are
- * refused, as is a name on both sides (there is no way to say which side it means).
+ * A join condition as Spark plans it: the equalities of a stream column and a static column among
+ * its `and`-ed parts are the keys; the other parts (any boolean expression over both sides) are
+ * the residual, checked on each pair of rows with equal keys. A condition without such an
+ * equality would join every pair (a cross join): refused, as is a name on both sides (there is
+ * no way to say which side it means).
  */
-function equiJoinKeys(cond: Expr, left: Schema, right: Schema): { keys: string[]; rightKeys: string[] } {
+function equiJoinKeys(cond: Expr, left: Schema, right: Schema): { keys: string[]; rightKeys: string[]; residual?: Expr } {
   const keys: string[] = [];
   const rightKeys: string[] = [];
-  const unsupported = () =>
-    new SluiceError('UNSUPPORTED_OPERATION', 'a join condition must be equalities of a stream column and a static column, joined by and', { option: 'on' });
+  const rest: Expr[] = [];
+  for (const name of new Set([...exprColumns(cond)])) {
+    if (left.some((f) => f.name === name) && right.some((f) => f.name === name)) {
+      throw new SluiceError('UNSUPPORTED_OPERATION', `column ${name} is on both sides of the join: join on its name (on = '${name}'), or rename one side's first`, { column: name });
+    }
+    if (!left.some((f) => f.name === name) && !right.some((f) => f.name === name)) {
+      throw new SluiceError('UNRESOLVED_COLUMN', `join condition: no column ${name} on either side`, { column: name });
+    }
+  }
   const visit = (e: Expr): void => {
     if (e.op === 'binary' && e.fn === 'and') {
       visit(e.left);
       visit(e.right);
       return;
     }
-    if (e.op !== 'binary' || e.fn !== 'equalTo' || e.left.op !== 'col' || e.right.op !== 'col') throw unsupported();
+    if (e.op !== 'binary' || e.fn !== 'equalTo' || e.left.op !== 'col' || e.right.op !== 'col') {
+      rest.push(e);
+      return;
+    }
     const sides = [e.left.name, e.right.name].map((name) => {
       const inLeft = left.some((f) => f.name === name);
       const inRight = right.some((f) => f.name === name);
@@ -340,10 +352,26 @@ function equiJoinKeys(cond: Expr, left: Schema, right: Schema): { keys: string[]
       return { name, inLeft };
     });
     const [a, b] = sides as [{ name: string; inLeft: boolean }, { name: string; inLeft: boolean }];
-    if (a.inLeft === b.inLeft) throw unsupported();
+    if (a.inLeft === b.inLeft) {
+      rest.push(e);
+      return;
+    }
     keys.push(a.inLeft ? a.name : b.name);
     rightKeys.push(a.inLeft ? b.name : a.name);
   };
   visit(cond);
-  return { keys, rightKeys };
+  if (keys.length === 0) {
+    throw new SluiceError('UNSUPPORTED_OPERATION', 'a join condition needs an equality of a stream column and a static column (without one it is a cross join)', { option: 'on' });
+  }
+  const residual = rest.reduce<Expr | undefined>((acc, e) => (acc === undefined ? e : { op: 'binary', fn: 'and', left: acc, right: e }), undefined);
+  return { keys, rightKeys, ...(residual !== undefined && { residual }) };
+}
+
+/** The column names an expression reads. */
+function exprColumns(e: Expr): string[] {
+  const out: string[] = [];
+  walkExpr(e, (x) => {
+    if (x.op === 'col') out.push(x.name);
+  });
+  return out;
 }

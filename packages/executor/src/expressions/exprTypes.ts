@@ -289,6 +289,10 @@ function joinOutputSchema(op: Extract<Op, { kind: 'join' }>, left: Schema): Sche
   });
   // On a condition every column of both sides stays, as in Spark; on names the keys appear once.
   const using = op.rightKeys === undefined;
+  if (op.residual !== undefined) {
+    const t = exprType(op.residual, [...left, ...op.rightSchema]);
+    if (t !== 'boolean' && t !== 'null') throw mismatch(op.residual, `a join condition must be boolean, not ${typeName(t)}`);
+  }
   const others = using ? left.filter((f) => !op.keys.includes(f.name)) : left;
   const head = using ? keys : [];
   if (op.how === 'left_semi' || op.how === 'left_anti') return [...head, ...others];

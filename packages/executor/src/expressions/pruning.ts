@@ -24,7 +24,10 @@ export function requiredInputSchema(ops: Op[], schema: Schema): Schema {
   for (const op of ops) {
     if (op.kind === 'filter') collect(op.cond, refs);
     else if (op.kind === 'watermark') refs.add(op.column);
-    else if (op.kind === 'join') for (const k of op.keys) refs.add(k);
+    else if (op.kind === 'join') {
+      for (const k of op.keys) refs.add(k);
+      if (op.residual) collect(op.residual, refs);
+    }
     else {
       for (const e of op.exprs) collect(e, refs);
       projected = true;

@@ -56,6 +56,7 @@ export async function loadUdfs(
     if (!('kind' in node)) collectUdfs(node, udfs);
     else if (node.kind === 'filter') collectUdfs(node.cond, udfs);
     else if (node.kind === 'project') for (const e of node.exprs) collectUdfs(e, udfs);
+    else if (node.kind === 'join' && node.residual) collectUdfs(node.residual, udfs);
   }
   await Promise.all(
     udfs.map(async ({ moduleUrl, exportName }) => {

@@ -7,7 +7,9 @@
 import { Packr } from 'msgpackr';
 import { SluiceError } from '@sluice/state';
 import type { Op } from './types.js';
-import type { Row } from '../schema/types.js';
+import type { Row, Schema } from '../schema/types.js';
+import { compileExpr } from '../expressions/compileExpr.js';
+import type { UdfRegistry } from '../expressions/udfs.js';
 
 type JoinOp = Extract<Op, { kind: 'join' }>;
 
@@ -57,8 +59,11 @@ function indexOf(op: JoinOp): Map<string, Row[]> {
   return index;
 }
 
-/** The rows a stream row joins into (none, one, or one per matching table row). */
-export function compileJoin(op: JoinOp): (row: Row) => Row[] {
+/**
+ * The rows a stream row joins into (none, one, or one per matching table row). `leftSchema` is
+ * the stream's; a residual condition is evaluated over the stream row and the table row together.
+ */
+export function compileJoin(op: JoinOp, leftSchema: Schema, udfs: UdfRegistry): (row: Row) => Row[] {
   const index = indexOf(op);
   const right = op.rightSchema.map((f) => f.name).filter((n) => op.rightKeys !== undefined || !op.keys.includes(n));
   const joined = (left: Row, r: Row | undefined): Row => {
@@ -66,9 +71,13 @@ export function compileJoin(op: JoinOp): (row: Row) => Row[] {
     for (const n of right) out[n] = r === undefined ? null : (r[n] ?? null);
     return out;
   };
+  const residual = op.residual && compileExpr(op.residual, [...leftSchema, ...op.rightSchema], udfs);
   const matches = (row: Row): Row[] | undefined => {
     const key = keyOf(row, op.keys);
-    return key === undefined ? undefined : index.get(key);
+    const found = key === undefined ? undefined : index.get(key);
+    if (found === undefined || residual === undefined) return found;
+    const kept = found.filter((r) => residual({ ...r, ...row }) === true);
+    return kept.length > 0 ? kept : undefined;
   };
   switch (op.how) {
     case 'inner':

@@ -20,7 +20,17 @@ export type Op =
    * The table's rows (engine form, msgpack) come in `broadcast`, shared by every task of a run;
    * a worker indexes them once per `broadcastId`.
    */
-  | { kind: 'join'; how: JoinType; keys: string[]; rightKeys?: string[]; rightSchema: Schema; broadcastId: string; broadcast?: SharedArrayBuffer };
+  | {
+      kind: 'join';
+      how: JoinType;
+      keys: string[];
+      rightKeys?: string[];
+      /** The rest of a join condition: a pair of rows with equal keys matches only where it is true. */
+      residual?: Expr;
+      rightSchema: Schema;
+      broadcastId: string;
+      broadcast?: SharedArrayBuffer;
+    };
 
 export type AggFn = 'count' | 'sum' | 'avg' | 'min' | 'max';
 

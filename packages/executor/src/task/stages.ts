@@ -46,7 +46,7 @@ export async function compileStages(schema: Schema, ops: Op[], udfs: UdfRegistry
     if (op.kind === 'watermark') flush(op.column);
     else if (op.kind === 'join') {
       flush();
-      stages.push({ each: () => null, many: compileJoin(op) });
+      stages.push({ each: () => null, many: compileJoin(op, stageSchema, udfs) });
       stageSchema = opOutputSchema(op, stageSchema);
     } else current.push(op);
   }
