@@ -4,13 +4,16 @@
  * once per run (a change on disk shows only after a restart); and the joined stream feeds an
  * aggregation.
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { col, lit, Session, Trigger } from '@sluice/driver';
+import { col, lit, Session, Trigger, udf } from '@sluice/driver';
 import { jsonLines, removeTempDirs, tempDir, withSession, writeInput } from './helpers.js';
 
 afterAll(removeTempDirs);
+
+const UDFS = new URL('./fixtures/udfs.mjs', import.meta.url);
 
 type R = Record<string, unknown>;
 
@@ -256,6 +259,35 @@ describe('stream-static join', () => {
       s.memoryStream('clicks2', 'id LONG, page STRING');
       expect(() => s.readStream.format('memory').load('clicks2').join(users, col('id').equalTo(col('id')))).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', column: 'id' }));
     });
+  });
+
+  it('reads and broadcasts the static side once per run, whatever the number of batches and tasks', async () => {
+    const calls = join(tempDir(), 'calls');
+    const dir = tempDir();
+    writeInput(dir, 'names.json', jsonLines(table));
+    const counted = udf(UDFS, 'countCall', 'long');
+    const input = tempDir();
+    const ckpt = tempDir();
+    let file = 0;
+    const run = async () => {
+      const s = await Session.create({ conf: { 'sluice.executor.cores': 2 } });
+      try {
+        for (let b = 0; b < 3; b++) writeInput(input, `in${file++}.json`, jsonLines([{ id: 1, region: 'eu', v: file }]), 1_700_000_000 + file);
+        // Every static row goes through the udf each time the static side is read.
+        const names = s.read.format('json').schema('id LONG, name STRING').load(dir).select(counted(col('id'), lit(calls)).alias('id'), col('name'));
+        const q = await s.readStream.format('json').schema('id LONG, region STRING, v LONG').option('maxFilesPerTrigger', 1).load(input)
+          .join(names, 'id').writeStream.format('memory').queryName('counted').option('checkpointLocation', ckpt).trigger(Trigger.AvailableNow()).start();
+        await q.awaitTermination();
+        expect(q.recentProgress.length).toBe(3);
+        expect((await s.memoryTable('counted')).length).toBe(3 * 2); // id 1 has two names
+      } finally {
+        await s.close();
+      }
+    };
+    await run();
+    expect(readFileSync(calls, 'utf8').length).toBe(table.length);
+    await run();
+    expect(readFileSync(calls, 'utf8').length).toBe(2 * table.length);
   });
 
   it('refuses what it cannot join, with a code naming the column or option', async () => {
