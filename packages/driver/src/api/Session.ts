@@ -14,6 +14,7 @@ import { MemoryStream } from '../sources/MemoryStream.js';
 import { StreamingQueryManager } from './StreamingQueryManager.js';
 import { POOL_PROPERTY, TaskScheduler, type PoolMetrics, type PoolSettings } from '../scheduler/TaskScheduler.js';
 import { staticFiles, staticRows } from '../execution/staticRows.js';
+import { PrometheusMetrics } from '../metrics/SessionMetrics.js';
 import { parseUserSchema } from '../sources/resolveSource.js';
 
 export interface SessionOptions {
@@ -148,6 +149,20 @@ export class Session {
         queries: this.streams.active.map((q) => ({ id: q.id, name: q.name, pool: q.schedulerPool })),
       },
     };
+  }
+
+  /** The session's Prometheus metrics (prom-client): per query from each progress, per session when scraped. */
+  readonly prometheus = new PrometheusMetrics({
+    listenerQueueSize: () => this.listenerBus.queueSize,
+    listenerDropped: () => this.listenerBus.numDroppedEventsByKind,
+    slots: () => this.taskScheduler?.slots ?? this.conf.get<number>(CONF_KEYS.executorCores),
+    slotsBusy: () => this.taskScheduler?.busySlots ?? 0,
+    pools: () => this.taskScheduler?.poolMetrics() ?? {},
+  });
+
+  /** The metrics in Prometheus's text format, as `/metrics` would serve them. */
+  prometheusMetrics(): Promise<string> {
+    return this.prometheus.text();
   }
 
   private readonly localProperties = new Map<string, string>();

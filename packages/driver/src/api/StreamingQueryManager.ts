@@ -63,6 +63,7 @@ export class StreamingQueryManager {
       scheduler: this.session.scheduler(),
       bus: this.session.listenerBus,
       otherStateShards: (id: string) => this.active.reduce((n, q) => n + (q.id === id ? 0 : q.stateShards), 0),
+      metrics: this.session.prometheus,
     };
     const execution = new MicroBatchExecution(ctx, df.plan, df.schema, spec, checkpointDir, temporary);
     const query = new StreamingQuery(execution);

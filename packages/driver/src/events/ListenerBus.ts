@@ -88,6 +88,11 @@ export class ListenerBus {
     return { ...this.dropped };
   }
 
+  /** Events waiting for the listeners now. */
+  get queueSize(): number {
+    return this.size;
+  }
+
   /** Events still queued (or being delivered) when the last `drain` gave up waiting. */
   get numUndeliveredEvents(): number {
     return this.undelivered;

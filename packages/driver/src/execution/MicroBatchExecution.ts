@@ -519,6 +519,7 @@ export class MicroBatchExecution extends StreamExecution {
       ...(exec.shuffle && { shuffle: exec.shuffle }),
     });
     this.controlProgress = undefined;
+    this.ctx.metrics?.observe(progress);
     this.ctx.bus.post({ kind: 'onQueryProgress', event: { progress } });
   }
 

@@ -28,6 +28,8 @@ export interface ExecutionContext {
   bus: ListenerBus;
   /** State shards of the session's running queries other than query `id`, which share the workers' budgets. */
   otherStateShards: (id: string) => number;
+  /** The session's Prometheus metrics, fed with every progress event. */
+  metrics?: { observe(progress: StreamingQueryProgress): void };
 }
 
 interface Waiter {

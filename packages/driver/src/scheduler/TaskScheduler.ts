@@ -339,6 +339,11 @@ export class TaskScheduler {
     return out;
   }
 
+  /** Slots running a task now. */
+  get busySlots(): number {
+    return this.slots - this.arbiter.free.length;
+  }
+
   /** Each slot's state shards against its worker's budgets (null: no state task ran there yet). */
   stateStoreUsage(): Array<WorkerStateUsage | null> {
     return [...this.stateStores];
