@@ -27,7 +27,13 @@ for (let f = 0; f < 20; f++) {
   utimesSync(path, 1_700_000_000 + f, 1_700_000_000 + f);
 }
 
-const session = await Session.create();
+// `--ui` (pnpm demo:ui): the live dashboard on sluice.ui.port (4040, or SLUICE_UI_PORT), kept up
+// after the queries end until Ctrl-C.
+const withUI = process.argv.includes('--ui');
+const session = await Session.create({
+  conf: withUI ? { 'sluice.ui.enabled': true, 'sluice.ui.port': Number(process.env.SLUICE_UI_PORT ?? 4040) } : {},
+});
+if (session.ui) console.log(`dashboard: ${session.ui.url} (metrics: ${session.ui.url}metrics)`);
 session.streams.addListener({
   onQueryProgress: ({ progress: p }) =>
     console.log(
@@ -111,6 +117,10 @@ for (const w of closed.slice(0, 4)) {
 console.log(`  ... ${closed.length} closed windows, ${windowsOk ? 'each count as expected' : 'MISMATCH'}`);
 ok &&= windowsOk;
 
+if (session.ui) {
+  console.log(`\nthe dashboard stays up at ${session.ui.url}; Ctrl-C ends the demo`);
+  await new Promise((resolve) => process.once('SIGINT', resolve));
+}
 await session.close();
 rmSync(root, { recursive: true, force: true });
 process.exitCode = ok ? 0 : 1;

@@ -30,6 +30,8 @@ export const CONF_KEYS = {
   schedulerPools: 'sluice.scheduler.pools',
   listenerBusCapacity: 'sluice.scheduler.listenerbus.eventqueue.capacity',
   listenerBusCloseTimeout: 'sluice.scheduler.listenerbus.closeTimeout',
+  uiEnabled: 'sluice.ui.enabled',
+  uiPort: 'sluice.ui.port',
   taskMaxFailures: 'sluice.task.maxFailures',
 } as const;
 

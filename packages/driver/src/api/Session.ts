@@ -15,6 +15,7 @@ import { StreamingQueryManager } from './StreamingQueryManager.js';
 import { POOL_PROPERTY, TaskScheduler, type PoolMetrics, type PoolSettings } from '../scheduler/TaskScheduler.js';
 import { staticFiles, staticRows } from '../execution/staticRows.js';
 import { PrometheusMetrics } from '../metrics/SessionMetrics.js';
+import { startUI, type UIHandle, type UIOptions } from '../ui/UIServer.js';
 import { parseUserSchema } from '../sources/resolveSource.js';
 
 export interface SessionOptions {
@@ -68,9 +69,15 @@ export class Session {
     this.streams = new StreamingQueryManager(this);
   }
 
+  /** With `sluice.ui.enabled`, the dashboard is served at once on `sluice.ui.port` (`session.ui`). */
   static async create(options: SessionOptions = {}): Promise<Session> {
-    return new Session(options);
+    const session = new Session(options);
+    if (session.conf.get<boolean>(CONF_KEYS.uiEnabled)) session.ui = await session.startUI({ port: session.conf.get<number>(CONF_KEYS.uiPort) });
+    return session;
   }
+
+  /** The dashboard started by `sluice.ui.enabled`, if any. */
+  ui: UIHandle | undefined;
 
   get readStream(): DataStreamReader {
     this.assertOpen();
@@ -160,10 +167,27 @@ export class Session {
     pools: () => this.taskScheduler?.poolMetrics() ?? {},
   });
 
-  /** The metrics in Prometheus's text format, as `/metrics` would serve them. */
+  /** The metrics in Prometheus's text format, as `/metrics` serves them. */
   prometheusMetrics(): Promise<string> {
     return this.prometheus.text();
   }
+
+  get prometheusContentType(): string {
+    return this.prometheus.contentType;
+  }
+
+  /**
+   * Serves the live dashboard and `/metrics` on `host` (127.0.0.1) and `port` (0: a free one);
+   * `close()` stops it, and `session.close()` does too.
+   */
+  async startUI(options: UIOptions = {}): Promise<UIHandle> {
+    this.assertOpen();
+    const ui = await startUI(this, options);
+    this.uis.add(ui);
+    return ui;
+  }
+
+  private readonly uis = new Set<UIHandle>();
 
   private readonly localProperties = new Map<string, string>();
 
@@ -209,6 +233,7 @@ export class Session {
     await this.streams.stopAll();
     await this.listenerBus.close(this.conf.get<number>(CONF_KEYS.listenerBusCloseTimeout));
     this.closed = true;
+    await Promise.all([...this.uis].map((u) => u.close()));
     await this.taskScheduler?.close();
     this.taskScheduler = undefined;
   }

@@ -168,6 +168,12 @@ export const CONF: Record<ConfKey, ConfEntry> = {
     parse: positiveInt,
     doc: 'listener queue; when full events are dropped and counted',
   },
+  [K.uiEnabled]: { default: () => false, parse: bool, doc: 'serve the live dashboard when the session starts' },
+  [K.uiPort]: {
+    default: () => 4040,
+    parse: (raw, key) => (raw === 0 || raw === '0' ? 0 : positiveInt(raw, key)),
+    doc: 'port of the dashboard (0: a free one)',
+  },
   [K.listenerBusCloseTimeout]: {
     default: () => 5_000,
     parse: duration,
