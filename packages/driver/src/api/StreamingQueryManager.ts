@@ -3,6 +3,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SluiceError } from '@sluice/state';
+import { planInputs } from '../plan/LogicalPlan.js';
+import { checkRedisSource } from '../sources/RedisStreamSource.js';
 import type { DataFrame } from './DataFrame.js';
 import type { QuerySpec } from '../plan/QuerySpec.js';
 import type { StreamingQueryListener } from '../events/ListenerBus.js';
@@ -56,6 +58,8 @@ export class StreamingQueryManager {
     if (spec.queryName !== null && this.active.some((q) => q.name === spec.queryName)) {
       throw new SluiceError('QUERY_NAME_IN_USE', `a query named ${spec.queryName} is already active`, { option: 'queryName' });
     }
+    // A broker source is checked before anything starts: reachable, streams that exist and are streams.
+    for (const input of planInputs(df.plan)) if (input.source.format === 'redis') await checkRedisSource(input.source.redis);
     const temporary = spec.checkpointLocation === undefined;
     const checkpointDir = spec.checkpointLocation ?? mkdtempSync(join(tmpdir(), 'sluice-checkpoint-'));
     const ctx = {

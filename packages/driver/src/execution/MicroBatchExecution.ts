@@ -393,7 +393,7 @@ export class MicroBatchExecution extends StreamExecution {
       conf: this.stateInfo
         ? layoutCounts(this.stateInfo.layout)
         : this.plan.exchange
-          ? { shufflePartitions: this.shufflePartitionsOf(this.splitsOf(this.available, hasData ? ends : [...this.available])) }
+          ? { shufflePartitions: this.shufflePartitionsOf(await this.splitsOf(this.available, hasData ? ends : [...this.available])) }
           : {},
     };
     this.assertRunning();
@@ -406,13 +406,15 @@ export class MicroBatchExecution extends StreamExecution {
   }
 
   /** The batch's input splits; a source with nothing yet (one input of a union) or nothing new has none. */
-  private splitsOf(start: Array<SourceOffset | null>, offsets: Array<SourceOffset | null>): SplitOfSource[] {
+  private async splitsOf(start: Array<SourceOffset | null>, offsets: Array<SourceOffset | null>): Promise<SplitOfSource[]> {
     const slots = this.ctx.scheduler.slots;
-    return this.sources.flatMap((source, i) => {
+    const splits: SplitOfSource[] = [];
+    for (const [i, source] of this.sources.entries()) {
       const end = offsets[i] ?? null;
-      if (end === null || sameOffset(end, start[i] ?? null)) return [];
-      return source.planSplits(start[i] ?? null, end, slots).map((input) => ({ source: i, input, schema: source.schema }));
-    });
+      if (end === null || sameOffset(end, start[i] ?? null)) continue;
+      for (const input of await source.planSplits(start[i] ?? null, end, slots)) splits.push({ source: i, input, schema: source.schema });
+    }
+    return splits;
   }
 
   /**
@@ -452,7 +454,7 @@ export class MicroBatchExecution extends StreamExecution {
 
     const g0 = clock.now();
     const sink = this.spec.sink;
-    const splits = this.splitsOf(start, batch.offsets);
+    const splits = await this.splitsOf(start, batch.offsets);
     const getBatch = clock.now() - g0;
 
     const p0 = clock.now();

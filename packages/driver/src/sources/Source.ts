@@ -17,7 +17,7 @@ export interface StreamSource {
   /** End offset of the next batch given the last planned end (`null` before the first batch). */
   latestOffset(start: SourceOffset | null, limit: ReadLimit): Promise<SourceOffset | null>;
   /** The splits of (start, end]; empty when they are equal. */
-  planSplits(start: SourceOffset | null, end: SourceOffset, slots: number): InputSplit[];
+  planSplits(start: SourceOffset | null, end: SourceOffset, slots: number): InputSplit[] | Promise<InputSplit[]>;
   /**
    * Checks at start that the source's own log still holds what the checkpoint's offsets say it
    * planned up to `end` (a lost entry would silently read its data again).

@@ -5,6 +5,7 @@ import { FileStreamSource } from './FileStreamSource.js';
 import { MemoryStreamSource } from './MemoryStream.js';
 import { RateMicroBatchSource } from './RateMicroBatchSource.js';
 import { RateSource } from './RateSource.js';
+import { RedisStreamSource } from './RedisStreamSource.js';
 import type { SourceSpec } from './resolveSource.js';
 import type { StreamSource } from './Source.js';
 
@@ -20,6 +21,8 @@ export function createSource(spec: SourceSpec, sourceDir: string, conf: RuntimeC
       return new RateMicroBatchSource(spec.rateMicroBatch);
     case 'memory':
       return new MemoryStreamSource(spec.stream);
+    case 'redis':
+      return new RedisStreamSource(spec.redis, sourceDir);
     case 'sqlite':
       throw new SluiceError('UNSUPPORTED_OPERATION', 'a sqlite table is a static source: read it with session.read, and join a stream with it', { option: 'format' });
   }

@@ -10,11 +10,12 @@ import { parseBoolean, parseBytes, parseDuration, parseEnum, parseNonNegativeNum
 import type { FileSourceConfig } from './FileStreamSource.js';
 import { validateCleanSource } from './fileSystem.js';
 import type { SqliteTableConfig } from './sqliteTable.js';
+import { REDIS_SCHEMA, type RedisSourceConfig } from './RedisStreamSource.js';
 import type { MemoryStream } from './MemoryStream.js';
 import { RATE_SCHEMA } from './RateSource.js';
 import type { RateMicroBatchConfig } from './RateMicroBatchSource.js';
 
-export const SOURCE_FORMATS = ['json', 'csv', 'text', 'rate', 'rate-micro-batch', 'memory'] as const;
+export const SOURCE_FORMATS = ['json', 'csv', 'text', 'rate', 'rate-micro-batch', 'memory', 'redis'] as const;
 export type SourceFormat = (typeof SOURCE_FORMATS)[number];
 
 export type SourceSpec =
@@ -22,6 +23,7 @@ export type SourceSpec =
   | { format: 'rate'; schema: Schema; rowsPerSecond: number; numPartitions?: number }
   | { format: 'rate-micro-batch'; schema: Schema; rateMicroBatch: RateMicroBatchConfig }
   | { format: 'memory'; schema: Schema; stream: MemoryStream }
+  | { format: 'redis'; schema: Schema; redis: RedisSourceConfig }
   /** Static only: session.read.format('sqlite'). */
   | { format: 'sqlite'; schema: Schema; sqlite: SqliteTableConfig };
 
@@ -144,6 +146,8 @@ export function resolveSource(
         maxFileAgeMs: parseDuration((o.take('maxFileAge') as string | number | undefined) ?? '7 days', 'maxFileAge'),
       },
     });
+  } else if (f === 'redis') {
+    spec = { format: 'redis', schema: REDIS_SCHEMA, redis: redisConfig(o, userSchema) };
   } else if (f === 'rate') {
     const rowsPerSecond = optInt(o, 'rowsPerSecond') ?? 1;
     const numPartitions = optInt(o, 'numPartitions');
@@ -176,4 +180,36 @@ export function resolveSource(
 
 export function parseUserSchema(s: unknown): Schema {
   return parseSchema(s as Parameters<typeof parseSchema>[0], 'schema');
+}
+
+/** Options of format('redis'): url and stream are required. */
+function redisConfig(o: Options, userSchema: Schema | undefined): RedisSourceConfig {
+  if (userSchema !== undefined) {
+    throw new SluiceError('INVALID_SCHEMA', `a redis source has the columns ${REDIS_SCHEMA.map((f) => f.name).join(', ')}; a declared schema is not supported yet`, { option: 'schema' });
+  }
+  const url = o.take('url');
+  if (typeof url !== 'string' || url === '') throw new SluiceError('INVALID_OPTION', 'a redis source needs option url (redis://host:port)', { option: 'url' });
+  const stream = o.take('stream');
+  const streams = typeof stream === 'string' ? stream.split(',').map((s) => s.trim()).filter((s) => s !== '') : [];
+  if (streams.length === 0) throw new SluiceError('INVALID_OPTION', 'a redis source needs option stream: one name, or several separated by commas', { option: 'stream' });
+  const starting = o.take('startingOffsets') ?? 'latest';
+  let startingOffsets: RedisSourceConfig['startingOffsets'];
+  if (starting === 'earliest' || starting === 'latest') startingOffsets = starting;
+  else {
+    try {
+      const parsed = JSON.parse(String(starting)) as unknown;
+      if (typeof parsed !== 'object' || parsed === null || Object.values(parsed).some((v) => typeof v !== 'string' || !/^\d+-\d+$/.test(v))) throw new Error('not a map of stream to entry id');
+      startingOffsets = parsed as Record<string, string>;
+    } catch (e) {
+      throw new SluiceError('INVALID_OPTION', `startingOffsets must be earliest, latest or a JSON map of stream to entry id ("1700000000000-0"): ${(e as Error).message}`, { option: 'startingOffsets' });
+    }
+  }
+  const max = optInt(o, 'maxOffsetsPerTrigger');
+  return {
+    url,
+    streams,
+    startingOffsets,
+    ...(max !== undefined && { maxOffsetsPerTrigger: max }),
+    failOnDataLoss: parseBoolean(o.take('failOnDataLoss') ?? true, 'failOnDataLoss'),
+  };
 }

@@ -1,0 +1,245 @@
+/**
+ * `readStream.format('redis')`: Redis Streams as a replayable source, the way Spark's Kafka
+ * source reads topics. An offset is, per stream, the id of the last entry a batch read ("0-0":
+ * none); a batch reads `XRANGE stream (start end` on the driver, so a replay reads exactly the same
+ * entries. `maxOffsetsPerTrigger` caps a batch's entries across streams, split in proportion to
+ * each stream's backlog. Entries trimmed before they were read (`XTRIM`, `MAXLEN`, `XDEL`) show as
+ * `max-deleted-entry-id` past the start in `XINFO STREAM`: with failOnDataLoss (the default) that
+ * is REDIS_DATA_LOSS naming the stream and the range, else a warning, counted in the source's
+ * progress metrics.
+ */
+import { Redis } from 'ioredis';
+import { encodeRows, type InputSplit, type Row, type Schema } from '@sluice/executor';
+import { SluiceError, warn } from '@sluice/state';
+import type { SourceOffset } from '../checkpoint/OffsetLog.js';
+import { readVersioned, writeVersioned } from '../checkpoint/versionedFile.js';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ReadLimit, StreamSource } from './Source.js';
+
+export interface RedisSourceConfig {
+  url: string;
+  streams: string[];
+  /** 'earliest', 'latest', or an id per stream. */
+  startingOffsets: 'earliest' | 'latest' | Record<string, string>;
+  maxOffsetsPerTrigger?: number;
+  failOnDataLoss: boolean;
+}
+
+/** The columns of a Redis entry: its stream, id, the time in its id, and its fields as JSON text. */
+export const REDIS_SCHEMA: Schema = [
+  { name: 'stream', type: 'string', nullable: false },
+  { name: 'id', type: 'string', nullable: false },
+  { name: 'timestamp', type: 'timestamp', nullable: false },
+  { name: 'fields', type: 'string', nullable: false },
+];
+
+/**
+ * Per stream, the id of the last entry read; under `#`, that entry's ordinal (how many entries the
+ * stream had received up to it), which tells trimmed entries from read ones.
+ */
+interface Offsets {
+  [stream: string]: string | Record<string, number> | undefined;
+  '#'?: Record<string, number>;
+}
+
+const ordinalOf = (o: Offsets, stream: string): number | undefined => o['#']?.[stream];
+const idOf = (o: Offsets, stream: string): string => {
+  const id = o[stream];
+  return typeof id === 'string' ? id : '0-0';
+};
+
+/** Redis stream ids compare by milliseconds, then sequence. */
+function compareIds(a: string, b: string): number {
+  const [am, as] = a.split('-').map(Number) as [number, number];
+  const [bm, bs] = b.split('-').map(Number) as [number, number];
+  return am !== bm ? am - bm : (as ?? 0) - (bs ?? 0);
+}
+
+function connectionError(url: string, e: unknown): SluiceError {
+  return new SluiceError('REDIS_CONNECTION_FAILED', `cannot reach Redis at ${url}: ${(e as Error)?.message ?? String(e)}`, { option: 'url', cause: e });
+}
+
+/** A client that fails fast at start (no offline queue), and retries with backoff while running. */
+function client(url: string, retries: number): Redis {
+  return new Redis(url, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: retries,
+    retryStrategy: (times) => (times > retries ? null : Math.min(50 * 2 ** times, 2000)),
+  });
+}
+
+/**
+ * Checks at `start()`: the server answers, and every stream exists and is a stream (coded errors
+ * REDIS_CONNECTION_FAILED, REDIS_STREAM_NOT_FOUND, REDIS_WRONG_TYPE).
+ */
+export async function checkRedisSource(config: RedisSourceConfig): Promise<void> {
+  const redis = client(config.url, 0);
+  redis.on('error', () => {});
+  try {
+    await redis.connect().catch((e: unknown) => {
+      throw connectionError(config.url, e);
+    });
+    for (const s of config.streams) {
+      const type = await redis.type(s);
+      if (type === 'none') throw new SluiceError('REDIS_STREAM_NOT_FOUND', `Redis at ${config.url} has no stream ${s}`, { option: 'stream' });
+      if (type !== 'stream') throw new SluiceError('REDIS_WRONG_TYPE', `Redis key ${s} at ${config.url} is a ${type}, not a stream`, { option: 'stream' });
+    }
+  } finally {
+    redis.disconnect();
+  }
+}
+
+export class RedisStreamSource implements StreamSource {
+  readonly description: string;
+  readonly schema = REDIS_SCHEMA;
+  private readonly redis: Redis;
+  private initial: Offsets | undefined;
+  /** Trimmed ranges skipped (failOnDataLoss false). */
+  numDataLossRanges = 0;
+
+  constructor(
+    private readonly config: RedisSourceConfig,
+    private readonly sourceDir: string,
+  ) {
+    this.description = `RedisStreamSource[${config.url}, ${config.streams.join(',')}]`;
+    this.redis = client(config.url, 10);
+    this.redis.on('error', () => {});
+  }
+
+  private async ready(): Promise<Redis> {
+    if (this.redis.status === 'wait') await this.redis.connect().catch((e: unknown) => Promise.reject(connectionError(this.config.url, e)));
+    return this.redis;
+  }
+
+  private async call<T>(what: string, fn: (r: Redis) => Promise<T>): Promise<T> {
+    try {
+      return await fn(await this.ready());
+    } catch (e) {
+      if (e instanceof SluiceError) throw e;
+      throw new SluiceError('REDIS_CONNECTION_LOST', `lost Redis at ${this.config.url} while ${what}, after retries with backoff: ${(e as Error).message}`, {
+        option: 'url',
+        cause: e,
+      });
+    }
+  }
+
+  /** Where the first batch starts, kept in the source's log so that `latest` means the same after a restart. */
+  private async initialOffsets(): Promise<Offsets> {
+    if (this.initial) return this.initial;
+    const path = join(this.sourceDir, 'initial');
+    if (existsSync(path)) return (this.initial = readVersioned<Offsets>(path));
+    const s = this.config.startingOffsets;
+    const offsets: Offsets = {};
+    const ordinals: Record<string, number> = {};
+    for (const stream of this.config.streams) {
+      const info = await this.info(stream);
+      if (s === 'earliest') {
+        offsets[stream] = '0-0';
+        // What was trimmed before the query started is not lost to it.
+        ordinals[stream] = info.added - info.length;
+      } else if (s === 'latest') {
+        offsets[stream] = info.lastId;
+        ordinals[stream] = info.added;
+      } else offsets[stream] = s[stream] ?? '0-0';
+    }
+    if (s === 'earliest' || s === 'latest') offsets['#'] = ordinals;
+    writeVersioned(path, offsets);
+    return (this.initial = offsets);
+  }
+
+  async latestOffset(start: SourceOffset | null, limit: ReadLimit): Promise<SourceOffset | null> {
+    const from = (start as Offsets | null) ?? (await this.initialOffsets());
+    const cap = limit.ignoreLimits ? undefined : this.config.maxOffsetsPerTrigger;
+    const end: Offsets = { ...from, ...(from['#'] && { '#': { ...from['#'] } }) };
+    // Up to `cap` ids of each stream past its start (all of them without a cap): its backlog.
+    const ids = new Map<string, string[]>();
+    for (const s of this.config.streams) {
+      const entries = await this.call('reading entry ids', (r) =>
+        cap === undefined ? r.xrange(s, `(${idOf(from, s)}`, '+') : r.xrange(s, `(${idOf(from, s)}`, '+', 'COUNT', cap),
+      );
+      ids.set(s, entries.map((e) => e[0]));
+    }
+    if (cap === undefined) {
+      for (const [s, a] of ids) this.advance(end, s, a, a.length);
+      return end;
+    }
+    const total = [...ids.values()].reduce((n, a) => n + a.length, 0);
+    // As Spark's Kafka source: each stream's share of the cap in proportion to its backlog (each
+    // backlog counted up to the cap: past it, a stream's share is in proportion to the cap).
+    const shares = new Map<string, number>();
+    if (total <= cap) for (const [s, a] of ids) shares.set(s, a.length);
+    else {
+      const exact = [...ids].map(([s, a]) => ({ s, x: (cap * a.length) / total }));
+      for (const e of exact) shares.set(e.s, Math.floor(e.x));
+      let left = cap - [...shares.values()].reduce((n, v) => n + v, 0);
+      for (const e of [...exact].sort((a, b) => b.x - Math.floor(b.x) - (a.x - Math.floor(a.x)))) {
+        if (left <= 0) break;
+        shares.set(e.s, (shares.get(e.s) as number) + 1);
+        left--;
+      }
+    }
+    for (const [s, a] of ids) this.advance(end, s, a, shares.get(s) as number);
+    return end;
+  }
+
+  /** Moves `end` of stream `s` past its first `n` new entries `ids`. */
+  private advance(end: Offsets, s: string, ids: string[], n: number): void {
+    if (n <= 0) return;
+    end[s] = ids[n - 1] as string;
+    const ordinal = ordinalOf(end, s);
+    if (ordinal !== undefined) end['#'] = { ...end['#'], [s]: ordinal + n };
+  }
+
+  private async info(stream: string): Promise<{ added: number; length: number; lastId: string }> {
+    const info = await this.call(`reading XINFO of ${stream}`, (r) => r.xinfo('STREAM', stream) as Promise<unknown[]>);
+    const field = (name: string): unknown => info[info.indexOf(name) + 1];
+    return { added: Number(field('entries-added') ?? 0), length: Number(field('length') ?? 0), lastId: String(field('last-generated-id') ?? '0-0') };
+  }
+
+  async planSplits(start: SourceOffset | null, end: SourceOffset): Promise<InputSplit[]> {
+    const from = (start as Offsets | null) ?? (await this.initialOffsets());
+    const to = end as Offsets;
+    const rows: Row[] = [];
+    for (const s of this.config.streams) {
+      const a = idOf(from, s);
+      const b = typeof to[s] === 'string' ? (to[s] as string) : a;
+      if (compareIds(b, a) <= 0) continue;
+      await this.checkLoss(s, a, ordinalOf(from, s));
+      const entries = await this.call(`reading ${s}`, (r) => r.xrange(s, `(${a}`, b));
+      for (const [id, flat] of entries) {
+        const fields: Record<string, string> = {};
+        for (let i = 0; i + 1 < flat.length; i += 2) fields[flat[i] as string] = flat[i + 1] as string;
+        rows.push({ stream: s, id, timestamp: Number(id.split('-')[0]), fields: JSON.stringify(fields) });
+      }
+    }
+    return rows.length === 0 ? [] : [{ type: 'rows', data: encodeRows(rows) }];
+  }
+
+  /**
+   * Entries after `after` (the `read`-th entry the stream received) removed before this read: the
+   * stream lost `added - length` entries from its head, more than it had when `after` was read.
+   */
+  private async checkLoss(stream: string, after: string, read: number | undefined): Promise<void> {
+    if (read === undefined) return;
+    const { added, length } = await this.info(stream);
+    const lost = added - length - read;
+    if (lost <= 0) return;
+    const first = (await this.call(`reading ${stream}`, (r) => r.xrange(stream, '-', '+', 'COUNT', 1)))[0]?.[0] ?? 'its end';
+    const range = `(${after}, ${first}): ${lost} entries`;
+    if (this.config.failOnDataLoss) {
+      throw new SluiceError(
+        'REDIS_DATA_LOSS',
+        `entries of Redis stream ${stream} in ${range} were trimmed or deleted before the query read them; set failOnDataLoss to false to skip them`,
+        { option: 'failOnDataLoss' },
+      );
+    }
+    this.numDataLossRanges++;
+    warn('SLUICE_REDIS_DATA_LOSS', `entries of Redis stream ${stream} in ${range} were trimmed before the query read them; skipped (failOnDataLoss false)`);
+  }
+
+  stop(): void {
+    this.redis.disconnect();
+  }
+}

@@ -1,0 +1,154 @@
+/**
+ * The Redis Streams source against a real redis-server (Debian's, started by the test on a free
+ * loopback port with a temp dir): maxOffsetsPerTrigger's exact entry sets over one stream and
+ * two, earliest and latest, failOnDataLoss both ways after an XTRIM, and the coded errors at
+ * start(). `.ci/run` installs redis-server when it is missing.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Session, Trigger, type StreamingQuery } from '@sluice/driver';
+import { removeTempDirs, tempDir, withSession } from './helpers.js';
+
+const REDIS_SERVER = '/usr/bin/redis-server';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}
+
+let server: ChildProcess | undefined;
+let url = '';
+let redis: Redis;
+
+beforeAll(async () => {
+  expect(existsSync(REDIS_SERVER), `${REDIS_SERVER} is missing: .ci/run installs it (apt-get install -y redis-server)`).toBe(true);
+  const port = await freePort();
+  const proc = spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--dir', tempDir('sluice-redis-'), '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  server = proc;
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('redis-server did not start within 10 s')), 10_000);
+    proc.stdout?.setEncoding('utf8').on('data', (d: string) => {
+      if (d.includes('Ready to accept connections')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    proc.on('exit', (code) => reject(new Error(`redis-server exited with ${code}`)));
+  });
+  url = `redis://127.0.0.1:${port}`;
+  redis = new Redis(url);
+});
+
+afterAll(async () => {
+  redis?.disconnect();
+  server?.kill('SIGKILL');
+  removeTempDirs();
+});
+
+/** Adds `n` entries {n: i} to `stream`, and returns their ids. */
+async function add(stream: string, n: number, from = 0): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) ids.push((await redis.xadd(stream, '*', 'n', String(from + i))) as string);
+  return ids;
+}
+
+async function query(s: Session, name: string, options: Record<string, string | number | boolean>, ckpt = tempDir()): Promise<StreamingQuery> {
+  return s.readStream.format('redis').options({ url, ...options }).load().writeStream.format('memory').queryName(name).option('checkpointLocation', ckpt).start();
+}
+
+describe('redis source', () => {
+  it('caps each batch at maxOffsetsPerTrigger, over one stream and split by backlog over two', async () => {
+    const one = await add('one', 25);
+    const a = await add('two_a', 6);
+    const b = await add('two_b', 2);
+    await withSession({ 'sluice.executor.cores': 2 }, async (s) => {
+      const q = await query(s, 'capped', { stream: 'one', startingOffsets: 'earliest', maxOffsetsPerTrigger: 10 });
+      await q.processAllAvailable();
+      expect(q.recentProgress.filter((p) => p.numInputRows > 0).map((p) => p.numInputRows)).toEqual([10, 10, 5]);
+      const rows = await s.memoryTable('capped');
+      expect(rows.map((r) => r['id'])).toEqual(one);
+      expect(rows.map((r) => JSON.parse(r['fields'] as string).n)).toEqual(one.map((_, i) => String(i)));
+      expect((rows[0]?.['timestamp'] as Date).getTime()).toBe(Number(one[0]?.split('-')[0]));
+      await q.stop();
+
+      const q2 = await query(s, 'split', { stream: 'two_a,two_b', startingOffsets: 'earliest', maxOffsetsPerTrigger: 4 });
+      await q2.processAllAvailable();
+      // 4 of a backlog of 6 and 2: 3 and 1.
+      expect(q2.recentProgress[0]?.sources[0]?.endOffset).toMatchObject({ two_a: a[2], two_b: b[0] });
+      const got = await s.memoryTable('split');
+      expect(got.length).toBe(8);
+      expect(new Set(got.map((r) => `${r['stream']} ${r['id']}`)).size).toBe(8);
+      await q2.stop();
+    });
+  });
+
+  it('latest starts after what the stream holds at the start; earliest from its first entry', async () => {
+    await add('late', 5);
+    await withSession({}, async (s) => {
+      const latest = await query(s, 'from_latest', { stream: 'late', startingOffsets: 'latest' });
+      const earliest = await query(s, 'from_earliest', { stream: 'late', startingOffsets: 'earliest' });
+      await latest.processAllAvailable();
+      const added = await add('late', 3, 5);
+      await latest.processAllAvailable();
+      await earliest.processAllAvailable();
+      expect((await s.memoryTable('from_latest')).map((r) => r['id'])).toEqual(added);
+      expect((await s.memoryTable('from_earliest')).length).toBe(8);
+      await latest.stop();
+      await earliest.stop();
+    });
+  });
+
+  it('failOnDataLoss: entries trimmed before they were read fail the query with the range, or are skipped with a warning', async () => {
+    for (const failOnDataLoss of [true, false]) {
+      const stream = `trimmed_${failOnDataLoss}`;
+      const ids = await add(stream, 10);
+      const ckpt = tempDir();
+      await withSession({}, async (s) => {
+        // One batch of 4 (the next would come in an hour): entries 5 to 10 are still to read.
+        const q = await s.readStream.format('redis').options({ url, stream, startingOffsets: 'earliest', maxOffsetsPerTrigger: 4 }).load()
+          .writeStream.format('memory').queryName(`first_${failOnDataLoss}`).option('checkpointLocation', ckpt).trigger(Trigger.ProcessingTime('1 hour')).start();
+        while ((q.lastProgress?.batchId ?? -1) < 0) await new Promise((r) => setTimeout(r, 5));
+        await q.stop();
+      });
+      await redis.xtrim(stream, 'MAXLEN', 2);
+      await withSession({}, async (s) => {
+        const q = await query(s, `again_${failOnDataLoss}`, { stream, startingOffsets: 'earliest', failOnDataLoss }, ckpt);
+        if (failOnDataLoss) {
+          const e = (await q.awaitTermination().catch((err: unknown) => err)) as { code?: string; message?: string };
+          expect(e?.code).toBe('REDIS_DATA_LOSS');
+          expect(e?.message).toContain(stream);
+        } else {
+          await q.processAllAvailable();
+          // The two entries the trim left, after the range it took.
+          expect((await s.memoryTable(`again_${failOnDataLoss}`)).map((r) => r['id']).slice(-2)).toEqual(ids.slice(-2));
+          await q.stop();
+        }
+      });
+    }
+  });
+
+  it('refuses at start(): no server, no such stream, a key that is not a stream, bad options', async () => {
+    await redis.set('plain_key', 'x');
+    await add('exists', 1);
+    await withSession({}, async (s) => {
+      const start = (options: Record<string, string | number>) => query(s, `bad_${Object.values(options).join('_').replace(/\W/g, '')}`, options).then(() => 'started', (e: { code: string }) => e.code);
+      const closed = `redis://127.0.0.1:${await freePort()}`;
+      expect(await s.readStream.format('redis').options({ url: closed, stream: 'exists' }).load().writeStream.format('memory').queryName('closed').start().then(() => 'started', (e: { code: string }) => e.code)).toBe('REDIS_CONNECTION_FAILED');
+      expect(await start({ stream: 'nope' })).toBe('REDIS_STREAM_NOT_FOUND');
+      expect(await start({ stream: 'plain_key' })).toBe('REDIS_WRONG_TYPE');
+      expect(() => s.readStream.format('redis').options({ url }).load()).toThrow(expect.objectContaining({ code: 'INVALID_OPTION', option: 'stream' }));
+      expect(() => s.readStream.format('redis').options({ url, stream: 'exists', startingOffsets: '{"exists": 5}' }).load()).toThrow(
+        expect.objectContaining({ code: 'INVALID_OPTION', option: 'startingOffsets' }),
+      );
+    });
+  });
+});
