@@ -158,14 +158,19 @@ export class Session {
     };
   }
 
+  private metricsRegistry: PrometheusMetrics | undefined;
+
   /** The session's Prometheus metrics (prom-client): per query from each progress, per session when scraped. */
-  readonly prometheus = new PrometheusMetrics({
-    listenerQueueSize: () => this.listenerBus.queueSize,
-    listenerDropped: () => this.listenerBus.numDroppedEventsByKind,
-    slots: () => this.taskScheduler?.slots ?? this.conf.get<number>(CONF_KEYS.executorCores),
-    slotsBusy: () => this.taskScheduler?.busySlots ?? 0,
-    pools: () => this.taskScheduler?.poolMetrics() ?? {},
-  });
+  get prometheus(): PrometheusMetrics {
+    this.metricsRegistry ??= new PrometheusMetrics({
+      listenerQueueSize: () => this.listenerBus.queueSize,
+      listenerDropped: () => this.listenerBus.numDroppedEventsByKind,
+      slots: () => this.taskScheduler?.slots ?? this.conf.get<number>(CONF_KEYS.executorCores),
+      slotsBusy: () => this.taskScheduler?.busySlots ?? 0,
+      pools: () => this.taskScheduler?.poolMetrics() ?? {},
+    });
+    return this.metricsRegistry;
+  }
 
   /** The metrics in Prometheus's text format, as `/metrics` serves them. */
   prometheusMetrics(): Promise<string> {

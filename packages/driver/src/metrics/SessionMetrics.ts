@@ -3,7 +3,11 @@
  * progress event as it is made (never through the listener bus, which may drop events), and per
  * session, read when scraped. Names follow Prometheus conventions: `sluice_` first, units last.
  */
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { createRequire } from 'node:module';
+import type { Counter, Histogram, Registry } from 'prom-client';
+
+/** Loaded when the metrics are first used: a session that never scrapes never loads it. */
+const prom = (): typeof import('prom-client') => createRequire(import.meta.url)('prom-client') as typeof import('prom-client');
 import type { StreamingQueryProgress } from '../events/progress.js';
 
 /** What a scrape reads from the session at that moment. */
@@ -18,13 +22,15 @@ export interface SessionGauges {
 const QUERY_LABELS = ['query_name', 'query_id'] as const;
 
 export class PrometheusMetrics {
-  readonly registry = new Registry();
+  readonly registry: Registry;
   private readonly inputRows: Counter<(typeof QUERY_LABELS)[number]>;
   private readonly batches: Counter<(typeof QUERY_LABELS)[number]>;
   private readonly batchDuration: Histogram<(typeof QUERY_LABELS)[number]>;
   private readonly last = new Map<string, { labels: Record<(typeof QUERY_LABELS)[number], string>; progress: StreamingQueryProgress }>();
 
   constructor(session: SessionGauges) {
+    const { Counter, Gauge, Histogram, Registry } = prom();
+    this.registry = new Registry();
     const registers = [this.registry];
     this.inputRows = new Counter({ name: 'sluice_query_input_rows_total', help: 'Rows read by the query, over all its batches', labelNames: QUERY_LABELS, registers });
     this.batches = new Counter({ name: 'sluice_query_batches_total', help: 'Batches the query ran', labelNames: QUERY_LABELS, registers });

@@ -10,7 +10,11 @@
  * stop can never cut it in two.
  */
 import { existsSync } from 'node:fs';
-import Database from 'better-sqlite3';
+import { createRequire } from 'node:module';
+import type BetterSqlite3 from 'better-sqlite3';
+
+/** Loaded on first use: most sessions never open SQLite, and every module loaded at start costs. */
+const sqlite = (): typeof BetterSqlite3 => createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
 import { rowToExternal, type Schema, type TaskOutput } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import type { BatchOutput, StreamSink } from './Sink.js';
@@ -49,12 +53,12 @@ function sqlValue(v: unknown): unknown {
 }
 
 export class SqliteUpsert {
-  private readonly db: Database.Database;
+  private readonly db: BetterSqlite3.Database;
   private readonly columns: string[];
-  private readonly upsert: Database.Statement;
-  private readonly remove: Database.Statement;
-  private readonly lastCommitted: Database.Statement;
-  private readonly record: Database.Statement;
+  private readonly upsert: BetterSqlite3.Statement;
+  private readonly remove: BetterSqlite3.Statement;
+  private readonly lastCommitted: BetterSqlite3.Statement;
+  private readonly record: BetterSqlite3.Statement;
   private readonly writeBatch: (rows: Array<Record<string, unknown>>, batchId: number) => boolean;
 
   /**
@@ -72,7 +76,7 @@ export class SqliteUpsert {
       throw new SluiceError('SQLITE_DATABASE_NOT_FOUND', `SQLite database ${path} does not exist; create it and table ${table} first`, { file: path, option: 'path' });
     }
     try {
-      this.db = new Database(path, { fileMustExist: true, timeout: options.busyTimeoutMs ?? 5000 });
+      this.db = new (sqlite())(path, { fileMustExist: true, timeout: options.busyTimeoutMs ?? 5000 });
     } catch (e) {
       throw new SluiceError('SQLITE_OPEN_FAILED', `cannot open SQLite database ${path}: ${(e as Error).message}`, { file: path, cause: e });
     }

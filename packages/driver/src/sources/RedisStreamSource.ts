@@ -8,7 +8,11 @@
  * is REDIS_DATA_LOSS naming the stream and the range, else a warning, counted in the source's
  * progress metrics.
  */
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis } from 'ioredis';
+
+/** Loaded on first use, as SQLite is: most sessions never read Redis. */
+const ioredis = (): typeof import('ioredis') => createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
 import { encodeRows, type InputSplit, type Row, type Schema } from '@sluice/executor';
 import { SluiceError, warn } from '@sluice/state';
 import type { SourceOffset } from '../checkpoint/OffsetLog.js';
@@ -62,7 +66,7 @@ function connectionError(url: string, e: unknown): SluiceError {
 
 /** A client that fails fast at start (no offline queue), and retries with backoff while running. */
 function client(url: string, retries: number): Redis {
-  return new Redis(url, {
+  return new (ioredis().Redis)(url, {
     lazyConnect: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: retries,

@@ -6,7 +6,11 @@
  * `.schema(...)`. The rows are read when the query that joins them starts (once per run).
  */
 import { existsSync } from 'node:fs';
-import Database from 'better-sqlite3';
+import { createRequire } from 'node:module';
+import type BetterSqlite3 from 'better-sqlite3';
+
+/** Loaded on first use: most sessions never open SQLite, and every module loaded at start costs. */
+const sqlite = (): typeof BetterSqlite3 => createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
 import { rowToInternal, type DataType, type Row, type Schema } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 
@@ -15,12 +19,12 @@ export interface SqliteTableConfig {
   sql: string;
 }
 
-function open(path: string): Database.Database {
+function open(path: string): BetterSqlite3.Database {
   if (!existsSync(path)) {
     throw new SluiceError('SQLITE_DATABASE_NOT_FOUND', `SQLite database ${path} does not exist`, { file: path, option: 'path' });
   }
   try {
-    return new Database(path, { readonly: true, fileMustExist: true });
+    return new (sqlite())(path, { readonly: true, fileMustExist: true });
   } catch (e) {
     throw new SluiceError('SQLITE_OPEN_FAILED', `cannot open SQLite database ${path}: ${(e as Error).message}`, { file: path, cause: e });
   }
