@@ -7,10 +7,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Session, Trigger, type StreamingQuery } from '@sluice/driver';
 import { removeTempDirs, tempDir, withSession } from './helpers.js';
+import { calibrate, committedRows, expectCompleted, killAndRestart, planKills, runChild } from './killHarness.js';
 
 const REDIS_SERVER = '/usr/bin/redis-server';
 
@@ -135,6 +137,42 @@ describe('redis source', () => {
       });
     }
   });
+
+  it('exactly once through 10 SIGKILLs of the query process while a producer keeps adding', async () => {
+    const child = fileURLToPath(new URL('./fixtures/redis-kill-child.mjs', import.meta.url));
+    const produced: string[] = [];
+    const produce = async (n: number) => {
+      for (let i = 0; i < n; i++) produced.push((await redis.xadd('events', '*', 'n', String(produced.length))) as string);
+    };
+    await produce(300);
+    const dirs = { input: url, out: tempDir('sluice-redis-out-'), ckpt: tempDir('sluice-redis-ckpt-') };
+    // Calibration: a clean run over the same stream, into a sink and checkpoint of its own.
+    const calDirs = { input: url, out: tempDir('sluice-redis-out-'), ckpt: tempDir('sluice-redis-ckpt-') };
+    const cal = await runChild(child, calDirs);
+    expectCompleted(cal);
+    let producing = true;
+    const producer = (async () => {
+      while (producing) {
+        await produce(5);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
+    try {
+      const kills = await killAndRestart(child, dirs, planKills(0x7ed15, 10, calibrate(cal), { startupShare: 0.3, batchPhases: 4 }), () => ({}));
+      // Worth something only if kills landed while batches were being committed.
+      expect(kills.filter((k) => k.ended === 'SIGKILL' && k.commits > k.commitsBefore).length, 'kills that landed mid-stream').toBeGreaterThanOrEqual(3);
+    } finally {
+      producing = false;
+      await producer;
+    }
+    expectCompleted(await runChild(child, dirs));
+    const ids = committedRows(dirs.out).map((r) => r['id'] as string);
+    const seen = new Map<string, number>();
+    for (const id of ids) seen.set(id, (seen.get(id) ?? 0) + 1);
+    expect([...seen].filter(([, n]) => n > 1), 'entries written twice').toEqual([]);
+    expect(produced.filter((id) => !seen.has(id)), 'entries never written').toEqual([]);
+    expect(ids.length).toBe(produced.length);
+  }, 180_000);
 
   it('refuses at start(): no server, no such stream, a key that is not a stream, bad options', async () => {
     await redis.set('plain_key', 'x');
