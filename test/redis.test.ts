@@ -27,15 +27,16 @@ function freePort(): Promise<number> {
   });
 }
 
-let server: ChildProcess | undefined;
 let url = '';
 let redis: Redis;
+const servers: ChildProcess[] = [];
 
-beforeAll(async () => {
-  expect(existsSync(REDIS_SERVER), `${REDIS_SERVER} is missing: .ci/run installs it (apt-get install -y redis-server)`).toBe(true);
-  const port = await freePort();
-  const proc = spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--dir', tempDir('sluice-redis-'), '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  server = proc;
+/** A redis-server on `port` with its data in `dir` (appendonly: it survives a restart), killed after the tests. */
+async function startServer(port: number, dir: string, appendonly = false): Promise<ChildProcess> {
+  const proc = spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', appendonly ? 'yes' : 'no'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  servers.push(proc);
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('redis-server did not start within 10 s')), 10_000);
     proc.stdout?.setEncoding('utf8').on('data', (d: string) => {
@@ -46,13 +47,20 @@ beforeAll(async () => {
     });
     proc.on('exit', (code) => reject(new Error(`redis-server exited with ${code}`)));
   });
+  return proc;
+}
+
+beforeAll(async () => {
+  expect(existsSync(REDIS_SERVER), `${REDIS_SERVER} is missing: .ci/run installs it (apt-get install -y redis-server)`).toBe(true);
+  const port = await freePort();
+  await startServer(port, tempDir('sluice-redis-'));
   url = `redis://127.0.0.1:${port}`;
   redis = new Redis(url);
 });
 
 afterAll(async () => {
   redis?.disconnect();
-  server?.kill('SIGKILL');
+  for (const s of servers) s.kill('SIGKILL');
   removeTempDirs();
 });
 
@@ -173,6 +181,37 @@ describe('redis source', () => {
     expect(produced.filter((id) => !seen.has(id)), 'entries never written').toEqual([]);
     expect(ids.length).toBe(produced.length);
   }, 180_000);
+
+  it('rides out a server restart mid-query, then fails with REDIS_CONNECTION_LOST when the server stays away', async () => {
+    const port = await freePort();
+    const dir = tempDir('sluice-redis-aof-');
+    let proc = await startServer(port, dir, true);
+    const own = new Redis(`redis://127.0.0.1:${port}`, { lazyConnect: true, maxRetriesPerRequest: 50 });
+    own.on('error', () => {});
+    await own.connect();
+    const ids: string[] = [];
+    const addOwn = async (n: number) => {
+      for (let i = 0; i < n; i++) ids.push((await own.xadd('restarted', '*', 'n', String(ids.length))) as string);
+    };
+    await addOwn(5);
+    await withSession({}, async (s) => {
+      const q = await s.readStream.format('redis').options({ url: `redis://127.0.0.1:${port}`, stream: 'restarted', startingOffsets: 'earliest' }).load()
+        .writeStream.format('memory').queryName('restarted_out').start();
+      await q.processAllAvailable();
+      proc.kill('SIGKILL');
+      await new Promise((r) => setTimeout(r, 300));
+      proc = await startServer(port, dir, true);
+      await addOwn(5);
+      await q.processAllAvailable();
+      expect((await s.memoryTable('restarted_out')).map((r) => r['id'])).toEqual(ids);
+      expect(q.exception).toBeNull();
+      // Gone for good: retried with backoff, then the query fails with a code.
+      proc.kill('SIGKILL');
+      const e = (await q.awaitTermination().catch((err: unknown) => err)) as { code?: string };
+      expect(e?.code).toBe('REDIS_CONNECTION_LOST');
+    });
+    own.disconnect();
+  }, 90_000);
 
   it('refuses at start(): no server, no such stream, a key that is not a stream, bad options', async () => {
     await redis.set('plain_key', 'x');

@@ -64,11 +64,14 @@ function connectionError(url: string, e: unknown): SluiceError {
   return new SluiceError('REDIS_CONNECTION_FAILED', `cannot reach Redis at ${url}: ${(e as Error)?.message ?? String(e)}`, { option: 'url', cause: e });
 }
 
-/** A client that fails fast at start (no offline queue), and retries with backoff while running. */
+/**
+ * A client that fails fast at start (no retries, no queue), or, while running, queues commands
+ * while it reconnects with backoff, and fails them once `retries` reconnections failed.
+ */
 function client(url: string, retries: number): Redis {
   return new (ioredis().Redis)(url, {
     lazyConnect: true,
-    enableOfflineQueue: false,
+    enableOfflineQueue: retries > 0,
     maxRetriesPerRequest: retries,
     retryStrategy: (times) => (times > retries ? null : Math.min(50 * 2 ** times, 2000)),
   });
