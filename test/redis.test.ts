@@ -101,6 +101,26 @@ describe('redis source', () => {
     });
   });
 
+  it("reports the backlog as Spark's Kafka source does, and AvailableNow reads what was there at the start, capped, then stops", async () => {
+    const ids = await add('backlog', 25);
+    await withSession({}, async (s) => {
+      const q = await s.readStream.format('redis').options({ url, stream: 'backlog', startingOffsets: 'earliest', maxOffsetsPerTrigger: 10 }).load()
+        .writeStream.format('memory').queryName('backlog_out').trigger(Trigger.AvailableNow()).start();
+      // Added once the first batch ran (the ends were pinned at its trigger): left for the next run.
+      while ((q.lastProgress?.batchId ?? -1) < 0 && q.isActive) await new Promise((r) => setTimeout(r, 2));
+      await add('backlog', 5, 25);
+      await q.awaitTermination();
+      const batches = q.recentProgress.filter((p) => p.numInputRows > 0);
+      expect(batches.map((p) => p.numInputRows)).toEqual([10, 10, 5]);
+      expect((await s.memoryTable('backlog_out')).map((r) => r['id'])).toEqual(ids);
+      const last = batches.at(-1)?.sources[0]?.metrics;
+      // The 5 added after the start are the backlog left.
+      expect(last).toMatchObject({ minOffsetsBehindLatest: '5', maxOffsetsBehindLatest: '5', avgOffsetsBehindLatest: '5', offsetsBehindLatest: '5' });
+      const scrape = await s.prometheusMetrics();
+      expect(scrape).toContain(`sluice_query_source_backlog{query_name="backlog_out",query_id="${q.id}"} 5\n`);
+    });
+  });
+
   it('latest starts after what the stream holds at the start; earliest from its first entry', async () => {
     await add('late', 5);
     await withSession({}, async (s) => {

@@ -7,6 +7,8 @@ export interface SourceProgress {
   numInputRows: number;
   inputRowsPerSecond: number;
   processedRowsPerSecond: number;
+  /** The source's own metrics, as Spark's Kafka source reports its backlog. */
+  metrics?: Record<string, string>;
 }
 
 export interface StateOperatorProgress {

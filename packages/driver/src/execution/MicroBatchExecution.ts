@@ -494,6 +494,7 @@ export class MicroBatchExecution extends StreamExecution {
     this.nextBatchId = batchId + 1;
     const inputRows = exec.inputRows;
     this.lastBatchWatermarkMs = batch.batchWatermarkMs;
+    const sourceMetrics = await Promise.all(this.sources.map((s, i) => s.metrics?.(batch.offsets[i] ?? null).catch(() => undefined)));
     const progress = this.progress.report({
       batchId,
       triggerStartMs: triggerStart,
@@ -513,6 +514,7 @@ export class MicroBatchExecution extends StreamExecution {
         endOffset: batch.offsets[i] ?? null,
         latestOffset: latest[i] ?? null,
         numInputRows: inputRows[i] as number,
+        ...(sourceMetrics[i] && { metrics: sourceMetrics[i] }),
       })),
       ...(eventTime && { eventTime: { min: eventTime.min, max: eventTime.max, avg: eventTime.sum / eventTime.count } }),
       ...(this.watermark.enabled && { watermarkMs: batch.batchWatermarkMs }),

@@ -7,7 +7,7 @@ export interface BatchFacts {
   batchId: number;
   triggerStartMs: number;
   durationMs: Record<string, number>;
-  sources: Array<{ description: string; startOffset: unknown; endOffset: unknown; latestOffset: unknown; numInputRows: number }>;
+  sources: Array<{ description: string; startOffset: unknown; endOffset: unknown; latestOffset: unknown; numInputRows: number; metrics?: Record<string, string> }>;
   eventTime?: { min: number; max: number; avg: number };
   watermarkMs?: number;
   sink: { description: string; numOutputRows: number };

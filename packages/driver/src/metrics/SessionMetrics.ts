@@ -61,6 +61,10 @@ export class PrometheusMetrics {
     fromLast('sluice_query_processed_rows_per_second', 'Processing rate of the last batch (progress processedRowsPerSecond)', (p) => p.processedRowsPerSecond);
     fromLast('sluice_query_state_rows', 'Rows of state after the last batch (stateOperators numRowsTotal)', (p) => p.stateOperators[0]?.numRowsTotal);
     fromLast('sluice_query_state_memory_bytes', 'Memory of the state after the last batch (stateOperators memoryUsedBytes)', (p) => p.stateOperators[0]?.memoryUsedBytes);
+    fromLast('sluice_query_source_backlog', 'Entries the sources hold past the last batch (their offsetsBehindLatest)', (p) => {
+      const behind = p.sources.map((s) => s.metrics?.['offsetsBehindLatest']).filter((v) => v !== undefined);
+      return behind.length === 0 ? undefined : behind.reduce((n, v) => n + Number(v), 0);
+    });
     fromLast('sluice_query_watermark_seconds', 'Event-time watermark of the last batch, seconds since the epoch', (p) =>
       p.eventTime['watermark'] === undefined ? undefined : Date.parse(p.eventTime['watermark']) / 1000,
     );

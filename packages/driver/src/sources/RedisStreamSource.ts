@@ -103,6 +103,9 @@ export class RedisStreamSource implements StreamSource {
   readonly schema = REDIS_SCHEMA;
   private readonly redis: Redis;
   private initial: Offsets | undefined;
+  /** Trigger.AvailableNow: the last ids at the first trigger; no batch reads past them. */
+  private pinAtFirstTrigger = false;
+  private pinned: Record<string, string> | undefined;
   /** Trimmed ranges skipped (failOnDataLoss false). */
   numDataLossRanges = 0;
 
@@ -156,15 +159,24 @@ export class RedisStreamSource implements StreamSource {
     return (this.initial = offsets);
   }
 
+  prepareForAvailableNow(): void {
+    this.pinAtFirstTrigger = true;
+  }
+
   async latestOffset(start: SourceOffset | null, limit: ReadLimit): Promise<SourceOffset | null> {
     const from = (start as Offsets | null) ?? (await this.initialOffsets());
+    if (this.pinAtFirstTrigger && this.pinned === undefined) {
+      this.pinned = {};
+      for (const s of this.config.streams) this.pinned[s] = (await this.info(s)).lastId;
+    }
+    const until = (s: string) => this.pinned?.[s] ?? '+';
     const cap = limit.ignoreLimits ? undefined : this.config.maxOffsetsPerTrigger;
     const end: Offsets = { ...from, ...(from['#'] && { '#': { ...from['#'] } }) };
     // Up to `cap` ids of each stream past its start (all of them without a cap): its backlog.
     const ids = new Map<string, string[]>();
     for (const s of this.config.streams) {
       const entries = await this.call('reading entry ids', (r) =>
-        cap === undefined ? r.xrange(s, `(${idOf(from, s)}`, '+') : r.xrange(s, `(${idOf(from, s)}`, '+', 'COUNT', cap),
+        cap === undefined ? r.xrange(s, `(${idOf(from, s)}`, until(s)) : r.xrange(s, `(${idOf(from, s)}`, until(s), 'COUNT', cap),
       );
       ids.set(s, entries.map((e) => e[0]));
     }
@@ -189,6 +201,28 @@ export class RedisStreamSource implements StreamSource {
     }
     for (const [s, a] of ids) this.advance(end, s, a, shares.get(s) as number);
     return end;
+  }
+
+  /**
+   * Spark's Kafka metrics of a batch's end: entries each stream has past it (from the ordinals),
+   * their min, max and average, and their sum (the backlog).
+   */
+  async metrics(end: SourceOffset | null): Promise<Record<string, string> | undefined> {
+    if (end === null) return undefined;
+    const behind: number[] = [];
+    for (const s of this.config.streams) {
+      const ordinal = ordinalOf(end as Offsets, s);
+      if (ordinal === undefined) return undefined;
+      behind.push(Math.max(0, (await this.info(s)).added - ordinal));
+    }
+    const sum = behind.reduce((a, b) => a + b, 0);
+    return {
+      minOffsetsBehindLatest: String(Math.min(...behind)),
+      maxOffsetsBehindLatest: String(Math.max(...behind)),
+      avgOffsetsBehindLatest: String(sum / behind.length),
+      offsetsBehindLatest: String(sum),
+      ...(this.numDataLossRanges > 0 && { dataLossRanges: String(this.numDataLossRanges) }),
+    };
   }
 
   /** Moves `end` of stream `s` past its first `n` new entries `ids`. */

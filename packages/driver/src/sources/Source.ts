@@ -23,6 +23,8 @@ export interface StreamSource {
    * planned up to `end` (a lost entry would silently read its data again).
    */
   verifyOffset?(end: SourceOffset | null): void;
+  /** Spark's `sources[].metrics` of a batch that ended at `end` (string values, as in Spark). */
+  metrics?(end: SourceOffset | null): Promise<Record<string, string> | undefined>;
   /** Trigger.AvailableNow: pin what exists now; latestOffset never goes beyond it. */
   prepareForAvailableNow?(): void;
   /** Batch up to `end` committed; cleanSource runs here. */
