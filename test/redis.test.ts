@@ -121,6 +121,27 @@ describe('redis source', () => {
     });
   });
 
+  it('with a declared schema, the fields become typed columns beside the standard ones', async () => {
+    const a = (await redis.xadd('typed', '*', 'user', 'ann', 'amount', '12.5', 'count', '3', 'flag', 'true')) as string;
+    const b = (await redis.xadd('typed', '*', 'user', 'bob', 'amount', 'lots', 'flag', 'no')) as string;
+    await withSession({}, async (s) => {
+      const q = await s.readStream.format('redis').schema('id STRING, timestamp TIMESTAMP, user STRING, amount DOUBLE, count LONG, flag BOOLEAN')
+        .options({ url, stream: 'typed', startingOffsets: 'earliest' }).load()
+        .writeStream.format('memory').queryName('typed_out').start();
+      await q.processAllAvailable();
+      const rows = await s.memoryTable('typed_out');
+      expect(rows.map((r) => ({ ...r, timestamp: (r['timestamp'] as Date).getTime() }))).toEqual([
+        { id: a, timestamp: Number(a.split('-')[0]), user: 'ann', amount: 12.5, count: 3, flag: true },
+        // What does not parse, or is missing, is null.
+        { id: b, timestamp: Number(b.split('-')[0]), user: 'bob', amount: null, count: null, flag: null },
+      ]);
+      await q.stop();
+      for (const schema of ['stream LONG', 'id STRING, nested STRUCT<a: STRING>']) {
+        expect(() => s.readStream.format('redis').schema(schema).options({ url, stream: 'typed' }).load()).toThrow(expect.objectContaining({ code: 'INVALID_SCHEMA' }));
+      }
+    });
+  });
+
   it('latest starts after what the stream holds at the start; earliest from its first entry', async () => {
     await add('late', 5);
     await withSession({}, async (s) => {

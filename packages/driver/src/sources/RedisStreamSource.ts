@@ -38,6 +38,29 @@ export const REDIS_SCHEMA: Schema = [
   { name: 'fields', type: 'string', nullable: false },
 ];
 
+/** The types an entry's field (a string in Redis) can be read as, with a declared schema. */
+export const REDIS_FIELD_TYPES: readonly string[] = ['string', 'long', 'int', 'double', 'boolean', 'timestamp'];
+
+/** A field's string as a value of `type`; null when it is missing or does not parse. */
+function fieldValue(raw: string | undefined, type: string): unknown {
+  if (raw === undefined) return null;
+  switch (type) {
+    case 'string':
+      return raw;
+    case 'boolean':
+      return raw === 'true' ? true : raw === 'false' ? false : null;
+    case 'timestamp': {
+      const ms = /^-?\d+$/.test(raw) ? Number(raw) : Date.parse(raw);
+      return Number.isNaN(ms) ? null : ms;
+    }
+    default: {
+      const n = Number(raw);
+      if (raw.trim() === '' || Number.isNaN(n)) return null;
+      return type === 'double' ? n : Number.isInteger(n) ? n : null;
+    }
+  }
+}
+
 /**
  * Per stream, the id of the last entry read; under `#`, that entry's ordinal (how many entries the
  * stream had received up to it), which tells trimmed entries from read ones.
@@ -100,7 +123,6 @@ export async function checkRedisSource(config: RedisSourceConfig): Promise<void>
 
 export class RedisStreamSource implements StreamSource {
   readonly description: string;
-  readonly schema = REDIS_SCHEMA;
   private readonly redis: Redis;
   private initial: Offsets | undefined;
   /** Trigger.AvailableNow: the last ids at the first trigger; no batch reads past them. */
@@ -112,6 +134,8 @@ export class RedisStreamSource implements StreamSource {
   constructor(
     private readonly config: RedisSourceConfig,
     private readonly sourceDir: string,
+    /** The declared schema (fields as typed columns), or the standard columns. */
+    readonly schema: Schema = REDIS_SCHEMA,
   ) {
     this.description = `RedisStreamSource[${config.url}, ${config.streams.join(',')}]`;
     this.redis = client(config.url, 10);
@@ -252,7 +276,13 @@ export class RedisStreamSource implements StreamSource {
       for (const [id, flat] of entries) {
         const fields: Record<string, string> = {};
         for (let i = 0; i + 1 < flat.length; i += 2) fields[flat[i] as string] = flat[i + 1] as string;
-        rows.push({ stream: s, id, timestamp: Number(id.split('-')[0]), fields: JSON.stringify(fields) });
+        const standard: Row = { stream: s, id, timestamp: Number(id.split('-')[0]), fields: JSON.stringify(fields) };
+        if (this.schema === REDIS_SCHEMA) rows.push(standard);
+        else {
+          const row: Row = {};
+          for (const f of this.schema) row[f.name] = f.name in standard ? standard[f.name] : fieldValue(fields[f.name], f.type as string);
+          rows.push(row);
+        }
       }
     }
     return rows.length === 0 ? [] : [{ type: 'rows', data: encodeRows(rows) }];

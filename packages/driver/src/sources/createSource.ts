@@ -22,7 +22,7 @@ export function createSource(spec: SourceSpec, sourceDir: string, conf: RuntimeC
     case 'memory':
       return new MemoryStreamSource(spec.stream);
     case 'redis':
-      return new RedisStreamSource(spec.redis, sourceDir);
+      return new RedisStreamSource(spec.redis, sourceDir, spec.schema);
     case 'sqlite':
       throw new SluiceError('UNSUPPORTED_OPERATION', 'a sqlite table is a static source: read it with session.read, and join a stream with it', { option: 'format' });
   }

@@ -10,7 +10,7 @@ import { parseBoolean, parseBytes, parseDuration, parseEnum, parseNonNegativeNum
 import type { FileSourceConfig } from './FileStreamSource.js';
 import { validateCleanSource } from './fileSystem.js';
 import type { SqliteTableConfig } from './sqliteTable.js';
-import { REDIS_SCHEMA, type RedisSourceConfig } from './RedisStreamSource.js';
+import { REDIS_FIELD_TYPES, REDIS_SCHEMA, type RedisSourceConfig } from './RedisStreamSource.js';
 import type { MemoryStream } from './MemoryStream.js';
 import { RATE_SCHEMA } from './RateSource.js';
 import type { RateMicroBatchConfig } from './RateMicroBatchSource.js';
@@ -147,7 +147,7 @@ export function resolveSource(
       },
     });
   } else if (f === 'redis') {
-    spec = { format: 'redis', schema: REDIS_SCHEMA, redis: redisConfig(o, userSchema) };
+    spec = { format: 'redis', schema: userSchema ?? REDIS_SCHEMA, redis: redisConfig(o, userSchema) };
   } else if (f === 'rate') {
     const rowsPerSecond = optInt(o, 'rowsPerSecond') ?? 1;
     const numPartitions = optInt(o, 'numPartitions');
@@ -184,8 +184,16 @@ export function parseUserSchema(s: unknown): Schema {
 
 /** Options of format('redis'): url and stream are required. */
 function redisConfig(o: Options, userSchema: Schema | undefined): RedisSourceConfig {
-  if (userSchema !== undefined) {
-    throw new SluiceError('INVALID_SCHEMA', `a redis source has the columns ${REDIS_SCHEMA.map((f) => f.name).join(', ')}; a declared schema is not supported yet`, { option: 'schema' });
+  for (const f of userSchema ?? []) {
+    const standard = REDIS_SCHEMA.find((r) => r.name === f.name);
+    const type = typeof f.type === 'string' ? f.type : 'struct';
+    if (standard ? standard.type !== type : !REDIS_FIELD_TYPES.includes(type)) {
+      throw new SluiceError(
+        'INVALID_SCHEMA',
+        `column ${f.name} of a redis source: ${standard ? `${f.name} is ${String(standard.type).toUpperCase()}` : `a field becomes ${REDIS_FIELD_TYPES.join(', ')}, not ${type}`}`,
+        { column: f.name },
+      );
+    }
   }
   const url = o.take('url');
   if (typeof url !== 'string' || url === '') throw new SluiceError('INVALID_OPTION', 'a redis source needs option url (redis://host:port)', { option: 'url' });
