@@ -128,6 +128,11 @@ export class RedisStreamSource implements StreamSource {
   /** Trigger.AvailableNow: the last ids at the first trigger; no batch reads past them. */
   private pinAtFirstTrigger = false;
   private pinned: Record<string, string> | undefined;
+  /**
+   * The entries the last latestOffset read past each stream's start: the batch it plans reads
+   * them from here rather than from Redis again (a replay after a restart reads Redis).
+   */
+  private readAhead = new Map<string, { after: string; entries: Array<[string, string[]]> }>();
   /** Trimmed ranges skipped (failOnDataLoss false). */
   numDataLossRanges = 0;
 
@@ -199,9 +204,10 @@ export class RedisStreamSource implements StreamSource {
     // Up to `cap` ids of each stream past its start (all of them without a cap): its backlog.
     const ids = new Map<string, string[]>();
     for (const s of this.config.streams) {
-      const entries = await this.call('reading entry ids', (r) =>
+      const entries = await this.call('reading entries', (r) =>
         cap === undefined ? r.xrange(s, `(${idOf(from, s)}`, until(s)) : r.xrange(s, `(${idOf(from, s)}`, until(s), 'COUNT', cap),
       );
+      this.readAhead.set(s, { after: idOf(from, s), entries });
       ids.set(s, entries.map((e) => e[0]));
     }
     if (cap === undefined) {
@@ -272,7 +278,7 @@ export class RedisStreamSource implements StreamSource {
       const b = typeof to[s] === 'string' ? (to[s] as string) : a;
       if (compareIds(b, a) <= 0) continue;
       await this.checkLoss(s, a, ordinalOf(from, s));
-      const entries = await this.call(`reading ${s}`, (r) => r.xrange(s, `(${a}`, b));
+      const entries = this.readAheadOf(s, a, b) ?? (await this.call(`reading ${s}`, (r) => r.xrange(s, `(${a}`, b)));
       for (const [id, flat] of entries) {
         const fields: Record<string, string> = {};
         for (let i = 0; i + 1 < flat.length; i += 2) fields[flat[i] as string] = flat[i + 1] as string;
@@ -286,6 +292,14 @@ export class RedisStreamSource implements StreamSource {
       }
     }
     return rows.length === 0 ? [] : [{ type: 'rows', data: encodeRows(rows) }];
+  }
+
+  /** The entries (a, b] of stream `s` from the read-ahead, when it covers them. */
+  private readAheadOf(s: string, a: string, b: string): Array<[string, string[]]> | undefined {
+    const r = this.readAhead.get(s);
+    if (r === undefined || r.after !== a) return undefined;
+    const last = r.entries.findIndex((e) => e[0] === b);
+    return last < 0 ? undefined : r.entries.slice(0, last + 1);
   }
 
   /**
