@@ -12,9 +12,14 @@ const headers = join(dirname(dirname(process.execPath)), 'include', 'node');
 const cache = process.env.XDG_CACHE_HOME ? join(process.env.XDG_CACHE_HOME, 'node-gyp') : join(homedir(), '.cache', 'node-gyp');
 const target = join(cache, version);
 if (existsSync(join(headers, 'node_api.h')) && !existsSync(join(target, 'installVersion'))) {
-  mkdirSync(join(target, 'include'), { recursive: true });
-  if (!existsSync(join(target, 'include', 'node'))) symlinkSync(headers, join(target, 'include', 'node'));
-  // node-gyp's own mark of a complete header install (its package.json "installVersion").
-  writeFileSync(join(target, 'installVersion'), '11\n');
-  console.log(`linked Node's headers (${headers}) into node-gyp's cache (${target})`);
+  try {
+    mkdirSync(join(target, 'include'), { recursive: true });
+    if (!existsSync(join(target, 'include', 'node'))) symlinkSync(headers, join(target, 'include', 'node'));
+    // node-gyp's own mark of a complete header install (its package.json "installVersion").
+    writeFileSync(join(target, 'installVersion'), '11\n');
+    console.log(`linked Node's headers (${headers}) into node-gyp's cache (${target})`);
+  } catch (e) {
+    // Only a help: without it node-gyp fetches the headers itself, where it can.
+    console.warn(`could not link Node's headers into ${target}: ${e.message}`);
+  }
 }
