@@ -115,10 +115,10 @@ export class IncrementalExecution {
     const committed = this.sink.isCommitted(batchId);
     const join = this.joinShuffle;
     const exchange = this.plan.exchange ?? (join && { keys: join.keys });
-    if (join) shufflePartitions = join.partitions;
+    const partitions = join ? join.partitions : shufflePartitions;
     const mapOps = this.bindJoins(join ? this.plan.ops.slice(0, join.at) : this.plan.ops);
     const firstStage = splits.map((s, partition): TaskRequest =>
-      exchange && shufflePartitions !== undefined
+      exchange && partitions !== undefined
         ? {
             kind: 'exchange',
             queryId: this.queryId,
@@ -130,13 +130,13 @@ export class IncrementalExecution {
             inputSchema: s.schema,
             ops: mapOps,
             keys: exchange.keys,
-            partitions: shufflePartitions,
+            partitions,
           }
         : this.firstStageTask(batchId, partition, s, committed, watermarkMs),
     );
     const info = this.stateful?.info;
     const shardPartitions = info ? Array.from({ length: info.shards }, (_, shard) => info.partitionsOf(shard)) : [];
-    return { batchId, watermarkMs, committed, splits, firstStage, shardPartitions, ...(exchange && shufflePartitions !== undefined && { shufflePartitions }) };
+    return { batchId, watermarkMs, committed, splits, firstStage, shardPartitions, ...(exchange && partitions !== undefined && { shufflePartitions: partitions }) };
   }
 
   /**

@@ -383,25 +383,24 @@ export class MicroBatchExecution extends StreamExecution {
       this.onIdle(seq);
       return false;
     }
+    // A no-data batch keeps the previous end offsets: it reads nothing.
+    const offsets = hasData ? ends : [...this.available];
+    // A stateless shuffle's count comes from the splits, planned once here for the batch.
+    const splits = this.plan.exchange ? await this.splitsOf(this.available, offsets) : undefined;
     const batch: DataOffsetSeq = {
       batchId: this.nextBatchId,
       kind: 'data',
       batchTimestampMs: triggerStart,
       batchWatermarkMs: this.watermark.current,
-      // A no-data batch keeps the previous end offsets: it reads nothing.
-      offsets: hasData ? ends : [...this.available],
-      conf: this.stateInfo
-        ? layoutCounts(this.stateInfo.layout)
-        : this.plan.exchange
-          ? { shufflePartitions: this.shufflePartitionsOf(await this.splitsOf(this.available, hasData ? ends : [...this.available])) }
-          : {},
+      offsets,
+      conf: this.stateInfo ? layoutCounts(this.stateInfo.layout) : splits ? { shufflePartitions: this.shufflePartitionsOf(splits) } : {},
     };
     this.assertRunning();
     const walStart = clock.now();
     this.offsetLog.add(batch.batchId, batch);
     const walCommit = clock.now() - walStart;
     fault('after-offsets-write');
-    await this.runBatch(batch, [...this.available], triggerStart, { latestOffset: latestOffsetMs, walCommit }, ends);
+    await this.runBatch(batch, [...this.available], triggerStart, { latestOffset: latestOffsetMs, walCommit }, ends, splits);
     return true;
   }
 
@@ -448,13 +447,15 @@ export class MicroBatchExecution extends StreamExecution {
     triggerStart: number,
     durations: { latestOffset: number; walCommit?: number },
     latest: Array<SourceOffset | null>,
+    /** The splits, when the trigger planned them already. */
+    planned?: SplitOfSource[],
   ): Promise<void> {
     const { batchId } = batch;
     this.status = { message: `Processing new data (batch ${batchId})`, isDataAvailable: true, isTriggerActive: true };
 
     const g0 = clock.now();
     const sink = this.spec.sink;
-    const splits = await this.splitsOf(start, batch.offsets);
+    const splits = planned ?? (await this.splitsOf(start, batch.offsets));
     const getBatch = clock.now() - g0;
 
     const p0 = clock.now();
