@@ -192,3 +192,78 @@ describe('the offset and commit logs', () => {
     });
   });
 });
+
+describe('checkpoints of Sluice 25fed0b (test/fixtures/legacy-checkpoints/25fed0b)', () => {
+  const ROOT = fileURLToPath(new URL('./fixtures/legacy-checkpoints/25fed0b/', import.meta.url));
+  type Kind25 = 'repartitioned' | 'repartition-unfinished' | 'shuffle' | 'union' | 'join';
+
+  async function resume25(kind: Kind25): Promise<{ root: string; batches: number[]; rows: Array<Record<string, unknown>> }> {
+    const root = tempDir(`sluice-25fed0b-${kind}-`);
+    cpSync(join(ROOT, kind), root, { recursive: true });
+    const { confOf, startQuery: start25 } = (await import(join(ROOT, 'query.mjs'))) as {
+      confOf(kind: Kind25): Record<string, unknown>;
+      startQuery(session: unknown, kind: Kind25, root: string): Promise<{ awaitTermination(): Promise<void>; recentProgress: Array<{ batchId: number }> }>;
+    };
+    const batches = await withSession(confOf(kind), async (session) => {
+      const query = await start25(session, kind, root);
+      await query.awaitTermination();
+      return query.recentProgress.map((p) => p.batchId);
+    });
+    return { root, batches, rows: readSinkJson(join(root, 'out')) };
+  }
+
+  /** Rows the rate streams gave up to the last committed batch: its offsets entry's end. */
+  function rowsRead(root: string, batches: number[], input = 0): number {
+    const entry = readDoc(join(root, 'checkpoint', 'offsets', String(batches.at(-1))));
+    return ((entry['offsets'] as Array<{ offset: number }>)[input] as { offset: number }).offset;
+  }
+
+  function closedMinutes(root: string, batches: number[]): number {
+    return Math.floor((readDoc(join(root, 'checkpoint', 'commits', String(batches.at(-1))))['nextBatchWatermarkMs'] as number) / MIN);
+  }
+
+  const windowOf = (m: number) => ({ start: new Date(m * MIN).toISOString(), end: new Date((m + 1) * MIN).toISOString() });
+  const sorted = (rows: unknown[]) => rows.map((r) => JSON.stringify(r)).sort();
+
+  for (const kind of ['repartitioned', 'repartition-unfinished'] as const) {
+    it(`${kind}: resumes on 3 partitions in 1 shard; every closed window once, counted 2 per id`, async () => {
+      const { root, batches, rows } = await resume25(kind);
+      // The unfinished batch (data, or the control batch) runs again first.
+      expect(batches[0]).toBe(kind === 'repartitioned' ? 5 : 3);
+      expect(readDoc(join(root, 'checkpoint', 'state', '0', 'layout'))).toMatchObject({ partitions: 3, shards: 1 });
+      const closed = closedMinutes(root, batches);
+      expect(closed).toBeGreaterThanOrEqual(kind === 'repartitioned' ? 3 : 1);
+      const expected = [];
+      for (let m = 0; m < closed; m++) for (const id of [0, 1, 2]) expected.push({ window: windowOf(m), id, count: 2 });
+      expect(sorted(rows)).toEqual(sorted(expected));
+    });
+  }
+
+  it('shuffle: the unfinished batch replays into its recorded partitions; every value once', async () => {
+    const { root, batches, rows } = await resume25('shuffle');
+    expect(batches[0]).toBe(3);
+    const n = rowsRead(root, batches);
+    expect(n).toBeGreaterThanOrEqual(24);
+    expect(sorted(rows)).toEqual(sorted(range(n).map((value) => ({ value, id: value % 3 }))));
+  });
+
+  it('union: each input resumes from its own offsets; every closed window once, counted 12 (6 rows of each input)', async () => {
+    const { root, batches, rows } = await resume25('union');
+    expect(batches[0]).toBe(4);
+    expect(rowsRead(root, batches, 1)).toBe(rowsRead(root, batches, 0));
+    const closed = closedMinutes(root, batches);
+    expect(closed).toBeGreaterThanOrEqual(3);
+    expect(sorted(rows)).toEqual(sorted(range(closed).map((m) => ({ window: windowOf(m), count: 12 }))));
+  });
+
+  it('join: the static side is shuffled again by the join key; every matching value once, with its name', async () => {
+    const { root, batches, rows } = await resume25('join');
+    expect(batches[0]).toBe(3);
+    const n = rowsRead(root, batches);
+    expect(n).toBeGreaterThanOrEqual(24);
+    const expected = range(n)
+      .filter((v) => v % 4 !== 3)
+      .map((value) => ({ id: value % 4, value, name: `n${value % 4}` }));
+    expect(sorted(rows)).toEqual(sorted(expected));
+  });
+});
