@@ -101,6 +101,22 @@ describe('redis source', () => {
     });
   });
 
+  it("prorates the cap by each stream's whole backlog, as Spark's Kafka source does: 75 + 25 in every batch of 300 and 100 under 100", async () => {
+    await add('pro_a', 300);
+    await add('pro_b', 100);
+    await withSession({ 'sluice.executor.cores': 2 }, async (s) => {
+      const q = await query(s, 'prorated', { stream: 'pro_a,pro_b', startingOffsets: 'earliest', maxOffsetsPerTrigger: 100 });
+      await q.processAllAvailable();
+      await q.stop();
+      const perStream = (await s.memoryTable('prorated')).reduce<Record<string, number>>((n, r) => ({ ...n, [r['stream'] as string]: (n[r['stream'] as string] ?? 0) + 1 }), {});
+      expect(perStream).toEqual({ pro_a: 300, pro_b: 100 });
+      expect(q.recentProgress.filter((p) => p.numInputRows > 0).map((p) => p.numInputRows)).toEqual([100, 100, 100, 100]);
+      // Each batch's end moves stream a 75 entries and stream b 25 (the ordinals under '#').
+      const ordinals = q.recentProgress.filter((p) => p.numInputRows > 0).map((p) => (p.sources[0]?.endOffset as { '#': Record<string, number> })['#']);
+      expect(ordinals).toEqual([1, 2, 3, 4].map((k) => ({ pro_a: 75 * k, pro_b: 25 * k })));
+    });
+  });
+
   it("reports the backlog as Spark's Kafka source does, and AvailableNow reads what was there at the start, capped, then stops", async () => {
     const ids = await add('backlog', 25);
     await withSession({}, async (s) => {

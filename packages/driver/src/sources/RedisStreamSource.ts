@@ -2,8 +2,8 @@
  * `readStream.format('redis')`: Redis Streams as a replayable source, the way Spark's Kafka
  * source reads topics. An offset is, per stream, the id of the last entry a batch read ("0-0":
  * none); a batch reads `XRANGE stream (start end` on the driver, so a replay reads exactly the same
- * entries. `maxOffsetsPerTrigger` caps a batch's entries across streams, split in proportion to
- * each stream's backlog. Entries trimmed before they were read (`XTRIM`, `MAXLEN`, `XDEL`) show as
+ * entries. `maxOffsetsPerTrigger` caps a batch's entries across streams, prorated by each
+ * stream's backlog (prorate). Entries trimmed before they were read (`XTRIM`, `MAXLEN`, `XDEL`) show as
  * `max-deleted-entry-id` past the start in `XINFO STREAM`: with failOnDataLoss (the default) that
  * is REDIS_DATA_LOSS naming the stream and the range, else a warning, counted in the source's
  * progress metrics.
@@ -121,13 +121,29 @@ export async function checkRedisSource(config: RedisSourceConfig): Promise<void>
   }
 }
 
+/**
+ * Spark's Kafka rate limit (KafkaMicroBatchStream.rateLimit): each stream takes the cap in
+ * proportion to its backlog, rounded down, but a stream with a backlog below one entry's share
+ * still takes one (so a small stream is never starved), and never more than its backlog.
+ */
+export function prorate(cap: number, backlog: ReadonlyMap<string, number>): Map<string, number> {
+  const total = [...backlog.values()].reduce((n, b) => n + b, 0);
+  const shares = new Map<string, number>();
+  for (const [s, size] of backlog) {
+    if (size <= 0) continue;
+    const x = (cap * size) / total;
+    shares.set(s, Math.min(size, x < 1 ? Math.ceil(x) : Math.floor(x)));
+  }
+  return shares;
+}
+
 export class RedisStreamSource implements StreamSource {
   readonly description: string;
   private readonly redis: Redis;
   private initial: Offsets | undefined;
   /** Trigger.AvailableNow: the last ids at the first trigger; no batch reads past them. */
   private pinAtFirstTrigger = false;
-  private pinned: Record<string, string> | undefined;
+  private pinned: Record<string, { lastId: string; added: number }> | undefined;
   /**
    * The entries the last latestOffset read past each stream's start: the batch it plans reads
    * them from here rather than from Redis again (a replay after a restart reads Redis).
@@ -196,40 +212,49 @@ export class RedisStreamSource implements StreamSource {
     const from = (start as Offsets | null) ?? (await this.initialOffsets());
     if (this.pinAtFirstTrigger && this.pinned === undefined) {
       this.pinned = {};
-      for (const s of this.config.streams) this.pinned[s] = (await this.info(s)).lastId;
-    }
-    const until = (s: string) => this.pinned?.[s] ?? '+';
-    const cap = limit.ignoreLimits ? undefined : this.config.maxOffsetsPerTrigger;
-    const end: Offsets = { ...from, ...(from['#'] && { '#': { ...from['#'] } }) };
-    // Up to `cap` ids of each stream past its start (all of them without a cap): its backlog.
-    const ids = new Map<string, string[]>();
-    for (const s of this.config.streams) {
-      const entries = await this.call('reading entries', (r) =>
-        cap === undefined ? r.xrange(s, `(${idOf(from, s)}`, until(s)) : r.xrange(s, `(${idOf(from, s)}`, until(s), 'COUNT', cap),
-      );
-      this.readAhead.set(s, { after: idOf(from, s), entries });
-      ids.set(s, entries.map((e) => e[0]));
-    }
-    if (cap === undefined) {
-      for (const [s, a] of ids) this.advance(end, s, a, a.length);
-      return end;
-    }
-    const total = [...ids.values()].reduce((n, a) => n + a.length, 0);
-    // As Spark's Kafka source: each stream's share of the cap in proportion to its backlog (each
-    // backlog counted up to the cap: past it, a stream's share is in proportion to the cap).
-    const shares = new Map<string, number>();
-    if (total <= cap) for (const [s, a] of ids) shares.set(s, a.length);
-    else {
-      const exact = [...ids].map(([s, a]) => ({ s, x: (cap * a.length) / total }));
-      for (const e of exact) shares.set(e.s, Math.floor(e.x));
-      let left = cap - [...shares.values()].reduce((n, v) => n + v, 0);
-      for (const e of [...exact].sort((a, b) => b.x - Math.floor(b.x) - (a.x - Math.floor(a.x)))) {
-        if (left <= 0) break;
-        shares.set(e.s, (shares.get(e.s) as number) + 1);
-        left--;
+      for (const s of this.config.streams) {
+        const { lastId, added } = await this.info(s);
+        this.pinned[s] = { lastId, added };
       }
     }
-    for (const [s, a] of ids) this.advance(end, s, a, shares.get(s) as number);
+    const until = (s: string) => this.pinned?.[s]?.lastId ?? '+';
+    const cap = limit.ignoreLimits ? undefined : this.config.maxOffsetsPerTrigger;
+    const end: Offsets = { ...from, ...(from['#'] && { '#': { ...from['#'] } }) };
+    this.readAhead.clear();
+    const read = async (s: string, count: number | undefined): Promise<string[]> => {
+      const entries = await this.call('reading entries', (r) =>
+        count === undefined ? r.xrange(s, `(${idOf(from, s)}`, until(s)) : r.xrange(s, `(${idOf(from, s)}`, until(s), 'COUNT', count),
+      );
+      this.readAhead.set(s, { after: idOf(from, s), entries });
+      return entries.map((e) => e[0]);
+    };
+    if (cap === undefined) {
+      for (const s of this.config.streams) {
+        const ids = await read(s, undefined);
+        this.advance(end, s, ids, ids.length);
+      }
+      return end;
+    }
+    // Each stream's backlog: entries it received past the start (from the ordinals), or, for a
+    // stream started at an id (no ordinal), the entries past it counted up to the cap.
+    const backlog = new Map<string, number>();
+    const counted = new Map<string, string[]>();
+    for (const s of this.config.streams) {
+      const ordinal = ordinalOf(from, s);
+      if (ordinal !== undefined) backlog.set(s, Math.max(0, (this.pinned?.[s]?.added ?? (await this.info(s)).added) - ordinal));
+      else {
+        const ids = await read(s, cap);
+        counted.set(s, ids);
+        backlog.set(s, ids.length);
+      }
+    }
+    const shares = prorate(cap, backlog);
+    for (const s of this.config.streams) {
+      const n = shares.get(s) ?? 0;
+      if (n === 0) continue;
+      const ids = counted.get(s) ?? (await read(s, n));
+      this.advance(end, s, ids, Math.min(n, ids.length));
+    }
     return end;
   }
 
