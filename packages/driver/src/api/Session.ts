@@ -12,7 +12,7 @@ import { ListenerBus, type EventKind } from '../events/ListenerBus.js';
 import { MemorySink } from '../sinks/MemorySink.js';
 import { MemoryStream } from '../sources/MemoryStream.js';
 import { StreamingQueryManager } from './StreamingQueryManager.js';
-import { POOL_PROPERTY, TaskScheduler, type PoolMetrics, type PoolSettings } from '../scheduler/TaskScheduler.js';
+import { POOL_PROPERTY, TaskScheduler, type PoolMetrics } from '../scheduler/TaskScheduler.js';
 import { staticFiles, staticRows } from '../execution/staticRows.js';
 import { PrometheusMetrics } from '../metrics/SessionMetrics.js';
 import { startUI, type UIHandle, type UIOptions } from '../ui/UIServer.js';
@@ -49,8 +49,8 @@ export interface SessionMetrics {
  * at V8's default of 16 MB the seed query spends about 8% more time per batch in scavenges.
  */
 export function workerHeap(conf: RuntimeConf): { oldMB: number; youngMB: number } {
-  const budget = conf.get<number>(CONF_KEYS.stateStoreMaxMemoryMB);
-  const oldMB = conf.get<number | undefined>(CONF_KEYS.executorHeapMB) ?? budget + 512;
+  const budget = conf.get(CONF_KEYS.stateStoreMaxMemoryMB);
+  const oldMB = conf.get(CONF_KEYS.executorHeapMB) ?? budget + 512;
   return { oldMB, youngMB: Math.max(16, Math.min(96, Math.floor(budget / 4))) };
 }
 
@@ -65,14 +65,14 @@ export class Session {
 
   private constructor(options: SessionOptions) {
     this.conf = new RuntimeConf(options.conf ?? {});
-    this.listenerBus = new ListenerBus(this.conf.get<number>(CONF_KEYS.listenerBusCapacity));
+    this.listenerBus = new ListenerBus(this.conf.get(CONF_KEYS.listenerBusCapacity));
     this.streams = new StreamingQueryManager(this);
   }
 
   /** With `sluice.ui.enabled`, the dashboard is served at once on `sluice.ui.port` (`session.ui`). */
   static async create(options: SessionOptions = {}): Promise<Session> {
     const session = new Session(options);
-    if (session.conf.get<boolean>(CONF_KEYS.uiEnabled)) session.ui = await session.startUI({ port: session.conf.get<number>(CONF_KEYS.uiPort) });
+    if (session.conf.get(CONF_KEYS.uiEnabled)) session.ui = await session.startUI({ port: session.conf.get(CONF_KEYS.uiPort) });
     return session;
   }
 
@@ -97,13 +97,13 @@ export class Session {
   scheduler(): TaskScheduler {
     this.assertOpen();
     this.taskScheduler ??= new TaskScheduler(
-      this.conf.get<number>(CONF_KEYS.executorCores),
-      this.conf.get<number>(CONF_KEYS.taskMaxFailures),
+      this.conf.get(CONF_KEYS.executorCores),
+      this.conf.get(CONF_KEYS.taskMaxFailures),
       undefined,
       workerHeap(this.conf),
       {
-        mode: this.conf.get<'FIFO' | 'FAIR'>(CONF_KEYS.schedulerMode),
-        pools: this.conf.get<PoolSettings['pools']>(CONF_KEYS.schedulerPools),
+        mode: this.conf.get(CONF_KEYS.schedulerMode),
+        pools: this.conf.get(CONF_KEYS.schedulerPools),
       },
     );
     return this.taskScheduler;
@@ -146,12 +146,12 @@ export class Session {
         numUndeliveredEvents: this.listenerBus.numUndeliveredEvents,
       },
       executor: {
-        slots: this.taskScheduler?.slots ?? this.conf.get<number>(CONF_KEYS.executorCores),
+        slots: this.taskScheduler?.slots ?? this.conf.get(CONF_KEYS.executorCores),
         activeQueries: this.streams.active.length,
         stateStores: this.taskScheduler?.stateStoreUsage() ?? [],
       },
       scheduler: {
-        mode: this.taskScheduler?.schedulingMode ?? this.conf.get<'FIFO' | 'FAIR'>(CONF_KEYS.schedulerMode),
+        mode: this.taskScheduler?.schedulingMode ?? this.conf.get(CONF_KEYS.schedulerMode),
         pools: this.taskScheduler?.poolMetrics() ?? {},
         queries: this.streams.active.map((q) => ({ id: q.id, name: q.name, pool: q.schedulerPool })),
       },
@@ -165,7 +165,7 @@ export class Session {
     this.metricsRegistry ??= new PrometheusMetrics({
       listenerQueueSize: () => this.listenerBus.queueSize,
       listenerDropped: () => this.listenerBus.numDroppedEventsByKind,
-      slots: () => this.taskScheduler?.slots ?? this.conf.get<number>(CONF_KEYS.executorCores),
+      slots: () => this.taskScheduler?.slots ?? this.conf.get(CONF_KEYS.executorCores),
       slotsBusy: () => this.taskScheduler?.busySlots ?? 0,
       pools: () => this.taskScheduler?.poolMetrics() ?? {},
     });
@@ -236,7 +236,7 @@ export class Session {
   async close(): Promise<void> {
     if (this.closed) return;
     await this.streams.stopAll();
-    await this.listenerBus.close(this.conf.get<number>(CONF_KEYS.listenerBusCloseTimeout));
+    await this.listenerBus.close(this.conf.get(CONF_KEYS.listenerBusCloseTimeout));
     this.closed = true;
     await Promise.all([...this.uis].map((u) => u.close()));
     await this.taskScheduler?.close();

@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
-import { RuntimeConf } from './RuntimeConf.js';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import { CONF_KEYS } from '@sluice/state';
+import { RuntimeConf, type PoolConf } from './RuntimeConf.js';
 
 describe('RuntimeConf', () => {
   it('has the documented defaults', () => {
@@ -10,7 +11,20 @@ describe('RuntimeConf', () => {
     expect(c.get('sluice.task.maxFailures')).toBe(4);
     expect(c.get('sluice.scheduler.listenerbus.eventqueue.capacity')).toBe(10_000);
     expect(c.get('sluice.sql.streaming.minBatchesToRetain')).toBe(100);
-    expect(c.get<number>('sluice.executor.cores')).toBeGreaterThanOrEqual(1);
+    expect(c.get('sluice.executor.cores')).toBeGreaterThanOrEqual(1);
+  });
+
+  it("types each key's value from the conf table (checked by pnpm typecheck)", () => {
+    const c = new RuntimeConf({ 'sluice.sql.shuffle.partitions': 'auto', 'sluice.scheduler.pools': { p: { weight: 2 } } });
+    expectTypeOf(c.get(CONF_KEYS.shufflePartitions)).toEqualTypeOf<number | 'auto'>();
+    expectTypeOf(c.get(CONF_KEYS.stateStorePartitions)).toEqualTypeOf<number | undefined>();
+    expectTypeOf(c.get(CONF_KEYS.multipleWatermarkPolicy)).toEqualTypeOf<'min' | 'max'>();
+    expectTypeOf(c.get(CONF_KEYS.stateStoreChangelog)).toEqualTypeOf<boolean>();
+    expectTypeOf(c.get(CONF_KEYS.schedulerPools)).toEqualTypeOf<Record<string, PoolConf>>();
+    // A spark.* alias is a plain string: its value is unknown until checked.
+    expectTypeOf(c.get('spark.sql.shuffle.partitions')).toEqualTypeOf<unknown>();
+    expect(c.get(CONF_KEYS.shufflePartitions)).toBe('auto');
+    expect(c.get(CONF_KEYS.schedulerPools)).toEqual({ p: { schedulingMode: 'FIFO', weight: 2, minShare: 0 } });
   });
 
   it('accepts spark.* aliases and string values, as a Spark snippet passes them', () => {

@@ -7,32 +7,33 @@ import { availableParallelism } from 'node:os';
 import { CONF_KEYS, SluiceError, type ConfKey } from '@sluice/state';
 import { parseBoolean, parseBytes, parseDuration, parseEnum, parseJsonObject, parsePositiveInt, parsePositiveIntOrAuto } from './parsers.js';
 
-type Parser = (raw: unknown, key: string) => unknown;
+type Parser<T> = (raw: unknown, key: string) => T;
 
-interface ConfEntry {
-  default: () => unknown;
-  parse: Parser;
+/** A key's default, parser and meaning; the parser's result type is the key's type (ConfValue). */
+interface ConfEntry<T> {
+  default: () => T;
+  parse: Parser<T>;
   doc: string;
 }
 
-const positiveInt: Parser = (raw, key) => parsePositiveInt(raw, key, 'conf');
-const bool: Parser = (raw, key) => parseBoolean(raw, key, 'conf');
-const duration: Parser = (raw, key) => parseDuration(raw as string | number, key, { kind: 'conf' });
-const bytes: Parser = (raw, key) => parseBytes(raw, key, 'conf');
+const positiveInt: Parser<number> = (raw, key) => parsePositiveInt(raw, key, 'conf');
+const bool: Parser<boolean> = (raw, key) => parseBoolean(raw, key, 'conf');
+const duration: Parser<number> = (raw, key) => parseDuration(raw as string | number, key, { kind: 'conf' });
+const bytes: Parser<number> = (raw, key) => parseBytes(raw, key, 'conf');
 const oneOf =
-  (...allowed: string[]): Parser =>
+  <T extends string>(...allowed: T[]): Parser<T> =>
   (raw, key) =>
     parseEnum(raw, allowed, key, 'conf');
-const nonEmptyString: Parser = (raw, key) => {
+const nonEmptyString: Parser<string> = (raw, key) => {
   if (typeof raw !== 'string' || raw.trim() === '') {
     throw new SluiceError('INVALID_CONF', `${key} must be a non-empty path, got ${JSON.stringify(raw)}`, { option: key });
   }
   return raw;
 };
 /** sluice.scheduler.pools, strictly: each pool an object of schedulingMode, weight and minShare only. */
-const parsePools: Parser = (raw, key) => {
+const parsePools: Parser<Record<string, PoolConf>> = (raw, key) => {
   const pools = parseJsonObject(raw, key, 'conf');
-  const out: Record<string, { schedulingMode: 'FIFO' | 'FAIR'; weight: number; minShare: number }> = {};
+  const out: Record<string, PoolConf> = {};
   for (const [name, p] of Object.entries(pools)) {
     const at = `${key}.${name}`;
     if (name === '' || typeof p !== 'object' || p === null || Array.isArray(p)) {
@@ -57,24 +58,31 @@ const parsePools: Parser = (raw, key) => {
   }
   return out;
 };
-const optionalPositiveInt: Parser = (raw, key) => (raw === undefined || raw === null ? undefined : positiveInt(raw, key));
+const optionalPositiveInt: Parser<number | undefined> = (raw, key) => (raw === undefined || raw === null ? undefined : positiveInt(raw, key));
+
+/** A scheduler pool of sluice.scheduler.pools: Spark's schedulingMode, weight and minShare. */
+export interface PoolConf {
+  schedulingMode: 'FIFO' | 'FAIR';
+  weight: number;
+  minShare: number;
+}
 
 const K = CONF_KEYS;
 
 /** Every key with its default, parser and meaning; the README's configuration table mirrors it. */
-export const CONF: Record<ConfKey, ConfEntry> = {
+export const CONF = {
   [K.executorCores]: {
     default: () => availableParallelism(),
     parse: positiveInt,
     doc: 'task slots = worker threads (1 slot : 1 core)',
   },
   [K.shufflePartitions]: {
-    default: () => 200,
-    parse: (raw, key) => parsePositiveIntOrAuto(raw, key, 'conf'),
+    default: (): number | 'auto' => 200,
+    parse: (raw: unknown, key: string) => parsePositiveIntOrAuto(raw, key, 'conf'),
     doc: 'shuffle partitions; `auto` lets the engine choose (stateless)',
   },
   [K.stateStorePartitions]: {
-    default: () => undefined,
+    default: () => undefined as number | undefined,
     parse: optionalPositiveInt,
     doc: 'state partitions of stateful queries; wins over shuffle.partitions',
   },
@@ -84,8 +92,8 @@ export const CONF: Record<ConfKey, ConfEntry> = {
     doc: 'fixed hash space of state keys, pinned at checkpoint creation',
   },
   [K.stateStoreShards]: {
-    default: () => undefined,
-    parse: (raw, key) => (raw === undefined || raw === null ? undefined : parsePositiveIntOrAuto(raw, key, 'conf')),
+    default: () => undefined as number | 'auto' | undefined,
+    parse: (raw: unknown, key: string) => (raw === undefined || raw === null ? undefined : parsePositiveIntOrAuto(raw, key, 'conf')),
     doc: "LevelDB instances per stateful operator (default: the slot count at creation, then kept); 'auto' follows the slots at every start; a change repartitions",
   },
   [K.adaptiveStatelessEnabled]: {
@@ -96,7 +104,7 @@ export const CONF: Record<ConfKey, ConfEntry> = {
   [K.autoBroadcastJoinThreshold]: {
     default: () => 10 * 1024 * 1024,
     // As in Spark: bytes, or -1 to never broadcast.
-    parse: (raw, key) => (raw === -1 || raw === '-1' ? -1 : bytes(raw, key)),
+    parse: (raw: unknown, key: string): number => (raw === -1 || raw === '-1' ? -1 : bytes(raw, key)),
     doc: 'largest static join side, encoded, that is broadcast; larger ones are shuffled',
   },
   [K.advisoryPartitionSizeInBytes]: {
@@ -110,7 +118,7 @@ export const CONF: Record<ConfKey, ConfEntry> = {
     doc: 'offset and commit log entries kept',
   },
   [K.multipleWatermarkPolicy]: {
-    default: () => 'min',
+    default: (): 'min' | 'max' => 'min',
     parse: oneOf('min', 'max'),
     doc: 'global watermark over several inputs',
   },
@@ -147,12 +155,12 @@ export const CONF: Record<ConfKey, ConfEntry> = {
     doc: 'where toTable() tables live (one directory each)',
   },
   [K.checkpointRoot]: {
-    default: () => undefined,
-    parse: (raw, key) => (raw === undefined || raw === null ? undefined : nonEmptyString(raw, key)),
+    default: () => undefined as string | undefined,
+    parse: (raw: unknown, key: string) => (raw === undefined || raw === null ? undefined : nonEmptyString(raw, key)),
     doc: 'checkpoint root of queries without checkpointLocation: <root>/<queryName>',
   },
   [K.executorHeapMB]: {
-    default: () => undefined,
+    default: () => undefined as number | undefined,
     parse: optionalPositiveInt,
     doc: "each worker's JavaScript heap limit in MB (default: stateStore.maxMemoryMB + 512)",
   },
@@ -161,8 +169,8 @@ export const CONF: Record<ConfKey, ConfEntry> = {
     parse: bool,
     doc: 'a state commit appends to a synced changelog; LevelDB catches up in the background',
   },
-  [K.schedulerMode]: { default: () => 'FIFO', parse: oneOf('FIFO', 'FAIR'), doc: 'FIFO or FAIR between scheduler pools' },
-  [K.schedulerPools]: { default: () => ({}), parse: parsePools, doc: 'scheduler pools: { name: { schedulingMode, weight, minShare } }' },
+  [K.schedulerMode]: { default: (): 'FIFO' | 'FAIR' => 'FIFO', parse: oneOf('FIFO', 'FAIR'), doc: 'FIFO or FAIR between scheduler pools' },
+  [K.schedulerPools]: { default: (): Record<string, PoolConf> => ({}), parse: parsePools, doc: 'scheduler pools: { name: { schedulingMode, weight, minShare } }' },
   [K.listenerBusCapacity]: {
     default: () => 10_000,
     parse: positiveInt,
@@ -171,7 +179,7 @@ export const CONF: Record<ConfKey, ConfEntry> = {
   [K.uiEnabled]: { default: () => false, parse: bool, doc: 'serve the live dashboard when the session starts' },
   [K.uiPort]: {
     default: () => 4040,
-    parse: (raw, key) => (raw === 0 || raw === '0' ? 0 : positiveInt(raw, key)),
+    parse: (raw: unknown, key: string): number => (raw === 0 || raw === '0' ? 0 : positiveInt(raw, key)),
     doc: 'port of the dashboard (0: a free one)',
   },
   [K.listenerBusCloseTimeout]: {
@@ -180,13 +188,16 @@ export const CONF: Record<ConfKey, ConfEntry> = {
     doc: 'the longest session.close() waits for listeners to take the queued events',
   },
   [K.taskMaxFailures]: { default: () => 4, parse: positiveInt, doc: 'attempts of one task before the query fails' },
-};
+} satisfies { [K in ConfKey]: ConfEntry<unknown> };
+
+/** The type of a key's value, from its parser in the conf table. */
+export type ConfValue<K extends ConfKey> = ReturnType<(typeof CONF)[K]['parse']>;
 
 export function canonicalKey(key: string): string {
   return key.startsWith('spark.') ? `sluice.${key.slice('spark.'.length)}` : key;
 }
 
-function entryOf(key: string): ConfEntry {
+function entryOf(key: string): ConfEntry<unknown> {
   const k = canonicalKey(key);
   if (!Object.hasOwn(CONF, k)) {
     throw new SluiceError('INVALID_CONF', `unknown conf key ${key}; see the README's configuration table`, { option: key });
@@ -211,10 +222,13 @@ export class RuntimeConf {
     this.values.set(k, entry.parse(value, key));
   }
 
-  get<T = unknown>(key: string): T {
+  /** A key's value (its default when unset), typed by the conf table; a `spark.*` alias or another string reads as unknown. */
+  get<K extends ConfKey>(key: K): ConfValue<K>;
+  get(key: string): unknown;
+  get(key: string): unknown {
     const entry = entryOf(key);
     const k = canonicalKey(key);
-    return (this.values.has(k) ? this.values.get(k) : entry.default()) as T;
+    return this.values.has(k) ? this.values.get(k) : entry.default();
   }
 
   isSet(key: string): boolean {

@@ -93,7 +93,7 @@ export class MicroBatchExecution extends StreamExecution {
         this.paths.metadata,
         checkpointDir,
         plan.stateful !== undefined,
-        conf.get<number>(K.stateStoreKeyGroups),
+        conf.get(K.stateStoreKeyGroups),
         inputs.map(({ source }) => ({ format: source.format, ...('file' in source && { path: source.file.path }) })),
       );
       this.id = loaded.meta.id;
@@ -104,9 +104,9 @@ export class MicroBatchExecution extends StreamExecution {
       this.watermarkInputs = watermarkInputs(plan);
       this.watermark = new WatermarkTracker(
         this.watermarkInputs.map((w) => w.delayMs),
-        conf.get<'min' | 'max'>(K.multipleWatermarkPolicy),
+        conf.get(K.multipleWatermarkPolicy),
       );
-      this.triggers = triggerExecutorOf(spec.trigger, conf.get<number>(K.pollingDelay));
+      this.triggers = triggerExecutorOf(spec.trigger, conf.get(K.pollingDelay));
 
       let layoutToWrite = false;
       /** The counts the conf asks the state to be repartitioned to, when they differ. */
@@ -234,7 +234,7 @@ export class MicroBatchExecution extends StreamExecution {
       },
       this.spec.pool,
       // Adaptive execution coalesces a stateless shuffle's small partitions (never a stateful one).
-      this.ctx.conf.get<boolean>(K.adaptiveStatelessEnabled) ? this.ctx.conf.get<number>(K.advisoryPartitionSizeInBytes) : undefined,
+      this.ctx.conf.get(K.adaptiveStatelessEnabled) ? this.ctx.conf.get(K.advisoryPartitionSizeInBytes) : undefined,
     );
   }
 
@@ -298,7 +298,7 @@ export class MicroBatchExecution extends StreamExecution {
   private readonly broadcasts = new Map<string, SharedArrayBuffer>();
 
   private async readStatics(): Promise<void> {
-    const threshold = this.ctx.conf.get<number>(K.autoBroadcastJoinThreshold);
+    const threshold = this.ctx.conf.get(K.autoBroadcastJoinThreshold);
     for (const s of this.plan.statics ?? []) {
       if (this.broadcasts.has(s.id) || this.execution.joinShuffle) continue;
       const rows = await staticRows(this.ctx.scheduler, s.plan);
@@ -320,9 +320,9 @@ export class MicroBatchExecution extends StreamExecution {
         this.broadcasts.set(s.id, shared);
         continue;
       }
-      const conf = this.ctx.conf.get<number | 'auto'>(K.shufflePartitions);
+      const conf = this.ctx.conf.get(K.shufflePartitions);
       const slots = this.ctx.scheduler.slots;
-      const partitions = conf === 'auto' ? Math.max(slots, Math.ceil(shared.byteLength / this.ctx.conf.get<number>(K.advisoryPartitionSizeInBytes))) : conf;
+      const partitions = conf === 'auto' ? Math.max(slots, Math.ceil(shared.byteLength / this.ctx.conf.get(K.advisoryPartitionSizeInBytes))) : conf;
       const rightKeys = join.rightKeys ?? join.keys;
       const parts: Row[][] = Array.from({ length: partitions }, () => []);
       for (const r of rows) {
@@ -364,7 +364,7 @@ export class MicroBatchExecution extends StreamExecution {
 
   private closeShards(): Promise<NotClosed[]> {
     const stateDir = (this.stateInfo as StatefulOperatorInfo).stateDir;
-    return closeShardsInWorkers(this.ctx.scheduler, { queryId: this.id, runId: this.runId }, stateDir, this.ctx.conf.get<number>(K.stopTimeout));
+    return closeShardsInWorkers(this.ctx.scheduler, { queryId: this.id, runId: this.runId }, stateDir, this.ctx.conf.get(K.stopTimeout));
   }
 
   /** One trigger: plan the next batch and run it. Returns whether a batch ran. */
@@ -424,10 +424,10 @@ export class MicroBatchExecution extends StreamExecution {
   private shufflePartitionsOf(splits: SplitOfSource[]): number {
     const exchange = this.plan.exchange as NonNullable<LogicalPlan['exchange']>;
     if (exchange.partitions !== undefined) return exchange.partitions;
-    const conf = this.ctx.conf.get<number | 'auto'>(K.shufflePartitions);
+    const conf = this.ctx.conf.get(K.shufflePartitions);
     if (conf !== 'auto') return conf;
     const bytes = splits.reduce((n, s) => n + inputBytes(s.input), 0);
-    return Math.max(this.ctx.scheduler.slots, Math.ceil(bytes / this.ctx.conf.get<number>(K.advisoryPartitionSizeInBytes)));
+    return Math.max(this.ctx.scheduler.slots, Math.ceil(bytes / this.ctx.conf.get(K.advisoryPartitionSizeInBytes)));
   }
 
   /**
@@ -436,7 +436,7 @@ export class MicroBatchExecution extends StreamExecution {
    */
   private noDataBatchDue(): boolean {
     if (!this.triggers.runsNoDataBatches) return false;
-    if (!this.ctx.conf.get<boolean>(K.noDataMicroBatchesEnabled)) return false;
+    if (!this.ctx.conf.get(K.noDataMicroBatchesEnabled)) return false;
     if (!this.stateInfo?.usesWatermark) return false;
     return this.watermark.current > this.lastBatchWatermarkMs;
   }
@@ -529,7 +529,7 @@ export class MicroBatchExecution extends StreamExecution {
   }
 
   private purgeLogs(batchId: number): void {
-    const keep = this.ctx.conf.get<number>(K.minBatchesToRetain);
+    const keep = this.ctx.conf.get(K.minBatchesToRetain);
     const threshold = batchId + 1 - keep;
     if (threshold <= 0) return;
     this.offsetLog.purge(threshold);

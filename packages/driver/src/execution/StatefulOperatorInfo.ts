@@ -31,9 +31,9 @@ export interface LayoutDecision {
  * partitions.
  */
 export function askedCounts(conf: RuntimeConf, slots: number, current: { partitions: number; shards: number } | undefined): { partitions: number; shards: number } {
-  const shuffle = conf.get<number | 'auto'>(K.shufflePartitions);
-  const partitions = conf.get<number | undefined>(K.stateStorePartitions) ?? current?.partitions ?? (shuffle === 'auto' ? 200 : shuffle);
-  const shards = conf.get<number | 'auto' | undefined>(K.stateStoreShards);
+  const shuffle = conf.get(K.shufflePartitions);
+  const partitions = conf.get(K.stateStorePartitions) ?? current?.partitions ?? (shuffle === 'auto' ? 200 : shuffle);
+  const shards = conf.get(K.stateStoreShards);
   return { partitions, shards: Math.min(shards === 'auto' ? slots : (shards ?? current?.shards ?? slots), partitions) };
 }
 
@@ -46,8 +46,8 @@ export function askedCounts(conf: RuntimeConf, slots: number, current: { partiti
  * - Shards: pinned at creation unless `stateStore.shards` is set.
  */
 export function decideStateLayout(current: StateLayoutRecord | undefined, keyGroups: number, conf: RuntimeConf, slots: number): LayoutDecision {
-  const asked = conf.get<number | undefined>(K.stateStorePartitions);
-  const shuffle = conf.get<number | 'auto'>(K.shufflePartitions);
+  const asked = conf.get(K.stateStorePartitions);
+  const shuffle = conf.get(K.shufflePartitions);
   if (shuffle === 'auto' && asked === undefined && conf.isSet(K.shufflePartitions)) {
     // A stateful query's partitions are its state's layout: the engine cannot pick them per batch.
     throw new SluiceError(
@@ -76,7 +76,7 @@ export function decideStateLayout(current: StateLayoutRecord | undefined, keyGro
         `set ${K.stateStorePartitions} to change them (the state is repartitioned when the query starts)`,
     );
   }
-  if (conf.isSet(K.stateStoreKeyGroups) && conf.get<number>(K.stateStoreKeyGroups) !== current.keyGroups) {
+  if (conf.isSet(K.stateStoreKeyGroups) && conf.get(K.stateStoreKeyGroups) !== current.keyGroups) {
     warnings.push(`${K.stateStoreKeyGroups} is ignored: the checkpoint pins ${current.keyGroups} key groups`);
   }
   const changed = partitions !== current.partitions || shards !== current.shards;
@@ -119,10 +119,10 @@ const WORKER_OWN_FILES = 4;
  * and `stateStore.maxMemoryMB`.
  */
 export function workerBudget(conf: RuntimeConf, slots: number): WorkerBudget & { limit?: number } {
-  const maxOpenFiles = conf.get<number>(K.stateStoreMaxOpenFiles);
+  const maxOpenFiles = conf.get(K.stateStoreMaxOpenFiles);
   const limit = openFilesLimit();
   const share = limit === undefined ? maxOpenFiles : Math.max(0, Math.floor((limit - DRIVER_RESERVED_FILES) / slots) - WORKER_OWN_FILES);
-  return { maxOpenFiles: Math.min(maxOpenFiles, share), maxMemoryBytes: conf.get<number>(K.stateStoreMaxMemoryMB) * MB, ...(limit !== undefined && { limit }) };
+  return { maxOpenFiles: Math.min(maxOpenFiles, share), maxMemoryBytes: conf.get(K.stateStoreMaxMemoryMB) * MB, ...(limit !== undefined && { limit }) };
 }
 
 /**
@@ -135,7 +135,7 @@ export function workerBudget(conf: RuntimeConf, slots: number): WorkerBudget & {
  */
 export function shardOptions(conf: RuntimeConf, budget: WorkerBudget & { limit?: number }, shards: number, slots: number, otherShards: number, check = false): StateTask['storeOptions'] {
   const perWorker = Math.max(1, Math.ceil((shards + otherShards) / slots));
-  const maxFiles = conf.get<number>(K.stateStoreMaxOpenFiles);
+  const maxFiles = conf.get(K.stateStoreMaxOpenFiles);
   if (check && budget.maxOpenFiles < MIN_FILES_PER_SHARD) {
     const why =
       budget.maxOpenFiles < maxFiles
@@ -148,7 +148,7 @@ export function shardOptions(conf: RuntimeConf, budget: WorkerBudget & { limit?:
     );
   }
   const files = Math.max(MIN_FILES_PER_SHARD, Math.floor(budget.maxOpenFiles / perWorker));
-  const maxMemory = conf.get<number>(K.stateStoreMaxMemoryMB);
+  const maxMemory = conf.get(K.stateStoreMaxMemoryMB);
   const share = budget.maxMemoryBytes / perWorker;
   if (check && share < 2 * MB) {
     throw new SluiceError(
@@ -167,7 +167,7 @@ export function shardOptions(conf: RuntimeConf, budget: WorkerBudget & { limit?:
     writeBufferBytes,
     maxOpenFiles: files,
     stateCacheBytes: Math.floor(bytes - cacheBytes - 2 * writeBufferBytes),
-    changelog: conf.get<boolean>(K.stateStoreChangelog),
+    changelog: conf.get(K.stateStoreChangelog),
   };
 }
 

@@ -164,7 +164,7 @@ export abstract class StreamExecution {
     const due = this.waiters.filter((w) => w.fromTrigger <= seq);
     this.waiters = this.waiters.filter((w) => w.fromTrigger > seq);
     for (const w of due) w.resolve();
-    const interval = this.ctx.conf.get<number>(CONF_KEYS.noDataProgressEventInterval);
+    const interval = this.ctx.conf.get(CONF_KEYS.noDataProgressEventInterval);
     const t = clock.now();
     if (t - this.lastIdleEventMs >= interval) {
       this.lastIdleEventMs = t;
@@ -217,7 +217,7 @@ export abstract class StreamExecution {
     this.stopRequested = true;
     this.wake?.();
     const finished = this.whenFinished();
-    const timeoutMs = this.ctx.conf.get<number>(CONF_KEYS.stopTimeout);
+    const timeoutMs = this.ctx.conf.get(CONF_KEYS.stopTimeout);
     if (timeoutMs > 0 && (await withTimeout(finished.then(() => true), timeoutMs)) === undefined) this.abort();
     await finished;
   }

@@ -19,6 +19,9 @@ import PQueue, { type Queue, type QueueAddOptions } from 'p-queue';
 import { Piscina } from 'piscina';
 import type { TaskRequest, TaskResult, TaskSuccess } from '@sluice/executor';
 import { CONF_KEYS, environmentError, LOCAL_PROPERTY_KEYS, SluiceError, type WorkerStateUsage } from '@sluice/state';
+import type { PoolConf } from '../conf/RuntimeConf.js';
+
+export type { PoolConf };
 
 function outOfMemory(task: TaskRequest, heapMB: number | undefined): SluiceError {
   return new SluiceError(
@@ -53,12 +56,6 @@ export class RunAborted extends Error {
   }
 }
 
-/** A scheduler pool (sluice.scheduler.pools): Spark's schedulingMode, weight and minShare. */
-export interface PoolConf {
-  schedulingMode: 'FIFO' | 'FAIR';
-  weight: number;
-  minShare: number;
-}
 
 export interface PoolSettings {
   /** How slots go to pools: FIFO (by submission) or FAIR (FairSchedulingAlgorithm). */

@@ -30,7 +30,7 @@ export function checkTableName(name: unknown): string {
 }
 
 export function warehouseDir(conf: RuntimeConf): string {
-  return resolve(conf.get<string>(CONF_KEYS.warehouseDir));
+  return resolve(conf.get(CONF_KEYS.warehouseDir));
 }
 
 export function tableDir(conf: RuntimeConf, name: string): string {
@@ -45,7 +45,7 @@ export function tableDir(conf: RuntimeConf, name: string): string {
  */
 export function defaultCheckpoint(conf: RuntimeConf, queryName: string | null, useDefault: boolean): string | undefined {
   if (queryName === null) return undefined;
-  const root = conf.get<string | undefined>(CONF_KEYS.checkpointRoot);
+  const root = conf.get(CONF_KEYS.checkpointRoot);
   if (root !== undefined) return join(resolve(root), queryName);
   return useDefault ? join(warehouseDir(conf), '_checkpoints', queryName) : undefined;
 }

@@ -14,7 +14,7 @@ export function createSource(spec: SourceSpec, sourceDir: string, conf: RuntimeC
     case 'json':
     case 'csv':
     case 'text':
-      return new FileStreamSource(spec.file, sourceDir, taskBytes(conf), conf.get<number>(CONF_KEYS.fileSourceLogCompactInterval));
+      return new FileStreamSource(spec.file, sourceDir, taskBytes(conf), conf.get(CONF_KEYS.fileSourceLogCompactInterval));
     case 'rate':
       return new RateSource(spec.rowsPerSecond, spec.numPartitions, sourceDir);
     case 'rate-micro-batch':
@@ -30,7 +30,7 @@ export function createSource(spec: SourceSpec, sourceDir: string, conf: RuntimeC
 
 /** Target input bytes of one task; with adaptive sizing off every file is a task of its own. */
 function taskBytes(conf: RuntimeConf): number {
-  return conf.get<boolean>(CONF_KEYS.adaptiveStatelessEnabled)
-    ? conf.get<number>(CONF_KEYS.advisoryPartitionSizeInBytes)
+  return conf.get(CONF_KEYS.adaptiveStatelessEnabled)
+    ? conf.get(CONF_KEYS.advisoryPartitionSizeInBytes)
     : 0;
 }
