@@ -215,19 +215,51 @@ describe('crashes during repartitioning', () => {
     for (const f of faults) expect(killedAt.some((k) => k.startsWith(f))).toBe(true);
   }, 240_000);
 
-  it('a start asking for a third count while a repartition is unfinished is UNRESUMABLE_CONTROL_BATCH, naming the count that finishes it', async () => {
+  it('a start asking for a third count while a repartition is unfinished finishes it, then moves on to its own, each step exact under the fault points', async () => {
     const d = dirs();
     for (let i = 0; i < 12; i++) await runChild(d, 8, 2);
+    const controls = () =>
+      logIds(join(d.ckpt, 'offsets'))
+        .map((id) => readDoc(join(d.ckpt, 'offsets', String(id))))
+        .filter((e) => e['kind'] === 'control')
+        .map((e) => (e['control'] as { to: { partitions: number; shards: number } }).to)
+        .map((to) => `${to.partitions}/${to.shards}`);
     // 8 -> 7 partitions moves the key groups at the boundary of the two shards.
-    const killed = await runChild(d, 7, 2, { fault: 'repartition-mid-copy' });
-    expect(killed.signal).toBe('SIGKILL');
-    await expect(runWith(d, 100, 2)).rejects.toMatchObject({
-      code: 'UNRESUMABLE_CONTROL_BATCH',
-      message: expect.stringMatching(/unfinished repartition to 7 partitions in 2 shards.*stateStore\.partitions=7/),
-    });
-    // The count it asks for finishes it, and then the query runs on.
-    await runWith(d, 7, 2);
-    expect(layoutOf(d).partitions).toBe(7);
+    expect((await runChild(d, 7, 2, { fault: 'repartition-mid-copy' })).signal).toBe('SIGKILL');
+    // A start asking for 100: it finishes the move to 7 (the first layout commit), then is killed
+    // at the second, in its own move to 100.
+    expect((await runChild(d, 100, 2, { fault: 'repartition-after-layout-commit:2' })).signal).toBe('SIGKILL');
+    expect(controls()).toEqual(['7/2', '100/2']);
+    expect([layoutOf(d).partitions, layoutOf(d).shards]).toEqual([100, 2]);
+    expect((await runChild(d, 100, 2)).stdout).toContain('DONE');
+    expectExactOutput(d);
+    // Killed while the move to 16 in 1 shard removed what it moved; the next start asks for 64 in
+    // 3 and is killed copying, in its own move after finishing the clean-up of the first.
+    expect((await runChild(d, 16, 1, { fault: 'repartition-mid-gc' })).signal).toBe('SIGKILL');
+    expect((await runChild(d, 64, 3, { fault: 'repartition-mid-copy' })).signal).toBe('SIGKILL');
+    expect(controls().slice(2)).toEqual(['16/1', '64/3']);
+    expect([layoutOf(d).partitions, layoutOf(d).shards]).toEqual([16, 1]);
+    const done = await runChild(d, 64, 3);
+    expect(done.stdout).toContain('DONE');
+    expect([layoutOf(d).partitions, layoutOf(d).shards]).toEqual([64, 3]);
+    expect(controls().slice(2)).toEqual(['16/1', '64/3']);
+    expectExactOutput(d);
+  });
+
+  it('two control batches before one data batch report their moves added up in its progress event', async () => {
+    const d = await seeded();
+    const next = (logIds(join(d.ckpt, 'offsets')).at(-1) as number) + 1;
+    expect((await runChild(d, 7, 2, { fault: 'repartition-mid-copy' })).signal).toBe('SIGKILL');
+    const progress = await runWith(d, 4, 1);
+    const first = progress[0] as StreamingQueryProgress;
+    const kinds = [next, next + 1, next + 2].map((id) => readDoc(join(d.ckpt, 'offsets', String(id)))['kind']);
+    expect(kinds).toEqual(['control', 'control', 'data']);
+    expect(first.batchId).toBe(next + 2);
+    expect(first.durationMs['controlBatch.REPARTITION']).toBeGreaterThanOrEqual(0);
+    // 8 -> 7 in 2 shards moves the boundary's key groups from shard 1 to shard 0; 7 in 2 -> 4 in 1
+    // moves the rest of shard 1: together each of its 2048 key groups once.
+    expect(first.stateOperators[0]?.customMetrics['numKeyGroupsMoved']).toBe(2048);
+    expect(first.stateOperators[0]).toMatchObject({ numShufflePartitions: 4, numStateStoreInstances: 1 });
     expectExactOutput(d);
   });
 });
@@ -305,10 +337,20 @@ describe('the sluice CLI', () => {
     const r = sluice('checkpoint', 'repartition', d.ckpt, '--partitions', '8');
     expect(r.stderr).toBe('');
     expect([layoutOf(d).partitions, layoutOf(d).shards]).toEqual([8, 1]);
+    // Asked for a third layout meanwhile, it finishes the unfinished move first, then runs its own.
     const other = await seeded();
+    const next = (logIds(join(other.ckpt, 'offsets')).at(-1) as number) + 1;
     sluiceWithFault('repartition-mid-copy', 'checkpoint', 'repartition', other.ckpt, '--partitions', '8', '--shards', '1');
-    const refused = sluice('checkpoint', 'repartition', other.ckpt, '--partitions', '8', '--shards', '3');
-    expect(refused.stderr).toMatch(/^sluice: UNRESUMABLE_CONTROL_BATCH: .*run with --partitions 8 --shards 1 to finish it first/);
+    const both = sluice('checkpoint', 'repartition', other.ckpt, '--partitions', '8', '--shards', '3');
+    expect(both.stderr).toBe('');
+    expect(both.status).toBe(0);
+    expect(both.stdout.trim().split('\n')).toEqual([
+      expect.stringContaining(` in control batch ${next}: 8 partitions in 2 shards -> 8 in 1; `),
+      expect.stringContaining(` in control batch ${next + 1}: 8 partitions in 1 shards -> 8 in 3; `),
+    ]);
+    expect([layoutOf(other).partitions, layoutOf(other).shards]).toEqual([8, 3]);
+    expect((await runWith(other, 8, 3))[0]?.durationMs['controlBatch.REPARTITION']).toBeUndefined();
+    expect(expectExactOutput(other)).toBeGreaterThan(0);
     const progress = await runWith(d, 8, 1);
     expect(progress[0]?.durationMs['controlBatch.REPARTITION']).toBeUndefined();
     expect(expectExactOutput(d)).toBeGreaterThan(0);
@@ -332,6 +374,30 @@ describe('the sluice CLI', () => {
     expect(progress[0]?.durationMs['controlBatch.REPARTITION']).toBeUndefined();
     expect(progress[0]?.stateOperators[0]).toMatchObject({ numShufflePartitions: 8, numStateStoreInstances: 1 });
     expect(expectExactOutput(d)).toBeGreaterThan(0);
+  });
+
+  it('a repartition to the layout the state has already says so and exits 0, writing nothing', async () => {
+    const d = await seeded();
+    const before = logIds(join(d.ckpt, 'offsets'));
+    const r = sluice('checkpoint', 'repartition', d.ckpt, '--partitions', '8', '--shards', '2');
+    expect(r.status).toBe(0);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toBe(`${d.ckpt} already has 8 partitions in 2 shards: nothing to move\n`);
+    expect(logIds(join(d.ckpt, 'offsets'))).toEqual(before);
+    // --shards left out keeps the state's.
+    expect(sluice('checkpoint', 'repartition', d.ckpt, '--partitions', '8').status).toBe(0);
+    expect(logIds(join(d.ckpt, 'offsets'))).toEqual(before);
+  });
+
+  it('purges the logs as the query does: --min-batches-to-retain entries kept', async () => {
+    const d = await seeded();
+    const control = (logIds(join(d.ckpt, 'offsets')).at(-1) as number) + 1;
+    const r = sluice('checkpoint', 'repartition', d.ckpt, '--partitions', '4', '--min-batches-to-retain', '3');
+    expect(r.status).toBe(0);
+    expect(logIds(join(d.ckpt, 'offsets'))).toEqual([control - 2, control - 1, control]);
+    expect(logIds(join(d.ckpt, 'commits'))).toEqual([control - 2, control - 1, control]);
+    await runWith(d, 4);
+    expectExactOutput(d);
   });
 
   it('refuses a checkpoint in use, and a count it cannot have, with a coded message', async () => {

@@ -18,4 +18,5 @@ export { aggregateOutputSchema, statefulOutputSchema, aggResultType, aggregatorO
 export { decodeBlock, encodeBlock, type AggregateRecord, type DedupRecord, type ShuffleRecord } from './shuffle/shuffleCodec.js';
 export { operatorUsesWatermark } from './operators/watermark.js';
 export { broadcastRows } from './operators/join.js';
+export { partitionRows, shufflePartition } from './shuffle/partitioner.js';
 export { walkExpr } from './expressions/exprTree.js';

@@ -69,9 +69,10 @@ export class StreamingQueryManager {
       otherStateShards: (id: string) => this.active.reduce((n, q) => n + (q.id === id ? 0 : q.stateShards), 0),
       metrics: this.session.prometheus,
     };
-    const execution = new MicroBatchExecution(ctx, df.plan, df.schema, spec, checkpointDir, temporary);
+    const execution = MicroBatchExecution.open(ctx, df.plan, df.schema, spec, checkpointDir, temporary);
     const query = new StreamingQuery(execution);
     this.queries.set(query.id, query);
+    execution.start();
     void execution.whenFinished().then(() => {
       this.queries.delete(query.id);
       this.lastTerminated = query;

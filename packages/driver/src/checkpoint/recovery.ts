@@ -1,77 +1,57 @@
 /**
- * Where a restarted query picks up, decided from the tails of the offset and commit logs alone
- * (a pure function, tested without a disk).
- *
- * The protocol allows exactly one batch in flight: `offsets/N` is written, then the batch runs,
- * then `commits/N`. So the commit log is at the offset log's last batch, or one behind it; any
- * other tail was damaged.
+ * What a checkpoint's logs hold at their tail, read at start. The protocol allows exactly one batch
+ * in flight (BatchTransaction: `offsets/N` is written, then the batch runs, then `commits/N`), so
+ * the commit log is at the offset log's last batch or one behind it; any other tail was damaged.
+ * What runs next is decided from the tail by nextBatch.ts.
  */
 import { SluiceError } from '@sluice/state';
 import type { CommitLog, CommitMetadata } from './CommitLog.js';
-import type { ControlOffsetSeq, DataOffsetSeq, OffsetLog, OffsetSeq } from './OffsetLog.js';
+import type { OffsetLog, OffsetSeq } from './OffsetLog.js';
+import type { StateLayoutRecord } from './StateLayoutFile.js';
 
-export type RecoveryDecision =
-  /** A new checkpoint. */
-  | { kind: 'fresh' }
-  /** The last planned batch (data or control) committed: continue after it. */
-  | { kind: 'resume'; last: OffsetSeq; watermarkMs: number }
-  /** `offsets/N` of a data batch without `commits/N`: run batch N again with the same offsets and timestamp. */
-  | { kind: 'replay'; batch: DataOffsetSeq; previous: OffsetSeq | undefined }
-  /**
-   * `offsets/N` of a control batch without `commits/N`: finish it (its payload records how far it
-   * got) before any new data batch. `watermarkMs` is the watermark committed before it.
-   */
-  | { kind: 'resumeControl'; batch: ControlOffsetSeq; previous: OffsetSeq | undefined; watermarkMs: number };
+export interface CheckpointTail {
+  /** The last planned batch (data or control), and the one before it. */
+  last: OffsetSeq | undefined;
+  previous: OffsetSeq | undefined;
+  /** Whether `last` has committed. */
+  committed: boolean;
+  /** The latest commit entry: `last`'s when it committed, else the one before it (its watermark and shard markers). */
+  commit: CommitMetadata | undefined;
+  /** A stateful query's state layout in force (its layout file). */
+  layout?: StateLayoutRecord;
+}
 
-export function decideRecovery(
-  latestOffsets: OffsetSeq | undefined,
-  previousOffsets: OffsetSeq | undefined,
-  latestCommit: { batchId: number; nextBatchWatermarkMs: number } | undefined,
-  offsetsDir: string,
-): RecoveryDecision {
-  if (!latestOffsets) {
-    if (latestCommit) {
-      throw new SluiceError('CHECKPOINT_CORRUPT', `commit log has batch ${latestCommit.batchId} but the offset log is empty`, {
-        file: offsetsDir,
-      });
+/** Refuses a tail the protocol cannot leave: a commit log ahead of the offset log, or more than one batch behind. */
+export function checkTail(lastPlanned: number | undefined, lastCommitted: number | undefined, offsetsDir: string): void {
+  if (lastPlanned === undefined) {
+    if (lastCommitted !== undefined) {
+      throw new SluiceError('CHECKPOINT_CORRUPT', `commit log has batch ${lastCommitted} but the offset log is empty`, { file: offsetsDir });
     }
-    return { kind: 'fresh' };
+    return;
   }
-  const committed = latestCommit?.batchId ?? -1;
-  if (committed > latestOffsets.batchId) {
+  const committed = lastCommitted ?? -1;
+  if (committed > lastPlanned) {
+    throw new SluiceError('CHECKPOINT_CORRUPT', `commit log is ahead of the offset log (commit ${committed}, offsets ${lastPlanned})`, { file: offsetsDir });
+  }
+  if (committed < lastPlanned - 1) {
     throw new SluiceError(
       'CHECKPOINT_CORRUPT',
-      `commit log is ahead of the offset log (commit ${committed}, offsets ${latestOffsets.batchId})`,
-      { file: offsetsDir },
-    );
-  }
-  if (committed < latestOffsets.batchId - 1) {
-    throw new SluiceError(
-      'CHECKPOINT_CORRUPT',
-      `commit log is ${latestOffsets.batchId - committed} batches behind the offset log (offsets ${latestOffsets.batchId}, ` +
+      `commit log is ${lastPlanned - committed} batches behind the offset log (offsets ${lastPlanned}, ` +
         `last commit ${committed < 0 ? 'none' : committed}); only the last batch may be uncommitted`,
       { file: offsetsDir },
     );
   }
-  if (committed === latestOffsets.batchId) {
-    return { kind: 'resume', last: latestOffsets, watermarkMs: (latestCommit as { nextBatchWatermarkMs: number }).nextBatchWatermarkMs };
-  }
-  if (latestOffsets.kind === 'control') {
-    return { kind: 'resumeControl', batch: latestOffsets, previous: previousOffsets, watermarkMs: latestCommit?.nextBatchWatermarkMs ?? 0 };
-  }
-  return { kind: 'replay', batch: latestOffsets, previous: previousOffsets };
 }
 
-/** decideRecovery on the logs on disk, with the last commit's entry (its watermark and shard markers). */
-export function readRecovery(offsetLog: OffsetLog, commitLog: CommitLog): { decision: RecoveryDecision; lastCommit: CommitMetadata | undefined } {
+/** The tail of the logs on disk, checked. */
+export function readTail(offsetLog: OffsetLog, commitLog: CommitLog): CheckpointTail {
   const latest = offsetLog.getLatest();
   const commitId = commitLog.latestId();
-  const lastCommit = commitId === undefined ? undefined : commitLog.get(commitId);
-  const decision = decideRecovery(
-    latest?.value,
-    latest ? offsetLog.get(latest.batchId - 1) : undefined,
-    lastCommit && { batchId: commitId as number, nextBatchWatermarkMs: lastCommit.nextBatchWatermarkMs },
-    offsetLog.dir,
-  );
-  return { decision, lastCommit };
+  checkTail(latest?.batchId, commitId, offsetLog.dir);
+  return {
+    last: latest?.value,
+    previous: latest ? offsetLog.get(latest.batchId - 1) : undefined,
+    committed: latest !== undefined && latest.batchId === commitId,
+    commit: commitId === undefined ? undefined : commitLog.get(commitId),
+  };
 }

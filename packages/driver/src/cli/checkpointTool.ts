@@ -10,31 +10,21 @@ import {
   movesBetween,
   openLevelShard,
   partitionOfKeyGroup,
-  planRepartition,
   rangeInChunks,
   SluiceError,
   type ShardOptions,
 } from '@sluice/state';
+import { BatchTransaction } from '../checkpoint/BatchTransaction.js';
 import { CheckpointLock } from '../checkpoint/CheckpointLock.js';
 import { CheckpointPaths } from '../checkpoint/CheckpointPaths.js';
 import { CommitLog } from '../checkpoint/CommitLog.js';
 import { OffsetLog } from '../checkpoint/OffsetLog.js';
 import type { QueryMetadata } from '../checkpoint/QueryMetadata.js';
-import { readRecovery } from '../checkpoint/recovery.js';
 import { contiguousLayout, readStateLayout, type StateLayoutRecord } from '../checkpoint/StateLayoutFile.js';
 import { readVersioned } from '../checkpoint/versionedFile.js';
-import {
-  checkResumable,
-  isRepartition,
-  markersAfter,
-  repartitionCommit,
-  repartitionEntry,
-  runRepartition,
-  sameLayout,
-  type RepartitionControl,
-  type RepartitionHooks,
-  type RepartitionResult,
-} from '../execution/Repartition.js';
+import { clock } from '../execution/clock.js';
+import { nextBatch } from '../execution/nextBatch.js';
+import { runControlBatch, sameLayout, type RepartitionControl, type RepartitionHooks, type RepartitionResult } from '../execution/Repartition.js';
 
 /** Small caches: the tool reads each shard once. */
 const TOOL_STORE: ShardOptions = { cacheBytes: 8 << 20, writeBufferBytes: 4 << 20, maxOpenFiles: 200 };
@@ -129,6 +119,7 @@ export function inspectCheckpoint(dir: string): Promise<CheckpointReport> {
   });
 }
 
+/** One control batch the tool ran: an unfinished one it finished, or the one the counts ask for. */
 export interface OfflineRepartition extends RepartitionResult {
   batchId: number;
   from: { partitions: number; shards: number };
@@ -136,22 +127,30 @@ export interface OfflineRepartition extends RepartitionResult {
   durationMs: number;
 }
 
+export interface RepartitionOptions extends RepartitionHooks {
+  /** Log entries kept (sluice.sql.streaming.minBatchesToRetain of the query; default 100, as the conf's). */
+  minBatchesToRetain?: number;
+  /** Told, before each control batch, of about how many rows it moves (for a progress bar). */
+  onPlan?(totalRows: number): void;
+}
+
 /**
- * Runs the REPARTITION control batch that a start with these counts would run (or finishes an
- * unfinished one), without the query. The last data batch must have committed: only the query
- * can replay it.
+ * Runs the REPARTITION control batches that a start with these counts would run, without the
+ * query, through the same decision (nextBatch) and batch transaction as the query: an unfinished
+ * one is finished first, then one moves the state to the counts asked for (`shards` left out
+ * keeps the state's). A state that has these counts already runs none (no batches). The
+ * last data batch must have committed: only the query can replay it.
  */
 export function repartitionCheckpoint(
   dir: string,
   partitions: number,
   shards: number | undefined,
-  hooks: RepartitionHooks & { onPlan?(totalRows: number): void } = {},
-): Promise<OfflineRepartition> {
+  options: RepartitionOptions = {},
+): Promise<{ batches: OfflineRepartition[]; layout: { partitions: number; shards: number } }> {
   return withLock(dir, async (paths) => {
-    const t0 = Date.now();
     const meta = metadataOf(paths);
-    const current = readStateLayout(paths.stateLayout(0));
-    if (!current) {
+    const layout = readStateLayout(paths.stateLayout(0));
+    if (!layout) {
       throw new SluiceError(
         'CHECKPOINT_INCOMPATIBLE',
         meta.stateLayout
@@ -160,59 +159,40 @@ export function repartitionCheckpoint(
         { file: paths.stateLayout(0) },
       );
     }
-    if (partitions < 1 || partitions > current.keyGroups || (shards !== undefined && shards < 1)) {
-      throw new SluiceError('INVALID_OPTION', `--partitions must be from 1 to ${current.keyGroups} and --shards at least 1`, { option: 'partitions' });
+    if (partitions < 1 || partitions > layout.keyGroups || (shards !== undefined && shards < 1)) {
+      throw new SluiceError('INVALID_OPTION', `--partitions must be from 1 to ${layout.keyGroups} and --shards at least 1`, { option: 'partitions' });
     }
-    const offsetLog = new OffsetLog(paths.offsets);
-    const commitLog = new CommitLog(paths.commits);
-    const { decision, lastCommit: commit } = readRecovery(offsetLog, commitLog);
-    if (decision.kind === 'replay') {
-      throw new SluiceError(
-        'UNRESUMABLE_CONTROL_BATCH',
-        `checkpoint ${dir} ends with batch ${decision.batch.batchId}, which did not commit: start the query once to finish it, then repartition`,
-        { file: offsetLog.pathOf(decision.batch.batchId) },
-      );
-    }
-    const counts = { keyGroups: current.keyGroups, partitions, shards: Math.min(shards ?? current.shards, partitions) };
-    let control: RepartitionControl;
-    let batchId: number;
-    if (decision.kind === 'resumeControl') {
-      const pending = decision.batch.control;
-      const file = offsetLog.pathOf(decision.batch.batchId);
-      if (!isRepartition(pending)) {
-        throw new SluiceError('UNRESUMABLE_CONTROL_BATCH', `batch ${decision.batch.batchId} is an unfinished ${pending.type} control batch, which this tool cannot finish`, { file });
+    const txn = new BatchTransaction(paths, { retain: options.minBatchesToRetain ?? 100 }, { ...BatchTransaction.readTail(paths), layout });
+    const settings = { numSources: meta.numSources, state: { partitions, shards, slots: 1 }, runsNoDataBatches: false, usesWatermark: false };
+    const ran: OfflineRepartition[] = [];
+    for (let step = nextBatch(txn.tail, settings); step.kind !== 'poll'; step = nextBatch(txn.tail, settings)) {
+      if (step.kind !== 'control') {
+        const batchId = txn.tail.last?.batchId as number;
+        throw new SluiceError(
+          'UNRESUMABLE_CONTROL_BATCH',
+          `checkpoint ${dir} ends with batch ${batchId}, which did not commit: start the query once to finish it, then repartition`,
+          { file: txn.offsets.pathOf(batchId) },
+        );
       }
-      // --shards left out finishes the repartition as planned, as a start with neither count set does.
-      const asked = { partitions, shards: Math.min(shards ?? pending.to.shards, partitions) };
-      checkResumable(decision.batch.batchId, pending, asked, {
-        file,
-        option: 'partitions',
-        finishWith: (to) => `run with --partitions ${to.partitions} --shards ${to.shards} to finish it first`,
+      const t0 = clock.now();
+      const current = txn.tail.layout as StateLayoutRecord;
+      // Once the copy has committed (the layout file holds the new layout) only the clean-up is left.
+      options.onPlan?.(sameLayout(current, step.control.to) ? 0 : await rowsToMove(paths, step.control));
+      const result = await runControlBatch(txn, step, meta.numSources, TOOL_STORE, options);
+      const { from, to } = step.control;
+      ran.push({
+        numKeyGroupsMoved: result.numKeyGroupsMoved,
+        numRowsMoved: result.numRowsMoved,
+        numBytesMoved: result.numBytesMoved,
+        touchedShards: result.touchedShards,
+        batchId: step.batchId,
+        from: { partitions: from.partitions, shards: from.shards },
+        to: { partitions: to.partitions, shards: to.shards },
+        durationMs: clock.now() - t0,
       });
-      control = pending;
-      batchId = decision.batch.batchId;
-    } else {
-      if (counts.partitions === current.partitions && counts.shards === current.shards) {
-        throw new SluiceError('INVALID_OPTION', `the state already has ${current.partitions} partitions in ${current.shards} shards`, { option: 'partitions' });
-      }
-      control = { type: 'REPARTITION', operatorId: 0, from: current, to: planRepartition(current, counts).layout };
-      batchId = decision.kind === 'resume' ? decision.last.batchId + 1 : 0;
-      const last = decision.kind === 'resume' ? decision.last : { offsets: [], batchWatermarkMs: 0 };
-      offsetLog.add(batchId, repartitionEntry(batchId, control, last));
     }
-    // Once the copy has committed (the layout file holds the new layout) only the clean-up is left.
-    hooks.onPlan?.(sameLayout(current, control.to) ? 0 : await rowsToMove(paths, control));
-    const result = await runRepartition(paths, control, batchId, TOOL_STORE, hooks);
-    const before = Array.from({ length: control.from.shards }, (_, s) => commit?.stateShardMarkers?.[s] ?? null);
-    const markers = markersAfter(result, control.to, before, batchId);
-    commitLog.add(batchId, repartitionCommit(markers, commit?.nextBatchWatermarkMs ?? 0));
-    return {
-      ...result,
-      batchId,
-      from: { partitions: control.from.partitions, shards: control.from.shards },
-      to: { partitions: control.to.partitions, shards: control.to.shards },
-      durationMs: Date.now() - t0,
-    };
+    const { partitions: p, shards: n } = txn.tail.layout as StateLayoutRecord;
+    return { batches: ran, layout: { partitions: p, shards: n } };
   });
 }
 

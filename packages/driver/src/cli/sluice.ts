@@ -59,28 +59,35 @@ checkpoint
   .argument('<dir>', 'the checkpoint directory')
   .requiredOption('--partitions <n>', 'the new state partition count', positiveInt)
   .option('--shards <s>', 'the new shard count (default: keep it)', positiveInt)
-  .description('run the REPARTITION control batch that a start with these counts would run, without the query')
-  .action(async (dir: string, opts: { partitions: number; shards?: number }) => {
-    const bar = new SingleBar({ format: 'moving state [{bar}] {value}/{total} rows', clearOnComplete: false, stream: process.stderr }, Presets.shades_classic);
-    let started = false;
-    const result = await repartitionCheckpoint(dir, opts.partitions, opts.shards, {
+  .option('--min-batches-to-retain <n>', 'offset and commit log entries kept, as the query\'s sluice.sql.streaming.minBatchesToRetain', positiveInt, 100)
+  .description('run the REPARTITION control batches that a start with these counts would run, without the query')
+  .action(async (dir: string, opts: { partitions: number; shards?: number; minBatchesToRetain: number }) => {
+    let bar: SingleBar | undefined;
+    const { batches, layout } = await repartitionCheckpoint(dir, opts.partitions, opts.shards, {
+      minBatchesToRetain: opts.minBatchesToRetain,
       onPlan: (total) => {
+        bar?.stop();
+        bar = undefined;
         if (total > 0 && process.stderr.isTTY) {
+          bar = new SingleBar({ format: 'moving state [{bar}] {value}/{total} rows', clearOnComplete: false, stream: process.stderr }, Presets.shades_classic);
           bar.start(total, 0);
-          started = true;
         }
       },
-      onRows: (rows) => started && bar.increment(rows),
+      onRows: (rows) => bar?.increment(rows),
     });
-    if (started) {
+    if (bar) {
       bar.update(bar.getTotal());
       bar.stop();
     }
-    process.stdout.write(
-      `repartitioned ${dir} in control batch ${result.batchId}: ${result.from.partitions} partitions in ${result.from.shards} shards -> ` +
-        `${result.to.partitions} in ${result.to.shards}; moved ${result.numKeyGroupsMoved} key groups, ${result.numRowsMoved} rows, ` +
-        `${result.numBytesMoved} bytes in ${result.durationMs} ms\n`,
-    );
+    // As `kubectl scale` to the same count: say so, and succeed.
+    if (batches.length === 0) process.stdout.write(`${dir} already has ${layout.partitions} partitions in ${layout.shards} shards: nothing to move\n`);
+    for (const r of batches) {
+      process.stdout.write(
+        `repartitioned ${dir} in control batch ${r.batchId}: ${r.from.partitions} partitions in ${r.from.shards} shards -> ` +
+          `${r.to.partitions} in ${r.to.shards}; moved ${r.numKeyGroupsMoved} key groups, ${r.numRowsMoved} rows, ` +
+          `${r.numBytesMoved} bytes in ${r.durationMs} ms\n`,
+      );
+    }
   });
 
 program.parseAsync(process.argv).catch((e: unknown) => {

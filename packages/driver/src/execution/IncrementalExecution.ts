@@ -1,24 +1,30 @@
 /**
- * Plans and runs the tasks of one micro-batch (Spark's IncrementalExecution). A stateless batch is
- * one stage: each task reads a split, runs the operators and delivers its rows to the sink. A
- * stateful batch is two: map tasks (any slot) shuffle partial results into blocks per partition;
- * then one state task per shard, on the slot owning the shard, merges them into the state store
- * and delivers the operator's output. The shuffle exchange holds the blocks until the state stage
- * is done, so a retried state task reads them again.
+ * Plans and runs the tasks of one micro-batch (Spark's IncrementalExecution). A stateless batch
+ * without a shuffle is one stage: each task reads a split, runs the operators and delivers its
+ * rows to the sink. A stateless shuffle (repartition, or a join too large to broadcast) is two:
+ * exchange tasks hash rows into partition blocks, then reduce tasks, over adaptively coalesced
+ * partitions, run the operators after it into the sink. A stateful batch is two: map tasks (any
+ * slot) shuffle partial results into blocks per partition; then one state task per shard, on the
+ * slot owning the shard, merges them into the state store and delivers the operator's output. The
+ * shuffle exchange holds the blocks until the second stage is done, so a retried task reads them
+ * again.
  */
 import { planOutputSchema } from '@sluice/executor';
 import type {
-  Expr,
-  Op,
   EventTimeStats,
+  ExchangeResult,
+  ExchangeTask,
   InputSplit,
+  MapResult,
   MapTask,
+  Op,
+  OutputResult,
   Schema,
   StateOperatorMetrics,
+  StateResult,
   StateTask,
+  StatelessResult,
   StatelessTask,
-  TaskRequest,
-  TaskSuccess,
 } from '@sluice/executor';
 import { layoutCounts } from '../checkpoint/StateLayoutFile.js';
 import { statefulInputSchema, type LogicalPlan } from '../plan/LogicalPlan.js';
@@ -27,6 +33,7 @@ import type { TaskScheduler } from '../scheduler/TaskScheduler.js';
 import type { StreamSink } from '../sinks/Sink.js';
 import { ShuffleExchange } from './ShuffleExchange.js';
 import type { StatefulOperatorInfo } from './StatefulOperatorInfo.js';
+import type { StaticSides } from './StaticSides.js';
 import type { WorkerBudget } from '@sluice/state';
 
 export interface SplitOfSource {
@@ -53,9 +60,11 @@ export interface BatchPlan {
   /** The sink already holds this batch (a replay): tasks compute but write nothing. */
   committed: boolean;
   splits: SplitOfSource[];
-  firstStage: TaskRequest[];
+  firstStage: Array<StatelessTask | MapTask | ExchangeTask>;
   /** Index: shard. Empty for a stateless query. */
   shardPartitions: number[][];
+  /** The batch each shard last committed, as the commit log says (null: not recorded). */
+  expectedMarkers: Array<number | null>;
   /** A stateless shuffle's partitions (repartition), when the plan has one. */
   shufflePartitions?: number;
 }
@@ -68,61 +77,54 @@ export interface ShuffleStats {
 
 export interface BatchExecution {
   /** Tasks that delivered output to the sink (stateless tasks or state tasks). */
-  outputs: TaskSuccess[];
+  outputs: OutputResult[];
   inputRows: number[];
   eventTime: EventTimeStats | undefined;
   /** The same, per source (a union's watermark inputs). */
   eventTimeBySource: Array<EventTimeStats | undefined>;
   state: StateOperatorMetrics | undefined;
+  /** Stateful queries: the batch each shard last committed after this one. */
+  shardMarkers?: number[];
   shuffle?: ShuffleStats;
 }
 
-/**
- * A join whose static side is too large to broadcast (autoBroadcastJoinThreshold): the stream is
- * shuffled by the join keys, and each reduce task joins its partition with that partition of the
- * static side.
- */
-export interface JoinShuffle {
-  /** Index in `plan.ops` of the join. */
-  at: number;
-  keys: Expr[];
-  partitions: number;
-  /** The static side's rows, by partition (hashed as the stream's rows are). */
-  parts: SharedArrayBuffer[];
+export interface ExecutionOptions {
+  queryId: string;
+  runId: string;
+  plan: LogicalPlan;
+  sink: StreamSink;
+  outputMode: OutputMode;
+  scheduler: TaskScheduler;
+  pool: string;
+  stateful?: StatefulStage;
+  /** The static sides of the plan's joins, as this run read them. */
+  statics: StaticSides;
+  /** Coalescing of a stateless shuffle's partitions (adaptive execution): the target bytes, or undefined when off. */
+  coalesceToBytes?: number;
 }
 
 export class IncrementalExecution {
-  /** The static sides of the plan's joins, by their plan id, as this run read them. */
-  broadcasts: ReadonlyMap<string, SharedArrayBuffer> = new Map();
-  /** The join this run shuffles for, if its static side is too large to broadcast. */
-  joinShuffle: JoinShuffle | undefined;
+  private readonly plan: LogicalPlan;
+  private readonly sink: StreamSink;
 
-  constructor(
-    private readonly queryId: string,
-    private readonly runId: string,
-    private readonly plan: LogicalPlan,
-    private readonly sink: StreamSink,
-    private readonly outputMode: OutputMode,
-    private readonly scheduler: TaskScheduler,
-    private readonly stateful: StatefulStage | undefined,
-    private readonly pool: string,
-    /** Coalescing of a stateless shuffle's partitions (adaptive execution): the target bytes, or undefined when off. */
-    private readonly coalesceToBytes?: number,
-  ) {}
+  constructor(private readonly o: ExecutionOptions) {
+    this.plan = o.plan;
+    this.sink = o.sink;
+  }
 
   /** The tasks of batch `batchId` over `splits`, before any of them runs. */
-  planBatch(batchId: number, watermarkMs: number, splits: SplitOfSource[], shufflePartitions?: number): BatchPlan {
+  planBatch(batchId: number, watermarkMs: number, splits: SplitOfSource[], shufflePartitions?: number, expectedMarkers: Array<number | null> = []): BatchPlan {
     const committed = this.sink.isCommitted(batchId);
-    const join = this.joinShuffle;
+    const join = this.o.statics.joinShuffle;
     const exchange = this.plan.exchange ?? (join && { keys: join.keys });
     const partitions = join ? join.partitions : shufflePartitions;
     const mapOps = this.bindJoins(join ? this.plan.ops.slice(0, join.at) : this.plan.ops);
-    const firstStage = splits.map((s, partition): TaskRequest =>
+    const firstStage = splits.map((s, partition): BatchPlan['firstStage'][number] =>
       exchange && partitions !== undefined
         ? {
             kind: 'exchange',
-            queryId: this.queryId,
-            runId: this.runId,
+            queryId: this.o.queryId,
+            runId: this.o.runId,
             batchId,
             partition,
             attempt: 0,
@@ -134,9 +136,18 @@ export class IncrementalExecution {
           }
         : this.firstStageTask(batchId, partition, s, committed, watermarkMs),
     );
-    const info = this.stateful?.info;
+    const info = this.o.stateful?.info;
     const shardPartitions = info ? Array.from({ length: info.shards }, (_, shard) => info.partitionsOf(shard)) : [];
-    return { batchId, watermarkMs, committed, splits, firstStage, shardPartitions, ...(exchange && partitions !== undefined && { shufflePartitions: partitions }) };
+    return {
+      batchId,
+      watermarkMs,
+      committed,
+      splits,
+      firstStage,
+      shardPartitions,
+      expectedMarkers,
+      ...(exchange && partitions !== undefined && { shufflePartitions: partitions }),
+    };
   }
 
   /**
@@ -146,18 +157,18 @@ export class IncrementalExecution {
    * partition over that size is split at its blocks (its rows need not stay together; rows
    * hashed by key do).
    */
-  private async reduceShuffle(batch: BatchPlan, first: TaskSuccess[]): Promise<{ outputs: TaskSuccess[]; shuffle: ShuffleStats }> {
+  private async reduceShuffle(batch: BatchPlan, first: ExchangeResult[]): Promise<{ outputs: StatelessResult[]; shuffle: ShuffleStats }> {
     const n = batch.shufflePartitions as number;
     const blocks: Uint8Array[][] = Array.from({ length: n }, () => []);
-    for (const r of first) for (const b of r.blocks ?? []) (blocks[b.partition] as Uint8Array[]).push(b.data);
+    for (const r of first) for (const b of r.blocks) (blocks[b.partition] as Uint8Array[]).push(b.data);
     const groups: Uint8Array[][] = [];
-    const join = this.joinShuffle;
+    const join = this.o.statics.joinShuffle;
     // A join's partitions each meet their own part of the static side: never coalesced.
-    if (this.coalesceToBytes === undefined || join) groups.push(...blocks);
+    if (this.o.coalesceToBytes === undefined || join) groups.push(...blocks);
     else {
       let current: Uint8Array[] = [];
       let bytes = 0;
-      const target = this.coalesceToBytes;
+      const target = this.o.coalesceToBytes;
       const splittable = (this.plan.exchange?.keys.length ?? 0) === 0;
       for (const p of blocks) {
         const size = p.reduce((s, b) => s + b.byteLength, 0);
@@ -188,13 +199,13 @@ export class IncrementalExecution {
     const opsOf = (partition: number): Op[] => {
       if (!join) return post;
       const op = this.plan.ops[join.at] as Extract<Op, { kind: 'join' }>;
-      const part = { ...op, broadcastId: `${this.runId}:${op.broadcastId}:${partition}`, broadcast: join.parts[partition] as SharedArrayBuffer };
+      const part = { ...op, broadcastId: `${this.o.runId}:${op.broadcastId}:${partition}`, broadcast: join.parts[partition] as SharedArrayBuffer };
       return [part, ...this.bindJoins(this.plan.ops.slice(join.at + 1))];
     };
     const tasks: StatelessTask[] = groups.map((group, partition) => ({
       kind: 'stateless',
-      queryId: this.queryId,
-      runId: this.runId,
+      queryId: this.o.queryId,
+      runId: this.o.runId,
       batchId: batch.batchId,
       partition,
       attempt: 0,
@@ -203,39 +214,34 @@ export class IncrementalExecution {
       ops: opsOf(partition),
       output: this.sink.taskOutput(batch.batchId, partition, batch.committed),
     }));
-    const outputs = await this.scheduler.runTasks(tasks, undefined, this.pool);
+    const outputs = await this.o.scheduler.runTasks(tasks, undefined, this.o.pool);
     return { outputs, shuffle: { numShufflePartitions: n, numCoalescedPartitions: groups.length } };
   }
 
   async run(batch: BatchPlan, numSources: number): Promise<BatchExecution> {
+    const { scheduler, pool } = this.o;
     const inputRows = Array.from({ length: numSources }, () => 0);
-    const first = await this.scheduler.runTasks(batch.firstStage, undefined, this.pool);
+    const first = await scheduler.runTasks(batch.firstStage, undefined, pool);
     first.forEach((r, t) => {
       const i = (batch.splits[t] as SplitOfSource).source;
       inputRows[i] = (inputRows[i] as number) + r.numInputRows;
     });
     const eventTime = mergeEventTime(first);
     const eventTimeBySource = inputRows.map((_, i) => mergeEventTime(first.filter((_, t) => (batch.splits[t] as SplitOfSource).source === i)));
-    if (batch.shufflePartitions !== undefined) {
-      const { outputs, shuffle } = await this.reduceShuffle(batch, first);
-      return { outputs, inputRows, eventTime, eventTimeBySource, state: undefined, shuffle };
-    }
-    if (!this.stateful) return { outputs: first, inputRows, eventTime, eventTimeBySource, state: undefined };
+    const facts = { inputRows, eventTime, eventTimeBySource, state: undefined };
+    if (batch.shufflePartitions !== undefined) return { ...facts, ...(await this.reduceShuffle(batch, first as ExchangeResult[])) };
+    if (!this.o.stateful) return { ...facts, outputs: first as StatelessResult[] };
 
-    const exchange = new ShuffleExchange(first);
+    const maps = first as MapResult[];
+    const exchange = new ShuffleExchange(maps);
     // Every shard runs each batch: eviction and complete output touch shards without new data.
-    const stateTasks = batch.shardPartitions.map((partitions, shard) =>
-      this.stateTask(batch, shard, partitions, exchange.blocksOf(partitions)),
-    );
-    const slots = this.scheduler.slots;
-    const outputs = await this.scheduler.runTasks(stateTasks, (t) => (t as StateTask).partition % slots, this.pool);
-    outputs.forEach((r, shard) => {
-      if (r.shardMarker !== undefined) this.stateful?.info.shardMarkers.splice(shard, 1, r.shardMarker);
-    });
+    const stateTasks = batch.shardPartitions.map((partitions, shard) => this.stateTask(batch, shard, partitions, exchange.blocksOf(partitions)));
+    const slots = scheduler.slots;
+    const outputs: StateResult[] = await scheduler.runTasks(stateTasks, (t) => t.partition % slots, pool);
     const state = sumStateMetrics(outputs);
     // A deduplication's map tasks drop late rows before they keep a first row per key.
-    for (const r of first) state.numRowsDroppedByWatermark += r.numLateRows ?? 0;
-    return { outputs, inputRows, eventTime, eventTimeBySource, state };
+    for (const r of maps) state.numRowsDroppedByWatermark += r.numLateRows ?? 0;
+    return { ...facts, outputs, state, shardMarkers: outputs.map((r) => r.shardMarker) };
   }
 
   /** Joins get the static side this run read, under an id of the run (workers index it once per id). */
@@ -243,16 +249,16 @@ export class IncrementalExecution {
     if (!ops.some((o) => o.kind === 'join')) return ops;
     return ops.map((o) => {
       if (o.kind !== 'join') return o;
-      const broadcast = this.broadcasts.get(o.broadcastId);
-      return { ...o, broadcastId: `${this.runId}:${o.broadcastId}`, ...(broadcast !== undefined && { broadcast }) };
+      const broadcast = this.o.statics.broadcasts.get(o.broadcastId);
+      return { ...o, broadcastId: `${this.o.runId}:${o.broadcastId}`, ...(broadcast !== undefined && { broadcast }) };
     });
   }
 
-  private firstStageTask(batchId: number, partition: number, split: SplitOfSource, committed: boolean, watermarkMs: number): TaskRequest {
-    const common = { queryId: this.queryId, runId: this.runId, batchId, partition, attempt: 0, input: split.input, inputSchema: split.schema };
+  private firstStageTask(batchId: number, partition: number, split: SplitOfSource, committed: boolean, watermarkMs: number): StatelessTask | MapTask {
+    const common = { queryId: this.o.queryId, runId: this.o.runId, batchId, partition, attempt: 0, input: split.input, inputSchema: split.schema };
     // A union input's own operators come first.
     const ops = this.bindJoins(this.plan.inputs ? [...(this.plan.inputs[split.source]?.ops ?? []), ...this.plan.ops] : this.plan.ops);
-    if (!this.stateful) {
+    if (!this.o.stateful) {
       const task: StatelessTask = {
         kind: 'stateless',
         ...common,
@@ -261,7 +267,7 @@ export class IncrementalExecution {
       };
       return task;
     }
-    const { info } = this.stateful;
+    const { info } = this.o.stateful;
     const task: MapTask = {
       kind: 'map',
       ...common,
@@ -275,12 +281,12 @@ export class IncrementalExecution {
   }
 
   private stateTask(batch: BatchPlan, shard: number, partitions: number[], blocks: StateTask['blocks']): StateTask {
-    const ctx = this.stateful as StatefulStage;
+    const ctx = this.o.stateful as StatefulStage;
     const { info } = ctx;
     return {
       kind: 'state',
-      queryId: this.queryId,
-      runId: this.runId,
+      queryId: this.o.queryId,
+      runId: this.o.runId,
       batchId: batch.batchId,
       attempt: 0,
       partition: shard,
@@ -293,19 +299,19 @@ export class IncrementalExecution {
       blocks,
       stateful: info.op,
       stateInputSchema: ctx.stateInputSchema,
-      outputMode: this.outputMode,
+      outputMode: this.o.outputMode,
       watermarkMs: batch.watermarkMs,
       hasWatermark: ctx.hasWatermark,
       post: this.plan.post,
       output: this.sink.taskOutput(batch.batchId, shard, batch.committed),
       // commits/N-1 is durable before batch N starts, so undo records below N are not needed.
       pruneUndoBelow: batch.batchId,
-      expectedMarker: info.shardMarkers[shard] ?? null,
+      expectedMarker: batch.expectedMarkers[shard] ?? null,
     };
   }
 }
 
-export function mergeEventTime(results: TaskSuccess[]): EventTimeStats | undefined {
+export function mergeEventTime(results: ReadonlyArray<{ eventTime?: EventTimeStats }>): EventTimeStats | undefined {
   let merged: EventTimeStats | undefined;
   for (const r of results) {
     const e = r.eventTime;
@@ -319,7 +325,7 @@ export function mergeEventTime(results: TaskSuccess[]): EventTimeStats | undefin
   return merged;
 }
 
-function sumStateMetrics(results: TaskSuccess[]): StateOperatorMetrics {
+function sumStateMetrics(results: readonly StateResult[]): StateOperatorMetrics {
   const total: StateOperatorMetrics = {
     numRowsTotal: 0,
     numRowsUpdated: 0,
@@ -328,9 +334,7 @@ function sumStateMetrics(results: TaskSuccess[]): StateOperatorMetrics {
     memoryUsedBytes: 0,
     commitTimeMs: 0,
   };
-  for (const r of results) {
-    const m = r.state;
-    if (!m) continue;
+  for (const { state: m } of results) {
     total.numRowsTotal += m.numRowsTotal;
     total.numRowsUpdated += m.numRowsUpdated;
     total.numRowsRemoved += m.numRowsRemoved;

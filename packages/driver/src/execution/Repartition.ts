@@ -17,7 +17,6 @@
 import { existsSync, rmSync } from 'node:fs';
 import {
   clearKeyGroups,
-  CONF_KEYS,
   copyKeyGroups,
   fault,
   movesBetween,
@@ -27,10 +26,12 @@ import {
   type ShardOptions,
   type ShardStore,
 } from '@sluice/state';
+import type { BatchTimings, BatchTransaction } from '../checkpoint/BatchTransaction.js';
 import type { CheckpointPaths } from '../checkpoint/CheckpointPaths.js';
 import type { CommitMetadata } from '../checkpoint/CommitLog.js';
-import type { ControlOffsetSeq, ControlPayload } from '../checkpoint/OffsetLog.js';
+import type { ControlOffsetSeq, ControlPayload, OffsetSeq } from '../checkpoint/OffsetLog.js';
 import { layoutCounts, readStateLayout, writeStateLayout, type StateLayoutRecord } from '../checkpoint/StateLayoutFile.js';
+import { clock } from './clock.js';
 
 export interface RepartitionControl extends ControlPayload {
   type: 'REPARTITION';
@@ -59,8 +60,6 @@ export interface RepartitionHooks {
   checkpoint?(): void;
 }
 
-const K = CONF_KEYS;
-
 export function sameLayout(a: StateLayoutRecord, b: StateLayoutRecord): boolean {
   return (
     a.keyGroups === b.keyGroups &&
@@ -70,42 +69,15 @@ export function sameLayout(a: StateLayoutRecord, b: StateLayoutRecord): boolean 
   );
 }
 
-/**
- * Whether the unfinished repartition `control` may be finished with the counts `asked`: only the
- * layout it goes to may be asked for; another would need a second repartition before the first is
- * done (UNRESUMABLE_CONTROL_BATCH, naming the option and saying how to finish it).
- */
-export function checkResumable(
-  batchId: number,
-  control: RepartitionControl,
-  asked: { partitions: number; shards: number },
-  refusal: { file: string; option: string; finishWith(to: StateLayoutRecord): string },
-): void {
-  const to = control.to;
-  if (asked.partitions === to.partitions && asked.shards === to.shards) return;
-  throw new SluiceError(
-    'UNRESUMABLE_CONTROL_BATCH',
-    `batch ${batchId} is an unfinished repartition to ${to.partitions} partitions in ${to.shards} shards, and this run asks for ` +
-      `${asked.partitions} partitions in ${asked.shards} shards; ${refusal.finishWith(to)}`,
-    { file: refusal.file, option: refusal.option },
-  );
-}
-
-/** How a start finishes an unfinished repartition (checkResumable's advice). */
-export const finishByStart = {
-  option: K.stateStorePartitions,
-  finishWith: (to: StateLayoutRecord): string => `start with ${K.stateStorePartitions}=${to.partitions} and ${K.stateStoreShards}=${to.shards} (or neither set) to finish it, then change them`,
-};
-
-/** The offsets entry of a REPARTITION control batch after batch `last` (which it repeats). */
-export function repartitionEntry(batchId: number, control: RepartitionControl, last: { offsets: unknown[]; batchWatermarkMs: number }): ControlOffsetSeq {
+/** The offsets entry of a REPARTITION control batch after the batch before it, whose ends and watermark it repeats. */
+export function repartitionEntry(batchId: number, control: RepartitionControl, last: OffsetSeq | undefined, numSources: number): ControlOffsetSeq {
   return {
     batchId,
     kind: 'control',
     control,
-    batchTimestampMs: Date.now(),
-    batchWatermarkMs: last.batchWatermarkMs,
-    offsets: [...last.offsets],
+    batchTimestampMs: clock.now(),
+    batchWatermarkMs: last?.batchWatermarkMs ?? 0,
+    offsets: last ? [...last.offsets] : Array.from({ length: numSources }, () => null),
     conf: layoutCounts(control.from),
   };
 }
@@ -116,6 +88,38 @@ export function repartitionCommit(markers: Array<number | null>, watermarkMs: nu
     nextBatchWatermarkMs: watermarkMs,
     ...(markers.every((m) => m !== null) && { stateShardMarkers: markers as number[] }),
   };
+}
+
+export interface ControlBatchHooks extends RepartitionHooks {
+  /** Before the move, once the entry is written: the query closes its shards in the workers. */
+  beforeMove?(): Promise<void>;
+}
+
+/**
+ * Runs the REPARTITION control batch `batchId` (new, or the unfinished `entry`) through the
+ * transaction: the move, the sink's log of the batch id, and its commit with each shard's marker
+ * (markersAfter) under the watermark of the last commit.
+ */
+export async function runControlBatch(
+  txn: BatchTransaction,
+  step: { batchId: number; control: RepartitionControl; entry?: ControlOffsetSeq },
+  numSources: number,
+  storeOptions: ShardOptions,
+  hooks: ControlBatchHooks = {},
+): Promise<RepartitionResult & BatchTimings> {
+  const { batchId, control } = step;
+  const { last, commit } = txn.tail;
+  let result: RepartitionResult | undefined;
+  const timings = await txn.run(step.entry ?? repartitionEntry(batchId, control, last, numSources), async () => {
+    await hooks.beforeMove?.();
+    result = await runRepartition(txn.paths, control, batchId, storeOptions, hooks);
+    const before = Array.from({ length: control.from.shards }, (_, s) => commit?.stateShardMarkers?.[s] ?? null);
+    return {
+      commit: repartitionCommit(markersAfter(result, control.to, before, batchId), commit?.nextBatchWatermarkMs ?? 0),
+      layout: control.to,
+    };
+  });
+  return { ...(result as RepartitionResult), ...timings };
 }
 
 /** Runs, or resumes, the repartition of control batch `batchId`. */
@@ -195,7 +199,7 @@ export async function runRepartition(
  * The batch each shard of `to` last committed after the control batch `batchId`: touched shards
  * are at `batchId`; the others keep what they had (a shard that never held anything: -1).
  */
-export function markersAfter(
+function markersAfter(
   result: RepartitionResult,
   to: StateLayoutRecord,
   before: ReadonlyArray<number | null>,

@@ -9,6 +9,7 @@ import type { CheckpointPaths } from '../checkpoint/CheckpointPaths.js';
 import { contiguousLayout, readStateLayout, type StateLayoutRecord } from '../checkpoint/StateLayoutFile.js';
 import type { RuntimeConf } from '../conf/RuntimeConf.js';
 import type { StateOperatorProgress } from '../events/progress.js';
+import { askedCounts, type RunSettings } from './nextBatch.js';
 
 const K = CONF_KEYS;
 
@@ -17,29 +18,21 @@ export const MIN_FILES_PER_SHARD = 74;
 const MB = 1024 * 1024;
 
 export interface LayoutDecision {
-  /** The layout the query runs with until a repartition, if any, is done. */
+  /** The layout the query runs with until a repartition, if any, is done (a new checkpoint's: the asked one). */
   current: StateLayoutRecord;
-  /** The counts the conf asks for, when they differ from the current ones: a repartition is due. */
-  target?: StateLayout;
   warnings: string[];
 }
 
-/**
- * The partition and shard counts a start's conf asks for: `stateStore.partitions` and
- * `stateStore.shards` when set (`auto`: the slot count), else those of `current`, the layout the
- * state has (a new checkpoint: `shuffle.partitions` and the slot count). Never more shards than
- * partitions.
- */
-export function askedCounts(conf: RuntimeConf, slots: number, current: { partitions: number; shards: number } | undefined): { partitions: number; shards: number } {
-  const shuffle = conf.get(K.shufflePartitions);
-  const partitions = conf.get(K.stateStorePartitions) ?? current?.partitions ?? (shuffle === 'auto' ? 200 : shuffle);
-  const shards = conf.get(K.stateStoreShards);
-  return { partitions, shards: Math.min(shards === 'auto' ? slots : (shards ?? current?.shards ?? slots), partitions) };
+/** The counts a run's conf asks of the state (RunSettings.state): stateStore.partitions and stateStore.shards. */
+export function stateSettings(conf: RuntimeConf, slots: number): NonNullable<RunSettings['state']> {
+  return { partitions: conf.get(K.stateStorePartitions), shards: conf.get(K.stateStoreShards), slots };
 }
 
 /**
- * The layout a start runs with, and the one it must repartition to (a pure decision), from the
- * counts the conf asks for (askedCounts).
+ * The layout a start runs with (a pure decision), and the conf's mistakes about it. A new
+ * checkpoint takes the counts the conf asks for (stateStore.partitions, else shuffle.partitions;
+ * stateStore.shards, else the slot count); an existing one keeps its layout until nextBatch runs
+ * the repartition its conf asks for.
  *
  * - Partitions: as in Spark, a changed shuffle.partitions alone is ignored (with a warning) once
  *   the checkpoint exists; more partitions than key groups is INVALID_CONF.
@@ -56,19 +49,19 @@ export function decideStateLayout(current: StateLayoutRecord | undefined, keyGro
       { option: K.shufflePartitions },
     );
   }
-  const { partitions, shards } = askedCounts(conf, slots, current);
-  if (partitions > keyGroups) {
+  const created = { keyGroups, partitions: shuffle === 'auto' ? 200 : shuffle, shards: slots };
+  const counts = askedCounts(stateSettings(conf, slots), current ?? created);
+  if (counts.partitions > keyGroups) {
     // Name the key the user set: shuffle.partitions stands in when stateStore.partitions is unset.
     const key = asked !== undefined ? K.stateStorePartitions : K.shufflePartitions;
     throw new SluiceError(
       'INVALID_CONF',
-      `${key}=${partitions} gives a stateful query more state partitions than its ${keyGroups} key groups (${K.stateStoreKeyGroups}); use at most ${keyGroups}`,
+      `${key}=${counts.partitions} gives a stateful query more state partitions than its ${keyGroups} key groups (${K.stateStoreKeyGroups}); use at most ${keyGroups}`,
       { option: key },
     );
   }
-  const counts = { keyGroups, partitions, shards };
-  validateLayout(counts);
-  if (!current) return { current: contiguousLayout(counts), warnings: [] };
+  validateLayout({ ...counts, keyGroups });
+  if (!current) return { current: contiguousLayout({ ...counts, keyGroups }), warnings: [] };
   const warnings: string[] = [];
   if (asked === undefined && conf.isSet(K.shufflePartitions) && shuffle !== current.partitions) {
     warnings.push(
@@ -79,8 +72,7 @@ export function decideStateLayout(current: StateLayoutRecord | undefined, keyGro
   if (conf.isSet(K.stateStoreKeyGroups) && conf.get(K.stateStoreKeyGroups) !== current.keyGroups) {
     warnings.push(`${K.stateStoreKeyGroups} is ignored: the checkpoint pins ${current.keyGroups} key groups`);
   }
-  const changed = partitions !== current.partitions || shards !== current.shards;
-  return { current, ...(changed && { target: counts }), warnings };
+  return { current, warnings };
 }
 
 /**
@@ -180,11 +172,6 @@ const OPERATOR_NAMES: Record<StatefulOp['kind'], string> = {
 export class StatefulOperatorInfo {
   /** The operator drops late rows and evicts state (operatorUsesWatermark, shared with the workers). */
   readonly usesWatermark: boolean;
-  /**
-   * The batch each shard last committed, as the commit log records it (null: unknown, a commit
-   * of an earlier Sluice). A state task checks its shard against it.
-   */
-  shardMarkers: Array<number | null>;
 
   constructor(
     readonly op: StatefulOp,
@@ -195,14 +182,11 @@ export class StatefulOperatorInfo {
     readonly operatorId = 0,
   ) {
     this.usesWatermark = operatorUsesWatermark(op, hasWatermark, outputMode);
-    this.shardMarkers = Array.from({ length: layout.shards }, () => -1);
   }
 
-  /** The same operator on the layout a repartition moved its state to, its shards at `shardMarkers`. */
-  withLayout(layout: StateLayoutRecord, shardMarkers: Array<number | null>): StatefulOperatorInfo {
-    const moved = new StatefulOperatorInfo(this.op, layout, this.paths, this.hasWatermark, this.outputMode, this.operatorId);
-    moved.shardMarkers = shardMarkers;
-    return moved;
+  /** The same operator on the layout a repartition moved its state to. */
+  withLayout(layout: StateLayoutRecord): StatefulOperatorInfo {
+    return new StatefulOperatorInfo(this.op, layout, this.paths, this.hasWatermark, this.outputMode, this.operatorId);
   }
 
   get shards(): number {

@@ -6,8 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { CONF_KEYS, SluiceError } from '@sluice/state';
-import { CheckpointLock } from '../checkpoint/CheckpointLock.js';
-import { prepareWritableDir } from '../checkpoint/directories.js';
+import type { CheckpointLock } from '../checkpoint/CheckpointLock.js';
 import type { RuntimeConf } from '../conf/RuntimeConf.js';
 import type { ListenerBus } from '../events/ListenerBus.js';
 import type { StreamingQueryProgress } from '../events/progress.js';
@@ -48,7 +47,6 @@ export abstract class StreamExecution {
   exception: SluiceError | null = null;
   status: QueryStatus = { message: 'Initializing sources', isDataAvailable: false, isTriggerActive: false };
 
-  protected readonly lock: CheckpointLock;
   protected stopRequested = false;
   /** Triggers run so far; an idle trigger resolves the processAllAvailable calls made before it. */
   protected triggerSeq = 0;
@@ -65,17 +63,15 @@ export abstract class StreamExecution {
   private readonly aborted = new Promise<never>((_, reject) => (this.rejectAborted = reject));
   private working = true;
 
-  /** Takes the checkpoint's lock: a subclass whose constructor throws must release it. */
+  /** Holds the checkpoint's `lock` (taken by whoever opened the checkpoint) until the run ends. */
   constructor(
     protected readonly ctx: ExecutionContext,
     queryName: string | null,
     protected readonly checkpointDir: string,
-    lockFile: string,
+    private readonly lock: CheckpointLock,
     private readonly temporaryCheckpoint: boolean,
   ) {
     this.name = queryName;
-    prepareWritableDir(checkpointDir, 'checkpoint');
-    this.lock = CheckpointLock.acquire(lockFile, checkpointDir);
   }
 
   /** The batches, until a stop is requested or one fails. */
@@ -87,8 +83,9 @@ export abstract class StreamExecution {
     return e;
   }
 
-  /** Posts the started event and starts the loop; the subclass calls it last in its constructor. */
-  protected start(): void {
+  /** Posts the started event and starts the loop (once). */
+  start(): void {
+    if (this.finished) return;
     this.ctx.bus.post({
       kind: 'onQueryStarted',
       event: { id: this.id, runId: this.runId, name: this.name, timestamp: new Date().toISOString() },

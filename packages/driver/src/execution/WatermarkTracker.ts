@@ -9,7 +9,7 @@ export class WatermarkTracker {
 
   constructor(
     private readonly delaysMs: number[],
-    private readonly policy: 'min' | 'max',
+    readonly policy: 'min' | 'max',
   ) {
     this.perInput = delaysMs.map(() => Number.NEGATIVE_INFINITY);
   }

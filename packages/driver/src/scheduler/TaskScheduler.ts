@@ -17,7 +17,7 @@ import { createRequire } from 'node:module';
 import { setMaxListeners } from 'node:events';
 import PQueue, { type Queue, type QueueAddOptions } from 'p-queue';
 import { Piscina } from 'piscina';
-import type { TaskRequest, TaskResult, TaskSuccess } from '@sluice/executor';
+import type { ResultOf, TaskRequest, TaskResult, TaskSuccess } from '@sluice/executor';
 import { CONF_KEYS, environmentError, LOCAL_PROPERTY_KEYS, SluiceError, type WorkerStateUsage } from '@sluice/state';
 import type { PoolConf } from '../conf/RuntimeConf.js';
 
@@ -361,6 +361,7 @@ export class TaskScheduler {
         const run = (): Promise<TaskResult> => this.runOn(ticket.slot, { ...task, attempt }, pool);
         const result = (await this.queue.add(run, { pool, runId: task.runId, wanted, ticket, signal })) as TaskResult;
         if (!result.ok) throw SluiceError.fromJSON(result.error);
+        if (result.kind !== task.kind) throw new Error(`a ${task.kind} task returned a ${result.kind} result`);
         return result;
       } catch (e) {
         if (e instanceof SluiceError || e instanceof RunAborted) throw e;
@@ -390,7 +391,7 @@ export class TaskScheduler {
       this.slotFailed[slot] = reject;
       this.slotRun[slot] = task.runId;
       (this.pools[slot] as Piscina).run(task).then((r: TaskResult) => {
-        if (r.ok && r.stateStores !== undefined) this.stateStores[slot] = r.stateStores;
+        if (r.ok && (r.kind === 'state' || r.kind === 'release') && r.stateStores !== undefined) this.stateStores[slot] = r.stateStores;
         resolve(r);
       }, reject);
     }).finally(() => {
@@ -424,11 +425,12 @@ export class TaskScheduler {
    * on the slot owning its shard); other tasks go to the least-loaded slot. Waits for every task
    * before reporting a failure.
    */
-  async runTasks(tasks: TaskRequest[], slotOf?: (task: TaskRequest) => number, pool: string = DEFAULT_POOL): Promise<TaskSuccess[]> {
+  async runTasks<T extends TaskRequest>(tasks: readonly T[], slotOf?: (task: T) => number, pool: string = DEFAULT_POOL): Promise<Array<ResultOf<T>>> {
     const settled = await Promise.allSettled(tasks.map((t) => this.runOne(t, slotOf?.(t), pool)));
     const failed = settled.find((s) => s.status === 'rejected');
     if (failed) throw (failed as PromiseRejectedResult).reason;
-    return settled.map((s) => (s as PromiseFulfilledResult<TaskSuccess>).value);
+    // runOne checked that each result is of its task's kind.
+    return settled.map((s) => (s as PromiseFulfilledResult<TaskSuccess>).value as ResultOf<T>);
   }
 
   async close(): Promise<void> {

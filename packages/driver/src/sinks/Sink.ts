@@ -3,14 +3,14 @@
  * the others receive the batch's rows on the driver. `addBatch` must be idempotent per batch id:
  * a batch replayed after a crash is written once.
  */
-import type { Row, Schema, TaskOutput, TaskSuccess } from '@sluice/executor';
+import type { OutputResult, Row, Schema, TaskOutput } from '@sluice/executor';
 import type { OutputMode } from '../plan/QuerySpec.js';
 
 export interface BatchOutput {
   batchId: number;
   schema: Schema;
   outputMode: OutputMode;
-  results: TaskSuccess[];
+  results: OutputResult[];
   /** Decoded rows (engine form) for sinks whose tasks collect. */
   rows: Row[];
 }

@@ -4,7 +4,7 @@
  * shuffle blocks), and a stateless task whose rows are made only for its sink. Each gives what
  * the row path of task/worker.ts gives on the same input.
  */
-import type { EventTimeStats, InputSplit, MapTask, ShuffleBlock } from '../task/messages.js';
+import type { EventTimeStats, InputSplit, MapResult, MapTask } from '../task/messages.js';
 import type { Schema } from '../schema/types.js';
 import type { UdfRegistry } from '../expressions/udfs.js';
 import { ShuffleWriter } from '../shuffle/ShuffleWriter.js';
@@ -38,12 +38,7 @@ function compiled(task: Pick<MapTask, 'ops' | 'stateful'>, schema: Schema, udfs:
   return c ?? undefined;
 }
 
-export interface MapOutput {
-  numInputRows: number;
-  numOutputRows: number;
-  blocks: ShuffleBlock[];
-  eventTime?: EventTimeStats;
-}
+export type MapOutput = Omit<MapResult, 'ok' | 'kind' | 'threadId'>;
 
 /** Runs the map task over columns, or gives undefined when its operator needs rows. */
 export function columnMapSide(task: MapTask, input: InputSplit, schema: Schema, udfs: UdfRegistry): MapOutput | undefined {
@@ -65,8 +60,8 @@ export function mapBatches(
   const stats: EventTimeStats = { min: Infinity, max: -Infinity, sum: 0, count: 0 };
   const numInputRows = source((batch) => aggregation.add(c.stages.run(batch, stats)));
   const writer = new ShuffleWriter(task.layout, task.stateful.keys.map((k) => exprType(k, c.stages.outputSchema)));
-  const numOutputRows = aggregation.finish(writer);
-  return { numInputRows, numOutputRows, blocks: writer.finish(), ...(stats.count > 0 && { eventTime: stats }) };
+  const numRecords = aggregation.finish(writer);
+  return { numInputRows, numRecords, blocks: writer.finish(), ...(stats.count > 0 && { eventTime: stats }) };
 }
 
 const stagesCache = new Map<string, ColumnStages>();

@@ -195,7 +195,7 @@ describe('the columnar map side gives the row map side byte for byte', () => {
       });
       expect(got).toBeDefined();
       expect(got!.numInputRows).toBe(rows.length);
-      expect(got!.numOutputRows).toBe(want.numRecords);
+      expect(got!.numRecords).toBe(want.numRecords);
       expect(got!.blocks.map((b) => b.partition)).toEqual(want.blocks.map((b) => b.partition));
       got!.blocks.forEach((b, k) => expect(Buffer.from(b.data).equals(Buffer.from(want.blocks[k]!.data))).toBe(true));
     });

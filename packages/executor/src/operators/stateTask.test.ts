@@ -27,7 +27,7 @@ import {
 } from '@sluice/state';
 import { WINDOW_TYPE } from '../expressions/exprTypes.js';
 import { partitionPartials, sortRows } from './mapSideTestKit.js';
-import type { ShuffleBlock, StateLayoutMsg, StateOperatorMetrics, StateTask, TaskSuccess } from '../task/messages.js';
+import type { ShuffleBlock, StateLayoutMsg, StateOperatorMetrics, StateTask } from '../task/messages.js';
 import { decodeRows } from '../task/rowCodec.js';
 import { releaseShards, runStateTask, useShardRegistry } from './stateTask.js';
 import type { Expr } from '../expressions/types.js';
@@ -237,11 +237,9 @@ function stateTask(q: Query, b: Batch, shard: number, byPartition: Map<number, S
 /** Runs one shard's state task of batch `b` and returns its rows (sorted) and metrics. */
 async function run(q: Query, b: Batch, shard = 0, attempt = 0, byPartition = shuffle(q, b.tasks)): Promise<Outcome> {
   const result = await runStateTask(stateTask(q, b, shard, byPartition, attempt), new Map());
-  if (!result.ok) throw new Error(`state task failed: ${JSON.stringify(result.error)}`);
-  const ok = result as TaskSuccess;
-  const rows = sortRows(decodeRows(ok.rows as Uint8Array));
-  expect(ok.numOutputRows).toBe(rows.length);
-  return { rows, state: ok.state as StateOperatorMetrics };
+  const rows = sortRows(decodeRows(result.rows as Uint8Array));
+  expect(result.numOutputRows).toBe(rows.length);
+  return { rows, state: result.state };
 }
 
 /** The metrics a test pins down (commit time is a clock reading). */

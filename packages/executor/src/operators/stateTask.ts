@@ -33,7 +33,7 @@ import { exprType } from '../expressions/exprTypes.js';
 import type { UdfRegistry } from '../expressions/udfs.js';
 import { dropStateCache, keyString, stateCache, type StateCache } from './stateCache.js';
 import { aggregateCells, cellLayoutOf, ChangeStream } from './compactAggregate.js';
-import type { StateOperatorMetrics, StateTask, TaskResult, TaskSuccess } from '../task/messages.js';
+import type { StateOperatorMetrics, StateResult, StateTask } from '../task/messages.js';
 import { decodeBlock, forEachAggregateRecord, type DedupRecord } from '../shuffle/shuffleCodec.js';
 import { compileStages, runStages } from '../task/stages.js';
 import { deliver } from '../task/taskOutput.js';
@@ -80,13 +80,13 @@ interface Counters {
 
 const copy = (bytes: Uint8Array): Uint8Array => new Uint8Array(bytes);
 
-export async function runStateTask(task: StateTask, udfs: UdfRegistry): Promise<TaskResult> {
+export async function runStateTask(task: StateTask, udfs: UdfRegistry): Promise<StateResult> {
   const result = await shards.use(task.shardDir, task.storeOptions, task.workerBudget, (store) => runOnOpenShard(task, store, udfs));
-  if (result.ok) result.stateStores = shards.usage();
-  return result;
+  const stateStores = shards.usage();
+  return { ...result, ...(stateStores && { stateStores }) };
 }
 
-async function runOnOpenShard(task: StateTask, store: ShardStore, udfs: UdfRegistry): Promise<TaskResult> {
+async function runOnOpenShard(task: StateTask, store: ShardStore, udfs: UdfRegistry): Promise<Omit<StateResult, 'stateStores'>> {
   const cache = stateCache(task.shardDir, task.storeOptions.stateCacheBytes);
   try {
     if (await store.rollbackIfAt(task.batchId)) cache.clear();
@@ -107,7 +107,7 @@ async function runOnOpenShard(task: StateTask, store: ShardStore, udfs: UdfRegis
   }
 }
 
-async function runOnShard(task: StateTask, store: ShardStore, cache: StateCache, udfs: UdfRegistry): Promise<TaskResult> {
+async function runOnShard(task: StateTask, store: ShardStore, cache: StateCache, udfs: UdfRegistry): Promise<Omit<StateResult, 'stateStores'>> {
   const counters: Counters = { updated: 0, removed: 0, dropped: 0, rowDelta: 0 };
   const changes: ShardChange[] = [];
   const schema = statefulOutputSchema(task.stateful, task.stateInputSchema);
@@ -134,7 +134,7 @@ async function runOnShard(task: StateTask, store: ShardStore, cache: StateCache,
     memoryUsedBytes: store.memoryUsedBytes() + cache.memoryUsedBytes,
     commitTimeMs,
   };
-  const base: TaskSuccess = { ok: true, threadId, numInputRows: 0, numOutputRows: rows.length, state, shardMarker: store.marker };
+  const base: Omit<StateResult, 'stateStores'> = { ok: true, kind: 'state', threadId, numOutputRows: rows.length, state, shardMarker: store.marker };
   return deliver(base, task.output, rows, post.outputSchema);
 }
 

@@ -162,27 +162,69 @@ export interface EventTimeStats {
   count: number;
 }
 
-export interface TaskSuccess {
+interface ResultBase {
   ok: true;
   threadId: number;
-  numInputRows: number;
+}
+
+/** What a task that delivers rows gives: a part file of a file sink, or the rows themselves. */
+export interface DeliveredRows {
   numOutputRows: number;
   file?: { name: string; size: number; rows: number };
   rows?: Uint8Array;
+}
+
+export interface StatelessResult extends ResultBase, DeliveredRows {
+  kind: 'stateless';
+  numInputRows: number;
   eventTime?: EventTimeStats;
-  /** Map tasks: one block per non-empty partition. */
-  blocks?: ShuffleBlock[];
-  /** Map tasks of a deduplication: late rows dropped before the shuffle. */
+}
+
+/** A stateful batch's map task: one block per non-empty partition, one record per key it saw. */
+export interface MapResult extends ResultBase {
+  kind: 'map';
+  numInputRows: number;
+  /** Records over all blocks: the task's distinct keys. */
+  numRecords: number;
+  blocks: ShuffleBlock[];
+  /** A deduplication's late rows, dropped before the shuffle. */
   numLateRows?: number;
-  /** State tasks. */
-  state?: StateOperatorMetrics;
-  /** State tasks: the batch the shard last committed, after this task. */
-  shardMarker?: number;
-  /** State tasks: the worker's open shards against its budgets, after this task. */
+  eventTime?: EventTimeStats;
+}
+
+/** A stateless shuffle's map task: the rows the operators gave, by partition. */
+export interface ExchangeResult extends ResultBase {
+  kind: 'exchange';
+  numInputRows: number;
+  numOutputRows: number;
+  blocks: ShuffleBlock[];
+  eventTime?: EventTimeStats;
+}
+
+export interface StateResult extends ResultBase, DeliveredRows {
+  kind: 'state';
+  state: StateOperatorMetrics;
+  /** The batch the shard last committed, after this task. */
+  shardMarker: number;
+  /** The worker's open shards against its budgets, after this task. */
   stateStores?: WorkerStateUsage;
-  /** Release tasks: shards whose close failed. */
+}
+
+export interface ReleaseResult extends ResultBase {
+  kind: 'release';
+  /** The worker's open shards after the release (none if no state task ever ran there). */
+  stateStores?: WorkerStateUsage;
+  /** Shards whose close failed. */
   notClosed?: Array<{ dir: string; error: string }>;
 }
+
+export type TaskSuccess = StatelessResult | MapResult | ExchangeResult | StateResult | ReleaseResult;
+
+/** The result a task of kind `T` gives. */
+export type ResultOf<T extends TaskRequest> = Extract<TaskSuccess, { kind: T['kind'] }>;
+
+/** The results that deliver rows to the sink. */
+export type OutputResult = StatelessResult | StateResult;
 
 /** A coded (user-caused, deterministic) failure: the driver fails the query without retrying. */
 export interface TaskFailure {

@@ -3,7 +3,7 @@ import { closeSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { asEnvironmentError } from '@sluice/state';
 import { formatRecords } from '../formats/writers.js';
-import type { TaskOutput, TaskSuccess } from './messages.js';
+import type { DeliveredRows, TaskOutput } from './messages.js';
 import { encodeRows } from './rowCodec.js';
 import type { Row, Schema } from '../schema/types.js';
 
@@ -20,7 +20,7 @@ function writeDurable(path: string, text: string): number {
 }
 
 /** `base` with the rows delivered as `out` says: a part file (unless skipped or empty), or rows. */
-export function deliver<T extends TaskSuccess>(base: T, out: TaskOutput, rows: Row[], schema: Schema): T {
+export function deliver<T extends DeliveredRows>(base: T, out: TaskOutput, rows: Row[], schema: Schema): T {
   if (out.type === 'collect') return { ...base, rows: encodeRows(rows) };
   if (out.skip || rows.length === 0) return base;
   const path = join(out.dir, out.fileName);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { MapTask, StatelessTask, TaskSuccess } from './messages.js';
+import type { MapResult, MapTask, StatelessResult, StatelessTask } from './messages.js';
 import { decodeRows } from './rowCodec.js';
 import { WINDOW_TYPE } from '../expressions/exprTypes.js';
 import { decodeAggregateBlock } from '../shuffle/shuffleCodec.js';
@@ -43,9 +43,9 @@ describe('worker', () => {
       },
       layout: { keyGroups: 16, partitions: 4, shards: 1 },
     };
-    const result = (await runTask(task)) as TaskSuccess;
-    expect(result).toMatchObject({ ok: true, numInputRows: 10, numOutputRows: 3, eventTime: { min: 420_000, max: 420_000, count: 10 } });
-    const records = result.blocks!.flatMap((b) => decodeAggregateBlock(b.data, [WINDOW_TYPE, 'long']));
+    const result = (await runTask(task)) as MapResult;
+    expect(result).toMatchObject({ ok: true, kind: 'map', numInputRows: 10, numRecords: 3, eventTime: { min: 420_000, max: 420_000, count: 10 } });
+    const records = result.blocks.flatMap((b) => decodeAggregateBlock(b.data, [WINDOW_TYPE, 'long']));
     expect(records.map((r) => [r[2], r[3]]).sort((a, b) => (a[0]![1] as number) - (b[0]![1] as number))).toEqual([
       [[{ start: 300_000, end: 600_000 }, 0], [4]],
       [[{ start: 300_000, end: 600_000 }, 1], [3]],
@@ -55,8 +55,8 @@ describe('worker', () => {
 
   it('still runs a stateless task', async () => {
     const task: StatelessTask = { kind: 'stateless', queryId: 'q', runId: 'r', batchId: 0, partition: 0, attempt: 0, input, inputSchema: rateSchema, ops, output: { type: 'collect' } };
-    const result = (await runTask(task)) as TaskSuccess;
-    expect(result).toMatchObject({ ok: true, numInputRows: 10, numOutputRows: 10, eventTime: { count: 10 } });
+    const result = (await runTask(task)) as StatelessResult;
+    expect(result).toMatchObject({ ok: true, kind: 'stateless', numInputRows: 10, numOutputRows: 10, eventTime: { count: 10 } });
     expect(decodeRows(result.rows!).map((r) => r['id'])).toEqual([0, 1, 2, 0, 1, 2, 0, 1, 2, 0]);
   });
 

@@ -7,11 +7,13 @@
  * the driver retries the task.
  */
 import { threadId } from 'node:worker_threads';
-import { murmur3_x86_32, SluiceError } from '@sluice/state';
+import { SluiceError } from '@sluice/state';
 import type { UdfRegistry } from '../expressions/udfs.js';
 import { loadMapSideUdfs, streamPartials } from '../operators/mapSide.js';
-import type { ExchangeTask, MapTask, StatelessTask, TaskRequest, TaskResult } from './messages.js';
+import type { ExchangeResult, ExchangeTask, MapResult, MapTask, ReleaseResult, StatelessResult, StatelessTask, TaskFailure, TaskRequest, TaskResult } from './messages.js';
 import { compileExpr } from '../expressions/compileExpr.js';
+import { exprType } from '../expressions/exprTypes.js';
+import { shufflePartition } from '../shuffle/partitioner.js';
 import { encodeRows } from './rowCodec.js';
 import { forEachInputRow, readInput } from './readInput.js';
 import { deliver } from './taskOutput.js';
@@ -26,17 +28,17 @@ const udfs: UdfRegistry = new Map();
  * JSON files are scanned into columns and go through the operators as columns, becoming rows
  * only for the sink; other inputs run as rows.
  */
-async function runStateless(task: StatelessTask): Promise<TaskResult> {
+async function runStateless(task: StatelessTask): Promise<StatelessResult> {
   const { input, schema } = pruneInput(task.input, task.inputSchema, task.ops);
   const plan = await compileStages(schema, task.ops, udfs);
   if (input.type === 'files' && input.format === 'json' && !task.ops.some((o) => o.kind === 'join')) {
     const { numInputRows, rows, eventTime } = columnStateless(task.ops, input, schema, udfs);
-    const base = { ok: true as const, threadId, numInputRows, numOutputRows: rows.length, ...(eventTime && { eventTime }) };
+    const base: StatelessResult = { ok: true, kind: 'stateless', threadId, numInputRows, numOutputRows: rows.length, ...(eventTime && { eventTime }) };
     return deliver(base, task.output, rows, plan.outputSchema);
   }
   const inputRows = readInput(input);
   const { rows, eventTime } = runStages(plan, inputRows);
-  const base = { ok: true as const, threadId, numInputRows: inputRows.length, numOutputRows: rows.length, ...(eventTime && { eventTime }) };
+  const base: StatelessResult = { ok: true, kind: 'stateless', threadId, numInputRows: inputRows.length, numOutputRows: rows.length, ...(eventTime && { eventTime }) };
   return deliver(base, task.output, rows, plan.outputSchema);
 }
 
@@ -44,12 +46,12 @@ async function runStateless(task: StatelessTask): Promise<TaskResult> {
  * An aggregation's rows flow as column batches from the source through the operators into the
  * hash table (columns/); other stateful operators take rows one at a time.
  */
-async function runMap(task: MapTask): Promise<TaskResult> {
+async function runMap(task: MapTask): Promise<MapResult> {
   const { input, schema } = pruneInput(task.input, task.inputSchema, task.ops);
   const plan = await compileStages(schema, task.ops, udfs);
   await loadMapSideUdfs(task.stateful, udfs);
   const columnar = columnMapSide(task, input, schema, udfs);
-  if (columnar !== undefined) return { ok: true, threadId, ...columnar };
+  if (columnar !== undefined) return { ok: true, kind: 'map', threadId, ...columnar };
   const pipeline = rowPipeline(plan);
   const partials = streamPartials(task.stateful, plan.outputSchema, task.layout, udfs, task.lateThresholdMs);
   const add = (row: Row): void => partials.add(row);
@@ -58,9 +60,10 @@ async function runMap(task: MapTask): Promise<TaskResult> {
   const eventTime = pipeline.eventTime();
   return {
     ok: true,
+    kind: 'map',
     threadId,
     numInputRows,
-    numOutputRows: numRecords,
+    numRecords,
     blocks,
     ...(numLate > 0 && { numLateRows: numLate }),
     ...(eventTime && { eventTime }),
@@ -68,23 +71,24 @@ async function runMap(task: MapTask): Promise<TaskResult> {
 }
 
 /** Hashes the rows the operators give into partitions (no keys: round robin from the task's number). */
-async function runExchange(task: ExchangeTask): Promise<TaskResult> {
+async function runExchange(task: ExchangeTask): Promise<ExchangeResult> {
   const { input, schema } = pruneInput(task.input, task.inputSchema, task.ops);
   const plan = await compileStages(schema, task.ops, udfs);
   const keys = task.keys.map((k) => compileExpr(k, plan.outputSchema, udfs));
+  const keyTypes = task.keys.map((k) => exprType(k, plan.outputSchema));
   const buckets: Row[][] = Array.from({ length: task.partitions }, () => []);
   let next = task.partition;
   let numOutputRows = 0;
   const add = (row: Row): void => {
     numOutputRows++;
-    const p = keys.length === 0 ? next++ % task.partitions : murmur3_x86_32(Buffer.from(JSON.stringify(keys.map((k) => k(row))))) % task.partitions;
+    const p = keys.length === 0 ? next++ % task.partitions : shufflePartition(keys.map((k) => k(row)), keyTypes, task.partitions);
     (buckets[p] as Row[]).push(row);
   };
   const pipeline = rowPipeline(plan);
   const numInputRows = forEachInputRow(input, (row) => pipeline.push(row, add));
   const blocks = buckets.flatMap((rows, partition) => (rows.length > 0 ? [{ partition, data: encodeRows(rows) }] : []));
   const eventTime = pipeline.eventTime();
-  return { ok: true, threadId, numInputRows, numOutputRows, blocks, ...(eventTime && { eventTime }) };
+  return { ok: true, kind: 'exchange', threadId, numInputRows, numOutputRows, blocks, ...(eventTime && { eventTime }) };
 }
 
 export default async function runTask(task: TaskRequest): Promise<TaskResult> {
@@ -100,11 +104,13 @@ export default async function runTask(task: TaskRequest): Promise<TaskResult> {
         return await runExchange(task);
       case 'release': {
         const notClosed = await releaseShards(task.stateDir);
-        return { ok: true, threadId, numInputRows: 0, numOutputRows: 0, stateStores: shards.usage(), ...(notClosed.length > 0 && { notClosed }) };
+        const stateStores = shards.usage();
+        const result: ReleaseResult = { ok: true, kind: 'release', threadId, ...(stateStores && { stateStores }), ...(notClosed.length > 0 && { notClosed }) };
+        return result;
       }
     }
   } catch (e) {
-    if (e instanceof SluiceError) return { ok: false, error: e.toJSON() };
+    if (e instanceof SluiceError) return { ok: false, error: e.toJSON() } satisfies TaskFailure;
     throw e;
   }
 }
