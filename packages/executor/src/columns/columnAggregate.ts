@@ -1,228 +1,35 @@
 /**
- * Map-side hash aggregation over column batches (Spark's partial aggregation), without an object
- * per row: each row's key parts are numbers (a tumbling window's start, a number, a boolean, or
- * the task-level id of a string), looked up in an open-addressing table of Float64Array key
- * tuples; the aggregates then update typed-array accumulators by group id, one loop per aggregate.
- * Objects are made once per group, when the groups are written to the shuffle blocks.
+ * The map side of an aggregation (Spark's partial aggregation): the one implementation, over
+ * column batches (rows that arrive as rows, after a join say, are batched first: mapSide.ts). A
+ * row's key parts are numbers (a window's start, a number, a boolean, or the task-level id of a
+ * string or struct value), looked up in an open-addressing table of Float64Array key tuples; the
+ * aggregates then update typed-array accumulators by group id, one loop per aggregate
+ * (accumulators.ts). Objects are made once per group, when the groups are written to the shuffle
+ * blocks: keys of numbers, booleans and windows with fixed-size buffers are written straight into
+ * the block (the fast path), any other group through ShuffleWriter.addAggregate; both give the
+ * same bytes.
  *
- * It gives the partials that mapSide.ts's row collector gives on the same rows, in the same
- * order: keys compare as the canonical encoding does (-0 = 0, NaN = NaN, null apart), rows whose
- * window time is null are dropped, and each group sees its values in row order. Keys it cannot
- * take (struct values, sliding windows) leave the task to the row collector.
+ * Keys compare as the canonical encoding does (-0 = 0, NaN = NaN, null apart), and groups are
+ * written in first-seen order, each seeing its values in row order. A sliding window key puts a
+ * row in every window containing its time (the batch is expanded row by row, so the order holds);
+ * a row whose window time is null belongs to no window and is dropped, as Spark's TimeWindowing
+ * filter does.
  */
-import type { AggBuffer, Aggregator } from '../operators/aggregates.js';
-import { aggregatorOf, aggregateOutputSchema, eventTimeOfKey, windowOfKey } from '../operators/aggregates.js';
+import { aggregatorOf, aggregateOutputSchema, eventTimeOfKey, windowOfKey, type Aggregator } from '../operators/aggregates.js';
 import type { StatefulOp } from '../operators/types.js';
 import type { Expr } from '../expressions/types.js';
 import { exprType } from '../expressions/exprTypes.js';
 import type { UdfRegistry } from '../expressions/udfs.js';
+import { windowsOf } from '../expressions/windows.js';
 import type { DataType, Schema } from '../schema/types.js';
 import { isNumericType, isStructType } from '../schema/values.js';
 import type { ShuffleWriter } from '../shuffle/ShuffleWriter.js';
-import { KeyWriter, murmur3_x86_32 } from '@sluice/state';
+import { encodeKey, KeyWriter, murmur3_x86_32 } from '@sluice/state';
+import { accumulatorOf, isNull, valueOf } from './accumulators.js';
 import { compileColumnExpr, type ColumnEvaluator } from './columnExpr.js';
-import type { ColumnBatch, Vector } from './vectors.js';
+import { gather, type ColumnBatch, type Vector } from './vectors.js';
 
 type AggregateOp = Extract<StatefulOp, { kind: 'aggregate' }>;
-
-// ---- accumulators ------------------------------------------------------------------------------
-
-interface Accumulator {
-  grow(capacity: number): void;
-  /** Adds row i's value to group gids[i] (rows with gid -1 belong to no group). */
-  update(gids: Int32Array, n: number, v: Vector | null): void;
-  buffer(g: number): AggBuffer;
-  /** Most bytes `write` takes. */
-  maxBytes: number;
-  /** Writes group g's buffer at pos in aggBufferCodec.ts's encoding; returns the end. */
-  write(g: number, b: Uint8Array, v: DataView, pos: number): number;
-}
-
-/** A number buffer (tag 1) or null (tag 0), as aggBufferCodec.ts writes them. */
-function writeNumberOrNull(x: number | null, b: Uint8Array, v: DataView, pos: number): number {
-  if (x === null) {
-    b[pos] = 0;
-    return pos + 1;
-  }
-  b[pos] = 1;
-  v.setFloat64(pos + 1, x, true);
-  return pos + 9;
-}
-
-const isNull = (v: Vector, i: number): boolean => (v.kind === 'any' ? v.values[i] == null : v.nulls !== null && v.nulls[i] === 1);
-
-function grown<T extends Float64Array | Uint8Array>(a: T, capacity: number, make: (n: number) => T): T {
-  if (a.length >= capacity) return a;
-  const next = make(Math.max(capacity, a.length * 2));
-  next.set(a);
-  return next;
-}
-
-const f64 = (n: number): Float64Array => new Float64Array(n);
-const u8 = (n: number): Uint8Array => new Uint8Array(n);
-
-function numberAt(v: Vector, i: number): number {
-  return v.kind === 'num' ? v.values[i]! : (v.kind === 'any' ? v.values[i] : null) as number;
-}
-
-/** count(*) and count(x). */
-class CountAcc implements Accumulator {
-  private counts = f64(0);
-  grow(c: number): void {
-    this.counts = grown(this.counts, c, f64);
-  }
-  update(gids: Int32Array, n: number, v: Vector | null): void {
-    const counts = this.counts;
-    if (v === null || (v.kind !== 'any' && v.nulls === null)) {
-      for (let i = 0; i < n; i++) {
-        const g = gids[i]!;
-        if (g >= 0) counts[g]! += 1;
-      }
-      return;
-    }
-    for (let i = 0; i < n; i++) {
-      const g = gids[i]!;
-      if (g >= 0 && !isNull(v, i)) counts[g]! += 1;
-    }
-  }
-  buffer(g: number): AggBuffer {
-    return this.counts[g]!;
-  }
-  readonly maxBytes = 9;
-  write(g: number, b: Uint8Array, v: DataView, pos: number): number {
-    return writeNumberOrNull(this.counts[g]!, b, v, pos);
-  }
-}
-
-/** sum(x) (null until a non-null value) and avg(x) ([sum, count]). */
-class SumAcc implements Accumulator {
-  private sums = f64(0);
-  private counts = f64(0);
-  constructor(private readonly avg: boolean) {}
-  grow(c: number): void {
-    this.sums = grown(this.sums, c, f64);
-    this.counts = grown(this.counts, c, f64);
-  }
-  update(gids: Int32Array, n: number, v: Vector | null): void {
-    const { sums, counts } = this;
-    if (v!.kind === 'num') {
-      const values = v!.values;
-      const nulls = v!.nulls;
-      for (let i = 0; i < n; i++) {
-        const g = gids[i]!;
-        if (g < 0 || (nulls !== null && nulls[i] === 1)) continue;
-        // A sum starts at its first value (aggregates.ts: -0 stays -0); an average at 0.
-        if (counts[g] === 0 && !this.avg) sums[g] = values[i]!;
-        else sums[g]! += values[i]!;
-        counts[g]! += 1;
-      }
-      return;
-    }
-    for (let i = 0; i < n; i++) {
-      const g = gids[i]!;
-      if (g < 0 || isNull(v!, i)) continue;
-      if (counts[g] === 0 && !this.avg) sums[g] = numberAt(v!, i);
-      else sums[g]! += numberAt(v!, i);
-      counts[g]! += 1;
-    }
-  }
-  buffer(g: number): AggBuffer {
-    if (this.avg) return [this.sums[g]!, this.counts[g]!];
-    return this.counts[g] === 0 ? null : this.sums[g]!;
-  }
-  readonly maxBytes = 17;
-  write(g: number, b: Uint8Array, v: DataView, pos: number): number {
-    if (!this.avg) return writeNumberOrNull(this.counts[g] === 0 ? null : this.sums[g]!, b, v, pos);
-    b[pos] = 2;
-    v.setFloat64(pos + 1, this.sums[g]!, true);
-    v.setFloat64(pos + 9, this.counts[g]!, true);
-    return pos + 17;
-  }
-}
-
-/**
- * min(x) and max(x) of numbers and timestamps, in Spark's order (NaN above everything); on ties the
- * first value stays, as aggregates.ts's pick does.
- */
-class MinMaxAcc implements Accumulator {
-  private best = f64(0);
-  private has = u8(0);
-  constructor(private readonly max: boolean) {}
-  grow(c: number): void {
-    this.best = grown(this.best, c, f64);
-    this.has = grown(this.has, c, u8);
-  }
-  update(gids: Int32Array, n: number, v: Vector | null): void {
-    const { best, has, max } = this;
-    for (let i = 0; i < n; i++) {
-      const g = gids[i]!;
-      if (g < 0 || isNull(v!, i)) continue;
-      const b = numberAt(v!, i);
-      if (has[g] === 0) {
-        best[g] = b;
-        has[g] = 1;
-        continue;
-      }
-      const a = best[g]!;
-      // compareValues(b, a): NaN is the largest value and equals itself.
-      const cmp = a !== a ? (b !== b ? 0 : -1) : b !== b ? 1 : b < a ? -1 : b > a ? 1 : 0;
-      if (max ? cmp > 0 : cmp < 0) best[g] = b;
-    }
-  }
-  buffer(g: number): AggBuffer {
-    return this.has[g] === 1 ? this.best[g]! : null;
-  }
-  readonly maxBytes = 9;
-  write(g: number, b: Uint8Array, v: DataView, pos: number): number {
-    return writeNumberOrNull(this.has[g] === 1 ? this.best[g]! : null, b, v, pos);
-  }
-}
-
-/** Any other aggregate (min and max of strings and booleans): aggregates.ts's own buffers. */
-class GenericAcc implements Accumulator {
-  private buffers: AggBuffer[] = [];
-  constructor(private readonly agg: Aggregator) {}
-  grow(c: number): void {
-    while (this.buffers.length < c) this.buffers.push(this.agg.newBuffer());
-  }
-  update(gids: Int32Array, n: number, v: Vector | null): void {
-    for (let i = 0; i < n; i++) {
-      const g = gids[i]!;
-      if (g < 0) continue;
-      this.buffers[g] = this.agg.update(this.buffers[g]!, v === null ? null : valueOf(v, i));
-    }
-  }
-  buffer(g: number): AggBuffer {
-    return this.buffers[g]!;
-  }
-  /** Strings have no bound: finish takes the general route for aggregations with this one. */
-  readonly maxBytes = Number.POSITIVE_INFINITY;
-  write(): number {
-    throw new Error('a generic aggregate buffer has no fixed encoding');
-  }
-}
-
-function valueOf(v: Vector, i: number): unknown {
-  if (isNull(v, i)) return null;
-  switch (v.kind) {
-    case 'num':
-      return v.values[i];
-    case 'bool':
-      return v.values[i] === 1;
-    case 'str':
-      return v.dict[v.codes[i]!];
-    case 'any':
-      return v.values[i];
-  }
-}
-
-function accumulatorOf(agg: Aggregator, fn: string): Accumulator {
-  const numeric = isNumericType(agg.inputType) || agg.inputType === 'timestamp';
-  if (fn === 'count') return new CountAcc();
-  if ((fn === 'sum' || fn === 'avg') && numeric) return new SumAcc(fn === 'avg');
-  if ((fn === 'min' || fn === 'max') && numeric) return new MinMaxAcc(fn === 'max');
-  return new GenericAcc(agg);
-}
 
 // ---- the group table ---------------------------------------------------------------------------
 
@@ -235,35 +42,73 @@ interface Part {
   nulls: Uint8Array | null;
 }
 
-/** Interns the distinct values of one key column across the task's batches. */
+/**
+ * Interns the distinct values of one key column across the task's batches: strings by value, a
+ * struct by its canonical encoding (two objects with equal fields are one key), keeping the
+ * first one seen.
+ */
 class Interner {
   private readonly ids = new Map<unknown, number>();
   readonly values: unknown[] = [];
+  constructor(private readonly identity?: (v: unknown) => unknown) {}
   id(v: unknown): number {
-    let id = this.ids.get(v);
+    const k = this.identity === undefined ? v : this.identity(v);
+    let id = this.ids.get(k);
     if (id === undefined) {
       id = this.values.length;
       this.values.push(v);
-      this.ids.set(v, id);
+      this.ids.set(k, id);
     }
     return id;
   }
 }
 
 type KeyPart =
-  | { kind: 'window'; ev: ColumnEvaluator; sizeMs: number; startMs: number }
+  | { kind: 'window'; ev: ColumnEvaluator; sizeMs: number; slideMs: number; startMs: number }
   | { kind: 'num' | 'bool'; ev: ColumnEvaluator }
-  | { kind: 'interned'; ev: ColumnEvaluator; interner: Interner };
+  | { kind: 'interned'; ev: ColumnEvaluator; interner: () => Interner };
 
 function keyPartOf(type: DataType, ev: ColumnEvaluator): KeyPart {
   if (isNumericType(type) || type === 'timestamp') return { kind: 'num', ev };
   if (type === 'boolean') return { kind: 'bool', ev };
-  return { kind: 'interned', ev, interner: new Interner() };
+  const identity = isStructType(type) ? (v: unknown) => Buffer.from(encodeKey([v], [type])).toString('latin1') : undefined;
+  return { kind: 'interned', ev, interner: () => new Interner(identity) };
 }
 
-/** The part's values for one batch; `keep[i] = 0` marks rows that belong to no group. */
-function partValues(p: KeyPart, batch: ColumnBatch, keep: Uint8Array, values: Float64Array): Part {
+/** A task's key part: an interned one with its own interner (ids are task-level). */
+type TaskPart = Exclude<KeyPart, { kind: 'interned' }> | { kind: 'interned'; ev: ColumnEvaluator; interner: Interner };
+
+/**
+ * A batch with a sliding window key, expanded: row i once for each window that contains its time,
+ * in row order then window order (a row whose time is null is in none), with those windows' starts.
+ */
+function expandSliding(p: Extract<KeyPart, { kind: 'window' }>, batch: ColumnBatch): { batch: ColumnBatch; starts: Float64Array } {
+  const t = p.ev(batch);
+  const rows: number[] = [];
+  const starts: number[] = [];
+  for (let i = 0; i < batch.length; i++) {
+    if (isNull(t, i)) continue;
+    for (const w of windowsOf(valueOf(t, i) as number, p.sizeMs, p.slideMs, p.startMs)) {
+      rows.push(i);
+      starts.push(w.start);
+    }
+  }
+  const idx = Int32Array.from(rows);
+  const columns = new Map<string, Vector>();
+  for (const [name, v] of batch.columns) columns.set(name, gather(v, idx, idx.length));
+  return { batch: { length: idx.length, columns }, starts: Float64Array.from(starts) };
+}
+
+/**
+ * The part's values for one batch; `keep[i] = 0` marks rows that belong to no group. `starts`:
+ * an expanded sliding-window batch's window starts.
+ */
+function partValues(p: TaskPart, batch: ColumnBatch, keep: Uint8Array, values: Float64Array, starts?: Float64Array): Part {
   const n = batch.length;
+  if (p.kind === 'window' && starts !== undefined) {
+    values.set(starts.subarray(0, n));
+    return { values, nulls: null };
+  }
   const v = p.ev(batch);
   if (p.kind === 'window') {
     // A row whose time is null is in no window (Spark's TimeWindowing filter).
@@ -443,7 +288,7 @@ class GroupTable {
 }
 
 /** The engine value of a key part stored at `at`. */
-function partValue(p: KeyPart, table: GroupTable, at: number): unknown {
+function partValue(p: TaskPart, table: GroupTable, at: number): unknown {
   if (table.nulls[at] === 1) return null;
   const x = table.keys[at]!;
   if (p.kind === 'window') return { start: x, end: x + p.sizeMs };
@@ -464,22 +309,17 @@ function aggInput(arg: Expr, agg: Aggregator, schema: Schema): Expr {
   return exprType(arg, schema) === 'string' && agg.inputType === 'double' ? { op: 'cast', expr: arg, to: 'double' } : arg;
 }
 
-/**
- * The columnar map side of `op` over batches of `schema` (the rows entering the aggregation), or
- * undefined when a key needs the row collector. Udfs must be loaded.
- */
-export function columnAggregation(op: AggregateOp, schema: Schema, udfs: UdfRegistry): (() => ColumnAggregation) | undefined {
+/** The map side of `op` over batches of `schema` (the rows entering the aggregation). Udfs must be loaded. */
+export function columnAggregation(op: AggregateOp, schema: Schema, udfs: UdfRegistry): () => ColumnAggregation {
   aggregateOutputSchema(op, schema);
   const keyTypes = op.keys.map((k) => exprType(k, schema));
-  const parts: KeyPart[] = [];
-  for (const [i, k] of op.keys.entries()) {
+  const parts: KeyPart[] = op.keys.map((k, i) => {
     const win = windowOfKey(k);
-    if (win !== undefined) {
-      if (win.slideMs !== win.sizeMs) return undefined;
-      parts.push({ kind: 'window', ev: compileColumnExpr(win.expr, schema, udfs), sizeMs: win.sizeMs, startMs: win.startMs });
-    } else if (isStructType(keyTypes[i]!)) return undefined;
-    else parts.push(keyPartOf(keyTypes[i]!, compileColumnExpr(k, schema, udfs)));
-  }
+    if (win === undefined) return keyPartOf(keyTypes[i]!, compileColumnExpr(k, schema, udfs));
+    return { kind: 'window', ev: compileColumnExpr(win.expr, schema, udfs), sizeMs: win.sizeMs, slideMs: win.slideMs, startMs: win.startMs };
+  });
+  // At most one window (aggregateOutputSchema); a sliding one expands each batch.
+  const sliding = parts.find((p): p is Extract<KeyPart, { kind: 'window' }> => p.kind === 'window' && p.slideMs !== p.sizeMs);
   const aggs = op.aggs.map((s) => aggregatorOf(s, schema));
   const inputs = op.aggs.map((s, j) => (s.arg === null ? null : compileColumnExpr(aggInput(s.arg, aggs[j]!, schema), schema, udfs)));
   const timeOf = eventTimeOfKey(op, keyTypes);
@@ -489,7 +329,7 @@ export function columnAggregation(op: AggregateOp, schema: Schema, udfs: UdfRegi
 
   return () => {
     // Interners hold task-level ids: fresh ones per task.
-    const taskParts = parts.map((p) => (p.kind === 'interned' ? { ...p, interner: new Interner() } : p));
+    const taskParts: TaskPart[] = parts.map((p) => (p.kind === 'interned' ? { ...p, interner: p.interner() } : p));
     const accs = op.aggs.map((s, j) => accumulatorOf(aggs[j]!, s.fn));
     const table = new GroupTable(taskParts.length, (c) => accs.forEach((a) => a.grow(c)));
     let scratchRows = 0;
@@ -497,7 +337,9 @@ export function columnAggregation(op: AggregateOp, schema: Schema, udfs: UdfRegi
     let gidsAll = new Int32Array(0);
     let partsAll: Float64Array[] = [];
     return {
-      add(batch) {
+      add(input) {
+        const expanded = sliding && input.length > 0 ? expandSliding(sliding, input) : undefined;
+        const batch = expanded?.batch ?? input;
         const n = batch.length;
         if (n === 0) return;
         // Scratch arrays of the task, reused by every batch.
@@ -509,7 +351,7 @@ export function columnAggregation(op: AggregateOp, schema: Schema, udfs: UdfRegi
         }
         const keep = keepAll.subarray(0, n).fill(1);
         const gids = gidsAll.subarray(0, n);
-        const values = taskParts.map((p, k) => partValues(p, batch, keep, partsAll[k]!.subarray(0, n)));
+        const values = taskParts.map((p, k) => partValues(p, batch, keep, partsAll[k]!.subarray(0, n), expanded?.starts));
         table.assign(values, keep, n, gids);
         accs.forEach((a, j) => a.update(gids, n, inputs[j] === null ? null : inputs[j]!(batch)));
       },

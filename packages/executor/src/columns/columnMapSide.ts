@@ -1,8 +1,9 @@
 /**
  * Tasks over column batches: the map task of an aggregation (source chunks, then the operators
  * before the shuffle (columnStages.ts), then the hash aggregation (columnAggregate.ts), then the
- * shuffle blocks), and a stateless task whose rows are made only for its sink. Each gives what
- * the row path of task/worker.ts gives on the same input.
+ * shuffle blocks), and a stateless task whose rows are made only for its sink. A task whose
+ * operators include a join runs them as rows (task/stages.ts), whose output an aggregation takes
+ * in batches (mapSide.ts).
  */
 import type { EventTimeStats, InputSplit, MapResult, MapTask } from '../task/messages.js';
 import type { Schema } from '../schema/types.js';
@@ -20,27 +21,25 @@ interface Compiled {
   aggregation: () => ColumnAggregation;
 }
 
-const cache = new Map<string, Compiled | null>();
+const cache = new Map<string, Compiled>();
 
-function compiled(task: Pick<MapTask, 'ops' | 'stateful'>, schema: Schema, udfs: UdfRegistry): Compiled | undefined {
+function compiled(task: Pick<MapTask, 'ops'> & { stateful: AggregateOp }, schema: Schema, udfs: UdfRegistry): Compiled {
   const key = JSON.stringify([schema, task.ops, task.stateful]);
   let c = cache.get(key);
   if (c === undefined) {
-    c = null;
-    if (task.stateful.kind === 'aggregate') {
-      const stages = stagesOf(task.ops, schema, udfs);
-      const aggregation = columnAggregation(task.stateful, stages.outputSchema, udfs);
-      if (aggregation !== undefined) c = { stages, aggregation };
-    }
+    const stages = stagesOf(task.ops, schema, udfs);
+    c = { stages, aggregation: columnAggregation(task.stateful, stages.outputSchema, udfs) };
     if (cache.size > 256) cache.clear();
     cache.set(key, c);
   }
-  return c ?? undefined;
+  return c;
 }
+
+type AggregateOp = Extract<MapTask['stateful'], { kind: 'aggregate' }>;
 
 export type MapOutput = Omit<MapResult, 'ok' | 'kind' | 'threadId'>;
 
-/** Runs the map task over columns, or gives undefined when its operator needs rows. */
+/** Runs the map task over columns, or gives undefined when it runs as rows (a deduplication, or a join among its operators). */
 export function columnMapSide(task: MapTask, input: InputSplit, schema: Schema, udfs: UdfRegistry): MapOutput | undefined {
   return mapBatches(task, schema, udfs, (fn) => forEachInputBatch(input, schema, fn));
 }
@@ -53,13 +52,13 @@ export function mapBatches(
   source: (fn: (batch: ColumnBatch) => void) => number,
 ): MapOutput | undefined {
   // A join may turn a row into several: rows, not columns (task/stages.ts).
-  if (task.stateful.kind !== 'aggregate' || task.ops.some((o) => o.kind === 'join')) return undefined;
-  const c = compiled(task, schema, udfs);
-  if (c === undefined) return undefined;
+  const op = task.stateful;
+  if (op.kind !== 'aggregate' || task.ops.some((o) => o.kind === 'join')) return undefined;
+  const c = compiled({ ops: task.ops, stateful: op }, schema, udfs);
   const aggregation = c.aggregation();
   const stats: EventTimeStats = { min: Infinity, max: -Infinity, sum: 0, count: 0 };
   const numInputRows = source((batch) => aggregation.add(c.stages.run(batch, stats)));
-  const writer = new ShuffleWriter(task.layout, task.stateful.keys.map((k) => exprType(k, c.stages.outputSchema)));
+  const writer = new ShuffleWriter(task.layout, op.keys.map((k) => exprType(k, c.stages.outputSchema)));
   const numRecords = aggregation.finish(writer);
   return { numInputRows, numRecords, blocks: writer.finish(), ...(stats.count > 0 && { eventTime: stats }) };
 }

@@ -1,7 +1,8 @@
 /**
- * The column paths against the row paths they replace, on the same rows: every type, nulls, NaN,
- * -0, strings outside the BMP. The row paths (compileExpr.ts, task/stages.ts, mapSide.ts) are the
- * reference, so each test asserts equal output rather than hand-written values.
+ * The column paths against references on the same rows: every type, nulls, NaN, -0, strings
+ * outside the BMP. The row evaluators (compileExpr.ts, task/stages.ts) are the reference of column
+ * expressions and stages; the map side of an aggregation has one implementation, fed by columns
+ * or by rows, checked against mapSideTestKit's plain computation of the partials, byte for byte.
  */
 import { describe, expect, it } from 'vitest';
 import { bin, call, cast, col, lit, SCHEMA } from '../expressions/exprTestKit.js';
@@ -10,7 +11,7 @@ import type { Expr } from '../expressions/types.js';
 import type { AggSpec, Op, StatefulOp } from '../operators/types.js';
 import type { Row, Schema } from '../schema/types.js';
 import type { MapTask, StateLayoutMsg } from '../task/messages.js';
-import { partitionPartials, random } from '../operators/mapSideTestKit.js';
+import { partitionPartials, random, referencePartials } from '../operators/mapSideTestKit.js';
 import { compileStages, runStages } from '../task/stages.js';
 import { encodeRows } from '../task/rowCodec.js';
 import { compileColumnExpr } from './columnExpr.js';
@@ -169,7 +170,7 @@ describe('a stateless task over JSON columns gives what its row path gives', () 
   });
 });
 
-describe('the columnar map side gives the row map side byte for byte', () => {
+describe("an aggregation's map side gives the plain computation's partials byte for byte, from columns and from rows", () => {
   const layout: StateLayoutMsg = { keyGroups: 64, partitions: 5, shards: 2 };
   const tumbling: Expr = { op: 'window', expr: col('ts'), sizeMs: 5 * MIN, slideMs: 5 * MIN, startMs: 0 };
   const all = (arg: Expr): AggSpec[] =>
@@ -182,46 +183,61 @@ describe('the columnar map side gives the row map side byte for byte', () => {
     ['no key, aggregates of strings, booleans and timestamps', [], [...all(col('id')), ...ordered(col('ok')), ...ordered(col('ts'))], null],
     ['an expression key and argument', [bin('mod', col('n'), lit(3)), tumbling], all(bin('plus', col('v'), col('i'))), 1],
     ['timestamp key', [col('ts')], [{ fn: 'count', arg: col('id'), name: 'c' }], 0],
+    ['sliding window + string key', [{ op: 'window', expr: col('ts'), sizeMs: 10 * MIN, slideMs: 5 * MIN, startMs: 0 }, col('id')], all(col('v')), 0],
+    ['sliding window of a size that is no multiple of its slide', [{ op: 'window', expr: col('ts'), sizeMs: 7 * MIN, slideMs: 3 * MIN, startMs: MIN }], [{ fn: 'count', arg: null, name: 'c' }], 0],
   ];
   const rows = rowsOf(3 * BATCH_ROWS + 17, 11);
   for (const [name, keys, aggs, eventTimeKey] of cases) {
     it(name, () => {
-      const op: StatefulOp = { kind: 'aggregate', keys, keyNames: keys.map((_, i) => `k${i}`), aggs, eventTimeKey };
-      const want = partitionPartials(rows, op, FLAT, layout);
+      const op = { kind: 'aggregate' as const, keys, keyNames: keys.map((_, i) => `k${i}`), aggs, eventTimeKey };
+      const want = referencePartials(rows, op, FLAT, layout);
+      // Several groups, or the one group of an aggregation without keys.
+      if (keys.length === 0) expect(want.numRecords).toBe(1);
+      else expect(want.numRecords).toBeGreaterThan(1);
       // Batches straight from the rows: the rows codec would turn -0 into 0 on the way.
-      const got = mapBatches({ ops: [], stateful: op, layout }, FLAT, new Map(), (fn) => {
+      const fromColumns = mapBatches({ ops: [], stateful: op, layout }, FLAT, new Map(), (fn) => {
         for (let lo = 0; lo < rows.length; lo += BATCH_ROWS) fn(batchFromRows(rows, FLAT, lo, Math.min(rows.length, lo + BATCH_ROWS)));
         return rows.length;
       });
-      expect(got).toBeDefined();
-      expect(got!.numInputRows).toBe(rows.length);
-      expect(got!.numRecords).toBe(want.numRecords);
-      expect(got!.blocks.map((b) => b.partition)).toEqual(want.blocks.map((b) => b.partition));
-      got!.blocks.forEach((b, k) => expect(Buffer.from(b.data).equals(Buffer.from(want.blocks[k]!.data))).toBe(true));
+      const fromRows = partitionPartials(rows, op, FLAT, layout);
+      expect(fromColumns).toBeDefined();
+      expect(fromColumns!.numInputRows).toBe(rows.length);
+      for (const got of [fromColumns!, fromRows]) {
+        expect(got.numRecords).toBe(want.numRecords);
+        expect(got.blocks.map((b) => b.partition)).toEqual(want.blocks.map((b) => b.partition));
+        got.blocks.forEach((b, k) => expect(Buffer.from(b.data).equals(Buffer.from(want.blocks[k]!.data))).toBe(true));
+      }
     });
   }
 
+  it('a struct key compares its fields as values: objects with equal fields (in any order) are one key', () => {
+    const schema: Schema = [...FLAT, { name: 'w', type: { struct: [{ name: 'start', type: 'timestamp', nullable: true }, { name: 'end', type: 'timestamp', nullable: true }] }, nullable: true }];
+    const r = random(3);
+    const withStructs = rows.map((row) => {
+      const start = Math.floor(r() * 4) * MIN;
+      const w = r() < 0.1 ? null : r() < 0.5 ? { start, end: start + MIN } : { end: start + MIN, start };
+      return { ...row, w };
+    });
+    const op = { kind: 'aggregate' as const, keys: [col('w'), col('ok')], keyNames: ['w', 'ok'], aggs: [{ fn: 'sum' as const, arg: col('n'), name: 's' }], eventTimeKey: null };
+    const want = referencePartials(withStructs, op, schema, layout);
+    expect(want.numRecords).toBe(15); // 4 windows and null, by true, false and null
+    const got = partitionPartials(withStructs, op, schema, layout);
+    expect(got.numRecords).toBe(want.numRecords);
+    got.blocks.forEach((b, k) => expect(Buffer.from(b.data).equals(Buffer.from(want.blocks[k]!.data))).toBe(true));
+  });
+
   it('reads a memory split (rows) in chunks', () => {
     const op: StatefulOp = { kind: 'aggregate', keys: [col('id')], keyNames: ['id'], aggs: [{ fn: 'count', arg: null, name: 'c' }], eventTimeKey: null };
-    const want = partitionPartials(rows, op, FLAT, layout);
+    const want = referencePartials(rows, op, FLAT, layout);
     const task = { kind: 'map', input: { type: 'rows', data: encodeRows(rows) }, inputSchema: FLAT, ops: [], stateful: op, layout, lateThresholdMs: null } as unknown as MapTask;
     const got = columnMapSide(task, task.input, FLAT, new Map())!;
     expect(got.numInputRows).toBe(rows.length);
     got.blocks.forEach((b, k) => expect(Buffer.from(b.data).equals(Buffer.from(want.blocks[k]!.data))).toBe(true));
   });
 
-  it('leaves sliding windows and deduplication to the row path', () => {
-    const sliding: StatefulOp = {
-      kind: 'aggregate',
-      keys: [{ op: 'window', expr: col('ts'), sizeMs: 10 * MIN, slideMs: 5 * MIN, startMs: 0 }],
-      keyNames: ['w'],
-      aggs: [],
-      eventTimeKey: 0,
-    };
+  it('leaves deduplication to the row path', () => {
     const dedup: StatefulOp = { kind: 'dropDuplicates', columns: ['id'], eventTimeColumn: null };
-    for (const op of [sliding, dedup]) {
-      const task = { kind: 'map', input: { type: 'rows', data: encodeRows(rows) }, inputSchema: FLAT, ops: [], stateful: op, layout, lateThresholdMs: null } as unknown as MapTask;
-      expect(columnMapSide(task, task.input, FLAT, new Map())).toBeUndefined();
-    }
+    const task = { kind: 'map', input: { type: 'rows', data: encodeRows(rows) }, inputSchema: FLAT, ops: [], stateful: dedup, layout, lateThresholdMs: null } as unknown as MapTask;
+    expect(columnMapSide(task, task.input, FLAT, new Map())).toBeUndefined();
   });
 });

@@ -1,17 +1,19 @@
 /**
- * Map side of a stateful batch: the rows of one task, after the operators before the shuffle,
- * become one record per state key, hashed to key groups and encoded in one block per partition
- * (record layout in shuffleCodec.ts).
+ * Map side of a stateful batch fed one row at a time (a map task whose operators run as rows): the
+ * task's rows, after the operators before the shuffle, become one record per state key, hashed to
+ * key groups and encoded in one block per partition (record layout in shuffleCodec.ts).
  *
  * An aggregation combines the task's rows of each key into one partial (Spark's partial
- * aggregation), so a block carries keys, not rows. A sliding window key puts a row in every
- * window containing its time; a row whose window time is null belongs to no window and is
- * dropped, as Spark's TimeWindowing filter does. A deduplication keeps the first row per key.
+ * aggregation), so a block carries keys, not rows: its rows are batched into columns for the one
+ * map-side aggregation (columns/columnAggregate.ts). A deduplication keeps the first row per key.
  */
-import { aggregateOutputSchema, aggregatorOf, compileAggInput, eventTimeOfKey, statefulOutputSchema, windowOfKey, type AggBuffer, type Aggregator } from './aggregates.js';
-import { compileExpr, type Evaluator } from '../expressions/compileExpr.js';
+import { statefulOutputSchema } from './aggregates.js';
+import { compileExpr } from '../expressions/compileExpr.js';
 import { exprType } from '../expressions/exprTypes.js';
 import { loadUdfs, type UdfRegistry } from '../expressions/udfs.js';
+import { columnAggregation } from '../columns/columnAggregate.js';
+import { BATCH_ROWS } from '../columns/columnSources.js';
+import { batchFromRows } from '../columns/vectors.js';
 import type { ShuffleBlock, StateLayoutMsg } from '../task/messages.js';
 import { resolveColumn } from '../expressions/resolveColumn.js';
 import type { DedupRecord } from '../shuffle/shuffleCodec.js';
@@ -20,7 +22,6 @@ import type { Expr } from '../expressions/types.js';
 import type { StatefulOp } from './types.js';
 import type { DataType, Row, Schema } from '../schema/types.js';
 import { isNumericType, isStructType } from '../schema/values.js';
-import { lastWindowStart, windowsOf } from '../expressions/windows.js';
 
 export interface PartitionedPartials {
   /** One block per partition that has records, in partition order. */
@@ -31,14 +32,10 @@ export interface PartitionedPartials {
   numLate: number;
 }
 
-/** A key of the task: an aggregation partial, or the first row of a deduplication key. */
+/** The first row of a deduplication key in the task. */
 interface KeyEntry {
   values: unknown[];
-  /** Aggregation: event time of the key (window end, or the watermarked column), null if none. */
-  eventTimeMs?: number | null;
-  buffers?: AggBuffer[];
-  /** Deduplication. */
-  record?(keyBytes: Uint8Array, keyGroup: number): DedupRecord;
+  record(keyBytes: Uint8Array, keyGroup: number): DedupRecord;
 }
 
 interface Collector {
@@ -46,7 +43,7 @@ interface Collector {
   finish(): { entries: KeyEntry[]; late: number };
 }
 
-/** The combining step of one stateful operator, compiled once per plan. */
+/** The deduplication step, compiled once per plan. */
 interface MapSide {
   keyTypes: DataType[];
   /**
@@ -86,103 +83,6 @@ function keyPart(type: DataType): KeyPart {
 /** Key values as they are sent: -0 becomes 0, as in the canonical encoding (Spark normalizes it too). */
 function normalizer(type: DataType): ((v: unknown) => unknown) | undefined {
   return isNumericType(type) || type === 'timestamp' ? (v) => (v === 0 ? 0 : v) : undefined;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Aggregation
-
-type AggregateOp = Extract<StatefulOp, { kind: 'aggregate' }>;
-
-interface Partial {
-  values: unknown[];
-  buffers: AggBuffer[];
-}
-
-function compileAggregate(op: AggregateOp, schema: Schema, udfs: UdfRegistry): MapSide {
-  aggregateOutputSchema(op, schema); // one window at most, names, types
-  const windowIndex = op.keys.findIndex((k) => windowOfKey(k) !== undefined);
-  const win = windowIndex < 0 ? undefined : windowOfKey(op.keys[windowIndex]!);
-  const keyTypes = op.keys.map((k) => exprType(k, schema));
-  // The window comes last in the task-local key, so its start alone identifies it.
-  const plain = op.keys.flatMap((k, i) => {
-    if (i === windowIndex) return [];
-    const type = keyTypes[i]!;
-    return [{ i, ev: compileExpr(k, schema, udfs), part: keyPart(type), norm: normalizer(type) }];
-  });
-  const time: Evaluator | undefined = win && compileExpr(win.expr, schema, udfs);
-  const aggs: Aggregator[] = op.aggs.map((s) => aggregatorOf(s, schema));
-  const inputs = op.aggs.map((s) => compileAggInput(s, schema, udfs));
-  const numAggs = aggs.length;
-
-  // The task's groups form a trie of Maps: one level keyed by window start (when there is a
-  // window; few distinct values, so it comes first), then one per plain key, whose last level holds
-  // the partial. Map keys are the values themselves (SameValueZero merges -0 with 0 and NaN with
-  // NaN, as the canonical encoding does), so a row builds no key string; structs use their key part.
-  const mapKeys = plain.map((k) => (isStructType(keyTypes[k.i]!) ? k.part : (v: unknown) => v ?? null));
-  const depth = plain.length;
-
-  function collector(): Collector {
-    const root = new Map<unknown, unknown>();
-    const partials: Partial[] = [];
-    const values: unknown[] = new Array(op.keys.length).fill(null);
-    const parts: unknown[] = new Array(depth).fill(null);
-    const args: unknown[] = new Array(numAggs).fill(null);
-    const combine = (windowStart: number): void => {
-      let node = root;
-      if (win !== undefined) {
-        let next = node.get(windowStart) as Map<unknown, unknown> | undefined;
-        if (next === undefined) root.set(windowStart, (next = new Map()));
-        node = next;
-      }
-      for (let i = 0; i < depth - 1; i++) {
-        let next = node.get(parts[i]) as Map<unknown, unknown> | undefined;
-        if (next === undefined) node.set(parts[i], (next = new Map()));
-        node = next;
-      }
-      const last = depth === 0 ? null : parts[depth - 1];
-      let p = node.get(last) as Partial | undefined;
-      if (p === undefined) {
-        const vs = values.slice();
-        for (const k of plain) if (k.norm !== undefined) vs[k.i] = k.norm(vs[k.i]);
-        if (win !== undefined) vs[windowIndex] = { start: windowStart, end: windowStart + win.sizeMs };
-        p = { values: vs, buffers: aggs.map((a) => a.newBuffer()) };
-        node.set(last, p);
-        partials.push(p);
-      }
-      const b = p.buffers;
-      for (let j = 0; j < numAggs; j++) b[j] = aggs[j]!.update(b[j]!, args[j]);
-    };
-    const add = (row: Row): void => {
-      let t = 0;
-      if (time !== undefined) {
-        const v = time(row);
-        if (v == null) return;
-        t = v as number;
-      }
-      for (let i = 0; i < depth; i++) {
-        const k = plain[i]!;
-        const v = k.ev(row);
-        values[k.i] = v;
-        parts[i] = mapKeys[i]!(v);
-      }
-      for (let j = 0; j < numAggs; j++) {
-        const input = inputs[j];
-        args[j] = input == null ? null : input(row);
-      }
-      if (win === undefined) combine(0);
-      else if (win.slideMs === win.sizeMs) combine(lastWindowStart(t, win.sizeMs, win.startMs));
-      else for (const w of windowsOf(t, win.sizeMs, win.slideMs, win.startMs)) combine(w.start);
-    };
-    const timeOf = eventTimeOfKey(op, keyTypes);
-    const finish = (): { entries: KeyEntry[]; late: number } => {
-      const entries = partials.map((p) => ({ values: p.values, buffers: p.buffers, eventTimeMs: timeOf ? timeOf(p.values) : null }));
-      // Late groups are dropped at the stateful operator, after partial aggregation (Spark's rule).
-      return { entries, late: 0 };
-    };
-    return { add, finish };
-  }
-
-  return { keyTypes, collector };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -227,12 +127,13 @@ function compileDedup(op: DedupOp, schema: Schema): MapSide {
 // ---------------------------------------------------------------------------------------------
 
 const compiledCache = new Map<string, MapSide>();
+const aggregations = new Map<string, ReturnType<typeof columnAggregation>>();
 
-function compileMapSide(op: StatefulOp, schema: Schema, udfs: UdfRegistry): MapSide {
+function compileMapSide(op: DedupOp, schema: Schema): MapSide {
   const key = JSON.stringify([schema, op]);
   let side = compiledCache.get(key);
   if (side === undefined) {
-    side = op.kind === 'aggregate' ? compileAggregate(op, schema, udfs) : compileDedup(op, schema);
+    side = compileDedup(op, schema);
     if (compiledCache.size > 256) compiledCache.clear();
     compiledCache.set(key, side);
   }
@@ -262,17 +163,42 @@ export function streamPartials(
   udfs: UdfRegistry = new Map(),
   lateThresholdMs: number | null = null,
 ): { add(row: Row): void; finish(): PartitionedPartials } {
-  const side = compileMapSide(op, schema, udfs);
+  if (op.kind === 'aggregate') {
+    // Rows in batches of BATCH_ROWS, for the one aggregation (it holds no row between batches).
+    const key = JSON.stringify([schema, op]);
+    let compiled = aggregations.get(key);
+    if (compiled === undefined) {
+      compiled = columnAggregation(op, schema, udfs);
+      if (aggregations.size > 256) aggregations.clear();
+      aggregations.set(key, compiled);
+    }
+    const aggregation = compiled();
+    let rows: Row[] = [];
+    const flush = (): void => {
+      if (rows.length > 0) aggregation.add(batchFromRows(rows, schema));
+      rows = [];
+    };
+    return {
+      add(row) {
+        rows.push(row);
+        if (rows.length === BATCH_ROWS) flush();
+      },
+      finish() {
+        flush();
+        const writer = new ShuffleWriter(layout, op.keys.map((k) => exprType(k, schema)));
+        const numRecords = aggregation.finish(writer);
+        return { blocks: writer.finish(), numRecords, numLate: 0 };
+      },
+    };
+  }
+  const side = compileMapSide(op, schema);
   const collector = side.collector(lateThresholdMs);
   return {
     add: collector.add,
     finish() {
       const { entries, late } = collector.finish();
       const writer = new ShuffleWriter(layout, side.keyTypes);
-      for (const e of entries) {
-        if (e.buffers) writer.addAggregate(e.values, e.eventTimeMs ?? null, e.buffers);
-        else writer.addDedup(e.values, e.record!);
-      }
+      for (const e of entries) writer.addDedup(e.values, e.record);
       return { blocks: writer.finish(), numRecords: entries.length, numLate: late };
     },
   };
