@@ -1,9 +1,9 @@
 /**
  * An open-addressing hash table from key bytes to a row of number cells, with no JS object per
- * key: keys sit in one byte arena, cells in one Float64Array, null flags in one Uint8Array. It
- * holds a shard's decoded aggregation state between batches (compactAggregate.ts), at about
- * 60 bytes a key for the seed query against ~300 for a Map of arrays, and merges a state task's
- * partials.
+ * key: keys sit in one byte arena, cells in one Float64Array, null flags in one Uint8Array, and
+ * the few values that are not numbers (aggCells.ts's object buffers) in one array. It holds a
+ * shard's decoded aggregation state between batches (compactAggregate.ts), at about 60 bytes a
+ * key for the seed query against ~300 for a Map of arrays, and merges a state task's partials.
  *
  * Entry numbers stay valid until `compact` (growth keeps them); removed entries leave tombstones
  * that `compact` clears.
@@ -16,6 +16,8 @@ export class KeyTable {
   count = 0;
   cells: Float64Array;
   nulls: Uint8Array;
+  /** `objWidth` slots per entry. */
+  objects: unknown[];
   private arena: Uint8Array;
   private used = 0;
   private keyOff: Int32Array;
@@ -30,9 +32,11 @@ export class KeyTable {
     readonly width: number,
     readonly nullWidth: number,
     capacity = 1024,
+    readonly objWidth = 0,
   ) {
     this.cells = new Float64Array(capacity * width);
     this.nulls = new Uint8Array(capacity * nullWidth);
+    this.objects = [];
     this.arena = new Uint8Array(capacity * 24);
     this.keyOff = new Int32Array(capacity);
     this.keyLen = new Int32Array(capacity);
@@ -90,6 +94,7 @@ export class KeyTable {
     this.live[g] = 1;
     this.cells.fill(0, g * this.width, (g + 1) * this.width);
     this.nulls.fill(0, g * this.nullWidth, (g + 1) * this.nullWidth);
+    for (let o = 0; o < this.objWidth; o++) this.objects[g * this.objWidth + o] = null;
     this.place(g, h);
     this.size++;
     return g;
@@ -132,13 +137,15 @@ export class KeyTable {
   /** Renumbers the live entries densely, dropping tombstones and dead key bytes. */
   compact(): void {
     if (this.size === this.count && this.used === this.liveBytes()) return;
-    const old = { arena: this.arena, keyOff: this.keyOff, keyLen: this.keyLen, hashes: this.hashes, live: this.live, cells: this.cells, nulls: this.nulls, count: this.count };
-    const fresh = new KeyTable(this.width, this.nullWidth, Math.max(1024, this.size * 2));
+    const old = { arena: this.arena, keyOff: this.keyOff, keyLen: this.keyLen, hashes: this.hashes, live: this.live, cells: this.cells, nulls: this.nulls, objects: this.objects, count: this.count };
+    const fresh = new KeyTable(this.width, this.nullWidth, Math.max(1024, this.size * 2), this.objWidth);
+    const ow = this.objWidth;
     for (let g = 0; g < old.count; g++) {
       if (old.live[g] === 0) continue;
       const n = fresh.insert(old.arena, old.keyOff[g]!, old.keyLen[g]!, old.hashes[g]!);
       fresh.cells.set(old.cells.subarray(g * this.width, (g + 1) * this.width), n * this.width);
       fresh.nulls.set(old.nulls.subarray(g * this.nullWidth, (g + 1) * this.nullWidth), n * this.nullWidth);
+      for (let o = 0; o < ow; o++) fresh.objects[n * ow + o] = old.objects[g * ow + o];
     }
     Object.assign(this, fresh);
   }
@@ -150,7 +157,7 @@ export class KeyTable {
   }
 
   clear(): void {
-    Object.assign(this, new KeyTable(this.width, this.nullWidth));
+    Object.assign(this, new KeyTable(this.width, this.nullWidth, undefined, this.objWidth));
   }
 
   /** Empties the table but keeps its arrays, for reuse at the same size. */
@@ -159,17 +166,21 @@ export class KeyTable {
     this.size = 0;
     this.count = 0;
     this.used = 0;
+    this.objects.length = 0;
   }
 
-  /** Bytes of the arrays behind the table. */
+  /** Bytes of the arrays behind the table (an object slot: 8, and a string its UTF-16 units). */
   get memoryUsedBytes(): number {
+    let objects = this.objects.length * 8;
+    for (const v of this.objects) if (typeof v === 'string') objects += 2 * v.length;
     return (
       this.arena.byteLength +
       this.cells.byteLength +
       this.nulls.byteLength +
       this.keyOff.byteLength * 3 +
       this.live.byteLength +
-      this.slots.byteLength
+      this.slots.byteLength +
+      objects
     );
   }
 

@@ -5,51 +5,24 @@
  * fails, and when the shard closes. When it outgrows its budget it is dropped whole (the keys are
  * read from LevelDB again), which keeps the budget without per-key bookkeeping.
  */
-import type { AggBuffer } from './aggregates.js';
-import { KeyTable } from './keyTable.js';
-
-/**
- * Estimated bytes of one entry beyond its key: the Map slot, the buffers array and its numbers
- * (measured at about 150 bytes on Node 20 for a one-count buffer; doubled for Map growth slack).
- * Entries keep the decoded buffers only: their bytes are re-encoded when needed, since the
- * encoding is deterministic, and a typed array per entry would cost more than the value itself.
- */
-const ENTRY_OVERHEAD = 300;
+import { cellTable, type CellLayout } from './aggCells.js';
+import type { KeyTable } from './keyTable.js';
 
 export class StateCache {
-  private readonly entries = new Map<string, AggBuffer[]>();
-  private used = 0;
-  /** The decoded state of an aggregation whose buffers are numbers (compactAggregate.ts). */
+  /** The shard's decoded aggregation state (compactAggregate.ts). */
   private cells: KeyTable | undefined;
 
   constructor(public budgetBytes: number) {}
 
-  get(key: string): AggBuffer[] | undefined {
-    return this.entries.get(key);
-  }
-
-  set(key: string, buffers: AggBuffer[]): void {
-    if (!this.entries.has(key)) this.used += ENTRY_OVERHEAD + key.length;
-    this.entries.set(key, buffers);
-    if (this.used > this.budgetBytes) this.clear();
-  }
-
-  delete(key: string): void {
-    if (this.entries.delete(key)) this.used -= ENTRY_OVERHEAD + key.length;
-  }
-
   clear(): void {
-    this.entries.clear();
-    this.used = 0;
     this.cells = undefined;
   }
 
-  /** The cell table of this shard (a fresh one if there is none, or one of another shape). */
-  table(width: number, nullWidth: number): KeyTable {
-    if (this.cells === undefined || this.cells.width !== width || this.cells.nullWidth !== nullWidth) {
-      this.cells = new KeyTable(width, nullWidth);
-    }
-    return this.cells;
+  /** The cell table of this shard (a fresh one if there is none, or one of another layout). */
+  table(L: CellLayout): KeyTable {
+    const c = this.cells;
+    if (c === undefined || c.width !== L.width || c.nullWidth !== L.nullWidth || c.objWidth !== L.objWidth) this.cells = cellTable(L);
+    return this.cells as KeyTable;
   }
 
   /** After a task: over its budget, the cache is dropped whole (LevelDB still holds everything). */
@@ -58,7 +31,7 @@ export class StateCache {
   }
 
   get memoryUsedBytes(): number {
-    return this.used + (this.cells?.memoryUsedBytes ?? 0);
+    return this.cells?.memoryUsedBytes ?? 0;
   }
 }
 

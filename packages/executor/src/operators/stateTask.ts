@@ -16,9 +16,6 @@ import { Packr } from 'msgpackr';
 import {
   dataKey,
   dataKeyOf,
-  dataRange,
-  decodeDataKey,
-  decodeKey,
   indexKey,
   indexRangeUpTo,
   openLevelShard,
@@ -27,28 +24,18 @@ import {
   type ShardChange,
   type ShardStore,
 } from '@sluice/state';
-import { aggregatorOf, statefulOutputSchema, type AggBuffer, type Aggregator } from './aggregates.js';
-import { decodeBuffers, encodeBuffers } from './aggBufferCodec.js';
-import { exprType } from '../expressions/exprTypes.js';
+import { statefulOutputSchema } from './aggregates.js';
+import { cellLayoutOf } from './aggCells.js';
 import type { UdfRegistry } from '../expressions/udfs.js';
 import { dropStateCache, keyString, stateCache, type StateCache } from './stateCache.js';
-import { aggregateCells, cellLayoutOf, ChangeStream } from './compactAggregate.js';
+import { aggregateCells, ChangeStream } from './compactAggregate.js';
 import type { StateOperatorMetrics, StateResult, StateTask } from '../task/messages.js';
-import { decodeBlock, forEachAggregateRecord, type DedupRecord } from '../shuffle/shuffleCodec.js';
+import { decodeBlock, type DedupRecord } from '../shuffle/shuffleCodec.js';
 import { compileStages, runStages } from '../task/stages.js';
 import { deliver } from '../task/taskOutput.js';
 import { operatorUsesWatermark } from './watermark.js';
 import type { StatefulOp } from './types.js';
 import type { Row } from '../schema/types.js';
-
-/**
- * Test seam (stateTask.test.ts): true sends every aggregation through the general path, so the
- * tests can run both paths on the same batches.
- */
-let generalPath = false;
-export function useGeneralAggregatePath(on: boolean): void {
-  generalPath = on;
-}
 
 /**
  * Shards stay open across tasks and batches in the worker that owns them, while the worker's
@@ -112,14 +99,11 @@ async function runOnShard(task: StateTask, store: ShardStore, cache: StateCache,
   const changes: ShardChange[] = [];
   const schema = statefulOutputSchema(task.stateful, task.stateInputSchema);
   const op = task.stateful;
-  const cells = op.kind === 'aggregate' && !generalPath ? cellLayoutOf(op, task.stateInputSchema) : undefined;
   const out = new ChangeStream(store, task.batchId);
   const emitted =
-    op.kind !== 'aggregate'
-      ? await deduplicate(task, op, store, changes, counters)
-      : cells !== undefined
-        ? await aggregateCells(task, op, cells, store, cache, watermarkOf(task), out, counters)
-        : await aggregate(task, op, store, cache, changes, counters);
+    op.kind === 'aggregate'
+      ? await aggregateCells(task, op, cellLayoutOf(op, task.stateInputSchema), store, cache, watermarkOf(task), out, counters)
+      : await deduplicate(task, op, store, changes, counters);
   await out.add(changes);
 
   const post = await compileStages(schema, task.post, udfs);
@@ -141,106 +125,6 @@ async function runOnShard(task: StateTask, store: ShardStore, cache: StateCache,
 /** The batch's watermark when the operator uses it (drops late keys, evicts), else undefined. */
 function watermarkOf(task: StateTask): number | undefined {
   return operatorUsesWatermark(task.stateful, task.hasWatermark, task.outputMode) ? task.watermarkMs : undefined;
-}
-
-// ---- aggregation ------------------------------------------------------------------------------
-
-async function aggregate(
-  task: StateTask,
-  op: AggregateOp,
-  store: ShardStore,
-  cache: StateCache,
-  changes: ShardChange[],
-  c: Counters,
-): Promise<Row[]> {
-  const aggs = op.aggs.map((spec) => aggregatorOf(spec, task.stateInputSchema));
-  const keyTypes = op.keys.map((k) => exprType(k, task.stateInputSchema));
-  const watermark = watermarkOf(task);
-
-  // Partials of one key from several map tasks merge into one. Keys are views into the blocks.
-  interface Partial {
-    k: string;
-    dk: Uint8Array;
-    time: number | null;
-    buffers: AggBuffer[];
-    /** The key's state before this batch: decoded from the cache, or the stored bytes. */
-    cached?: AggBuffer[] | undefined;
-    stored?: Uint8Array | undefined;
-    /** The key's value after this batch. */
-    bytes?: Uint8Array;
-  }
-  const merged = new Map<string, Partial>();
-  for (const block of task.blocks) {
-    forEachAggregateRecord(block.data, (dk, time, bytes) => {
-      const k = keyString(dk);
-      const have = merged.get(k);
-      const buffers = decodeBuffers(bytes);
-      if (have) have.buffers = have.buffers.map((b, i) => (aggs[i] as Aggregator).merge(b, buffers[i] as AggBuffer));
-      else merged.set(k, { k, dk, time, buffers });
-    });
-  }
-  const live: Partial[] = [];
-  for (const p of merged.values()) {
-    if (watermark !== undefined && p.time !== null && p.time <= watermark) c.dropped += 1;
-    else live.push(p);
-  }
-
-  // Prior values: from the cache, else one getMany for the misses.
-  const misses: Partial[] = [];
-  for (const p of live) if ((p.cached = cache.get(p.k)) === undefined) misses.push(p);
-  const fetched = await store.getMany(misses.map((p) => p.dk));
-  misses.forEach((p, i) => (p.stored = fetched[i]));
-  for (const p of live) {
-    // Encoded before the merge below, which may update the cached buffers in place.
-    const priorBytes = p.cached ? encodeBuffers(p.cached) : p.stored;
-    if (priorBytes) {
-      const prior = p.cached ?? decodeBuffers(priorBytes);
-      p.buffers = prior.map((b, j) => (aggs[j] as Aggregator).merge(b, p.buffers[j] as AggBuffer));
-    } else {
-      c.rowDelta += 1;
-      if (p.time !== null) {
-        const { kg, key } = decodeDataKey(p.dk);
-        changes.push({ key: indexKey(p.time, kg, key), value: EMPTY, prior: null });
-      }
-    }
-    p.bytes = encodeBuffers(p.buffers);
-    changes.push({ key: p.dk, value: p.bytes, prior: priorBytes ?? null });
-    cache.set(p.k, p.buffers);
-  }
-  c.updated = live.length;
-
-  const toRow = (keyValues: unknown[], buffers: AggBuffer[]): Row => {
-    const row: Row = {};
-    op.keyNames.forEach((n, i) => (row[n] = keyValues[i]));
-    op.aggs.forEach((a, i) => (row[a.name] = (aggs[i] as Aggregator).finalize(buffers[i] as AggBuffer)));
-    return row;
-  };
-  const keyValues = (dk: Uint8Array): unknown[] => decodeKey(decodeDataKey(dk).key, keyTypes);
-  const fromState = (dk: Uint8Array, bytes: Uint8Array): Row => toRow(keyValues(dk), decodeBuffers(bytes));
-  // Keys updated in this batch are later than the watermark, so eviction never meets them.
-  const known = (k: string): Uint8Array | undefined => {
-    const cached = cache.get(k);
-    return cached && encodeBuffers(cached);
-  };
-  const evicted = watermark !== undefined && op.eventTimeKey !== null ? await evict(store, watermark, known, changes, c) : [];
-  for (const [dk] of evicted) cache.delete(keyString(dk));
-  switch (task.outputMode) {
-    case 'append':
-      return evicted.map(([dk, bytes]) => fromState(dk, bytes));
-    case 'update':
-      return live.map((p) => toRow(keyValues(p.dk), p.buffers));
-    case 'complete': {
-      // Complete mode writes the whole result each batch: the state as it stands after this batch.
-      const rows: Row[] = [];
-      const [gte, lt] = dataRange();
-      for (const [key, value] of await store.range(gte, lt)) {
-        const p = merged.get(keyString(key));
-        rows.push(p?.bytes ? toRow(keyValues(key), p.buffers) : fromState(key, value));
-      }
-      for (const p of live) if (!p.stored && !p.cached) rows.push(toRow(keyValues(p.dk), p.buffers));
-      return rows;
-    }
-  }
 }
 
 const EMPTY = new Uint8Array(0);
