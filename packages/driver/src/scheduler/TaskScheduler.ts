@@ -1,9 +1,10 @@
 /**
  * Runs tasks on the executors: one piscina pool per slot (exactly one worker thread each), so the
- * driver decides which slot runs a task. Every query of the session queues its tasks on one
- * p-queue that runs `slots` of them at once: a state task waits for the slot owning its shard,
- * any other task takes the first free slot, and when a slot frees, the task it runs is chosen by
- * sluice.scheduler.mode over the waiting tasks' scheduler pools (SlotArbiter).
+ * driver decides which slot runs a task. Every query of the session waits in one list: a state
+ * task for the slot owning its shard, any other task for the first free slot. Each time a slot
+ * frees (or a task arrives while one is free), SlotArbiter picks the task it runs by
+ * sluice.scheduler.mode over the waiting tasks' scheduler pools, and the task goes to that slot's
+ * p-queue (concurrency 1, with the run's abort signal).
  *
  * A task whose worker crashed or threw is retried (a crashed worker is replaced by piscina on the
  * same slot) up to `sluice.task.maxFailures` attempts; a coded error from the task is a user
@@ -15,11 +16,12 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { setMaxListeners } from 'node:events';
-import PQueue, { type Queue, type QueueAddOptions } from 'p-queue';
+import PQueue from 'p-queue';
 import { Piscina } from 'piscina';
 import type { ResultOf, TaskRequest, TaskResult, TaskSuccess } from '@sluice/executor';
 import { CONF_KEYS, environmentError, LOCAL_PROPERTY_KEYS, SluiceError, type WorkerStateUsage } from '@sluice/state';
 import type { PoolConf } from '../conf/RuntimeConf.js';
+import { count, DEFAULT_POOL, SlotArbiter, type Candidate, type PoolSettings } from './SlotArbiter.js';
 
 export type { PoolConf };
 
@@ -57,16 +59,9 @@ export class RunAborted extends Error {
 }
 
 
-export interface PoolSettings {
-  /** How slots go to pools: FIFO (by submission) or FAIR (FairSchedulingAlgorithm). */
-  mode: 'FIFO' | 'FAIR';
-  pools: Readonly<Record<string, PoolConf>>;
-}
-
-export const DEFAULT_POOL = 'default';
+export { DEFAULT_POOL, type PoolSettings } from './SlotArbiter.js';
 /** The local property naming the scheduler pool of the queries started afterwards (Spark's spark.scheduler.pool). */
 export const POOL_PROPERTY = LOCAL_PROPERTY_KEYS.schedulerPool;
-const UNLISTED_POOL: PoolConf = { schedulingMode: 'FIFO', weight: 1, minShare: 0 };
 
 /** Running and waiting tasks of a pool, for session.metrics(). */
 export interface PoolMetrics {
@@ -77,172 +72,18 @@ export interface PoolMetrics {
   waitingTasks: number;
 }
 
-/** What p-queue keeps for a queued task (its RunFunction, not exported). */
-type RunFunction = () => Promise<unknown>;
-
-/** The slot a task was given when it left the queue, read by the task's function as it starts. */
-interface Ticket {
-  slot: number;
+/** A task waiting for a slot: started (given its slot) by the arbiter's pick, or dropped when its run is aborted. */
+interface Waiting extends Candidate {
+  start(slot: number): void;
 }
-
-/** A task waiting for a slot. */
-interface QueuedTask {
-  run: RunFunction;
-  id: string | undefined;
-  pool: string;
-  runId: string;
-  /** The slot it must run on (a state task: the slot owning its shard), or any. */
-  wanted: number | undefined;
-  ticket: Ticket;
-}
-
-type SlotTaskOptions = QueueAddOptions & { pool?: string; runId?: string; wanted?: number | undefined; ticket?: Ticket };
-
-/**
- * The slots, and which waiting task a free slot runs. A task can start when its slot (or, for a
- * task that may run anywhere, any slot) is free. Among those, FIFO takes the first submitted;
- * FAIR applies Spark's FairSchedulingAlgorithm over the pools that have such tasks (pools below
- * their minShare first, by running / minShare; then by running / weight), and inside the chosen
- * pool its own mode: FIFO by submission, or FAIR between its query runs by running tasks.
- *
- * Pools whose shares tie go by their longest-waiting task. Spark breaks the tie by pool name,
- * which with a few slots and many busy pools starves the pools whose names sort last: with 2
- * slots, most pools run nothing at any moment, so most comparisons tie.
- */
-class SlotArbiter {
-  readonly runningByPool = new Map<string, number>();
-  readonly runningByRun = new Map<string, number>();
-  /** Free slots, the most recently freed last (a task that may run anywhere takes it). */
-  readonly free: number[];
-
-  constructor(
-    slots: number,
-    readonly settings: PoolSettings,
-  ) {
-    this.free = Array.from({ length: slots }, (_, i) => slots - 1 - i);
-  }
-
-  conf(name: string): PoolConf {
-    return this.settings.pools[name] ?? UNLISTED_POOL;
-  }
-
-  canStart(t: QueuedTask): boolean {
-    return this.free.length > 0 && (t.wanted === undefined || this.free.includes(t.wanted));
-  }
-
-  /** Takes the slot for `t` and counts it running. */
-  start(t: QueuedTask): void {
-    const i = t.wanted === undefined ? this.free.length - 1 : this.free.indexOf(t.wanted);
-    t.ticket.slot = this.free.splice(i, 1)[0] as number;
-    count(this.runningByPool, t.pool, 1);
-    count(this.runningByRun, t.runId, 1);
-  }
-
-  finish(slot: number, pool: string, runId: string): void {
-    this.free.push(slot);
-    count(this.runningByPool, pool, -1);
-    count(this.runningByRun, runId, -1);
-  }
-
-  /** The index in `waiting` (in submission order) of the task to start next, or -1 if none can. */
-  pick(waiting: readonly QueuedTask[]): number {
-    let pool: string | undefined;
-    let first = -1;
-    for (let i = 0; i < waiting.length; i++) {
-      const t = waiting[i] as QueuedTask;
-      if (!this.canStart(t)) continue;
-      if (this.settings.mode === 'FIFO') return i;
-      if (pool === undefined || (t.pool !== pool && this.fairOrder(t.pool, pool) < 0)) [pool, first] = [t.pool, i];
-    }
-    if (pool === undefined || this.conf(pool).schedulingMode === 'FIFO') return first;
-    let best = first;
-    let bestRunning = Number.POSITIVE_INFINITY;
-    waiting.forEach((t, i) => {
-      if (t.pool !== pool || !this.canStart(t)) return;
-      const running = this.runningByRun.get(t.runId) ?? 0;
-      if (running < bestRunning) [best, bestRunning] = [i, running];
-    });
-    return best;
-  }
-
-  private fairOrder(a: string, b: string): number {
-    const pa = this.conf(a);
-    const pb = this.conf(b);
-    const ra = this.runningByPool.get(a) ?? 0;
-    const rb = this.runningByPool.get(b) ?? 0;
-    const needyA = ra < pa.minShare;
-    const needyB = rb < pb.minShare;
-    if (needyA !== needyB) return needyA ? -1 : 1;
-    const [x, y] = needyA ? [ra / Math.max(pa.minShare, 1), rb / Math.max(pb.minShare, 1)] : [ra / pa.weight, rb / pb.weight];
-    return x < y ? -1 : x > y ? 1 : 0;
-  }
-}
-
-function count(m: Map<string, number>, key: string, by: number): void {
-  const n = (m.get(key) ?? 0) + by;
-  if (n === 0) m.delete(key);
-  else m.set(key, n);
-}
-
-/**
- * The waiting tasks, as p-queue's queueClass. The scheduler's one p-queue runs up to `slots`
- * tasks at once; each time it may start one, it asks `size` whether any waiting task can start
- * (its slot is free) and `dequeue` for the one the arbiter picks, which takes its slot then.
- */
-function slotQueueClass(arbiter: SlotArbiter) {
-  return class SlotQueue implements Queue<RunFunction, SlotTaskOptions> {
-    readonly tasks: QueuedTask[] = [];
-
-    /** The waiting tasks that could start now: p-queue starts none while this is 0. */
-    get size(): number {
-      let n = 0;
-      for (const t of this.tasks) if (arbiter.canStart(t)) n++;
-      return n;
-    }
-
-    enqueue(run: RunFunction, options?: Partial<SlotTaskOptions>): void {
-      this.tasks.push({
-        run,
-        id: options?.id,
-        pool: options?.pool ?? DEFAULT_POOL,
-        runId: options?.runId ?? '',
-        wanted: options?.wanted,
-        ticket: options?.ticket ?? { slot: -1 },
-      });
-    }
-
-    dequeue(): RunFunction | undefined {
-      const i = arbiter.pick(this.tasks);
-      if (i < 0) return undefined;
-      const t = this.tasks.splice(i, 1)[0] as QueuedTask;
-      arbiter.start(t);
-      return t.run;
-    }
-
-    filter(options: Readonly<Partial<SlotTaskOptions>>): RunFunction[] {
-      return this.tasks.filter((t) => options.pool === undefined || t.pool === options.pool).map((t) => t.run);
-    }
-
-    setPriority(): void {
-      throw new Error('scheduler tasks are ordered by their pools, not by priorities');
-    }
-
-    /** A waiting task whose run was aborted (p-queue calls it when the task's signal fires). */
-    remove(id: string): void {
-      const i = this.tasks.findIndex((t) => t.id === id);
-      if (i >= 0) this.tasks.splice(i, 1);
-    }
-  };
-}
-
-type SlotQueue = InstanceType<ReturnType<typeof slotQueueClass>>;
 
 export class TaskScheduler {
   private readonly pools: Piscina[];
   private readonly filename: string;
-  /** Every query's tasks, started `slots` at a time, each when its slot frees. */
-  private readonly queue: PQueue<SlotQueue, SlotTaskOptions>;
-  private waitingTasks!: SlotQueue;
+  /** Each slot runs the one task the arbiter gave it. */
+  private readonly slotQueues: PQueue[];
+  /** Every query's tasks waiting for a slot, in submission order. */
+  private readonly waiting: Waiting[] = [];
   private readonly arbiter: SlotArbiter;
   /** Rejects the task running on a slot, set while one runs there. */
   private readonly slotFailed: Array<((e: Error) => void) | undefined> = [];
@@ -265,19 +106,8 @@ export class TaskScheduler {
     this.filename = filename;
     this.arbiter = new SlotArbiter(slots, pooling);
     this.pools = Array.from({ length: slots }, (_, slot) => this.startPool(slot));
+    this.slotQueues = Array.from({ length: slots }, () => new PQueue({ concurrency: 1 }));
     this.stateStores = Array.from({ length: slots }, () => null);
-    const SlotQueue = slotQueueClass(this.arbiter);
-    // p-queue builds its queue itself; keep a handle on it for the metrics.
-    const scheduler = this;
-    this.queue = new PQueue<SlotQueue, SlotTaskOptions>({
-      concurrency: slots,
-      queueClass: class extends SlotQueue {
-        constructor() {
-          super();
-          scheduler.waitingTasks = this;
-        }
-      },
-    });
   }
 
   /**
@@ -326,7 +156,7 @@ export class TaskScheduler {
   /** Each pool's settings and its running and waiting tasks (pools with neither are listed when configured). */
   poolMetrics(): Record<string, PoolMetrics> {
     const waiting = new Map<string, number>();
-    for (const t of this.waitingTasks.tasks) count(waiting, t.pool, 1);
+    for (const t of this.waiting) count(waiting, t.pool, 1);
     const running = this.arbiter.runningByPool;
     const names = new Set<string>([DEFAULT_POOL, ...Object.keys(this.arbiter.settings.pools), ...running.keys(), ...waiting.keys()]);
     const out: Record<string, PoolMetrics> = {};
@@ -357,9 +187,8 @@ export class TaskScheduler {
       if (this.closed) throw new SluiceError('SESSION_CLOSED', 'the session was closed while tasks were running');
       signal.throwIfAborted();
       try {
-        const ticket: Ticket = { slot: -1 };
-        const run = (): Promise<TaskResult> => this.runOn(ticket.slot, { ...task, attempt }, pool);
-        const result = (await this.queue.add(run, { pool, runId: task.runId, wanted, ticket, signal })) as TaskResult;
+        const slot = await this.slotFor({ pool, runId: task.runId, wanted }, signal);
+        const result = await this.runOn(slot, { ...task, attempt }, pool, signal);
         if (!result.ok) throw SluiceError.fromJSON(result.error);
         if (result.kind !== task.kind) throw new Error(`a ${task.kind} task returned a ${result.kind} result`);
         return result;
@@ -383,26 +212,56 @@ export class TaskScheduler {
     );
   }
 
-  /** Runs a task on the worker of the slot the queue has just given it, and frees the slot after. */
-  private runOn(slot: number, task: TaskRequest, pool: string): Promise<TaskResult> {
+  /** Waits until the arbiter gives `task` a slot (or its run is aborted); resolves with the slot, already counted running. */
+  private slotFor(task: Candidate, signal: AbortSignal): Promise<number> {
+    return new Promise<number>((resolve, reject) => {
+      const onAbort = (): void => {
+        const i = this.waiting.indexOf(entry);
+        if (i >= 0) this.waiting.splice(i, 1);
+        reject(signal.reason as Error);
+      };
+      const entry: Waiting = {
+        ...task,
+        start: (slot) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(slot);
+        },
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.waiting.push(entry);
+      this.dispatch();
+    });
+  }
+
+  /** Gives free slots to the waiting tasks the arbiter picks, until none can start. */
+  private dispatch(): void {
+    for (let i = this.arbiter.pick(this.waiting); i >= 0; i = this.arbiter.pick(this.waiting)) {
+      const t = this.waiting.splice(i, 1)[0] as Waiting;
+      t.start(this.arbiter.start(t));
+    }
+  }
+
+  /** Runs a task on the worker of `slot` (the arbiter gave it), and frees the slot after. */
+  private runOn(slot: number, task: TaskRequest, pool: string, signal: AbortSignal): Promise<TaskResult> {
     let failed: ((e: Error) => void) | undefined;
-    return new Promise<TaskResult>((resolve, reject) => {
-      failed = reject;
-      this.slotFailed[slot] = reject;
-      this.slotRun[slot] = task.runId;
-      (this.pools[slot] as Piscina).run(task).then((r: TaskResult) => {
-        if (r.ok && (r.kind === 'state' || r.kind === 'release') && r.stateStores !== undefined) this.stateStores[slot] = r.stateStores;
-        resolve(r);
-      }, reject);
-    }).finally(() => {
+    const run = (): Promise<TaskResult> =>
+      new Promise<TaskResult>((resolve, reject) => {
+        failed = reject;
+        this.slotFailed[slot] = reject;
+        this.slotRun[slot] = task.runId;
+        (this.pools[slot] as Piscina).run(task).then((r: TaskResult) => {
+          if (r.ok && (r.kind === 'state' || r.kind === 'release') && r.stateStores !== undefined) this.stateStores[slot] = r.stateStores;
+          resolve(r);
+        }, reject);
+      });
+    return (this.slotQueues[slot] as PQueue).add(run, { signal }).finally(() => {
       if (this.slotFailed[slot] === failed) {
         this.slotFailed[slot] = undefined;
         this.slotRun[slot] = undefined;
       }
-      this.arbiter.finish(slot, pool, task.runId);
-      // An aborted task left p-queue before its slot was free: have p-queue look again.
-      this.queue.concurrency = this.slots;
-    });
+      this.arbiter.finish(slot, { pool, runId: task.runId, wanted: undefined });
+      this.dispatch();
+    }) as Promise<TaskResult>;
   }
 
   /**
