@@ -7,6 +7,7 @@
  * reaches LevelDB before the store's next operation.
  */
 import { ClassicLevel } from 'classic-level';
+import { ByteBuffer } from './byteBuffer.js';
 import { CONF_KEYS } from './confKeys.js';
 import { asEnvironmentError, environmentError } from './environment.js';
 import { SluiceError } from './errors.js';
@@ -569,34 +570,31 @@ function concat(pieces: readonly Uint8Array[]): Uint8Array {
 
 /** Undo entries in encodeUndo's layout: [keyLen u32][key][0x00 | 0x01 [valueLen u32][value]]. */
 class UndoSink {
-  private buf = new Uint8Array(1 << 16);
-  private view = new DataView(this.buf.buffer);
-  pos = 0;
+  private readonly b = new ByteBuffer(1 << 16);
+
+  get pos(): number {
+    return this.b.pos;
+  }
 
   entry(key: Uint8Array, prior: Uint8Array | null): void {
-    const n = 9 + key.length + (prior === null ? 0 : prior.length);
-    if (this.pos + n > this.buf.length) {
-      const next = new Uint8Array(Math.max(this.pos + n, this.buf.length * 2));
-      next.set(this.buf.subarray(0, this.pos));
-      this.buf = next;
-      this.view = new DataView(next.buffer);
-    }
-    this.view.setUint32(this.pos, key.length);
-    this.buf.set(key, this.pos + 4);
-    this.pos += 4 + key.length;
-    if (prior === null) this.buf[this.pos++] = 0;
+    const b = this.b;
+    b.ensure(9 + key.length + (prior === null ? 0 : prior.length));
+    b.view.setUint32(b.pos, key.length);
+    b.buf.set(key, b.pos + 4);
+    b.pos += 4 + key.length;
+    if (prior === null) b.buf[b.pos++] = 0;
     else {
-      this.buf[this.pos] = 1;
-      this.view.setUint32(this.pos + 1, prior.length);
-      this.buf.set(prior, this.pos + 5);
-      this.pos += 5 + prior.length;
+      b.buf[b.pos] = 1;
+      b.view.setUint32(b.pos + 1, prior.length);
+      b.buf.set(prior, b.pos + 5);
+      b.pos += 5 + prior.length;
     }
   }
 
   /** A copy of the entries so far, and an empty sink that keeps its buffer. */
   take(): Uint8Array {
-    const out = this.buf.slice(0, this.pos);
-    this.pos = 0;
+    const out = this.b.bytes().slice();
+    this.b.pos = 0;
     return out;
   }
 }

@@ -22,6 +22,7 @@
  *
  * integers big-endian.
  */
+import { ByteBuffer } from './byteBuffer.js';
 import { closeSync, fdatasyncSync, fsyncSync, fstatSync, ftruncateSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
@@ -34,18 +35,11 @@ const FOOTER = 24;
 export const CHANGELOG_CHUNK = 4 << 20;
 
 /** Appends ops in the record layout to a growing byte buffer (ops stay contiguous). */
-export class OpSink {
-  protected buf = new Uint8Array(1 << 16);
-  protected view = new DataView(this.buf.buffer);
-  pos = 0;
+export class OpSink extends ByteBuffer {
   count = 0;
 
-  private ensure(n: number): void {
-    if (this.pos + n <= this.buf.length) return;
-    const next = new Uint8Array(Math.max(this.pos + n, this.buf.length * 2));
-    next.set(this.buf.subarray(0, this.pos));
-    this.buf = next;
-    this.view = new DataView(next.buffer);
+  constructor() {
+    super(1 << 16);
   }
 
   put(key: Uint8Array, value: Uint8Array): void {
@@ -86,7 +80,7 @@ export class OpSink {
    * commit that streams many chunks allocates one), and an empty sink; the count goes on.
    */
   take(): Uint8Array {
-    const out = this.buf.subarray(0, this.pos);
+    const out = this.bytes();
     this.pos = 0;
     return out;
   }

@@ -4,6 +4,7 @@ export { fault } from './faults.js';
 export { CONF_KEYS, LOCAL_PROPERTY_KEYS, type ConfKey } from './confKeys.js';
 
 export { murmur3_x86_32 } from './murmur3.js';
+export { ByteBuffer } from './byteBuffer.js';
 export { encodeKey, decodeKey, KeyWriter } from './keyEncoding.js';
 export type { KeyType } from './keyEncoding.js';
 export {
@@ -46,11 +47,10 @@ export {
   LEVELDB_MIN_WRITE_BUFFER_BYTES,
   LEVELDB_MAX_WRITE_BUFFER_BYTES,
 } from './LevelShardStore.js';
-export { MemoryShardStore, MemoryVolume, InstrumentedShardStore, openMemoryShard } from './MemoryShardStore.js';
-export type { MemoryShardStats } from './MemoryShardStore.js';
 export { ShardRegistry, SHARD_FIXED_FILES } from './ShardRegistry.js';
 export type { ShardOpener, WorkerBudget, WorkerStateUsage } from './ShardRegistry.js';
 export { SHARD_FORMAT_VERSION } from './shardRecords.js';
+export { DEDUP_VALUE_VERSION, decodeDedupValue, encodeDedupValue } from './dedupState.js';
 export { asEnvironmentError, environmentError, openFilesLimit } from './environment.js';
 export { planRepartition, movesBetween } from './repartition.js';
 export type { AssignedLayout, KeyGroupMove, RepartitionPlan } from './repartition.js';

@@ -20,6 +20,7 @@
  *
  * This format is pinned by every checkpoint through the key-group hash: do not change it.
  */
+import { ByteBuffer } from './byteBuffer.js';
 import { SluiceError } from './errors.js';
 
 export type KeyType =
@@ -36,36 +37,17 @@ const TAG_NULL = 0x00;
 const TAG_PRESENT = 0x01;
 const TAG_BIGINT = 0x02;
 
-class Writer {
-  buf = new Uint8Array(256);
-  view = new DataView(this.buf.buffer);
-  pos = 0;
-
-  ensure(n: number): void {
-    if (this.pos + n <= this.buf.length) return;
-    let size = this.buf.length * 2;
-    while (size < this.pos + n) size *= 2;
-    const next = new Uint8Array(size);
-    next.set(this.buf.subarray(0, this.pos));
-    this.buf = next;
-    this.view = new DataView(next.buffer);
-  }
-
-  byte(b: number): void {
-    this.ensure(1);
-    this.buf[this.pos++] = b;
-  }
-}
+type Writer = ByteBuffer;
 
 // encodeKey runs once per row: one scratch writer per thread, copied out at the end.
-const scratch = new Writer();
+const scratch = new ByteBuffer(256);
 
 /**
  * The canonical encoding written value by value into a reused buffer (`buf[0, pos)`), for loops
  * that must not allocate per key; the bytes are those encodeKey gives for the same values.
  */
 export class KeyWriter {
-  private readonly w = new Writer();
+  private readonly w = new ByteBuffer(256);
   get buf(): Uint8Array {
     return this.w.buf;
   }

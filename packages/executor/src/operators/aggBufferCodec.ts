@@ -5,45 +5,37 @@
  *
  *   0 null   1 number (f64)   2 [sum, count] (2 × f64)   3 true   4 false   5 string (u32 length, UTF-8)
  */
-import { SluiceError } from '@sluice/state';
+import { ByteBuffer, SluiceError } from '@sluice/state';
 import type { AggBuffer } from './aggregates.js';
 
-let scratch = new ArrayBuffer(1 << 16);
-let view = new DataView(scratch);
-let bytes = new Uint8Array(scratch);
-
-function ensure(n: number): void {
-  if (n <= scratch.byteLength) return;
-  scratch = new ArrayBuffer(Math.max(n, scratch.byteLength * 2));
-  view = new DataView(scratch);
-  bytes = new Uint8Array(scratch);
-}
+const scratch = new ByteBuffer(1 << 16);
 
 export function encodeBuffers(buffers: readonly AggBuffer[]): Uint8Array {
-  let pos = 0;
+  const o = scratch;
+  o.pos = 0;
   for (const b of buffers) {
-    ensure(pos + 17);
-    if (b === null) bytes[pos++] = 0;
+    o.ensure(17);
+    if (b === null) o.buf[o.pos++] = 0;
     else if (typeof b === 'number') {
-      bytes[pos] = 1;
-      view.setFloat64(pos + 1, b, true);
-      pos += 9;
+      o.buf[o.pos] = 1;
+      o.view.setFloat64(o.pos + 1, b, true);
+      o.pos += 9;
     } else if (Array.isArray(b)) {
-      bytes[pos] = 2;
-      view.setFloat64(pos + 1, b[0], true);
-      view.setFloat64(pos + 9, b[1], true);
-      pos += 17;
-    } else if (typeof b === 'boolean') bytes[pos++] = b ? 3 : 4;
+      o.buf[o.pos] = 2;
+      o.view.setFloat64(o.pos + 1, b[0], true);
+      o.view.setFloat64(o.pos + 9, b[1], true);
+      o.pos += 17;
+    } else if (typeof b === 'boolean') o.buf[o.pos++] = b ? 3 : 4;
     else {
       const text = Buffer.from(b, 'utf8');
-      ensure(pos + 5 + text.length);
-      bytes[pos] = 5;
-      view.setUint32(pos + 1, text.length, true);
-      bytes.set(text, pos + 5);
-      pos += 5 + text.length;
+      o.ensure(5);
+      o.buf[o.pos] = 5;
+      o.view.setUint32(o.pos + 1, text.length, true);
+      o.pos += 5;
+      o.append(text);
     }
   }
-  return bytes.slice(0, pos);
+  return o.bytes().slice();
 }
 
 export function decodeBuffers(data: Uint8Array): AggBuffer[] {

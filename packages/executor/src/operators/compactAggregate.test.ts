@@ -7,7 +7,8 @@
  * and an index entry per key with an event time.
  */
 import { describe, expect, it } from 'vitest';
-import { contiguousAssignment, dataKey, decodeDataKey, decodeKey, indexKey, MemoryVolume, openMemoryShard, partitionsIn, ShardRegistry } from '@sluice/state';
+import { contiguousAssignment, dataKey, decodeDataKey, decodeKey, indexKey, partitionsIn, ShardRegistry } from '@sluice/state';
+import { MemoryVolume, openMemoryShard } from '@sluice/state/testing';
 import { partitionPartials, random, sortRows } from './mapSideTestKit.js';
 import { releaseShards, runStateTask, useShardRegistry } from './stateTask.js';
 import { useStateChunks } from './compactAggregate.js';

@@ -4,16 +4,15 @@
  * once per worker. Keys match as Spark's equi-join: a null key matches nothing; NaN matches NaN,
  * and -0 matches 0.
  */
-import { Packr } from 'msgpackr';
 import { SluiceError } from '@sluice/state';
 import type { Op } from './types.js';
 import type { Row, Schema } from '../schema/types.js';
 import { compileExpr } from '../expressions/compileExpr.js';
+import { plainPackr as packr } from '../task/packers.js';
 import type { UdfRegistry } from '../expressions/udfs.js';
 
 type JoinOp = Extract<Op, { kind: 'join' }>;
 
-const packr = new Packr({ useRecords: false, moreTypes: false });
 
 /** A static side's rows (engine form) in a SharedArrayBuffer: every task message of a run shares it. */
 export function broadcastRows(rows: readonly Row[]): SharedArrayBuffer {

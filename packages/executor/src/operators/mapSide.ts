@@ -117,7 +117,7 @@ function compileDedup(op: DedupOp, schema: Schema): MapSide {
         if (firsts.has(key)) return;
         const values = keys.map((k) => (k.norm === undefined ? k.ev(row) : k.norm(k.ev(row))));
         const t = time === undefined ? null : ((time(row) as number | null) ?? null);
-        firsts.set(key, { values, record: (keyBytes, kg): DedupRecord => [kg, keyBytes, values, row, t] });
+        firsts.set(key, { values, record: (keyBytes, kg): DedupRecord => [kg, keyBytes, row, t] });
       };
       return { add, finish: () => ({ entries: [...firsts.values()], late }) };
     },

@@ -6,17 +6,13 @@
  * decoded-state cache off (a 0-byte budget) and on.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { unpack } from 'msgpackr';
 import {
   dataRange,
   decodeDataKey,
+  decodeDedupValue,
   decodeIndexKey,
   decodeKey,
   indexRange,
-  InstrumentedShardStore,
-  MemoryShardStore,
-  MemoryVolume,
-  openMemoryShard,
   PREFIX_DATA,
   PREFIX_INDEX,
   shardOfPartition,
@@ -25,6 +21,7 @@ import {
   ShardRegistry,
   type KeyType,
 } from '@sluice/state';
+import { InstrumentedShardStore, MemoryShardStore, MemoryVolume, openMemoryShard } from '@sluice/state/testing';
 import { WINDOW_TYPE } from '../expressions/exprTypes.js';
 import { partitionPartials, sortRows } from './mapSideTestKit.js';
 import type { ShuffleBlock, StateLayoutMsg, StateOperatorMetrics, StateTask } from '../task/messages.js';
@@ -262,9 +259,9 @@ async function stateOf(store: CountingStore, types: KeyType[]): Promise<{ keys: 
   return { keys, index };
 }
 
-/** A deduplication's state values: [keyValues, expiry] (msgpack). */
-async function dedupValues(store: CountingStore): Promise<string[]> {
-  return (await store.memory.range(...dataRange())).map(([, v]) => JSON.stringify(unpack(v))).sort();
+/** A deduplication's state: each key (decoded with `types`) with the expiry its value records (dedupState.ts). */
+async function dedupValues(store: CountingStore, types: KeyType[]): Promise<string[]> {
+  return (await store.memory.range(...dataRange())).map(([k, v]) => JSON.stringify([decodeKey(decodeDataKey(k).key, types), decodeDedupValue(v).expiryMs])).sort();
 }
 
 // ---- queries ----------------------------------------------------------------------------------
@@ -666,7 +663,7 @@ describe('runStateTask: deduplication', () => {
     expect(b1.rows).toEqual(sortRows([r(0, 'c', 5)]));
     expect(counts(b1.state)).toEqual(m(3, 1, 0, 0));
     // no expiry: no index entries, and no index scan either
-    expect(await dedupValues(h.store())).toEqual([JSON.stringify([['a'], null]), JSON.stringify([['b'], null]), JSON.stringify([['c'], null])]);
+    expect(await dedupValues(h.store(), ['string'])).toEqual([JSON.stringify([['a'], null]), JSON.stringify([['b'], null]), JSON.stringify([['c'], null])]);
     expect(await stateOf(h.store(), ['string'])).toMatchObject({ index: [] });
     expect(h.store().calls.filter((c) => c.op === 'range')).toEqual([]);
   });
@@ -708,7 +705,7 @@ describe('runStateTask: deduplication', () => {
     expect(outcomes[3]!.rows).toEqual(sortRows([r(16, 'a')]));
     expect(counts(outcomes[3]!.state)).toEqual(m(3, 1, 0, 0));
     // the value holds the expiry: first event time + delay
-    expect(await dedupValues(h.store())).toEqual([JSON.stringify([['a'], 26 * S]), JSON.stringify([['b'], 30 * S]), JSON.stringify([['d'], 40 * S])]);
+    expect(await dedupValues(h.store(), ['string'])).toEqual([JSON.stringify([['a'], 26 * S]), JSON.stringify([['b'], 30 * S]), JSON.stringify([['d'], 40 * S])]);
     expect(await stateOf(h.store(), ['string'])).toMatchObject({ index: [26 * S, 30 * S, 40 * S] });
   });
 

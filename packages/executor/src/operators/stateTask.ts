@@ -12,10 +12,10 @@
  */
 import { sep } from 'node:path';
 import { threadId } from 'node:worker_threads';
-import { Packr } from 'msgpackr';
 import {
   dataKey,
   dataKeyOf,
+  encodeDedupValue,
   indexKey,
   indexRangeUpTo,
   openLevelShard,
@@ -53,8 +53,7 @@ export function useShardRegistry(registry: ShardRegistry): ShardRegistry {
   return previous;
 }
 
-/** Deduplication state values: [keyValues, timeMs | null]. Aggregation values: aggBufferCodec.ts. */
-const values = new Packr({ useRecords: false, moreTypes: false });
+/** State values: an aggregation's in aggBufferCodec.ts's encoding, a deduplication's in @sluice/state's dedupState.ts. */
 
 type AggregateOp = Extract<StatefulOp, { kind: 'aggregate' }>;
 
@@ -183,12 +182,12 @@ async function deduplicate(
       // Late records drop before deduplicating (Spark filters late rows first), so a late record of
       // a key from one map task cannot hide an on-time record of it from another
       // (dropDuplicatesWithinWatermark, whose key leaves the event time out).
-      if (watermark !== undefined && rec[4] !== null && rec[4] <= watermark) {
+      if (watermark !== undefined && rec[3] !== null && rec[3] <= watermark) {
         c.dropped += 1;
         continue;
       }
       const k = keyString(rec[1]);
-      if (!first.has(k)) first.set(k, [rec[0], copy(rec[1]), rec[2], rec[3], rec[4]]);
+      if (!first.has(k)) first.set(k, [rec[0], copy(rec[1]), rec[2], rec[3]]);
     }
   }
   const live = [...first.values()];
@@ -198,17 +197,17 @@ async function deduplicate(
   const touched = new Map<string, Uint8Array>();
   live.forEach((rec, i) => {
     if (prior[i]) return; // seen before: a duplicate
-    const time = rec[4];
+    const time = rec[3];
     // dropDuplicatesWithinWatermark keeps a key until its first event time plus the delay.
     const expiry = op.kind === 'dropDuplicatesWithinWatermark' && time !== null ? time + op.delayMs : time;
-    const value = values.pack([rec[2], expiry]);
+    const value = encodeDedupValue(expiry);
     changes.push({ key: keys[i] as Uint8Array, value, prior: null });
     if (expiry !== null && watermark !== undefined) {
       changes.push({ key: indexKey(expiry, rec[0], rec[1]), value: new Uint8Array(0), prior: null });
     }
     touched.set(keyString(keys[i] as Uint8Array), value);
     c.rowDelta += 1;
-    rows.push(rec[3]);
+    rows.push(rec[2]);
   });
   c.updated = rows.length;
   if (watermark !== undefined) await evict(store, watermark, (k) => touched.get(k), changes, c);

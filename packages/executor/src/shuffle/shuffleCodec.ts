@@ -11,15 +11,13 @@
  * reduce side reads it in place, and buffers in aggBufferCodec.ts's encoding. The key values are
  * not sent: the reduce side decodes them from keyBytes when it emits a row.
  *
- * Deduplication blocks are msgpack (records on: row objects of one shape share one field list)
- * of an array of [keyGroup, keyBytes, keyValues, row, eventTimeMs]:
+ * Deduplication blocks are msgpack (task/packers.ts's recordPackr: row objects of one shape share
+ * one field list) of an array of [keyGroup, keyBytes, row, eventTimeMs]:
  *
  *   keyGroup     keyGroupOf(keyBytes, layout.keyGroups); partitionOfKeyGroup(keyGroup) is the
  *                block's partition
- *   keyBytes     encodeKey(keyValues, key types) from @sluice/state: the canonical key, byte-equal
+ *   keyBytes     encodeKey(key values, key types) from @sluice/state: the canonical key, byte-equal
  *                for equal keys whichever task produced them; decoded as a view into the block
- *   keyValues    the key in engine form, one value per key column (a window is {start, end} in ms)
- *   buffers      one partial aggregation buffer per AggSpec, in order (aggregates.ts)
  *   row          the first row of the key in this task, in engine form (the schema entering the
  *                operator)
  *   eventTimeMs  that row's event time, or null without an event-time column or when it is null
@@ -27,17 +25,16 @@
  * A task sends each key at most once, but several tasks send the same key: the reduce side merges
  * aggregate records with equal keyBytes and keeps one deduplication record per key.
  */
-import { Packr } from 'msgpackr';
-import { dataKey, decodeDataKey, decodeKey, PREFIX_DATA, type KeyType } from '@sluice/state';
+import { ByteBuffer, dataKey, decodeDataKey, decodeKey, PREFIX_DATA, type KeyType } from '@sluice/state';
 import { decodeBuffers, encodeBuffers } from '../operators/aggBufferCodec.js';
 import type { AggBuffer } from '../operators/aggregates.js';
 import type { Row } from '../schema/types.js';
+import { recordPackr as packr } from '../task/packers.js';
 
 export type AggregateRecord = [keyGroup: number, keyBytes: Uint8Array, keyValues: unknown[], buffers: AggBuffer[]];
-export type DedupRecord = [keyGroup: number, keyBytes: Uint8Array, keyValues: unknown[], row: Row, eventTimeMs: number | null];
+export type DedupRecord = [keyGroup: number, keyBytes: Uint8Array, row: Row, eventTimeMs: number | null];
 export type ShuffleRecord = AggregateRecord | DedupRecord;
 
-const packr = new Packr({ useRecords: true, moreTypes: false });
 
 /**
  * Encodes a block into its own exactly-sized buffer: msgpackr returns views into a shared scratch
@@ -63,67 +60,59 @@ export function decodeBlock<R extends ShuffleRecord = ShuffleRecord>(data: Uint8
 
 /** Builds one aggregation block (record layout above). */
 export class AggregateBlockWriter {
-  private buf = new Uint8Array(1 << 12);
-  private view = new DataView(this.buf.buffer);
-  private pos = 0;
+  private readonly out = new ByteBuffer(1 << 12);
   private recordBuffers = 0;
-
-  private ensure(n: number): void {
-    if (this.pos + n <= this.buf.length) return;
-    const next = new Uint8Array(Math.max(this.pos + n, this.buf.length * 2));
-    next.set(this.buf.subarray(0, this.pos));
-    this.buf = next;
-    this.view = new DataView(next.buffer);
-  }
 
   /**
    * Starts a record of key group `keyGroup` and canonical key `key[0, keyLen)` whose buffers take
    * at most `maxBufferBytes`: returns where they go in `bytes`/`view`; endRecord closes it.
    */
   beginRecord(keyGroup: number, key: Uint8Array, keyLen: number, eventTimeMs: number | null, maxBufferBytes: number): number {
-    this.ensure(15 + keyLen + maxBufferBytes);
-    const b = this.buf;
-    const p = this.pos;
-    this.view.setUint16(p, 3 + keyLen, true);
+    const o = this.out;
+    o.ensure(15 + keyLen + maxBufferBytes);
+    const b = o.buf;
+    const p = o.pos;
+    o.view.setUint16(p, 3 + keyLen, true);
     b[p + 2] = PREFIX_DATA;
     b[p + 3] = keyGroup >>> 8;
     b[p + 4] = keyGroup & 0xff;
     for (let i = 0; i < keyLen; i++) b[p + 5 + i] = key[i]!;
     const t = p + 5 + keyLen;
-    this.view.setFloat64(t, eventTimeMs ?? Number.NaN, true);
+    o.view.setFloat64(t, eventTimeMs ?? Number.NaN, true);
     this.recordBuffers = t + 10;
     return t + 10;
   }
 
   endRecord(end: number): void {
-    this.view.setUint16(this.recordBuffers - 2, end - this.recordBuffers, true);
-    this.pos = end;
+    this.out.view.setUint16(this.recordBuffers - 2, end - this.recordBuffers, true);
+    this.out.pos = end;
   }
 
   get bytes(): Uint8Array {
-    return this.buf;
+    return this.out.buf;
   }
 
   get dataView(): DataView {
-    return this.view;
+    return this.out.view;
   }
 
   add(keyGroup: number, keyBytes: Uint8Array, eventTimeMs: number | null, buffers: readonly AggBuffer[]): void {
+    const o = this.out;
     const dk = dataKey(keyGroup, keyBytes);
     const b = encodeBuffers(buffers);
-    this.ensure(12 + dk.length + b.length);
-    this.view.setUint16(this.pos, dk.length, true);
-    this.buf.set(dk, this.pos + 2);
-    this.pos += 2 + dk.length;
-    this.view.setFloat64(this.pos, eventTimeMs ?? Number.NaN, true);
-    this.view.setUint16(this.pos + 8, b.length, true);
-    this.buf.set(b, this.pos + 10);
-    this.pos += 10 + b.length;
+    o.ensure(12 + dk.length + b.length);
+    o.view.setUint16(o.pos, dk.length, true);
+    o.buf.set(dk, o.pos + 2);
+    o.pos += 2 + dk.length;
+    o.view.setFloat64(o.pos, eventTimeMs ?? Number.NaN, true);
+    o.view.setUint16(o.pos + 8, b.length, true);
+    o.buf.set(b, o.pos + 10);
+    o.pos += 10 + b.length;
   }
 
   /** The block in exactly-sized shared memory (see `shared`). */
   finish(): Uint8Array {
-    return shared(this.buf.subarray(0, this.pos));
+    return shared(this.out.bytes());
   }
 }
 

@@ -2,10 +2,8 @@
  * Rows cross the thread boundary as msgpack with records: a row's field names are written once
  * per message, not once per row, and decoding makes objects with a shared shape.
  */
-import { Packr } from 'msgpackr';
 import type { Row } from '../schema/types.js';
-
-const packr = new Packr({ useRecords: true, moreTypes: false });
+import { recordPackr as packr } from './packers.js';
 
 export function encodeRows(rows: Row[]): Uint8Array {
   return packr.pack(rows);
