@@ -16,7 +16,7 @@ const README = readFileSync(join(REPO, 'README.md'), 'utf8');
 /** The first column of the README table under `heading` (the text between backticks, if any). */
 function tableColumn(heading: string): string[] {
   const start = README.indexOf(`\n## ${heading}\n`);
-  expect(start, `README has a section "${heading}"`).toBeGreaterThanOrEqual(0);
+  expect(start, `README has a section "${heading}"`).not.toBe(-1);
   const end = README.indexOf('\n## ', start + 1);
   const section = README.slice(start, end < 0 ? undefined : end);
   return section

@@ -81,6 +81,20 @@ export async function waitUntil(done: () => boolean, what: string, timeoutMs = 3
 }
 
 /**
+ * Whether this machine has what a test needs. Under `CI=true` it must have it: the test runs, and
+ * fails naming the tool when it is missing (.ci/run installs every tool). Elsewhere a test without
+ * it skips, and one line says what to install, so that `pnpm test` passes on a plain machine.
+ */
+export function machineHas(what: string, present: boolean, install: string): boolean {
+  if (present || process.env['CI'] === 'true') return true;
+  console.log(`skipped: these tests need ${what}; ${install}`);
+  return false;
+}
+
+/** Root, to mount a tmpfs (real full-disk and read-only faults). */
+export const hasRoot = (): boolean => machineHas('root (they mount a tmpfs)', process.getuid?.() === 0, 'run them as root, as .ci/run does');
+
+/**
  * Mounts a tmpfs of `sizeKb` at a new temp dir (read-only with `readOnly`), for real disk-full and
  * read-only faults. Needs the root privileges the test machines give; unmount it in a `finally`.
  */

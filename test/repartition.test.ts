@@ -97,7 +97,7 @@ describe('repartitioning the seed query at restart', () => {
       const progress = await runWith(d, partitions, shards);
       const first = progress[0] as StreamingQueryProgress;
       // The control batch has no progress event of its own: the first data batch after it says.
-      expect(first.durationMs['controlBatch.REPARTITION']).toBeGreaterThanOrEqual(0);
+      expect(first.durationMs).toHaveProperty(['controlBatch.REPARTITION']);
       expect(first.stateOperators[0]).toMatchObject({ numShufflePartitions: partitions, numStateStoreInstances: shards });
       expect(Object.keys(first.stateOperators[0]?.customMetrics ?? {}).sort()).toEqual(['numBytesMoved', 'numKeyGroupsMoved', 'numRowsMoved']);
       if (before.shards === shards && partitions === 100) expect(first.stateOperators[0]?.customMetrics['numKeyGroupsMoved']).toBe(0);
@@ -134,7 +134,7 @@ describe('repartitioning the seed query at restart', () => {
         await session.close();
       }
       expect(layoutOf(d).shards).toBe(2);
-      expect(heard[0]?.durationMs['controlBatch.REPARTITION']).toBeGreaterThanOrEqual(0);
+      expect(heard[0]?.durationMs).toHaveProperty(['controlBatch.REPARTITION']);
       expect(heard[0]?.stateOperators[0]?.numStateStoreInstances).toBe(2);
       await runWith(d, 8, 1); // back to one shard on two slots
       await new Promise((r) => setImmediate(r));
@@ -179,7 +179,7 @@ describe('stopping around a repartition', () => {
     expect(logIds(join(d.ckpt, 'offsets'))).not.toContain(planned + 1);
     expect(layoutOf(d).partitions).toBe(8);
     const progress = await runWith(d, 4);
-    expect(progress[0]?.durationMs['controlBatch.REPARTITION']).toBeGreaterThanOrEqual(0);
+    expect(progress[0]?.durationMs).toHaveProperty(['controlBatch.REPARTITION']);
     expect(progress[0]?.stateOperators[0]).toMatchObject({ numShufflePartitions: 4 });
     expect(expectExactOutput(d)).toBeGreaterThan(0);
   });
@@ -255,7 +255,7 @@ describe('crashes during repartitioning', () => {
     const kinds = [next, next + 1, next + 2].map((id) => readDoc(join(d.ckpt, 'offsets', String(id)))['kind']);
     expect(kinds).toEqual(['control', 'control', 'data']);
     expect(first.batchId).toBe(next + 2);
-    expect(first.durationMs['controlBatch.REPARTITION']).toBeGreaterThanOrEqual(0);
+    expect(first.durationMs).toHaveProperty(['controlBatch.REPARTITION']);
     // 8 -> 7 in 2 shards moves the boundary's key groups from shard 1 to shard 0; 7 in 2 -> 4 in 1
     // moves the rest of shard 1: together each of its 2048 key groups once.
     expect(first.stateOperators[0]?.customMetrics['numKeyGroupsMoved']).toBe(2048);

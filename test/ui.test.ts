@@ -11,11 +11,12 @@ import { existsSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { col, Session, window, type StreamingQuery } from '@sluice/driver';
-import { removeTempDirs, tempDir } from './helpers.js';
+import { machineHas, removeTempDirs, tempDir } from './helpers.js';
 
 afterAll(removeTempDirs);
 
 const CHROMIUM = '/usr/bin/chromium';
+const hasChromium = () => machineHas("Debian's chromium", existsSync(CHROMIUM), 'install it with apt-get install -y chromium, as .ci/run does');
 
 /** A raw GET (the path is sent exactly as given, unlike fetch, which resolves `..`). */
 function get(port: number, path: string, method = 'GET', host = '127.0.0.1'): Promise<{ status: number; body: string; type: string | undefined }> {
@@ -97,7 +98,7 @@ describe('dashboard', () => {
     await expect(get(port, '/')).rejects.toMatchObject({ code: 'ECONNREFUSED' });
   });
 
-  it('shows the query and its charts in headless Chromium, and a new batch without a reload', async () => {
+  it.skipIf(!hasChromium())('shows the query and its charts in headless Chromium, and a new batch without a reload', async () => {
     expect(existsSync(CHROMIUM), `${CHROMIUM} is missing: .ci/run installs Debian's chromium (apt-get install -y chromium)`).toBe(true);
     const browser = await chromium.launch({
       executablePath: CHROMIUM,

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ListenerBus } from './ListenerBus.js';
 
 const idle = (n: number) => ({ kind: 'onQueryIdle' as const, event: { id: 'q', runId: 'r', timestamp: String(n) } });
@@ -118,9 +118,18 @@ describe('ListenerBus', () => {
     bus.post(idle(1));
     bus.post(idle(2));
     bus.post(idle(3));
-    const t0 = Date.now();
-    await bus.idle(200);
-    expect(Date.now() - t0).toBeLessThan(2_000);
+    vi.useFakeTimers();
+    try {
+      let done = false;
+      const waiting = bus.idle(200).then(() => (done = true));
+      await vi.advanceTimersByTimeAsync(199);
+      expect(done).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      await waiting;
+      expect(done).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
     expect(bus.numUndeliveredEvents).toBe(3); // one being delivered, two queued
   });
 });

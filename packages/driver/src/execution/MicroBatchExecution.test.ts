@@ -2,6 +2,9 @@
  * Which phases of a batch its progress times, seen through a clock that ticks one millisecond at
  * every reading: a phase that is timed reports at least 1, one that is not would report 0.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Session } from '../api/Session.js';
 import { clock } from './clock.js';
@@ -29,6 +32,35 @@ describe('progress durations', () => {
       expect(d['triggerExecution']).toBeGreaterThan(phases);
     } finally {
       await session.close();
+    }
+  });
+
+  it('time a REPARTITION control batch, reported in the next data batch only', async () => {
+    let t = 0;
+    clock.now = () => ++t;
+    const ckpt = mkdtempSync(join(tmpdir(), 'sluice-control-timed-'));
+    try {
+      const run = async (partitions: number) => {
+        const session = await Session.create({ conf: { 'sluice.executor.cores': 1, 'sluice.sql.streaming.stateStore.partitions': partitions } });
+        try {
+          // A memory stream starts over in each session: one more batch than the checkpoint read.
+          const stream = session.memoryStream('counted', 'k LONG');
+          for (let i = 0; i <= 4 - partitions; i++) stream.addData([{ k: i }]);
+          const q = await session.readStream.format('memory').load('counted').groupBy('k').count()
+            .writeStream.format('memory').queryName('counted_out').outputMode('update').option('checkpointLocation', ckpt).start();
+          await q.processAllAvailable();
+          await q.stop();
+          return q.recentProgress;
+        } finally {
+          await session.close();
+        }
+      };
+      await run(4);
+      const [first, ...rest] = await run(3);
+      expect(first?.durationMs['controlBatch.REPARTITION']).toBeGreaterThanOrEqual(1);
+      expect(rest.every((p) => !('controlBatch.REPARTITION' in p.durationMs))).toBe(true);
+    } finally {
+      rmSync(ckpt, { recursive: true, force: true });
     }
   });
 });
