@@ -11,7 +11,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 export const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 export const ROOT_DIR = dirname(BENCH_DIR);
 export const RESULTS_DIR = join(BENCH_DIR, 'results');
+/** The summary: the latest figure of each result name, regenerated from the history at each record. */
 export const RESULTS_MD = join(BENCH_DIR, 'RESULTS.md');
+/** Every run's row, appended. */
+export const HISTORY_MD = join(RESULTS_DIR, 'history.md');
 
 /** mulberry32: a small seeded PRNG, so every run reads the same data. */
 export function prng(seed) {
@@ -119,25 +122,52 @@ function cell(v) {
   return String(s).replaceAll('|', '\\|').replaceAll('\n', ' ');
 }
 
+/** The cells of a history row (the separators escaped in a cell stay in it). */
+function cellsOf(line) {
+  return line
+    .slice(2, -2)
+    .split(/(?<!\\) \| /)
+    .map((c) => c.replaceAll('\\|', '|'));
+}
+
 /**
  * Writes `bench/results/<name>.json` with exactly the keys name, unit, value, baseline, ratio,
- * params, command, and appends one row to `bench/RESULTS.md` (creating its table header).
+ * params, command, appends one row to `bench/results/history.md` (creating its table header),
+ * and regenerates the summary `bench/RESULTS.md` from the history: the latest row of each name.
  */
 export function record({ name, unit, value, baseline, ratio, params, command }) {
   if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new Error(`bad result name ${name}`);
   const result = { name, unit, value, baseline, ratio, params, command };
   mkdirSync(RESULTS_DIR, { recursive: true });
   writeFileSync(join(RESULTS_DIR, `${name}.json`), JSON.stringify(result, null, 2) + '\n');
-
-  const hasHeader = existsSync(RESULTS_MD) && readFileSync(RESULTS_MD, 'utf8').includes('| date | name |');
-  if (!hasHeader) {
-    const prefix = existsSync(RESULTS_MD) && readFileSync(RESULTS_MD, 'utf8').length > 0 ? '\n' : '# Benchmark results\n\nOne row per run, appended by `bench/lib.mjs`. `ratio` compares Sluice with the baseline measured in the same run (see bench/README.md for its direction per benchmark).\n\n';
-    appendFileSync(RESULTS_MD, prefix + HEADER);
+  if (!existsSync(HISTORY_MD) || !readFileSync(HISTORY_MD, 'utf8').includes('| date | name |')) {
+    appendFileSync(HISTORY_MD, '# Benchmark history\n\nOne row per run, appended by `bench/lib.mjs`; `bench/RESULTS.md` shows the latest of each name.\n\n' + HEADER);
   }
   const date = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
   const row = [date, name, value, baseline, unit, ratio, params, command].map(cell).join(' | ');
-  appendFileSync(RESULTS_MD, `| ${row} |\n`);
+  appendFileSync(HISTORY_MD, `| ${row} |\n`);
+  writeSummary();
   return result;
+}
+
+/** `bench/RESULTS.md`: per result name, its latest run in the history (date, figure, baseline, ratio, command). */
+export function writeSummary() {
+  const latest = new Map();
+  for (const line of readFileSync(HISTORY_MD, 'utf8').split('\n')) {
+    if (!line.startsWith('| 20')) continue;
+    const [date, name, value, baseline, unit, ratio, , command] = cellsOf(line);
+    const had = latest.get(name);
+    if (!had || had.date <= date) latest.set(name, { date, name, value, baseline, unit, ratio, command });
+  }
+  const rows = [...latest.values()].sort((a, b) => a.name.localeCompare(b.name));
+  const text =
+    '# Benchmark results\n\n' +
+    'The latest figure of each benchmark, beside its baseline measured in the same run (`ratio`: see bench/README.md for its direction), ' +
+    'with the command that reproduces it. Every run, with its parameters, is in `bench/results/history.md`; the latest run of each in `bench/results/<name>.json`.\n\n' +
+    '| benchmark | date | value | baseline | unit | ratio | command |\n|---|---|---|---|---|---|---|\n' +
+    rows.map((r) => `| ${[r.name, r.date, r.value, r.baseline, r.unit, r.ratio, r.command].map(cell).join(' | ')} |`).join('\n') +
+    '\n';
+  writeFileSync(RESULTS_MD, text);
 }
 
 /**

@@ -1,4 +1,4 @@
-// repartition: the REPARTITION control batch on 1M state keys (DESIGN.md §8), beside a raw LevelDB
+// repartition: the REPARTITION control batch on 1M state keys (bench/README.md), beside a raw LevelDB
 // copy of the same keys measured in the same run.
 //
 // A base checkpoint is built once: the seed query (rate-micro-batch, id = value % KEYS, 10-minute

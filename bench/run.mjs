@@ -47,4 +47,4 @@ if (failed.length > 0) {
   console.error(`\n${failed.length} of ${selected.length} benchmarks failed: ${failed.join(', ')}`);
   process.exit(1);
 }
-console.log(`\n${selected.length} benchmark(s) done; results in bench/results/ and bench/RESULTS.md`);
+console.log(`\n${selected.length} benchmark(s) done; results in bench/results/ and the summary bench/RESULTS.md`);

@@ -1,4 +1,4 @@
-// Stateful throughput: the seed query of DESIGN.md §8, against two single-thread loops over the same
+// Stateful throughput: the seed query (bench/README.md), against two single-thread loops over the same
 // rows, measured in the same run.
 //
 //   rate-micro-batch (rowsPerBatch 1,000,000, advanceMillisPerBatch 1000)
@@ -465,7 +465,7 @@ async function main() {
         ratioIs: `Sluice ${ALL_SLOTS} slots / Sluice 1 slot`,
         slots: ALL_SLOTS,
         medianBatchRatio: round(sN.medianBatchRowsPerSec / s1.medianBatchRowsPerSec, 3),
-        aim: 'about 1.4x from 1 to 2 slots on 2 cores (DESIGN.md §8)',
+        aim: 'about 1.4x from 1 to 2 slots on 2 cores (bench/README.md)',
         ...common,
       },
       command,

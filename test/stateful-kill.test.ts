@@ -1,5 +1,5 @@
 /**
- * Crash tests of stateful queries (DESIGN.md §4-5): a child process runs a windowed count with a
+ * Crash tests of stateful queries (the README's "Checkpoint and exactly-once" and "State"): a child process runs a windowed count with a
  * watermark in append mode (test/fixtures/stateful-kill-child.mjs: 2 slots, 8 state partitions
  * in 2 LevelDB shards) and is SIGKILLed at random moments and at every fault point, the driver's
  * and the state store's (a worker's shard commit and rollback), then restarted on the same
@@ -341,7 +341,7 @@ describe('SIGKILL and restart of a windowed aggregation on the same checkpoint',
     const noDataBatch = NUM_BATCHES - 1;
     await crashAt(dirs, `after-offsets-write:${NUM_BATCHES}`, noDataBatch, false);
     rmSync(join(dirs.ckpt, 'offsets', String(noDataBatch)));
-    // Decided from the checkpoint, not from memory (DESIGN.md §3): the no-data batch is still due.
+    // Decided from the checkpoint, not from memory (nextBatch.ts): the no-data batch is still due.
     await expectRestartCompletes(dirs);
     const planned = readFileSync(join(dirs.ckpt, 'offsets', String(noDataBatch)), 'utf8');
     expect(parseDoc(planned)['batchWatermarkMs']).toBe(EXPECTED.watermarks[noDataBatch]);

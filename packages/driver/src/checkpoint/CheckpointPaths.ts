@@ -16,8 +16,17 @@ export class CheckpointPaths {
   get lock(): string {
     return join(this.root, '.lock');
   }
+  /** Source `index`'s own log (a file source's seen-file log lives in it). */
   source(index: number): string {
     return join(this.root, 'sources', String(index));
+  }
+  /** Where a rate source keeps the time it started at. */
+  rateStart(index: number): string {
+    return join(this.source(index), 'metadata');
+  }
+  /** Where a Redis source keeps the offsets it started from (`latest` means the same after a restart). */
+  redisStart(index: number): string {
+    return join(this.source(index), 'initial');
   }
   state(operatorId: number): string {
     return join(this.root, 'state', String(operatorId));

@@ -65,7 +65,7 @@ function open(ctx: ExecutionContext, plan: LogicalPlan, spec: QuerySpec, paths: 
     inputs.map(({ source }) => ({ format: source.format, ...('file' in source && { path: source.file.path }) })),
   );
   const id = loaded.meta.id;
-  const sources = inputs.map(({ source }, i) => createSource(source, paths.source(i), conf));
+  const sources = inputs.map(({ source }, i) => createSource(source, i, paths, conf));
   const triggers = triggerExecutorOf(spec.trigger, conf.get(K.pollingDelay));
   const probe = BatchTransaction.readTail(paths);
 

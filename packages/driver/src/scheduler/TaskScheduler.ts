@@ -281,7 +281,8 @@ export class TaskScheduler {
 
   /**
    * Runs a stage; results come in task order. `slotOf` pins a task to a slot (a state task runs
-   * on the slot owning its shard); other tasks go to the least-loaded slot. Waits for every task
+   * on the slot owning its shard); other tasks take the first slot that frees, as the arbiter
+   * picks them. Waits for every task
    * before reporting a failure.
    */
   async runTasks<T extends TaskRequest>(tasks: readonly T[], slotOf?: (task: T) => number, pool: string = DEFAULT_POOL): Promise<Array<ResultOf<T>>> {

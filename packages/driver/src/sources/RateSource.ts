@@ -4,7 +4,6 @@
  * start + v * 1000 / rowsPerSecond, so any offset range replays to the same rows.
  */
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type { InputSplit, Schema } from '@sluice/executor';
 import type { SourceOffset } from '../checkpoint/OffsetLog.js';
 import { readVersioned, writeVersioned } from '../checkpoint/versionedFile.js';
@@ -40,11 +39,11 @@ export class RateSource implements StreamSource {
   constructor(
     private readonly rowsPerSecond: number,
     private readonly numPartitions: number | undefined,
-    sourceDir: string,
+    /** Where it keeps the time it started at (CheckpointPaths.rateStart). */
+    metaPath: string,
     now = Date.now(),
   ) {
     this.description = `RateStreamV2[rowsPerSecond=${rowsPerSecond}, numPartitions=${numPartitions ?? 'default'}]`;
-    const metaPath = join(sourceDir, 'metadata');
     if (existsSync(metaPath)) {
       this.startTimeMs = readVersioned<{ startTimeMs: number }>(metaPath).startTimeMs;
     } else {

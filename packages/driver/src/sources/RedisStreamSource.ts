@@ -18,7 +18,6 @@ import { SluiceError, warn } from '@sluice/state';
 import type { SourceOffset } from '../checkpoint/OffsetLog.js';
 import { readVersioned, writeVersioned } from '../checkpoint/versionedFile.js';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type { ReadLimit, StreamSource } from './Source.js';
 
 export interface RedisSourceConfig {
@@ -154,7 +153,8 @@ export class RedisStreamSource implements StreamSource {
 
   constructor(
     private readonly config: RedisSourceConfig,
-    private readonly sourceDir: string,
+    /** Where it keeps the offsets it started from (CheckpointPaths.redisStart). */
+    private readonly startPath: string,
     /** The declared schema (fields as typed columns), or the standard columns. */
     readonly schema: Schema = REDIS_SCHEMA,
   ) {
@@ -183,7 +183,7 @@ export class RedisStreamSource implements StreamSource {
   /** Where the first batch starts, kept in the source's log so that `latest` means the same after a restart. */
   private async initialOffsets(): Promise<Offsets> {
     if (this.initial) return this.initial;
-    const path = join(this.sourceDir, 'initial');
+    const path = this.startPath;
     if (existsSync(path)) return (this.initial = readVersioned<Offsets>(path));
     const s = this.config.startingOffsets;
     const offsets: Offsets = {};

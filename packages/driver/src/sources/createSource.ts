@@ -1,5 +1,6 @@
 /** Builds the running source of a query from its validated spec. */
 import { CONF_KEYS, SluiceError } from '@sluice/state';
+import type { CheckpointPaths } from '../checkpoint/CheckpointPaths.js';
 import type { RuntimeConf } from '../conf/RuntimeConf.js';
 import { FileStreamSource } from './FileStreamSource.js';
 import { MemoryStreamSource } from './MemoryStream.js';
@@ -9,20 +10,21 @@ import { RedisStreamSource } from './RedisStreamSource.js';
 import type { SourceSpec } from './resolveSource.js';
 import type { StreamSource } from './Source.js';
 
-export function createSource(spec: SourceSpec, sourceDir: string, conf: RuntimeConf): StreamSource {
+/** Source `index` of a query, its own files under `paths`. */
+export function createSource(spec: SourceSpec, index: number, paths: CheckpointPaths, conf: RuntimeConf): StreamSource {
   switch (spec.format) {
     case 'json':
     case 'csv':
     case 'text':
-      return new FileStreamSource(spec.file, sourceDir, taskBytes(conf), conf.get(CONF_KEYS.fileSourceLogCompactInterval));
+      return new FileStreamSource(spec.file, paths.source(index), taskBytes(conf), conf.get(CONF_KEYS.fileSourceLogCompactInterval));
     case 'rate':
-      return new RateSource(spec.rowsPerSecond, spec.numPartitions, sourceDir);
+      return new RateSource(spec.rowsPerSecond, spec.numPartitions, paths.rateStart(index));
     case 'rate-micro-batch':
       return new RateMicroBatchSource(spec.rateMicroBatch);
     case 'memory':
       return new MemoryStreamSource(spec.stream);
     case 'redis':
-      return new RedisStreamSource(spec.redis, sourceDir, spec.schema);
+      return new RedisStreamSource(spec.redis, paths.redisStart(index), spec.schema);
     case 'sqlite':
       throw new SluiceError('UNSUPPORTED_OPERATION', 'a sqlite table is a static source: read it with session.read, and join a stream with it', { option: 'format' });
   }
