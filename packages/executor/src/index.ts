@@ -17,6 +17,7 @@ export { windowsOf, lastWindowStart, type TimeWindow } from './expressions/windo
 export { aggregateOutputSchema, statefulOutputSchema, aggResultType, aggregatorOf, type AggBuffer, type Aggregator } from './operators/aggregates.js';
 export { decodeBlock, encodeBlock, type AggregateRecord, type DedupRecord, type ShuffleRecord } from './shuffle/shuffleCodec.js';
 export { operatorUsesWatermark } from './operators/watermark.js';
+export { indexTimeOf } from './operators/indexTime.js';
 export { broadcastRows } from './operators/join.js';
 export { partitionRows, shufflePartition } from './shuffle/partitioner.js';
 export { walkExpr } from './expressions/exprTree.js';

@@ -266,4 +266,22 @@ describe('LevelShardStore across threads and processes', () => {
     expect((await t.getMany([k('a'), k('key-59999')])).map(text)).toEqual(['1', `value-59999-${'x'.repeat(40)}`]);
     await t.close();
   });
+
+  it('a settled close (a query that stopped) waits for LevelDB to catch up and flushes its memtable: the next open replays nothing', async () => {
+    const dir = newDir();
+    const s = await openLevelShard(dir, changelogOpts);
+    const many = Array.from({ length: 60_000 }, (_, i) => ({ key: k(`key-${i}`), value: v(`value-${i}-${'x'.repeat(40)}`), prior: null }));
+    await s.commit(0, many, many.length, 0);
+    await s.close({ settle: true });
+    // LevelDB itself holds the commit, in table files: no changelog record and no log left to replay
+    // (looked at before anything opens the directory again: an open would replay a log itself).
+    const logs = readdirSync(dir).filter((f) => f.endsWith('.log'));
+    expect(logs.length).toBeGreaterThan(0);
+    expect(logs.map((f) => statSync(join(dir, f)).size)).toEqual(logs.map(() => 0));
+    const changelog = readdirSync(dir).filter((f) => f.includes('changelog'));
+    expect(changelog.map((f) => statSync(join(dir, f)).size)).toEqual(changelog.map(() => 0));
+    const raw = new ClassicLevel<Uint8Array, Uint8Array>(dir, { keyEncoding: 'view', valueEncoding: 'view' });
+    expect(text(await raw.get(k('key-59999')))).toBe(`value-59999-${'x'.repeat(40)}`);
+    await raw.close();
+  });
 });

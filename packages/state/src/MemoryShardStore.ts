@@ -292,7 +292,7 @@ export class InstrumentedShardStore implements ShardStore {
   memoryUsedBytes(): number {
     return this.inner.memoryUsedBytes();
   }
-  close(): Promise<void> {
-    return this.inner.close();
+  close(options?: { settle?: boolean }): Promise<void> {
+    return this.inner.close(options);
   }
 }

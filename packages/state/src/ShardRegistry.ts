@@ -174,14 +174,14 @@ export class ShardRegistry {
     return { openShards: this.shards.size, fileHandles: files, memoryBytes, shardsClosedForBudget: this.evictions, ...this.budget };
   }
 
-  /** Closes the shard at `dir` if open. */
-  close(dir: string): Promise<void> {
+  /** Closes the shard at `dir` if open (`options`: ShardStore.close's). */
+  close(dir: string, options?: { settle?: boolean }): Promise<void> {
     const e = this.shards.get(dir);
     if (!e) return this.closing.get(dir) ?? Promise.resolve();
     this.shards.delete(dir);
     const closing = e.opening
       .then(
-        (store) => store.close(),
+        (store) => store.close(options),
         () => undefined,
       )
       .finally(() => {

@@ -90,7 +90,13 @@ export interface ShardStore {
   /** Approximate bytes of memory the store holds (caches, write buffers); see the implementation. */
   memoryUsedBytes(): number;
 
-  close(): Promise<void>;
+  /**
+   * Closes the store. `settle`: first lets the background LevelDB write of the last changelog
+   * commit finish (a query that stopped), so that the next open, by a repartition or another
+   * process, has nothing to replay; without it that write stops after its current piece and the
+   * next open finishes it (a shard closed to make room must not wait).
+   */
+  close(options?: { settle?: boolean }): Promise<void>;
 }
 
 /** Per-instance resources, derived by the driver from the per-worker budgets. */

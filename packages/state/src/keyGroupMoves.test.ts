@@ -45,7 +45,8 @@ describe('moving key groups between shards', () => {
       { to: b, ranges: [[4, 5], [7, 8]] },
     ]);
     expect(r.rows).toBe(20);
-    expect(r.sourceIndexKeys.length).toBe(20);
+    expect(r.sourceKeys.index.length).toBe(20);
+    expect(r.sourceKeys.data.length).toBe(20);
     expect(new Set(await kgsOf(a))).toEqual(new Set([0, 1]));
     expect(new Set(await kgsOf(b))).toEqual(new Set([4, 7]));
     expect((await indexKeysOf(a, [[0, 8]])).length).toBe(10);
@@ -78,5 +79,54 @@ describe('moving key groups between shards', () => {
     await from.resetMarker(9);
     expect(from.marker).toBe(9);
     expect(await from.rollbackIfAt(9).catch((e: { code: string }) => e.code)).toBe('STATE_UNDO_MISSING');
+  });
+
+  /** The fixture's index time of a row: i for key k<i> (decoded from the data key). */
+  const timeOfKey = (dk: Uint8Array): number => Number(new TextDecoder().decode(decodeDataKey(dk).key).slice(1));
+  const indexOf = async (store: ShardStore) => (await store.range(...indexRange())).map(([k]) => Buffer.from(k).toString('hex')).sort();
+
+  it('with the operator\'s index time, writes each row\'s index entry beside it and reads no index of the source', async () => {
+    const from = await filled(40);
+    let indexReads = 0;
+    const counting: ShardStore = Object.assign(Object.create(from) as ShardStore, {
+      range: (gte: Uint8Array, lt: Uint8Array, limit?: number) => {
+        if (gte[0] === 0x02) indexReads++;
+        return from.range(gte, lt, limit);
+      },
+    });
+    const viaTime = await openMemoryShard(new MemoryVolume('via-time'));
+    const viaScan = await openMemoryShard(new MemoryVolume('via-scan'));
+    const r = await copyKeyGroups(counting, [{ to: viaTime, ranges: [[2, 4], [6, 7]] }], undefined, timeOfKey);
+    expect(indexReads).toBe(0);
+    await copyKeyGroups(from, [{ to: viaScan, ranges: [[2, 4], [6, 7]] }]);
+    expect(await indexOf(viaTime)).toEqual(await indexOf(viaScan));
+    expect(r.sourceKeys.index.map((k) => Buffer.from(k).toString('hex')).sort()).toEqual(await indexOf(viaScan));
+    expect(viaTime.numRows).toBe(15);
+  });
+
+  it('a row whose index time is not known (null: none; undefined: unknown) falls back to the scan, with the same result', async () => {
+    const from = await filled(40);
+    const to = await openMemoryShard(new MemoryVolume('fallback'));
+    const viaScan = await openMemoryShard(new MemoryVolume('fallback-scan'));
+    let n = 0;
+    await copyKeyGroups(from, [{ to, ranges: [[0, 8]] }], undefined, (dk) => (++n === 7 ? undefined : timeOfKey(dk)));
+    await copyKeyGroups(from, [{ to: viaScan, ranges: [[0, 8]] }]);
+    expect(await indexOf(to)).toEqual(await indexOf(viaScan));
+    // null: the row has no index entry.
+    const none = await openMemoryShard(new MemoryVolume('none'));
+    const r = await copyKeyGroups(from, [{ to: none, ranges: [[0, 8]] }], undefined, () => null);
+    expect(await indexOf(none)).toEqual([]);
+    expect(r.sourceKeys.index).toEqual([]);
+  });
+
+  it('clears with the keys the copy read: the same result as a scan, and the row count follows', async () => {
+    const from = await filled(40);
+    const to = await openMemoryShard(new MemoryVolume('known-to'));
+    const { sourceKeys } = await copyKeyGroups(from, [{ to, ranges: [[0, 4]] }], undefined, timeOfKey);
+    expect(await clearKeyGroups(from, [[0, 4]], undefined, sourceKeys)).toBe(20);
+    expect(new Set(await kgsOf(from))).toEqual(new Set([4, 5, 6, 7]));
+    expect((await indexKeysOf(from, [[0, 4]])).length).toBe(0);
+    expect((await indexKeysOf(from, [[0, 8]])).length).toBe(20);
+    expect(from.numRows).toBe(20);
   });
 });

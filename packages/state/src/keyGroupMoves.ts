@@ -3,14 +3,23 @@
  * any ShardStore, with no task running on the shards.
  *
  * A key group's data entries are one contiguous range ([0x01][kg]...). Its eviction index entries
- * are not (the index is ordered by time first), so they are found by one scan of the index,
- * filtered by key group. Both the copy and the clean-up are idempotent: a copy first clears the
- * target range, and clearing what is already gone deletes nothing, so a crash at any point is
- * mended by doing the step again.
+ * are not (the index is ordered by time first): when the operator can tell a row's index time from
+ * its data (IndexTimeOf), the copy writes each row's index entry beside it; otherwise they are
+ * found by one scan of the index, filtered by key group. Both the copy and the clean-up are
+ * idempotent: a copy first clears the target range, and clearing what is already gone deletes
+ * nothing, so a crash at any point is mended by doing the step again. Reading a chunk overlaps
+ * writing the one before it.
  */
 import { fault } from './faults.js';
-import { indexRange, keyGroupsDataRange } from './layout.js';
+import { decodeDataKey, indexKey, indexRange, keyGroupsDataRange } from './layout.js';
 import type { ShardStore } from './ShardStore.js';
+
+/**
+ * The time of a state row's eviction index entry, from its data key and value, as the operator
+ * that wrote it knows it (null: the row has no index entry); undefined: not known, and the copy
+ * scans the index instead.
+ */
+export type IndexTimeOf = (dataKey: Uint8Array, value: Uint8Array) => number | null | undefined;
 
 /** Key groups [start, end). */
 export type KeyGroupRange = readonly [number, number];
@@ -34,6 +43,31 @@ export async function* rangeInChunks(store: ShardStore, gte: Uint8Array, lt: Uin
     yield batch;
     if (batch.length < CHUNK) return;
     from = after((batch[batch.length - 1] as [Uint8Array, Uint8Array])[0]);
+  }
+}
+
+/** The keys of [gte, lt), CHUNK at a time (no values read). */
+async function* keysInChunks(store: ShardStore, gte: Uint8Array, lt: Uint8Array): AsyncGenerator<Uint8Array[]> {
+  let from = gte;
+  for (;;) {
+    const batch = await store.rangeKeys(from, lt, CHUNK);
+    if (batch.length === 0) return;
+    yield batch;
+    if (batch.length < CHUNK) return;
+    from = after(batch[batch.length - 1] as Uint8Array);
+  }
+}
+
+/** `write`s each chunk as it comes, the read of the next one overlapping the write of this one. */
+async function pipelined<T>(chunks: AsyncIterable<T>, write: (chunk: T) => Promise<void>): Promise<void> {
+  let writing: Promise<void> | undefined;
+  try {
+    for await (const chunk of chunks) {
+      await writing;
+      writing = write(chunk);
+    }
+  } finally {
+    await writing;
   }
 }
 
@@ -69,34 +103,40 @@ export async function indexKeysOf(store: ShardStore, ranges: readonly KeyGroupRa
   return out;
 }
 
+/** What a copy read of its source: the data and index keys of the ranges it copied. */
+export interface KnownKeys {
+  data: readonly Uint8Array[];
+  index: readonly Uint8Array[];
+}
+
 /**
  * Deletes the data and index entries of the key groups in `ranges`, and returns the rows deleted.
  * A range without data is passed over without scanning the index (index entries of keys that
  * have no data are harmless: eviction deletes them as it meets them). `point` is the fault point
- * reached after each chunk.
+ * reached after each chunk. `known`: the keys the copy out of these ranges read (nothing wrote to
+ * the shard since), so that nothing is scanned again.
  */
-export async function clearKeyGroups(
-  store: ShardStore,
-  ranges: readonly KeyGroupRange[],
-  point?: string,
-  knownIndexKeys?: readonly Uint8Array[],
-): Promise<number> {
-  if (!(await hasData(store, ranges))) return 0;
-  // The index first: data then never lacks the index entries that let eviction find it. The
-  // copy that just read these ranges may pass the index keys it found, sparing a second scan.
-  const index = knownIndexKeys ?? (await indexKeysOf(store, ranges));
+export async function clearKeyGroups(store: ShardStore, ranges: readonly KeyGroupRange[], point?: string, known?: KnownKeys): Promise<number> {
+  if (known === undefined && !(await hasData(store, ranges))) return 0;
+  // The index first: data then never lacks the index entries that let eviction find it.
+  const index = known?.index ?? (await indexKeysOf(store, ranges));
   for (let i = 0; i < index.length; i += CHUNK) {
     await store.applyMove(index.slice(i, i + CHUNK).map((key) => ({ type: 'del' as const, key })), 0);
     if (point) fault(point);
   }
   let rows = 0;
+  const deleteRows = async (keys: readonly Uint8Array[]): Promise<void> => {
+    await store.applyMove(keys.map((key) => ({ type: 'del' as const, key })), -keys.length);
+    rows += keys.length;
+    if (point) fault(point);
+  };
+  if (known !== undefined) {
+    for (let i = 0; i < known.data.length; i += CHUNK) await deleteRows(known.data.slice(i, i + CHUNK));
+    return rows;
+  }
   for (const [a, b] of ranges) {
     const [gte, lt] = keyGroupsDataRange(a, b);
-    for await (const batch of rangeInChunks(store, gte, lt)) {
-      await store.applyMove(batch.map(([key]) => ({ type: 'del' as const, key })), -batch.length);
-      rows += batch.length;
-      if (point) fault(point);
-    }
+    await pipelined(keysInChunks(store, gte, lt), deleteRows);
   }
   return rows;
 }
@@ -104,8 +144,8 @@ export async function clearKeyGroups(
 export interface CopyResult {
   rows: number;
   bytes: number;
-  /** The source's index keys of every range copied, for its clean-up (clearKeyGroups). */
-  sourceIndexKeys: Uint8Array[];
+  /** The source's keys of every range copied, for its clean-up (clearKeyGroups). */
+  sourceKeys: KnownKeys;
 }
 
 /** A shard that receives key groups in a copy, and the ranges it receives. */
@@ -116,28 +156,55 @@ export interface CopyTarget {
 
 /**
  * Copies key groups out of shard `from`, each target's ranges into its shard, after clearing them
- * there: data entries (the rows) and their eviction index entries, found by one scan of the
- * source's index for all targets. `onChunk` is told of each chunk written, with the rows it held
- * (0 for a chunk of index entries).
+ * there: data entries (the rows) and their eviction index entries, written beside each row when
+ * `indexTimeOf` knows its time, else found by one scan of the source's index for all targets.
+ * `onChunk` is told of each chunk written, with the rows it held (0 for a chunk of index entries).
  */
-export async function copyKeyGroups(from: ShardStore, targets: readonly CopyTarget[], onChunk?: (rows: number) => void): Promise<CopyResult> {
+export async function copyKeyGroups(
+  from: ShardStore,
+  targets: readonly CopyTarget[],
+  onChunk?: (rows: number) => void,
+  indexTimeOf?: IndexTimeOf,
+): Promise<CopyResult> {
   for (const { to, ranges } of targets) await clearKeyGroups(to, ranges, 'repartition-mid-copy');
   const all = targets.flatMap((t) => t.ranges);
-  if (!(await hasData(from, all))) return { rows: 0, bytes: 0, sourceIndexKeys: [] };
+  if (!(await hasData(from, all))) return { rows: 0, bytes: 0, sourceKeys: { data: [], index: [] } };
   let rows = 0;
   let bytes = 0;
+  const dataKeys: Uint8Array[] = [];
+  // The index keys of the rows copied, while every row's time is known.
+  let derived: Uint8Array[] | undefined = indexTimeOf ? [] : undefined;
   for (const { to, ranges } of targets) {
     for (const [a, b] of ranges) {
       const [gte, lt] = keyGroupsDataRange(a, b);
-      for await (const batch of rangeInChunks(from, gte, lt)) {
-        await to.applyMove(batch.map(([key, value]) => ({ type: 'put' as const, key, value })), batch.length);
+      await pipelined(rangeInChunks(from, gte, lt), async (batch) => {
+        const ops: Array<{ type: 'put'; key: Uint8Array; value: Uint8Array }> = batch.map(([key, value]) => ({ type: 'put' as const, key, value }));
+        if (derived !== undefined) {
+          for (const [key, value] of batch) {
+            const t = (indexTimeOf as IndexTimeOf)(key, value);
+            if (t === undefined) {
+              derived = undefined;
+              break;
+            }
+            if (t === null) continue;
+            const { kg, key: keyBytes } = decodeDataKey(key);
+            const ik = indexKey(t, kg, keyBytes);
+            derived.push(ik);
+            ops.push({ type: 'put', key: ik, value: EMPTY });
+          }
+        }
+        await to.applyMove(ops, batch.length);
+        for (const [key] of batch) dataKeys.push(key);
         rows += batch.length;
-        for (const [k, v] of batch) bytes += k.length + v.length;
+        for (const op of ops) bytes += op.key.length + op.value.length;
         fault('repartition-mid-copy');
         onChunk?.(batch.length);
-      }
+      });
     }
   }
+  if (derived !== undefined) return { rows, bytes, sourceKeys: { data: dataKeys, index: derived } };
+  // Some row's time was not known: every target gets the index entries the scan finds (putting
+  // again one already written beside its row is harmless).
   const index = await indexKeysOf(from, all);
   for (const { to, ranges } of targets) {
     const mine = targets.length === 1 ? index : index.filter((k) => inRanges(indexKeyGroup(k), ranges));
@@ -149,5 +216,5 @@ export async function copyKeyGroups(from: ShardStore, targets: readonly CopyTarg
       onChunk?.(0);
     }
   }
-  return { rows, bytes, sourceIndexKeys: index };
+  return { rows, bytes, sourceKeys: { data: dataKeys, index } };
 }

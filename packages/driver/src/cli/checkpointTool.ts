@@ -130,8 +130,8 @@ export interface OfflineRepartition extends RepartitionResult {
 export interface RepartitionOptions extends RepartitionHooks {
   /** Log entries kept (sluice.sql.streaming.minBatchesToRetain of the query; default 100, as the conf's). */
   minBatchesToRetain?: number;
-  /** Told, before each control batch, of about how many rows it moves (for a progress bar). */
-  onPlan?(totalRows: number): void;
+  /** Told, before each control batch, how to estimate the rows it moves (for a progress bar: it opens each shard). */
+  onPlan?(estimate: () => Promise<number>): void | Promise<void>;
 }
 
 /**
@@ -177,7 +177,8 @@ export function repartitionCheckpoint(
       const t0 = clock.now();
       const current = txn.tail.layout as StateLayoutRecord;
       // Once the copy has committed (the layout file holds the new layout) only the clean-up is left.
-      options.onPlan?.(sameLayout(current, step.control.to) ? 0 : await rowsToMove(paths, step.control));
+      const control = step.control;
+      await options.onPlan?.(async () => (sameLayout(current, control.to) ? 0 : rowsToMove(paths, control)));
       const result = await runControlBatch(txn, step, meta.numSources, TOOL_STORE, options);
       const { from, to } = step.control;
       ran.push({

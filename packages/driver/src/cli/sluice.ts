@@ -65,13 +65,15 @@ checkpoint
     let bar: SingleBar | undefined;
     const { batches, layout } = await repartitionCheckpoint(dir, opts.partitions, opts.shards, {
       minBatchesToRetain: opts.minBatchesToRetain,
-      onPlan: (total) => {
+      onPlan: async (estimate) => {
         bar?.stop();
         bar = undefined;
-        if (total > 0 && process.stderr.isTTY) {
-          bar = new SingleBar({ format: 'moving state [{bar}] {value}/{total} rows', clearOnComplete: false, stream: process.stderr }, Presets.shades_classic);
-          bar.start(total, 0);
-        }
+        // The estimate opens every shard: only for a bar someone sees.
+        if (!process.stderr.isTTY) return;
+        const total = await estimate();
+        if (total === 0) return;
+        bar = new SingleBar({ format: 'moving state [{bar}] {value}/{total} rows', clearOnComplete: false, stream: process.stderr }, Presets.shades_classic);
+        bar.start(total, 0);
       },
       onRows: (rows) => bar?.increment(rows),
     });

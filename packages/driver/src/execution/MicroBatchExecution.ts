@@ -10,7 +10,7 @@
  * batch when one is due.
  */
 import { statSync } from 'node:fs';
-import { decodeRows, type InputSplit, type Row, type Schema } from '@sluice/executor';
+import { decodeRows, indexTimeOf, type InputSplit, type Row, type Schema } from '@sluice/executor';
 import { CONF_KEYS, SluiceError } from '@sluice/state';
 import type { BatchTransaction } from '../checkpoint/BatchTransaction.js';
 import type { DataOffsetSeq, SourceOffset } from '../checkpoint/OffsetLog.js';
@@ -286,6 +286,7 @@ export class MicroBatchExecution extends StreamExecution {
           this.settleBeforeRelease = true;
         },
         checkpoint: () => this.assertRunning(),
+        indexTimeOf: indexTimeOf(info.op, statefulInputSchema(this.plan), info.usesWatermark),
       });
       // Two control batches before one data batch (an unfinished one, then the asked one) add up.
       const before = this.controlProgress;

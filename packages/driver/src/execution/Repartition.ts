@@ -22,7 +22,9 @@ import {
   movesBetween,
   openLevelShard,
   SluiceError,
+  type IndexTimeOf,
   type KeyGroupRange,
+  type KnownKeys,
   type ShardOptions,
   type ShardStore,
 } from '@sluice/state';
@@ -56,6 +58,8 @@ export interface RepartitionResult {
 export interface RepartitionHooks {
   /** Told of each chunk of rows copied, out of `total` key groups to move. */
   onRows?(rows: number): void;
+  /** The operator's index time of a stored row (executor's indexTimeOf): the copy then needs no scan of the index. */
+  indexTimeOf?: IndexTimeOf;
   /** Called between chunks; throwing stops the repartition there (it resumes at the next start). */
   checkpoint?(): void;
 }
@@ -143,45 +147,58 @@ export async function runRepartition(
     );
   }
   hooks.checkpoint?.();
-  const stores = new Map<number, ShardStore>();
-  const store = async (shard: number): Promise<ShardStore> => {
+  // Each shard opened once, whichever move asks first (the moves out of different shards run at once).
+  const stores = new Map<number, Promise<ShardStore>>();
+  const store = (shard: number): Promise<ShardStore> => {
     let s = stores.get(shard);
-    if (!s) stores.set(shard, (s = await openLevelShard(paths.shard(operatorId, shard), storeOptions)));
+    if (!s) stores.set(shard, (s = openLevelShard(paths.shard(operatorId, shard), storeOptions)));
     return s;
   };
   const rangesOf = (pick: (m: (typeof moves)[number]) => boolean): KeyGroupRange[] =>
     moves.filter(pick).map((m) => [m.kgStart, m.kgEnd] as const);
   let numRowsMoved = 0;
   let numBytesMoved = 0;
-  // Index keys each giving shard's copies found, so that its clean-up need not scan again.
-  const foundIndex = new Map<number, Uint8Array[]>();
+  // The keys each giving shard's copies read, so that its clean-up need not scan again.
+  const found = new Map<number, KnownKeys>();
   try {
+    const givers = [...new Set(moves.map((m) => m.from))];
     if (!copyDone) {
-      for (const a of new Set(moves.map((m) => m.from))) {
-        const targets = [];
-        for (const b of new Set(moves.filter((m) => m.from === a).map((m) => m.to))) {
-          targets.push({ to: await store(b), ranges: rangesOf((m) => m.from === a && m.to === b) });
-        }
-        const copied = await copyKeyGroups(await store(a), targets, (rows) => {
-          if (rows > 0) hooks.onRows?.(rows);
-          hooks.checkpoint?.();
-        });
-        numRowsMoved += copied.rows;
-        numBytesMoved += copied.bytes;
-        foundIndex.set(a, copied.sourceIndexKeys);
-      }
+      // The moves out of each giving shard at once: their key groups, and so their writes, never meet.
+      await settleAll(
+        givers.map(async (a) => {
+          const targets = [];
+          for (const b of new Set(moves.filter((m) => m.from === a).map((m) => m.to))) {
+            targets.push({ to: await store(b), ranges: rangesOf((m) => m.from === a && m.to === b) });
+          }
+          const copied = await copyKeyGroups(
+            await store(a),
+            targets,
+            (rows) => {
+              if (rows > 0) hooks.onRows?.(rows);
+              hooks.checkpoint?.();
+            },
+            hooks.indexTimeOf,
+          );
+          numRowsMoved += copied.rows;
+          numBytesMoved += copied.bytes;
+          found.set(a, copied.sourceKeys);
+        }),
+      );
       hooks.checkpoint?.();
       writeStateLayout(layoutPath, to);
       fault('repartition-after-layout-commit');
     }
-    for (const shard of new Set(moves.map((m) => m.from))) {
-      if (shard >= to.shards) continue; // its whole directory goes below
-      await clearKeyGroups(await store(shard), rangesOf((m) => m.from === shard), 'repartition-mid-gc', copyDone ? undefined : (foundIndex.get(shard) ?? []));
-      hooks.checkpoint?.();
-    }
+    await settleAll(
+      givers
+        .filter((shard) => shard < to.shards) // a vanished shard's whole directory goes below
+        .map(async (shard) => {
+          await clearKeyGroups(await store(shard), rangesOf((m) => m.from === shard), 'repartition-mid-gc', found.get(shard));
+          hooks.checkpoint?.();
+        }),
+    );
     for (let shard = to.shards; shard < from.shards; shard++) {
       const dir = paths.shard(operatorId, shard);
-      await stores.get(shard)?.close();
+      await (await stores.get(shard))?.close();
       stores.delete(shard);
       if (existsSync(dir)) {
         fault('repartition-mid-gc');
@@ -190,9 +207,15 @@ export async function runRepartition(
     }
     for (const shard of touchedShards) if (shard < to.shards) await (await store(shard)).resetMarker(batchId);
   } finally {
-    await Promise.allSettled([...stores.values()].map((s) => s.close()));
+    await Promise.allSettled([...stores.values()].map(async (s) => (await s).close()));
   }
   return { numKeyGroupsMoved, numRowsMoved, numBytesMoved, touchedShards };
+}
+
+/** Waits for every one of `work` (none is left running), then throws the first failure, if any. */
+async function settleAll(work: Array<Promise<void>>): Promise<void> {
+  const failed = (await Promise.allSettled(work)).find((r) => r.status === 'rejected');
+  if (failed) throw (failed as PromiseRejectedResult).reason;
 }
 
 /**

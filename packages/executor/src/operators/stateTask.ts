@@ -222,7 +222,8 @@ async function deduplicate(
 export async function releaseShards(stateDir: string): Promise<Array<{ dir: string; error: string }>> {
   const dirs = shards.dirs().filter((d) => d.startsWith(stateDir + sep));
   for (const d of dirs) dropStateCache(d);
-  const closed = await Promise.allSettled(dirs.map((d) => shards.close(d)));
+  // The query stopped: its shards settle, so that LevelDB holds every commit when the next open comes.
+  const closed = await Promise.allSettled(dirs.map((d) => shards.close(d, { settle: true })));
   return closed.flatMap((r, i) =>
     r.status === 'rejected' ? [{ dir: dirs[i] as string, error: (r.reason as Error)?.message ?? String(r.reason) }] : [],
   );
