@@ -133,6 +133,9 @@ for (const c of cases) {
     numRowsMoved: m.numRowsMoved,
     numBytesMoved: m.numBytesMoved,
     keysMovedFraction: round(m.numRowsMoved / KEYS, 3),
+    // A moved row is two entries (the row and its eviction index entry); the raw copy counts entries.
+    rowsMovedPerSecond: ms > 0 ? Math.round((1000 * m.numRowsMoved) / ms) : null,
+    rawCopyEntriesPerSecond: Math.round((1000 * raw.entries) / raw.ms),
     firstBatchAfterMs: after,
     firstBatchAfterOverBefore: round(after / beforeMs, 3),
     secondBatchAfterMs: next,

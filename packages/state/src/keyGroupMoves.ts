@@ -34,28 +34,30 @@ function after(k: Uint8Array): Uint8Array {
   return out;
 }
 
-/** Entries of [gte, lt), CHUNK at a time, so that a large range is never held whole. */
-export async function* rangeInChunks(store: ShardStore, gte: Uint8Array, lt: Uint8Array): AsyncGenerator<Array<[Uint8Array, Uint8Array]>> {
+/** Reads of [gte, lt) CHUNK at a time, each resuming after the last key of the one before. */
+async function* inChunks<T>(
+  read: (from: Uint8Array, limit: number) => Promise<T[]>,
+  keyOf: (item: T) => Uint8Array,
+  gte: Uint8Array,
+): AsyncGenerator<T[]> {
   let from = gte;
   for (;;) {
-    const batch = await store.range(from, lt, CHUNK);
+    const batch = await read(from, CHUNK);
     if (batch.length === 0) return;
     yield batch;
     if (batch.length < CHUNK) return;
-    from = after((batch[batch.length - 1] as [Uint8Array, Uint8Array])[0]);
+    from = after(keyOf(batch[batch.length - 1] as T));
   }
 }
 
+/** Entries of [gte, lt), CHUNK at a time, so that a large range is never held whole. */
+export function rangeInChunks(store: ShardStore, gte: Uint8Array, lt: Uint8Array): AsyncGenerator<Array<[Uint8Array, Uint8Array]>> {
+  return inChunks((from, limit) => store.range(from, lt, limit), (e) => e[0], gte);
+}
+
 /** The keys of [gte, lt), CHUNK at a time (no values read). */
-async function* keysInChunks(store: ShardStore, gte: Uint8Array, lt: Uint8Array): AsyncGenerator<Uint8Array[]> {
-  let from = gte;
-  for (;;) {
-    const batch = await store.rangeKeys(from, lt, CHUNK);
-    if (batch.length === 0) return;
-    yield batch;
-    if (batch.length < CHUNK) return;
-    from = after(batch[batch.length - 1] as Uint8Array);
-  }
+function keysInChunks(store: ShardStore, gte: Uint8Array, lt: Uint8Array): AsyncGenerator<Uint8Array[]> {
+  return inChunks((from, limit) => store.rangeKeys(from, lt, limit), (k) => k, gte);
 }
 
 /** `write`s each chunk as it comes, the read of the next one overlapping the write of this one. */

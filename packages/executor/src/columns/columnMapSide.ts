@@ -8,6 +8,7 @@
 import type { EventTimeStats, InputSplit, MapResult, MapTask } from '../task/messages.js';
 import type { Schema } from '../schema/types.js';
 import type { UdfRegistry } from '../expressions/udfs.js';
+import { CompileCache } from '../compileCache.js';
 import { ShuffleWriter } from '../shuffle/ShuffleWriter.js';
 import { exprType } from '../expressions/exprTypes.js';
 import { columnAggregation, type ColumnAggregation } from './columnAggregate.js';
@@ -21,18 +22,13 @@ interface Compiled {
   aggregation: () => ColumnAggregation;
 }
 
-const cache = new Map<string, Compiled>();
+const cache = new CompileCache<Compiled>();
 
 function compiled(task: Pick<MapTask, 'ops'> & { stateful: AggregateOp }, schema: Schema, udfs: UdfRegistry): Compiled {
-  const key = JSON.stringify([schema, task.ops, task.stateful]);
-  let c = cache.get(key);
-  if (c === undefined) {
+  return cache.of(JSON.stringify([schema, task.ops, task.stateful]), () => {
     const stages = stagesOf(task.ops, schema, udfs);
-    c = { stages, aggregation: columnAggregation(task.stateful, stages.outputSchema, udfs) };
-    if (cache.size > 256) cache.clear();
-    cache.set(key, c);
-  }
-  return c;
+    return { stages, aggregation: columnAggregation(task.stateful, stages.outputSchema, udfs) };
+  });
 }
 
 type AggregateOp = Extract<MapTask['stateful'], { kind: 'aggregate' }>;
@@ -63,18 +59,11 @@ export function mapBatches(
   return { numInputRows, numRecords, blocks: writer.finish(), ...(stats.count > 0 && { eventTime: stats }) };
 }
 
-const stagesCache = new Map<string, ColumnStages>();
+const stagesCache = new CompileCache<ColumnStages>();
 
 /** The column stages of `ops` over `schema`, compiled once per worker. */
 function stagesOf(ops: MapTask['ops'], schema: Schema, udfs: UdfRegistry): ColumnStages {
-  const key = JSON.stringify([schema, ops]);
-  let stages = stagesCache.get(key);
-  if (stages === undefined) {
-    stages = compileColumnStages(ops, schema, udfs);
-    if (stagesCache.size > 256) stagesCache.clear();
-    stagesCache.set(key, stages);
-  }
-  return stages;
+  return stagesCache.of(JSON.stringify([schema, ops]), () => compileColumnStages(ops, schema, udfs));
 }
 
 /** A stateless task's operators over the batches of `input`; rows only for what they output. */

@@ -10,6 +10,7 @@
  * a null slot's value is unspecified. Vectors are never modified after they are built, so a
  * projection that passes a column through shares it.
  */
+import { CompileCache } from '../compileCache.js';
 import type { DataType, Row, Schema } from '../schema/types.js';
 import { isNumericType } from '../schema/values.js';
 
@@ -186,18 +187,13 @@ export function rowsFromBatch(batch: ColumnBatch, schema: Schema): Row[] {
 }
 
 type RowMakerFactory = (at: typeof valueAt, ...vectors: Vector[]) => (i: number) => Row;
-const rowMakers = new Map<string, RowMakerFactory>();
+const rowMakers = new CompileCache<RowMakerFactory>();
 
 /** The generated row constructor of a schema's field names, compiled once per worker. */
 function rowMaker(schema: Schema): RowMakerFactory {
-  const key = JSON.stringify(schema.map((f) => f.name));
-  let factory = rowMakers.get(key);
-  if (factory === undefined) {
+  return rowMakers.of(JSON.stringify(schema.map((f) => f.name)), () => {
     const props = schema.map((f, i) => `${f.name === '__proto__' ? `[${JSON.stringify(f.name)}]` : JSON.stringify(f.name)}: at(v${i}, i)`);
     const params = schema.map((_, i) => `v${i}`);
-    factory = new Function('at', ...params, `return function row(i) { return { ${props.join(', ')} }; };`) as RowMakerFactory;
-    if (rowMakers.size > 256) rowMakers.clear();
-    rowMakers.set(key, factory);
-  }
-  return factory;
+    return new Function('at', ...params, `return function row(i) { return { ${props.join(', ')} }; };`) as RowMakerFactory;
+  });
 }

@@ -11,6 +11,7 @@ import { statefulOutputSchema } from './aggregates.js';
 import { compileExpr } from '../expressions/compileExpr.js';
 import { exprType } from '../expressions/exprTypes.js';
 import { loadUdfs, type UdfRegistry } from '../expressions/udfs.js';
+import { CompileCache } from '../compileCache.js';
 import { columnAggregation } from '../columns/columnAggregate.js';
 import { BATCH_ROWS } from '../columns/columnSources.js';
 import { batchFromRows } from '../columns/vectors.js';
@@ -126,18 +127,11 @@ function compileDedup(op: DedupOp, schema: Schema): MapSide {
 
 // ---------------------------------------------------------------------------------------------
 
-const compiledCache = new Map<string, MapSide>();
-const aggregations = new Map<string, ReturnType<typeof columnAggregation>>();
+const dedups = new CompileCache<MapSide>();
+const aggregations = new CompileCache<ReturnType<typeof columnAggregation>>();
 
 function compileMapSide(op: DedupOp, schema: Schema): MapSide {
-  const key = JSON.stringify([schema, op]);
-  let side = compiledCache.get(key);
-  if (side === undefined) {
-    side = compileDedup(op, schema);
-    if (compiledCache.size > 256) compiledCache.clear();
-    compiledCache.set(key, side);
-  }
-  return side;
+  return dedups.of(JSON.stringify([schema, op]), () => compileDedup(op, schema));
 }
 
 /** The expressions a map side evaluates, for loading their udfs before streamPartials. */
@@ -165,14 +159,7 @@ export function streamPartials(
 ): { add(row: Row): void; finish(): PartitionedPartials } {
   if (op.kind === 'aggregate') {
     // Rows in batches of BATCH_ROWS, for the one aggregation (it holds no row between batches).
-    const key = JSON.stringify([schema, op]);
-    let compiled = aggregations.get(key);
-    if (compiled === undefined) {
-      compiled = columnAggregation(op, schema, udfs);
-      if (aggregations.size > 256) aggregations.clear();
-      aggregations.set(key, compiled);
-    }
-    const aggregation = compiled();
+    const aggregation = aggregations.of(JSON.stringify([schema, op]), () => columnAggregation(op, schema, udfs))();
     let rows: Row[] = [];
     const flush = (): void => {
       if (rows.length > 0) aggregation.add(batchFromRows(rows, schema));

@@ -3,6 +3,7 @@
  * statistics are taken. Stateless tasks run all their operators this way; map tasks run the
  * operators before the shuffle this way too, so both report eventTime identically.
  */
+import { CompileCache } from '../compileCache.js';
 import { compileOps } from '../operators/compileOps.js';
 import { compileJoin } from '../operators/join.js';
 import { opOutputSchema } from '../expressions/exprTypes.js';
@@ -25,7 +26,7 @@ export interface CompiledStages {
   outputSchema: Schema;
 }
 
-const planCache = new Map<string, CompiledStages>();
+const planCache = new CompileCache<CompiledStages>();
 
 /** Compiles `ops` over `schema` once per worker (udfs are loaded into `udfs` first). */
 export async function compileStages(schema: Schema, ops: Op[], udfs: UdfRegistry): Promise<CompiledStages> {
@@ -51,10 +52,7 @@ export async function compileStages(schema: Schema, ops: Op[], udfs: UdfRegistry
     } else current.push(op);
   }
   flush();
-  const plan = { stages, outputSchema: stageSchema };
-  if (planCache.size > 256) planCache.clear();
-  planCache.set(key, plan);
-  return plan;
+  return planCache.of(key, () => ({ stages, outputSchema: stageSchema }));
 }
 
 /** Runs the stages over a batch of rows; eventTime is absent when no watermark saw a time. */
