@@ -10,7 +10,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { BENCH_DIR, ROOT_DIR, RESULTS_DIR, median } from './lib.mjs';
+import { BENCH_DIR, ROOT_DIR, RESULTS_DIR, median, round } from './lib.mjs';
 
 const [baselineArg, roundsArg, ...filters] = process.argv.slice(2);
 if (!baselineArg || !roundsArg || filters.length === 0) {
@@ -25,13 +25,13 @@ const commitOf = (dir) => spawnSync('git', ['-C', dir, 'rev-parse', '--short=7',
 const files = readdirSync(BENCH_DIR).filter((f) => f.endsWith('.bench.mjs') && filters.some((w) => f.includes(w))).sort();
 const figures = new Map(); // name -> side -> [{ value, ratio, unit }]
 
-for (let round = 1; round <= Number(roundsArg); round++) {
+for (let pass = 1; pass <= Number(roundsArg); pass++) {
   for (const file of files) {
     for (const side of sides) {
       const script = join(side.dir, 'bench', file);
       if (!existsSync(script)) continue;
       const started = Date.now();
-      console.error(`round ${round}: ${file} (${side.name})`);
+      console.error(`round ${pass}: ${file} (${side.name})`);
       const r = spawnSync(process.execPath, [script], { cwd: side.dir, encoding: 'utf8', stdio: ['ignore', 'ignore', 'inherit'], timeout: 20 * 60_000 });
       if (r.status !== 0) console.error(`  exited ${r.status ?? r.signal}`);
       const results = join(side.dir, 'bench', 'results');
@@ -45,7 +45,7 @@ for (let round = 1; round <= Number(roundsArg); round++) {
   }
 }
 
-const fmt = (xs, k) => (xs.length === 0 ? '' : `${median(xs.map((x) => x[k]))} (${xs.map((x) => x[k]).join(', ')})`);
+const fmt = (xs, k) => (xs.length === 0 ? '' : `${round(median(xs.map((x) => x[k])))} (${xs.map((x) => x[k]).join(', ')})`);
 const lines = [
   `# Before and after: ${commitOf(sides[0].dir)} against ${commitOf(ROOT_DIR)}`,
   '',

@@ -48,7 +48,8 @@ export async function writeChained(batch: Chained, dir: string, sync: boolean): 
   }
 }
 
-function putOps(batch: Chained, ops: readonly ShardOp[]): void {
+/** `ops` into a chained LevelDB batch or a changelog record (OpSink). */
+function putOps(batch: { put(key: Uint8Array, value: Uint8Array): unknown; del(key: Uint8Array): unknown }, ops: readonly ShardOp[]): void {
   for (const op of ops) {
     if (op.type === 'put') batch.put(op.key, op.value);
     else batch.del(op.key);
@@ -149,10 +150,7 @@ export class LevelCommit implements CommitBuilder {
     } catch (e) {
       throw asEnvironmentError(e, this.store.dir, 'write the state changelog');
     }
-    for (const op of tail) {
-      if (op.type === 'put') this.ops.put(op.key, op.value);
-      else this.ops.del(op.key);
-    }
+    putOps(this.ops, tail);
     this.flush();
     this.count = this.ops.count;
     try {

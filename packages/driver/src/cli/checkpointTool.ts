@@ -177,10 +177,10 @@ export function repartitionCheckpoint(
       const t0 = clock.now();
       const current = txn.tail.layout as StateLayoutRecord;
       // Once the copy has committed (the layout file holds the new layout) only the clean-up is left.
-      const control = step.control;
-      await options.onPlan?.(async () => (sameLayout(current, control.to) ? 0 : rowsToMove(paths, control)));
+      const { control } = step;
+      const { from, to } = control;
+      await options.onPlan?.(async () => (sameLayout(current, to) ? 0 : rowsToMove(paths, control)));
       const result = await runControlBatch(txn, step, meta.numSources, TOOL_STORE, options);
-      const { from, to } = step.control;
       ran.push({
         numKeyGroupsMoved: result.numKeyGroupsMoved,
         numRowsMoved: result.numRowsMoved,

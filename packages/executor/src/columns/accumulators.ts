@@ -5,7 +5,8 @@
  * and sum, avg, min and max of numbers and timestamps, keep typed arrays; any other aggregate (min
  * and max of strings and booleans) keeps aggregates.ts's own buffers.
  */
-import type { AggBuffer, Aggregator } from '../operators/aggregates.js';
+import { writeAvg, writeNumberOrNull } from '../operators/aggBufferCodec.js';
+import { compareNumbers, type AggBuffer, type Aggregator } from '../operators/aggregates.js';
 import { isNumericType } from '../schema/values.js';
 import type { Vector } from './vectors.js';
 
@@ -18,17 +19,6 @@ export interface Accumulator {
   maxBytes: number;
   /** Writes group g's buffer at pos in aggBufferCodec.ts's encoding; returns the end. */
   write(g: number, b: Uint8Array, v: DataView, pos: number): number;
-}
-
-/** A number buffer (tag 1) or null (tag 0), as aggBufferCodec.ts writes them. */
-function writeNumberOrNull(x: number | null, b: Uint8Array, v: DataView, pos: number): number {
-  if (x === null) {
-    b[pos] = 0;
-    return pos + 1;
-  }
-  b[pos] = 1;
-  v.setFloat64(pos + 1, x, true);
-  return pos + 9;
 }
 
 export const isNull = (v: Vector, i: number): boolean => (v.kind === 'any' ? v.values[i] == null : v.nulls !== null && v.nulls[i] === 1);
@@ -115,10 +105,7 @@ class SumAcc implements Accumulator {
   readonly maxBytes = 17;
   write(g: number, b: Uint8Array, v: DataView, pos: number): number {
     if (!this.avg) return writeNumberOrNull(this.counts[g] === 0 ? null : this.sums[g]!, b, v, pos);
-    b[pos] = 2;
-    v.setFloat64(pos + 1, this.sums[g]!, true);
-    v.setFloat64(pos + 9, this.counts[g]!, true);
-    return pos + 17;
+    return writeAvg(this.sums[g]!, this.counts[g]!, b, v, pos);
   }
 }
 
@@ -146,8 +133,7 @@ class MinMaxAcc implements Accumulator {
         continue;
       }
       const a = best[g]!;
-      // compareValues(b, a): NaN is the largest value and equals itself.
-      const cmp = a !== a ? (b !== b ? 0 : -1) : b !== b ? 1 : b < a ? -1 : b > a ? 1 : 0;
+      const cmp = compareNumbers(b, a);
       if (max ? cmp > 0 : cmp < 0) best[g] = b;
     }
   }

@@ -10,30 +10,54 @@ import type { AggBuffer } from './aggregates.js';
 
 const scratch = new ByteBuffer(1 << 16);
 
+// The writers below put one buffer at `pos` of `bytes` (room for maxBufferBytes is the caller's)
+// and return its end. Every encoder of a value uses them: encodeBuffers over buffer objects, the
+// reduce side over cells (aggCells.ts), the map side over typed arrays (accumulators.ts).
+
+/** A number (tag 1) or null (tag 0). */
+export function writeNumberOrNull(x: number | null, bytes: Uint8Array, view: DataView, pos: number): number {
+  if (x === null) {
+    bytes[pos] = 0;
+    return pos + 1;
+  }
+  bytes[pos] = 1;
+  view.setFloat64(pos + 1, x, true);
+  return pos + 9;
+}
+
+/** An average's [sum, count] (tag 2). */
+export function writeAvg(sum: number, count: number, bytes: Uint8Array, view: DataView, pos: number): number {
+  bytes[pos] = 2;
+  view.setFloat64(pos + 1, sum, true);
+  view.setFloat64(pos + 9, count, true);
+  return pos + 17;
+}
+
+/** Any buffer. */
+export function writeBuffer(b: AggBuffer, bytes: Uint8Array, view: DataView, pos: number): number {
+  if (b === null || typeof b === 'number') return writeNumberOrNull(b, bytes, view, pos);
+  if (Array.isArray(b)) return writeAvg(b[0], b[1], bytes, view, pos);
+  if (typeof b === 'boolean') {
+    bytes[pos] = b ? 3 : 4;
+    return pos + 1;
+  }
+  const n = Buffer.from(bytes.buffer, bytes.byteOffset + pos + 5, bytes.length - pos - 5).write(b, 'utf8');
+  bytes[pos] = 5;
+  view.setUint32(pos + 1, n, true);
+  return pos + 5 + n;
+}
+
+/** Most bytes writeBuffer takes for `b` (a UTF-16 unit takes at most 3 bytes of UTF-8). */
+export function maxBufferBytes(b: AggBuffer): number {
+  return typeof b === 'string' ? 5 + 3 * b.length : 17;
+}
+
 export function encodeBuffers(buffers: readonly AggBuffer[]): Uint8Array {
   const o = scratch;
   o.pos = 0;
   for (const b of buffers) {
-    o.ensure(17);
-    if (b === null) o.buf[o.pos++] = 0;
-    else if (typeof b === 'number') {
-      o.buf[o.pos] = 1;
-      o.view.setFloat64(o.pos + 1, b, true);
-      o.pos += 9;
-    } else if (Array.isArray(b)) {
-      o.buf[o.pos] = 2;
-      o.view.setFloat64(o.pos + 1, b[0], true);
-      o.view.setFloat64(o.pos + 9, b[1], true);
-      o.pos += 17;
-    } else if (typeof b === 'boolean') o.buf[o.pos++] = b ? 3 : 4;
-    else {
-      const text = Buffer.from(b, 'utf8');
-      o.ensure(5);
-      o.buf[o.pos] = 5;
-      o.view.setUint32(o.pos + 1, text.length, true);
-      o.pos += 5;
-      o.append(text);
-    }
+    o.ensure(maxBufferBytes(b));
+    o.pos = writeBuffer(b, o.buf, o.view, o.pos);
   }
   return o.bytes().slice();
 }

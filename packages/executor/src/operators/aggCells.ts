@@ -11,7 +11,8 @@
  * object aggregate 1 object slot.
  */
 import { SluiceError } from '@sluice/state';
-import { aggregatorOf, type AggBuffer, type Aggregator } from './aggregates.js';
+import { maxBufferBytes, writeAvg, writeBuffer, writeNumberOrNull } from './aggBufferCodec.js';
+import { aggregatorOf, compareNumbers, type AggBuffer, type Aggregator } from './aggregates.js';
 import { KeyTable } from './keyTable.js';
 import type { AggFn, StatefulOp } from './types.js';
 import type { Row, Schema } from '../schema/types.js';
@@ -160,11 +161,7 @@ function readCells(L: CellLayout, bytes: Uint8Array, pos: number, end: number, t
 /** Most bytes entry `e`'s value takes. */
 function maxBytesOf(L: CellLayout, t: KeyTable, e: number): number {
   let n = L.fixedBytes;
-  for (let o = 0; o < L.objWidth; o++) {
-    const v = t.objects[e * L.objWidth + o];
-    // A UTF-16 unit takes at most 3 bytes of UTF-8.
-    n += typeof v === 'string' ? 5 + 3 * v.length : 9;
-  }
+  for (let o = 0; o < L.objWidth; o++) n += maxBufferBytes(t.objects[e * L.objWidth + o] as AggBuffer);
   return n;
 }
 
@@ -173,31 +170,9 @@ function writeCells(L: CellLayout, view: DataView, bytes: Uint8Array, pos: numbe
   const c = e * L.width;
   const f = e * L.nullWidth;
   for (const a of L.aggs) {
-    if (a.obj >= 0) {
-      const v = t.objects[e * L.objWidth + a.obj] as AggBuffer;
-      if (v === null) bytes[pos++] = 0;
-      else if (typeof v === 'boolean') bytes[pos++] = v ? 3 : 4;
-      else if (typeof v === 'number') {
-        bytes[pos] = 1;
-        view.setFloat64(pos + 1, v, true);
-        pos += 9;
-      } else {
-        const n = Buffer.from(bytes.buffer, bytes.byteOffset + pos + 5, bytes.length - pos - 5).write(v as string, 'utf8');
-        bytes[pos] = 5;
-        view.setUint32(pos + 1, n, true);
-        pos += 5 + n;
-      }
-    } else if (a.fn === 'avg') {
-      bytes[pos] = 2;
-      view.setFloat64(pos + 1, t.cells[c + a.cell]!, true);
-      view.setFloat64(pos + 9, t.cells[c + a.cell + 1]!, true);
-      pos += 17;
-    } else if (a.fn !== 'count' && t.nulls[f + a.flag] === 1) bytes[pos++] = 0;
-    else {
-      bytes[pos] = 1;
-      view.setFloat64(pos + 1, t.cells[c + a.cell]!, true);
-      pos += 9;
-    }
+    if (a.obj >= 0) pos = writeBuffer(t.objects[e * L.objWidth + a.obj] as AggBuffer, bytes, view, pos);
+    else if (a.fn === 'avg') pos = writeAvg(t.cells[c + a.cell]!, t.cells[c + a.cell + 1]!, bytes, view, pos);
+    else pos = writeNumberOrNull(a.fn !== 'count' && t.nulls[f + a.flag] === 1 ? null : t.cells[c + a.cell]!, bytes, view, pos);
   }
   return pos;
 }
@@ -257,18 +232,11 @@ export function mergeCells(L: CellLayout, into: KeyTable, g: number, from: KeyTa
       const x = cells[i]!;
       if (a.fn === 'sum') cells[i] = x + b;
       else {
-        const cmp = x !== x ? (b !== b ? 0 : -1) : b !== b ? 1 : b < x ? -1 : b > x ? 1 : 0;
+        const cmp = compareNumbers(b, x);
         if (a.fn === 'max' ? cmp > 0 : cmp < 0) cells[i] = b;
       }
     }
   }
-}
-
-/** Entry p of `from` as entry g of `into` (the same layout). */
-export function copyCells(into: KeyTable, g: number, from: KeyTable, p: number): void {
-  into.cells.set(from.cells.subarray(p * from.width, (p + 1) * from.width), g * into.width);
-  into.nulls.set(from.nulls.subarray(p * from.nullWidth, (p + 1) * from.nullWidth), g * into.nullWidth);
-  for (let o = 0; o < into.objWidth; o++) into.objects[g * into.objWidth + o] = from.objects[p * from.objWidth + o];
 }
 
 /** The aggregates' output values of entry `e`, set on `row`. */

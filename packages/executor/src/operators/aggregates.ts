@@ -94,8 +94,11 @@ export function aggResultType(spec: AggSpec, schema: Schema): DataType {
 export function compareValues(type: DataType, a: unknown, b: unknown): number {
   if (type === 'string') return compareCodePoints(a as string, b as string);
   if (type === 'boolean') return Number(a) - Number(b);
-  const x = a as number;
-  const y = b as number;
+  return compareNumbers(a as number, b as number);
+}
+
+/** Numbers and timestamps in Spark's order: NaN is the largest value and equals itself. */
+export function compareNumbers(x: number, y: number): number {
   if (x !== x) return y !== y ? 0 : 1;
   if (y !== y) return -1;
   return x < y ? -1 : x > y ? 1 : 0;

@@ -6,7 +6,7 @@
  * undo records and shuffle blocks keep aggBufferCodec.ts's format.
  */
 import { dataKeyOf, dataRange, decodeDataKey, decodeKey, indexKey, indexRangeUpTo, type CommitBuilder, type CommitResult, type ShardChange, type ShardStore } from '@sluice/state';
-import { cellReader, cellTable, copyCells, f64At, finalizeInto, mergeCells, ValueArena, type CellLayout } from './aggCells.js';
+import { cellReader, cellTable, f64At, finalizeInto, mergeCells, ValueArena, type CellLayout } from './aggCells.js';
 import { KeyTable } from './keyTable.js';
 import type { StatefulOp } from './types.js';
 import { keyString, type StateCache } from './stateCache.js';
@@ -225,7 +225,7 @@ export async function aggregateCells(
           mergeCells(L, state, e, batch, g);
         } else {
           prior = null;
-          copyCells(state, e, batch, g);
+          state.copyValues(e, batch, g);
           c.rowDelta += 1;
           const t = times[g]!;
           if (t === t) {

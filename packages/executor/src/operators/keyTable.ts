@@ -105,6 +105,13 @@ export class KeyTable {
     return this.find(other.arena, other.keyOff[g]!, other.keyLen[g]!, other.hashes[g]!);
   }
 
+  /** Entry p of `from` (a table of the same widths) as the cells, null flags and objects of entry g. */
+  copyValues(g: number, from: KeyTable, p: number): void {
+    this.cells.set(from.cells.subarray(p * from.width, (p + 1) * from.width), g * this.width);
+    this.nulls.set(from.nulls.subarray(p * from.nullWidth, (p + 1) * from.nullWidth), g * this.nullWidth);
+    for (let o = 0; o < this.objWidth; o++) this.objects[g * this.objWidth + o] = from.objects[p * from.objWidth + o];
+  }
+
   /** Entry g of `other`, known to be absent, added here. */
   insertFrom(other: KeyTable, g: number): number {
     return this.insert(other.arena, other.keyOff[g]!, other.keyLen[g]!, other.hashes[g]!);
@@ -137,16 +144,8 @@ export class KeyTable {
   /** Renumbers the live entries densely, dropping tombstones and dead key bytes. */
   compact(): void {
     if (this.size === this.count && this.used === this.liveBytes()) return;
-    const old = { arena: this.arena, keyOff: this.keyOff, keyLen: this.keyLen, hashes: this.hashes, live: this.live, cells: this.cells, nulls: this.nulls, objects: this.objects, count: this.count };
     const fresh = new KeyTable(this.width, this.nullWidth, Math.max(1024, this.size * 2), this.objWidth);
-    const ow = this.objWidth;
-    for (let g = 0; g < old.count; g++) {
-      if (old.live[g] === 0) continue;
-      const n = fresh.insert(old.arena, old.keyOff[g]!, old.keyLen[g]!, old.hashes[g]!);
-      fresh.cells.set(old.cells.subarray(g * this.width, (g + 1) * this.width), n * this.width);
-      fresh.nulls.set(old.nulls.subarray(g * this.nullWidth, (g + 1) * this.nullWidth), n * this.nullWidth);
-      for (let o = 0; o < ow; o++) fresh.objects[n * ow + o] = old.objects[g * ow + o];
-    }
+    for (let g = 0; g < this.count; g++) if (this.live[g] === 1) fresh.copyValues(fresh.insertFrom(this, g), this, g);
     Object.assign(this, fresh);
   }
 
