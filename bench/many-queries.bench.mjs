@@ -16,7 +16,10 @@
 // last; its figure is the mean of the two. ratio = total rows/s of N queries / baseline.
 //
 // Knobs (environment): SLUICE_BENCH_QUERIES (1,10,50,100), SLUICE_BENCH_ROWS_PER_ROUND (1000000),
-// SLUICE_BENCH_BATCHES (10), SLUICE_BENCH_WARMUP (2), SLUICE_BENCH_CORES (2), SLUICE_BENCH_TMP.
+// SLUICE_BENCH_BATCHES (10), SLUICE_BENCH_WARMUP (2), SLUICE_BENCH_CORES (2), SLUICE_BENCH_TMP (where the
+// checkpoints go: /dev/shm takes the disk's syncs out), SLUICE_BENCH_KEYS (1000: distinct keys of
+// each query, so the state work of a round can be held apart from its batch count) and
+// SLUICE_BENCH_SHARDS (unset: sluice.sql.streaming.stateStore.shards left at its default).
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -28,7 +31,7 @@ const MEASURED = envInt('SLUICE_BENCH_BATCHES', 10);
 const WARMUP = envInt('SLUICE_BENCH_WARMUP', 2);
 const CORES = envInt('SLUICE_BENCH_CORES', 2);
 const PARTITIONS = 8;
-const KEYS = 1000;
+const KEYS = envInt('SLUICE_BENCH_KEYS', 1000);
 const LOAD_AT_START = loadavg()[0];
 
 const { Session, col } = await loadDriver();
@@ -44,6 +47,7 @@ async function run(n, variant) {
       'sluice.executor.cores': CORES,
       'sluice.sql.shuffle.partitions': PARTITIONS,
       'sluice.scheduler.mode': variant === 'FAIR' ? 'FAIR' : 'FIFO',
+      ...(process.env.SLUICE_BENCH_SHARDS && { 'sluice.sql.streaming.stateStore.shards': Number(process.env.SLUICE_BENCH_SHARDS) }),
     },
   });
   if (variant === 'slowListener') {
@@ -144,6 +148,7 @@ for (const n of COUNTS) {
       query: `rate-micro-batch(rowsPerBatch ${ROWS} / queries, 2 partitions) -> select(value % ${KEYS} as k) -> groupBy(k).count() -> foreachBatch no-op, update`,
       'sluice.executor.cores': CORES,
       'sluice.sql.shuffle.partitions': PARTITIONS,
+      'sluice.sql.streaming.stateStore.shards': process.env.SLUICE_BENCH_SHARDS ?? 'default (one a slot)',
       fairPools: 'one pool per query (weight 1, minShare 0)',
       slowListenerIs: 'a listener sleeping 200 ms on every event, beside FIFO',
       ...machineFacts(LOAD_AT_START),
