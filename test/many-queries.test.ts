@@ -145,6 +145,31 @@ describe('many queries on one session', () => {
     }, 180_000);
   });
 
+  it('one-shard stateful queries share the slots out: each worker hosts half of them', async () => {
+    const n = 4;
+    const s = await Session.create({
+      conf: { 'sluice.executor.cores': 2, 'sluice.sql.shuffle.partitions': 4, 'sluice.sql.streaming.stateStore.shards': 1 },
+    });
+    const queries: StreamingQuery[] = [];
+    try {
+      for (let i = 0; i < n; i++) {
+        s.memoryStream(`one${i}`, 'id STRING').addData([{ id: 'a' }, { id: 'b' }, { id: 'a' }]);
+        queries.push(
+          await s.readStream.format('memory').load(`one${i}`).groupBy('id').count()
+            .writeStream.format('memory').queryName(`one_counts${i}`).outputMode('complete').option('checkpointLocation', ckpt()).start(),
+        );
+      }
+      await Promise.all(queries.map((q) => q.processAllAvailable()));
+      for (const q of queries) expect(q.lastProgress?.stateOperators[0]?.numStateStoreInstances).toBe(1);
+      expect(queries.map((q) => q.stateSlots)).toEqual([[0], [1], [0], [1]]);
+      expect(s.metrics().executor.stateStores.map((w) => w?.openShards)).toEqual([2, 2]);
+      for (let i = 0; i < n; i++) expect(await s.memoryTable(`one_counts${i}`)).toEqual(expect.arrayContaining([{ id: 'a', count: 2 }, { id: 'b', count: 1 }]));
+    } finally {
+      await stopAll(queries);
+      await s.close();
+    }
+  });
+
   it('a listener sleeping 200 ms per event costs under 10% of processed rows/s', async () => {
     const s = await Session.create({ conf: { 'sluice.executor.cores': 2 } });
     try {

@@ -29,6 +29,10 @@ export class StreamingQuery {
   get stateShards(): number {
     return this.execution.stateShards;
   }
+  /** The slot each of its state shards runs on (index: shard). */
+  get stateSlots(): number[] {
+    return this.execution.stateSlots;
+  }
   get lastProgress(): StreamingQueryProgress | null {
     return this.execution.lastProgress;
   }

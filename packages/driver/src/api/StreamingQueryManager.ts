@@ -9,6 +9,7 @@ import type { DataFrame } from './DataFrame.js';
 import type { QuerySpec } from '../plan/QuerySpec.js';
 import type { StreamingQueryListener } from '../events/ListenerBus.js';
 import { MicroBatchExecution } from '../execution/MicroBatchExecution.js';
+import { firstStateSlot } from '../execution/StateShards.js';
 import type { Session } from './Session.js';
 import { StreamingQuery } from './StreamingQuery.js';
 
@@ -67,6 +68,7 @@ export class StreamingQueryManager {
       scheduler: this.session.scheduler(),
       bus: this.session.listenerBus,
       otherStateShards: (id: string) => this.active.reduce((n, q) => n + (q.id === id ? 0 : q.stateShards), 0),
+      firstStateSlot: (id: string) => firstStateSlot(this.active.flatMap((q) => (q.id === id ? [] : q.stateSlots)), this.session.scheduler().slots),
       metrics: this.session.prometheus,
     };
     const execution = MicroBatchExecution.open(ctx, df.plan, df.schema, spec, checkpointDir, temporary);

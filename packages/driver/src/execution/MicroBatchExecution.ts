@@ -51,6 +51,8 @@ export class MicroBatchExecution extends StreamExecution {
   /** The static sides of the joins and the batches' planner: from the first batch of the run on. */
   private statics: StaticSides | undefined;
   private execution: IncrementalExecution | undefined;
+  /** The slot of state shard 0 for this run, chosen at its start. */
+  private readonly firstSlot: number;
   /** What the control batch just run adds to the next progress event. */
   private controlProgress: { durationMs: Record<string, number>; customMetrics: Record<string, number> } | undefined;
 
@@ -83,6 +85,7 @@ export class MicroBatchExecution extends StreamExecution {
     // A replayed batch runs with its own watermark; anything after it with the last commit's.
     this.watermark.restore(last && !committed && last.kind === 'data' ? last.batchWatermarkMs : nextWatermark(this.txn.tail));
     this.progress = new ProgressReporter(this.id, this.runId, this.name, spec.pool);
+    this.firstSlot = this.stateInfo ? ctx.firstStateSlot(this.id) : 0;
   }
 
   /** The scheduler pool its tasks run in. */
@@ -93,6 +96,12 @@ export class MicroBatchExecution extends StreamExecution {
   /** State shards this query keeps open in the workers (0 for a stateless query). */
   get stateShards(): number {
     return this.stateInfo?.shards ?? 0;
+  }
+
+  /** The slot each state shard runs on (index: shard). */
+  get stateSlots(): number[] {
+    const slots = this.ctx.scheduler.slots;
+    return Array.from({ length: this.stateShards }, (_, s) => (this.firstSlot + s) % slots);
   }
 
   /** The batches' planner for the plan, the static sides and the stateful operator's current layout. */
@@ -118,6 +127,7 @@ export class MicroBatchExecution extends StreamExecution {
           workerBudget: budget,
           stateInputSchema: statefulInputSchema(this.plan),
           hasWatermark: watermarkOf(this.plan) !== undefined,
+          firstSlot: this.firstSlot,
         },
       }),
       // Adaptive execution coalesces a stateless shuffle's small partitions (never a stateful one).

@@ -66,6 +66,17 @@ export function recordRelease(stateDir: string, query: string, notClosed: NotClo
   warn('SLUICE_STATE_RELEASE_FAILED', `query ${query} could not close its state shards: ${notClosed.map((s) => `${s.dir}: ${s.error}`).join('; ')}`);
 }
 
+/**
+ * The slot for a query's shard 0 (shard s then runs on slot (first + s) % slots): the one holding
+ * the fewest shards of the session's other queries (`taken`: the slot of each), the lowest on a
+ * tie. Many one-shard queries so share the slots out instead of all landing on slot 0.
+ */
+export function firstStateSlot(taken: readonly number[], slots: number): number {
+  const load = Array.from({ length: slots }, () => 0);
+  for (const s of taken) load[s] = (load[s] as number) + 1;
+  return load.indexOf(Math.min(...load));
+}
+
 /** The shards under `stateDir` opened again: whatever an earlier stop left open is gone. */
 export function forgetLeftOpen(stateDir: string): void {
   leftOpen.delete(stateDir);

@@ -27,6 +27,8 @@ export interface ExecutionContext {
   bus: ListenerBus;
   /** State shards of the session's running queries other than query `id`, which share the workers' budgets. */
   otherStateShards: (id: string) => number;
+  /** The slot for the state shard 0 of query `id` (StateShards.firstStateSlot over the other queries' shards). */
+  firstStateSlot: (id: string) => number;
   /** The session's Prometheus metrics, fed with every progress event. */
   metrics?: { observe(progress: StreamingQueryProgress): void };
 }
