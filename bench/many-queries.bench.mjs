@@ -32,6 +32,7 @@ const WARMUP = envInt('SLUICE_BENCH_WARMUP', 2);
 const CORES = envInt('SLUICE_BENCH_CORES', 2);
 const PARTITIONS = 8;
 const KEYS = envInt('SLUICE_BENCH_KEYS', 1000);
+const SHARDS = process.env.SLUICE_BENCH_SHARDS ? envInt('SLUICE_BENCH_SHARDS', 0) : undefined;
 const LOAD_AT_START = loadavg()[0];
 
 const { Session, col } = await loadDriver();
@@ -47,7 +48,7 @@ async function run(n, variant) {
       'sluice.executor.cores': CORES,
       'sluice.sql.shuffle.partitions': PARTITIONS,
       'sluice.scheduler.mode': variant === 'FAIR' ? 'FAIR' : 'FIFO',
-      ...(process.env.SLUICE_BENCH_SHARDS && { 'sluice.sql.streaming.stateStore.shards': Number(process.env.SLUICE_BENCH_SHARDS) }),
+      ...(SHARDS !== undefined && { 'sluice.sql.streaming.stateStore.shards': SHARDS }),
     },
   });
   if (variant === 'slowListener') {
@@ -148,7 +149,7 @@ for (const n of COUNTS) {
       query: `rate-micro-batch(rowsPerBatch ${ROWS} / queries, 2 partitions) -> select(value % ${KEYS} as k) -> groupBy(k).count() -> foreachBatch no-op, update`,
       'sluice.executor.cores': CORES,
       'sluice.sql.shuffle.partitions': PARTITIONS,
-      'sluice.sql.streaming.stateStore.shards': process.env.SLUICE_BENCH_SHARDS ?? 'default (one a slot)',
+      'sluice.sql.streaming.stateStore.shards': SHARDS ?? 'default (one a slot)',
       fairPools: 'one pool per query (weight 1, minShare 0)',
       slowListenerIs: 'a listener sleeping 200 ms on every event, beside FIFO',
       ...machineFacts(LOAD_AT_START),

@@ -138,7 +138,7 @@ async function main() {
     const rows = (await session.memoryTable('trigger_overhead_out')).length;
     if (rows !== value) throw new Error(`memory sink holds ${rows} rows, expected ${value}`);
     if (staleProgress > 0) throw new Error(`${staleProgress} batches left a lastProgress that was not theirs`);
-    await query.stop();
+    await query.stop(); // its idle triggers must not poll beside the end-to-end query
     visibleMs.push(...(await endToEnd(session)));
   } finally {
     await query.stop();

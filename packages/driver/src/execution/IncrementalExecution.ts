@@ -51,8 +51,8 @@ export interface StatefulStage {
   /** Schema of the rows entering the stateful operator. */
   stateInputSchema: Schema;
   hasWatermark: boolean;
-  /** The slot owning shard 0; shard s runs on slot (firstSlot + s) % slots. */
-  firstSlot: number;
+  /** The slot owning each shard (its state task runs there). */
+  slotOf: (shard: number) => number;
 }
 
 /** A batch's physical plan: its first stage's tasks, and the partitions of each state task. */
@@ -238,9 +238,8 @@ export class IncrementalExecution {
     const exchange = new ShuffleExchange(maps);
     // Every shard runs each batch: eviction and complete output touch shards without new data.
     const stateTasks = batch.shardPartitions.map((partitions, shard) => this.stateTask(batch, shard, partitions, exchange.blocksOf(partitions)));
-    const slots = scheduler.slots;
-    const { firstSlot } = this.o.stateful;
-    const outputs: StateResult[] = await scheduler.runTasks(stateTasks, (t) => (firstSlot + t.partition) % slots, pool);
+    const { slotOf } = this.o.stateful;
+    const outputs: StateResult[] = await scheduler.runTasks(stateTasks, (t) => slotOf(t.partition), pool);
     const state = sumStateMetrics(outputs);
     // A deduplication's map tasks drop late rows before they keep a first row per key.
     for (const r of maps) state.numRowsDroppedByWatermark += r.numLateRows ?? 0;

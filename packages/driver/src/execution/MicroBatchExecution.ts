@@ -100,8 +100,11 @@ export class MicroBatchExecution extends StreamExecution {
 
   /** The slot each state shard runs on (index: shard). */
   get stateSlots(): number[] {
-    const slots = this.ctx.scheduler.slots;
-    return Array.from({ length: this.stateShards }, (_, s) => (this.firstSlot + s) % slots);
+    return Array.from({ length: this.stateShards }, (_, s) => this.slotOfShard(s));
+  }
+
+  private slotOfShard(shard: number): number {
+    return (this.firstSlot + shard) % this.ctx.scheduler.slots;
   }
 
   /** The batches' planner for the plan, the static sides and the stateful operator's current layout. */
@@ -127,7 +130,7 @@ export class MicroBatchExecution extends StreamExecution {
           workerBudget: budget,
           stateInputSchema: statefulInputSchema(this.plan),
           hasWatermark: watermarkOf(this.plan) !== undefined,
-          firstSlot: this.firstSlot,
+          slotOf: (shard) => this.slotOfShard(shard),
         },
       }),
       // Adaptive execution coalesces a stateless shuffle's small partitions (never a stateful one).
