@@ -152,13 +152,17 @@ describe('many queries on one session', () => {
     });
     const queries: StreamingQuery[] = [];
     try {
+      // Every query starts before any has data: each shard opens with its share of a worker's
+      // budget among all four (one opened alone would take the whole budget, and the next on its
+      // slot would close it to make room).
+      const streams = Array.from({ length: n }, (_, i) => s.memoryStream(`one${i}`, 'id STRING'));
       for (let i = 0; i < n; i++) {
-        s.memoryStream(`one${i}`, 'id STRING').addData([{ id: 'a' }, { id: 'b' }, { id: 'a' }]);
         queries.push(
           await s.readStream.format('memory').load(`one${i}`).groupBy('id').count()
             .writeStream.format('memory').queryName(`one_counts${i}`).outputMode('complete').option('checkpointLocation', ckpt()).start(),
         );
       }
+      for (const m of streams) m.addData([{ id: 'a' }, { id: 'b' }, { id: 'a' }]);
       await Promise.all(queries.map((q) => q.processAllAvailable()));
       for (const q of queries) expect(q.lastProgress?.stateOperators[0]?.numStateStoreInstances).toBe(1);
       expect(queries.map((q) => q.stateSlots)).toEqual([[0], [1], [0], [1]]);

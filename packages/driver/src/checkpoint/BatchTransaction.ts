@@ -56,6 +56,8 @@ export class BatchTransaction {
   readonly commits: CommitLog;
   /** The checkpoint's tail, kept in step with what each batch writes. */
   tail: CheckpointTail;
+  /** The write under way, if any (the entries are written off the driver's thread). */
+  private writing: Promise<unknown> = Promise.resolve();
 
   /** `tail`: the checkpoint's, as a start read it (readTail) with the layout it found. */
   constructor(
@@ -81,7 +83,7 @@ export class BatchTransaction {
     let t = clock.now();
     if (!this.offsets.has(batchId)) {
       live();
-      this.offsets.add(batchId, entry);
+      await this.write(this.offsets.append(batchId, entry));
       fault('after-offsets-write');
     }
     const walCommit = timed(t);
@@ -96,7 +98,7 @@ export class BatchTransaction {
     fault('before-commit-log');
     live();
     t = clock.now();
-    this.commits.add(batchId, done.commit);
+    await this.write(this.commits.append(batchId, done.commit));
     const before = this.tail;
     this.tail = {
       last: entry,
@@ -106,15 +108,30 @@ export class BatchTransaction {
       ...((done.layout ?? before.layout) && { layout: done.layout ?? before.layout }),
     };
     await done.afterCommit?.();
-    this.purge(batchId);
+    await this.write(this.purge(batchId));
     return { walCommit, sinkCommit, commitOffsets: timed(t) };
   }
 
+  /**
+   * Resolves once no write of this transaction is under way. A run that was aborted mid-write
+   * waits for it before it lets the checkpoint's lock go, so that the next run never races it.
+   */
+  settled(): Promise<void> {
+    return this.writing.then(
+      () => undefined,
+      () => undefined,
+    );
+  }
+
+  private write<T>(p: Promise<T>): Promise<T> {
+    this.writing = p;
+    return p;
+  }
+
   /** Keeps the last `retain` entries of each log; idempotent. */
-  private purge(batchId: number): void {
+  private async purge(batchId: number): Promise<void> {
     const threshold = batchId + 1 - this.options.retain;
     if (threshold <= 0) return;
-    this.offsets.purge(threshold);
-    this.commits.purge(threshold);
+    await Promise.all([this.offsets.purge(threshold), this.commits.purge(threshold)]);
   }
 }

@@ -6,11 +6,15 @@
  * run the batch, commit the sink idempotently, then `commits.add(N)`. On restart an `offsets/N`
  * without `commits/N` is re-run with exactly the same offsets and batch timestamp.
  */
-import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { readVersioned, writeVersioned } from './versionedFile.js';
+import { readVersioned, writeVersioned, writeVersionedAsync } from './versionedFile.js';
 
 export class MetadataLog<T> {
+  /** Every entry below this is gone (purge's own record, so that it lists the directory once). */
+  private purgedBelow: number | undefined;
+
   constructor(
     readonly dir: string,
     private readonly validate?: (v: unknown) => v is T,
@@ -25,6 +29,13 @@ export class MetadataLog<T> {
     if (existsSync(this.path(batchId))) return false;
     mkdirSync(this.dir, { recursive: true });
     writeVersioned(this.path(batchId), value);
+    return true;
+  }
+
+  /** add, its writes off the driver's thread (a batch's own entries: BatchTransaction). */
+  async append(batchId: number, value: T): Promise<boolean> {
+    if (existsSync(this.path(batchId))) return false;
+    await writeVersionedAsync(this.path(batchId), value);
     return true;
   }
 
@@ -60,11 +71,16 @@ export class MetadataLog<T> {
     return { batchId: id, value: this.get(id) as T };
   }
 
-  /** Removes entries below `thresholdBatchId`; idempotent. */
-  purge(thresholdBatchId: number): void {
-    for (const id of this.ids()) {
-      if (id >= thresholdBatchId) break;
-      rmSync(this.path(id), { force: true });
-    }
+  /**
+   * Removes entries below `thresholdBatchId`; idempotent. The first call lists the directory;
+   * later ones remove only the entries between the last threshold and this one.
+   */
+  async purge(thresholdBatchId: number): Promise<void> {
+    const ids =
+      this.purgedBelow === undefined
+        ? this.ids().filter((id) => id < thresholdBatchId)
+        : Array.from({ length: Math.max(0, thresholdBatchId - this.purgedBelow) }, (_, i) => (this.purgedBelow as number) + i);
+    await Promise.all(ids.map((id) => rm(this.path(id), { force: true })));
+    this.purgedBelow = Math.max(this.purgedBelow ?? 0, thresholdBatchId);
   }
 }

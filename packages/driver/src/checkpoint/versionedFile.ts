@@ -6,11 +6,14 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { asEnvironmentError, environmentError, SluiceError } from '@sluice/state';
+import { checkpointWriter } from './CheckpointWriter.js';
 
 export const FORMAT_VERSION = 1;
 
+const tempName = (path: string): string => `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+
 export function writeFileDurable(path: string, content: string | Uint8Array): void {
-  const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+  const tmp = tempName(path);
   try {
     mkdirSync(dirname(path), { recursive: true });
     const fd = openSync(tmp, 'w');
@@ -37,8 +40,27 @@ export function fsyncDir(dir: string): void {
   }
 }
 
+/**
+ * writeFileDurable off the driver's thread, grouped with the other writes waiting then
+ * (CheckpointWriter.ts): the event loop goes on with other queries while a batch's entry reaches
+ * the disk, and writes finishing together share one journal commit.
+ */
+export async function writeFileDurableAsync(path: string, content: string): Promise<void> {
+  try {
+    await checkpointWriter.write(path, tempName(path), content);
+  } catch (e) {
+    throw asEnvironmentError(e, path, 'write');
+  }
+}
+
+const versioned = (value: unknown): string => `v${FORMAT_VERSION}\n${JSON.stringify(value)}\n`;
+
 export function writeVersioned(path: string, value: unknown): void {
-  writeFileDurable(path, `v${FORMAT_VERSION}\n${JSON.stringify(value)}\n`);
+  writeFileDurable(path, versioned(value));
+}
+
+export function writeVersionedAsync(path: string, value: unknown): Promise<void> {
+  return writeFileDurableAsync(path, versioned(value));
 }
 
 /** Reads a versioned file; a torn, corrupt or newer-version file is a coded error naming it. */

@@ -7,7 +7,8 @@
  * slot) shuffle partial results into blocks per partition; then one state task per shard, on the
  * slot owning the shard, merges them into the state store and delivers the operator's output. The
  * shuffle exchange holds the blocks until the second stage is done, so a retried task reads them
- * again.
+ * again. A small batch of a one-shard query is fused: its state task runs the map tasks first, so
+ * the batch costs one round trip to a worker instead of three.
  */
 import { planOutputSchema } from '@sluice/executor';
 import type {
@@ -15,6 +16,7 @@ import type {
   ExchangeResult,
   ExchangeTask,
   InputSplit,
+  MapFacts,
   MapResult,
   MapTask,
   Op,
@@ -69,6 +71,38 @@ export interface BatchPlan {
   expectedMarkers: Array<number | null>;
   /** A stateless shuffle's partitions (repartition), when the plan has one. */
   shufflePartitions?: number;
+  /** One shard and a small input: the state task runs the map tasks itself (runFused). */
+  fused: boolean;
+}
+
+/**
+ * A batch of a one-shard query with at most this many input rows runs its map tasks inside its
+ * state task (a memory split counts one row per 64 bytes). Above it the map tasks spread over
+ * the slots.
+ */
+export const FUSED_BATCH_MAX_ROWS = 65_536;
+
+/** The rows a split holds, or an estimate; Infinity where the driver cannot tell (files). */
+function splitRows(input: InputSplit): number {
+  switch (input.type) {
+    case 'rate':
+    case 'rateMicroBatch':
+      return input.endValue - input.startValue;
+    case 'rows':
+      return input.data.byteLength / 64;
+    default:
+      return Infinity;
+  }
+}
+
+/**
+ * Whether a stateful batch is fused: one shard, map tasks only, and a small input. With more
+ * shards each state task would read the whole input again, which costs more than the map
+ * stage's round trip (measured: 100 two-shard queries of 10,000 rows a batch ran 1.5 times longer).
+ */
+function fusible(shards: number, firstStage: BatchPlan['firstStage'], splits: readonly SplitOfSource[]): boolean {
+  if (shards !== 1 || !firstStage.every((t) => t.kind === 'map')) return false;
+  return splits.reduce((n, s) => n + splitRows(s.input), 0) <= FUSED_BATCH_MAX_ROWS;
 }
 
 /** A stateless shuffle's partitions, and the reduce tasks they were coalesced into. */
@@ -149,6 +183,7 @@ export class IncrementalExecution {
       shardPartitions,
       expectedMarkers,
       ...(exchange && partitions !== undefined && { shufflePartitions: partitions }),
+      fused: info !== undefined && fusible(info.shards, firstStage, splits),
     };
   }
 
@@ -221,16 +256,10 @@ export class IncrementalExecution {
   }
 
   async run(batch: BatchPlan, numSources: number): Promise<BatchExecution> {
+    if (batch.fused) return this.runFused(batch, numSources);
     const { scheduler, pool } = this.o;
-    const inputRows = Array.from({ length: numSources }, () => 0);
     const first = await scheduler.runTasks(batch.firstStage, undefined, pool);
-    first.forEach((r, t) => {
-      const i = (batch.splits[t] as SplitOfSource).source;
-      inputRows[i] = (inputRows[i] as number) + r.numInputRows;
-    });
-    const eventTime = mergeEventTime(first);
-    const eventTimeBySource = inputRows.map((_, i) => mergeEventTime(first.filter((_, t) => (batch.splits[t] as SplitOfSource).source === i)));
-    const facts = { inputRows, eventTime, eventTimeBySource, state: undefined };
+    const facts = inputFacts(batch, first, numSources);
     if (batch.shufflePartitions !== undefined) return { ...facts, ...(await this.reduceShuffle(batch, first as ExchangeResult[])) };
     if (!this.o.stateful) return { ...facts, outputs: first as StatelessResult[] };
 
@@ -240,10 +269,16 @@ export class IncrementalExecution {
     const stateTasks = batch.shardPartitions.map((partitions, shard) => this.stateTask(batch, shard, partitions, exchange.blocksOf(partitions)));
     const { slotOf } = this.o.stateful;
     const outputs: StateResult[] = await scheduler.runTasks(stateTasks, (t) => slotOf(t.partition), pool);
-    const state = sumStateMetrics(outputs);
-    // A deduplication's map tasks drop late rows before they keep a first row per key.
-    for (const r of maps) state.numRowsDroppedByWatermark += r.numLateRows ?? 0;
-    return { ...facts, outputs, state, shardMarkers: outputs.map((r) => r.shardMarker) };
+    return { ...facts, ...stateFacts(maps, outputs) };
+  }
+
+  /** A fused batch: the one shard's state task, on its slot, runs the batch's map tasks first. */
+  private async runFused(batch: BatchPlan, numSources: number): Promise<BatchExecution> {
+    const { slotOf } = this.o.stateful as StatefulStage;
+    const task = { ...this.stateTask(batch, 0, batch.shardPartitions[0] as number[], []), maps: batch.firstStage as MapTask[] };
+    const outputs: StateResult[] = await this.o.scheduler.runTasks([task], () => slotOf(0), this.o.pool);
+    const maps = (outputs[0] as StateResult).maps as MapFacts[];
+    return { ...inputFacts(batch, maps, numSources), ...stateFacts(maps, outputs) };
   }
 
   /** Joins get the static side this run read, under an id of the run (workers index it once per id). */
@@ -313,6 +348,19 @@ export class IncrementalExecution {
   }
 }
 
+
+/** Rows read and event times, per source and in all, from the first stage's results. */
+function inputFacts(batch: BatchPlan, first: ReadonlyArray<{ numInputRows: number; eventTime?: EventTimeStats }>, numSources: number): Omit<BatchExecution, 'outputs'> {
+  const inputRows = Array.from({ length: numSources }, () => 0);
+  first.forEach((r, t) => {
+    const i = (batch.splits[t] as SplitOfSource).source;
+    inputRows[i] = (inputRows[i] as number) + r.numInputRows;
+  });
+  const eventTime = mergeEventTime(first);
+  const eventTimeBySource = inputRows.map((_, i) => mergeEventTime(first.filter((_, t) => (batch.splits[t] as SplitOfSource).source === i)));
+  return { inputRows, eventTime, eventTimeBySource, state: undefined };
+}
+
 export function mergeEventTime(results: ReadonlyArray<{ eventTime?: EventTimeStats }>): EventTimeStats | undefined {
   let merged: EventTimeStats | undefined;
   for (const r of results) {
@@ -325,6 +373,14 @@ export function mergeEventTime(results: ReadonlyArray<{ eventTime?: EventTimeSta
     merged.count += e.count;
   }
   return merged;
+}
+
+/** A stateful batch's outputs, state metrics and shard markers. */
+function stateFacts(maps: readonly MapFacts[], outputs: StateResult[]): Pick<BatchExecution, 'outputs' | 'state' | 'shardMarkers'> {
+  const state = sumStateMetrics(outputs);
+  // A deduplication's map tasks drop late rows before they keep a first row per key.
+  for (const r of maps) state.numRowsDroppedByWatermark += r.numLateRows ?? 0;
+  return { outputs, state, shardMarkers: outputs.map((r) => r.shardMarker) };
 }
 
 function sumStateMetrics(results: readonly StateResult[]): StateOperatorMetrics {

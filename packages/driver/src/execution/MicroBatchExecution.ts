@@ -321,6 +321,8 @@ export class MicroBatchExecution extends StreamExecution {
 
   /** Closes the query's state shards in the workers, so that any session can reopen them at once. */
   protected override async release(): Promise<void> {
+    // An aborted batch may be mid-write; the lock goes only once nothing of this run writes.
+    await this.txn.settled();
     if (this.stateInfo) recordRelease(this.stateInfo.stateDir, this.name ?? this.id, await this.closeShards());
     for (const s of this.sources) s.stop?.();
     this.spec.sink.close?.();

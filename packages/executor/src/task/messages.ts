@@ -123,6 +123,11 @@ export interface StateTask extends TaskIdentity {
    * this: a shard that is missing, emptied or behind is STATE_STORE_CORRUPT, never empty state.
    */
   expectedMarker: number | null;
+  /**
+   * The batch's map tasks, when the query has one shard and the batch is small: the worker runs
+   * them first and merges their blocks, so the batch is one round trip (`blocks` is then empty).
+   */
+  maps?: MapTask[];
 }
 
 /** Closes a query's state shards in one worker (the query stopped); `partition` is the slot. */
@@ -192,6 +197,9 @@ export interface MapResult extends ResultBase {
   eventTime?: EventTimeStats;
 }
 
+/** What a map task found, without its blocks (a state task that ran its batch's map tasks reports these). */
+export type MapFacts = Omit<MapResult, 'blocks'>;
+
 /** A stateless shuffle's map task: the rows the operators gave, by partition. */
 export interface ExchangeResult extends ResultBase {
   kind: 'exchange';
@@ -208,6 +216,8 @@ export interface StateResult extends ResultBase, DeliveredRows {
   shardMarker: number;
   /** The worker's open shards against its budgets, after this task. */
   stateStores?: WorkerStateUsage;
+  /** The facts of the map tasks the task ran first (StateTask.maps), in their order. */
+  maps?: MapFacts[];
 }
 
 export interface ReleaseResult extends ResultBase {
