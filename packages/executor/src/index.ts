@@ -21,3 +21,4 @@ export { indexTimeOf } from './operators/indexTime.js';
 export { broadcastRows } from './operators/join.js';
 export { partitionRows, shufflePartition } from './shuffle/partitioner.js';
 export { walkExpr } from './expressions/exprTree.js';
+export { mapTaskCallsUdfs } from './operators/mapSide.js';

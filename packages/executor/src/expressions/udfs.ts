@@ -42,14 +42,8 @@ function importUdfModule(moduleUrl: string): Promise<Record<string, unknown>> {
   return loading;
 }
 
-/**
- * Imports the module of every udf in `exprsOrOps` (once per worker) and registers the named
- * exports in `registry`. A missing module or export is a UDF_NOT_FOUND error.
- */
-export async function loadUdfs(
-  exprsOrOps: Expr | Op | ReadonlyArray<Expr | Op>,
-  registry: UdfRegistry,
-): Promise<UdfRegistry> {
+/** The udf calls in `exprsOrOps`, operators' expressions included. */
+export function udfsIn(exprsOrOps: Expr | Op | ReadonlyArray<Expr | Op>): UdfExpr[] {
   const udfs: UdfExpr[] = [];
   const nodes: ReadonlyArray<Expr | Op> = Array.isArray(exprsOrOps) ? exprsOrOps : [exprsOrOps as Expr | Op];
   for (const node of nodes) {
@@ -58,6 +52,18 @@ export async function loadUdfs(
     else if (node.kind === 'project') for (const e of node.exprs) collectUdfs(e, udfs);
     else if (node.kind === 'join' && node.residual) collectUdfs(node.residual, udfs);
   }
+  return udfs;
+}
+
+/**
+ * Imports the module of every udf in `exprsOrOps` (once per worker) and registers the named
+ * exports in `registry`. A missing module or export is a UDF_NOT_FOUND error.
+ */
+export async function loadUdfs(
+  exprsOrOps: Expr | Op | ReadonlyArray<Expr | Op>,
+  registry: UdfRegistry,
+): Promise<UdfRegistry> {
+  const udfs = udfsIn(exprsOrOps);
   await Promise.all(
     udfs.map(async ({ moduleUrl, exportName }) => {
       const key = udfKey(moduleUrl, exportName);

@@ -14,6 +14,7 @@ import { SluiceError } from '@sluice/state';
 import { maxBufferBytes, writeAvg, writeBuffer, writeNumberOrNull } from './aggBufferCodec.js';
 import { aggregatorOf, compareNumbers, type AggBuffer, type Aggregator } from './aggregates.js';
 import { KeyTable } from './keyTable.js';
+import { CompileCache } from '../compileCache.js';
 import type { AggFn, StatefulOp } from './types.js';
 import type { Row, Schema } from '../schema/types.js';
 import { isNumericType } from '../schema/values.js';
@@ -39,8 +40,18 @@ export interface CellLayout {
   fixedBytes: number;
 }
 
-/** The cell layout of `op`'s buffers over rows of `schema` (those entering the aggregation). */
+const layouts = new CompileCache<CellLayout>();
+
+/**
+ * The cell layout of `op`'s buffers over rows of `schema` (those entering the aggregation), made
+ * once per worker and shape: its value reader is generated code kept per layout, so a layout made
+ * anew for every task would compile its reader anew every time.
+ */
 export function cellLayoutOf(op: AggregateOp, schema: Schema): CellLayout {
+  return layouts.of(JSON.stringify([op.aggs, schema]), () => makeLayout(op, schema));
+}
+
+function makeLayout(op: AggregateOp, schema: Schema): CellLayout {
   const aggs: CellAgg[] = [];
   let cell = 0;
   let obj = 0;

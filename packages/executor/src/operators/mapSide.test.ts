@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeKey, encodeKey, keyGroupOf, partitionOfKeyGroup } from '@sluice/state';
 import { col, SCHEMA, thrown } from '../expressions/exprTestKit.js';
 import { partitionPartials } from './mapSideTestKit.js';
+import { mapTaskCallsUdfs } from './mapSide.js';
 import type { StateLayoutMsg } from '../task/messages.js';
 import { decodeAggregateBlock, decodeBlock, type AggregateRecord, type DedupRecord } from '../shuffle/shuffleCodec.js';
 import type { Expr } from '../expressions/types.js';
@@ -139,5 +140,17 @@ describe('partitionPartials: deduplication', () => {
     expect(rs.every((r) => r[3] === null)).toBe(true);
     const key = (r: DedupRecord) => decodeKey(r[1], ['string', 'timestamp']);
     expect(rs.find((r) => key(r)[0] === 'a' && key(r)[1] === 10)![2]).toEqual(rows[0]);
+  });
+});
+
+describe('mapTaskCallsUdfs', () => {
+  const udf: Expr = { op: 'udf', moduleUrl: 'file:///u.mjs', exportName: 'f', returnType: 'long', args: [col('n')] };
+  const count: StatefulOp = { kind: 'aggregate', keys: [col('id')], keyNames: ['id'], aggs: [{ fn: 'count', arg: null, name: 'count' }], eventTimeKey: null };
+  it('finds a udf in a filter, a projection, a grouping key or an aggregate argument, and none in plain expressions', () => {
+    expect(mapTaskCallsUdfs({ ops: [{ kind: 'filter', cond: col('b') }], stateful: count })).toBe(false);
+    expect(mapTaskCallsUdfs({ ops: [{ kind: 'filter', cond: { op: 'binary', fn: 'gt', left: udf, right: col('n') } }], stateful: count })).toBe(true);
+    expect(mapTaskCallsUdfs({ ops: [{ kind: 'project', exprs: [{ op: 'alias', expr: udf, name: 'x' }] }], stateful: count })).toBe(true);
+    expect(mapTaskCallsUdfs({ ops: [], stateful: { ...count, keys: [udf] } })).toBe(true);
+    expect(mapTaskCallsUdfs({ ops: [], stateful: { ...count, aggs: [{ fn: 'sum', arg: udf, name: 's' }] } })).toBe(true);
   });
 });

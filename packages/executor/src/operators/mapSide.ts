@@ -10,12 +10,12 @@
 import { statefulOutputSchema } from './aggregates.js';
 import { compileExpr } from '../expressions/compileExpr.js';
 import { exprType } from '../expressions/exprTypes.js';
-import { loadUdfs, type UdfRegistry } from '../expressions/udfs.js';
+import { loadUdfs, udfsIn, type UdfRegistry } from '../expressions/udfs.js';
 import { CompileCache } from '../compileCache.js';
 import { columnAggregation } from '../columns/columnAggregate.js';
 import { BATCH_ROWS } from '../columns/columnSources.js';
 import { batchFromRows } from '../columns/vectors.js';
-import type { ShuffleBlock, StateLayoutMsg } from '../task/messages.js';
+import type { MapTask, ShuffleBlock, StateLayoutMsg } from '../task/messages.js';
 import { resolveColumn } from '../expressions/resolveColumn.js';
 import type { DedupRecord } from '../shuffle/shuffleCodec.js';
 import { ShuffleWriter } from '../shuffle/ShuffleWriter.js';
@@ -138,6 +138,11 @@ function compileMapSide(op: DedupOp, schema: Schema): MapSide {
 export function mapSideExprs(op: StatefulOp): Expr[] {
   if (op.kind !== 'aggregate') return [];
   return [...op.keys, ...op.aggs.flatMap((a) => (a.arg === null ? [] : [a.arg]))];
+}
+
+/** Whether a map task calls a udf, in its operators or its stateful operator's keys and arguments. */
+export function mapTaskCallsUdfs(task: Pick<MapTask, 'ops' | 'stateful'>): boolean {
+  return udfsIn(task.ops).length > 0 || udfsIn(mapSideExprs(task.stateful)).length > 0;
 }
 
 /** Imports the udfs that `op`'s keys and aggregate arguments call (once per worker). */

@@ -1,10 +1,10 @@
 /**
- * A state task that carries its batch's map tasks (a small batch of a one-shard query) gives the
- * rows, metrics and state that the map tasks and the state task run apart give, and reports each
- * map task's facts.
+ * A state task that carries its batch's map tasks (a small batch) gives the rows, metrics and
+ * state that the map tasks and the state task run apart give, reports each map task's facts, and
+ * hands back the blocks of other shards' partitions.
  */
 import { describe, expect, it } from 'vitest';
-import type { MapTask, StateResult } from './messages.js';
+import type { MapTask, ShuffleBlock, StateResult } from './messages.js';
 import { decodeRows, encodeRows } from './rowCodec.js';
 import runTask from './worker.js';
 import { sortRows } from '../operators/mapSideTestKit.js';
@@ -45,6 +45,29 @@ describe('a state task carrying its map tasks', () => {
       expect(result.maps?.every((m) => !('blocks' in m))).toBe(true);
     }
     expect(await stateOf(h.store(), WINDOWED_KEY)).toEqual(stateApart);
+  });
+
+  it('with two shards: the first shard hands back the other\'s blocks, and both give what they give apart', async () => {
+    const q = query(windowed, 'update', { layout: { keyGroups: 16, partitions: 4, shards: 2 } });
+    const apart: Outcome[][] = [];
+    for (const b of BATCHES) apart.push([await run(q, b, 0), await run(q, b, 1)]);
+    const stateApart = [await stateOf(h.store(0), WINDOWED_KEY), await stateOf(h.store(1), WINDOWED_KEY)];
+
+    await freshShards();
+    let handedOn = 0;
+    for (const [i, b] of BATCHES.entries()) {
+      const first = (await runTask({ ...stateTask(q, b, 0, new Map()), maps: mapTasks(b, q) })) as StateResult;
+      const byPartition = new Map<number, ShuffleBlock[]>();
+      for (const block of first.otherBlocks ?? []) byPartition.set(block.partition, [...(byPartition.get(block.partition) ?? []), block]);
+      handedOn += first.otherBlocks?.length ?? 0;
+      const second = (await runTask(stateTask(q, b, 1, byPartition))) as StateResult;
+      [first, second].forEach((r, shard) => {
+        expect(sortRows(decodeRows(r.rows as Uint8Array)), `batch ${b.batchId} shard ${shard}`).toEqual(apart[i]![shard]!.rows);
+        expect(counts(r.state), `batch ${b.batchId} shard ${shard}`).toEqual(counts(apart[i]![shard]!.state));
+      });
+    }
+    expect(handedOn).toBeGreaterThan(0);
+    expect([await stateOf(h.store(0), WINDOWED_KEY), await stateOf(h.store(1), WINDOWED_KEY)]).toEqual(stateApart);
   });
 
   it('fails with the map task coded error of a bad plan', async () => {

@@ -124,8 +124,9 @@ export interface StateTask extends TaskIdentity {
    */
   expectedMarker: number | null;
   /**
-   * The batch's map tasks, when the query has one shard and the batch is small: the worker runs
-   * them first and merges their blocks, so the batch is one round trip (`blocks` is then empty).
+   * The batch's map tasks, when the batch is small: the worker runs them first and merges their
+   * blocks of `partitions` (`blocks` is then empty); the blocks of other shards' partitions come
+   * back in the result (`otherBlocks`) for those shards' state tasks.
    */
   maps?: MapTask[];
 }
@@ -218,6 +219,8 @@ export interface StateResult extends ResultBase, DeliveredRows {
   stateStores?: WorkerStateUsage;
   /** The facts of the map tasks the task ran first (StateTask.maps), in their order. */
   maps?: MapFacts[];
+  /** Those map tasks' blocks of the partitions of other shards. */
+  otherBlocks?: ShuffleBlock[];
 }
 
 export interface ReleaseResult extends ResultBase {

@@ -84,17 +84,19 @@ async function runMap(task: MapTask): Promise<MapResult> {
 }
 
 /**
- * A state task carrying its batch's map tasks (a small batch of a one-shard query) runs them
- * first, in this worker, and merges their blocks: the batch costs one round trip, not three.
+ * A state task carrying its batch's map tasks (a small batch) runs them first, in this worker,
+ * merges their blocks of its own partitions and hands back the rest, for the other shards' state
+ * tasks: the batch costs one round trip a shard, with no map stage.
  */
 async function runState(task: StateTask): Promise<StateResult> {
   if (task.maps === undefined) return runStateTask(task, udfs);
   const maps: MapResult[] = [];
   for (const m of task.maps) maps.push(await runMap(m));
-  const wanted = new Set(task.partitions);
-  const blocks = maps.flatMap((m) => m.blocks.filter((b) => wanted.has(b.partition)));
+  const own = new Set(task.partitions);
+  const blocks = maps.flatMap((m) => m.blocks.filter((b) => own.has(b.partition)));
+  const otherBlocks = maps.flatMap((m) => m.blocks.filter((b) => !own.has(b.partition)));
   const result = await runStateTask({ ...task, blocks }, udfs);
-  return { ...result, maps: maps.map(({ blocks: _, ...facts }) => facts) };
+  return { ...result, maps: maps.map(({ blocks: _, ...facts }) => facts), ...(otherBlocks.length > 0 && { otherBlocks }) };
 }
 
 /** Hashes the rows the operators give into partitions (no keys: round robin from the task's number). */
