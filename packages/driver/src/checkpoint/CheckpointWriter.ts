@@ -1,9 +1,9 @@
 /**
  * Durable checkpoint writes off the driver's thread, grouped: one thread of the process takes
  * every write that is waiting (all queries' batches finishing together), writes each to a temp
- * file, syncs them, renames them into place and syncs each directory once. The first sync commits
- * the file system's journal for all of them, so the later ones cost little, and the driver's
- * event loop never waits on a disk. A write resolves once its file and directory are synced, as
+ * file, syncs them, renames them into place and syncs each directory once (and removes the log
+ * entries a purge let go). The first sync commits the file system's journal for all of them, so
+ * the later ones cost little, and the driver's event loop never waits on a disk. A write resolves once its file and directory are synced, as
  * writeFileDurable's do (versionedFile.ts): the same steps, in the same order, per file.
  *
  * The thread's code is plain JavaScript, evaluated (no entry file to resolve from the sources or
@@ -40,12 +40,18 @@ function flush() {
   const batch = queue;
   queue = [];
   const failed = new Map();
+  // Removals (a log's purged entries) need no sync: a leftover entry is purged again.
+  for (const r of batch.filter((r) => r.remove)) {
+    for (const path of r.remove) {
+      try { fs.unlinkSync(path); } catch (e) { if (e.code !== 'ENOENT') failed.set(r.id, errorOf(e)); }
+    }
+  }
   const fail = (r, e) => {
     failed.set(r.id, errorOf(e));
     try { fs.rmSync(r.tmp, { force: true }); } catch {}
   };
   const step = (rs, f) => rs.filter((r) => { try { f(r); return true; } catch (e) { fail(r, e); return false; } });
-  let live = step(batch, (r) => {
+  let live = step(batch.filter((r) => !r.remove), (r) => {
     r.fd = openTemp(r);
     try { fs.writeSync(r.fd, r.content); } catch (e) { fs.closeSync(r.fd); throw e; }
   });
@@ -88,12 +94,21 @@ class CheckpointWriter {
 
   /** Writes `content` to `path` durably (temp file, sync, rename, directory sync). */
   write(path: string, tmp: string, content: string): Promise<void> {
+    return this.request({ path, tmp, content });
+  }
+
+  /** Removes `paths` (those already gone are no error). */
+  remove(paths: readonly string[]): Promise<void> {
+    return paths.length === 0 ? Promise.resolve() : this.request({ remove: paths });
+  }
+
+  private request(req: { path: string; tmp: string; content: string } | { remove: readonly string[] }): Promise<void> {
     const id = this.nextId++;
     const worker = this.thread();
     return new Promise<void>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       worker.ref();
-      worker.postMessage({ id, path, tmp, content });
+      worker.postMessage({ id, ...req });
     });
   }
 

@@ -7,8 +7,8 @@
  * without `commits/N` is re-run with exactly the same offsets and batch timestamp.
  */
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { checkpointWriter } from './CheckpointWriter.js';
 import { readVersioned, writeVersioned, writeVersionedAsync } from './versionedFile.js';
 
 export class MetadataLog<T> {
@@ -80,7 +80,7 @@ export class MetadataLog<T> {
       this.purgedBelow === undefined
         ? this.ids().filter((id) => id < thresholdBatchId)
         : Array.from({ length: Math.max(0, thresholdBatchId - this.purgedBelow) }, (_, i) => (this.purgedBelow as number) + i);
-    await Promise.all(ids.map((id) => rm(this.path(id), { force: true })));
+    await checkpointWriter.remove(ids.map((id) => this.path(id)));
     this.purgedBelow = Math.max(this.purgedBelow ?? 0, thresholdBatchId);
   }
 }

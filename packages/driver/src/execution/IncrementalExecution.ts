@@ -356,7 +356,6 @@ export class IncrementalExecution {
   }
 }
 
-
 /** Rows read and event times, per source and in all, from the first stage's results. */
 function inputFacts(batch: BatchPlan, first: ReadonlyArray<{ numInputRows: number; eventTime?: EventTimeStats }>, numSources: number): Omit<BatchExecution, 'outputs'> {
   const inputRows = Array.from({ length: numSources }, () => 0);
