@@ -1,8 +1,9 @@
 /**
  * Many queries in one session sharing 2 slots: 40 stateful queries stay exact; scheduler pools
  * keep a critical query's batches near their duration alone (FAIR by weight, and by minShare)
- * while FIFO makes it wait behind 30 other queries; a slow listener costs no throughput; and a
- * low `ulimit -n` child runs 20 stateful queries of 200 partitions each exactly.
+ * while FIFO makes it wait behind 30 other queries; a query with no new input makes no batch and
+ * runs no task beside busy ones; a slow listener costs no throughput; and a low `ulimit -n`
+ * child runs 20 stateful queries of 200 partitions each exactly.
  *
  * Timings are ratios against the same query running alone in the same session. The busy queries'
  * tasks hold their slot in a udf that sleeps (Atomics.wait) rather than spins, so they contend for
@@ -10,7 +11,7 @@
  * there is one, so that 30 queries' syncs do not queue in front of the measured query's.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -144,6 +145,54 @@ describe('many queries on one session', () => {
       expect(fifo['critical'] as number, report).toBeGreaterThan(2 * (fair['critical'] as number));
     }, 180_000);
   });
+
+  it('a query with no new input makes no batch and runs no task while busy queries run beside it', async () => {
+    const s = await Session.create({ conf: { 'sluice.executor.cores': 2 } });
+    const queries: StreamingQuery[] = [];
+    try {
+      const stream = s.memoryStream('quiet_in', 'id STRING');
+      stream.addData([{ id: 'a' }, { id: 'b' }, { id: 'a' }]);
+      const dir = ckpt();
+      const quiet = await s.readStream.format('memory').load('quiet_in').groupBy('id').count()
+        .writeStream.format('memory').queryName('quiet_counts').outputMode('update').option('checkpointLocation', dir).option('schedulerPool', 'quiet').start();
+      queries.push(quiet);
+      await quiet.processAllAvailable();
+      for (let i = 0; i < 4; i++) {
+        queries.push(
+          await s.readStream.format('rate-micro-batch').option('rowsPerBatch', 1000).load().groupBy(col('value').mod(10).alias('k')).count()
+            .writeStream.foreachBatch(async () => {}).outputMode('update').queryName(`loud${i}`).option('checkpointLocation', ckpt()).start(),
+        );
+      }
+      const loud = queries.slice(1);
+      const before = loud.map((q) => q.recentProgress.length);
+      let quietTasks = 0;
+      let loudTasks = 0;
+      const tasksOf = (name: string): number => {
+        const pool = s.metrics().scheduler.pools[name];
+        return (pool?.runningTasks ?? 0) + (pool?.waitingTasks ?? 0);
+      };
+      const sampler = setInterval(() => {
+        quietTasks += tasksOf('quiet');
+        loudTasks += tasksOf('default');
+      }, 1);
+      try {
+        await waitUntil(() => loud.every((q, i) => q.recentProgress.length >= (before[i] as number) + 20), '20 batches of each busy query', 60_000);
+      } finally {
+        clearInterval(sampler);
+      }
+      // The quiet query ran its one batch and nothing since: no batch, no checkpoint entry, no task.
+      expect(quiet.recentProgress.map((p) => p.batchId)).toEqual([0]);
+      expect(readdirSync(join(dir, 'offsets')).filter((f) => /^\d+$/.test(f))).toEqual(['0']);
+      expect(readdirSync(join(dir, 'commits')).filter((f) => /^\d+$/.test(f))).toEqual(['0']);
+      expect(quietTasks).toBe(0);
+      expect(loudTasks).toBeGreaterThan(0); // the sampling sees the busy queries' tasks
+      expect(quiet.status.isDataAvailable).toBe(false);
+      expect(await s.memoryTable('quiet_counts')).toEqual(expect.arrayContaining([{ id: 'a', count: 2 }, { id: 'b', count: 1 }]));
+    } finally {
+      await stopAll(queries);
+      await s.close();
+    }
+  }, 90_000);
 
   it('one-shard stateful queries share the slots out: each worker hosts half of them', async () => {
     const n = 4;
