@@ -3,8 +3,9 @@
  * every write that is waiting (all queries' batches finishing together), writes each to a temp
  * file, syncs them, renames them into place and syncs each directory once (and removes the log
  * entries a purge let go). The first sync commits the file system's journal for all of them, so
- * the later ones cost little, and the driver's event loop never waits on a disk. A write resolves once its file and directory are synced, as
- * writeFileDurable's do (versionedFile.ts): the same steps, in the same order, per file.
+ * the later ones cost little, and the driver's event loop never waits on a disk. A write resolves
+ * once its file and directory are synced, as writeFileDurable's do (versionedFile.ts): the same
+ * steps, in the same order, per file.
  *
  * The thread's code is plain JavaScript, evaluated (no entry file to resolve from the sources or
  * a build). It holds the process open only while a write is pending; if it dies, the writes it

@@ -10,6 +10,7 @@
  * again. A small batch is fused: shard 0's state task runs the map tasks first and hands the other
  * shards their blocks, so the batch costs one round trip a shard (a one-shard query: one, not three).
  */
+import { statSync } from 'node:fs';
 import { mapTaskCallsUdfs, planOutputSchema } from '@sluice/executor';
 import type {
   EventTimeStats,
@@ -76,32 +77,35 @@ export interface BatchPlan {
 }
 
 /**
- * A stateful batch with at most this many input rows runs its map tasks inside its first shard's
- * state task (a memory split counts one row per 64 bytes). Above it the map tasks spread over
- * the slots.
+ * A stateful batch whose input is at most this many bytes (inputBytes: 65,536 generated rows)
+ * runs its map tasks inside its first shard's state task. Above it the map tasks spread over the
+ * slots.
  */
-export const FUSED_BATCH_MAX_ROWS = 65_536;
+const FUSED_BATCH_MAX_BYTES = 1 << 20;
 
-/** The rows a split holds, or an estimate; Infinity where the driver cannot tell (files). */
-function splitRows(input: InputSplit): number {
+/** About how many bytes a split reads: its files' sizes, its encoded rows, 16 bytes a generated row. */
+export function inputBytes(input: InputSplit): number {
   switch (input.type) {
-    case 'rate':
-    case 'rateMicroBatch':
-      return input.endValue - input.startValue;
+    case 'files':
+      return input.files.reduce((n, f) => n + (statSync(f, { throwIfNoEntry: false })?.size ?? 0), 0);
     case 'rows':
-      return input.data.byteLength / 64;
+      return input.data.byteLength;
+    case 'blocks':
+      return input.blocks.reduce((n, b) => n + b.byteLength, 0);
     default:
-      return Infinity;
+      return 16 * Math.max(0, input.endValue - input.startValue);
   }
 }
 
 /**
- * Whether a stateful batch is fused (runFused): map tasks only, a small input, and no udf or join
- * before the shuffle (their cost a row is the user's, and fused map tasks run one after another).
+ * Whether a stateful batch is fused (runFused): map tasks only, no udf or join before the shuffle
+ * (their cost a row is the user's, and fused map tasks run one after another), no files (sizing
+ * them would stat every file each batch) and a small input.
  */
 function fusible(firstStage: BatchPlan['firstStage'], splits: readonly SplitOfSource[]): boolean {
   if (!firstStage.every((t) => t.kind === 'map' && !mapTaskCallsUdfs(t) && !t.ops.some((o) => o.kind === 'join'))) return false;
-  return splits.reduce((n, s) => n + splitRows(s.input), 0) <= FUSED_BATCH_MAX_ROWS;
+  if (splits.some((s) => s.input.type === 'files')) return false;
+  return splits.reduce((n, s) => n + inputBytes(s.input), 0) <= FUSED_BATCH_MAX_BYTES;
 }
 
 /** A stateless shuffle's partitions, and the reduce tasks they were coalesced into. */

@@ -9,8 +9,7 @@
  * latest offset (admission control) and runs a data batch when there is new data, or a no-data
  * batch when one is due.
  */
-import { statSync } from 'node:fs';
-import { decodeRows, indexTimeOf, type InputSplit, type Row, type Schema } from '@sluice/executor';
+import { decodeRows, indexTimeOf, type Row, type Schema } from '@sluice/executor';
 import { CONF_KEYS, SluiceError } from '@sluice/state';
 import type { BatchTransaction } from '../checkpoint/BatchTransaction.js';
 import type { DataOffsetSeq, SourceOffset } from '../checkpoint/OffsetLog.js';
@@ -19,7 +18,7 @@ import { statefulInputSchema, watermarkInputs, watermarkOf, type LogicalPlan } f
 import type { QuerySpec } from '../plan/QuerySpec.js';
 import { sameOffset, type StreamSource } from '../sources/Source.js';
 import { clock } from './clock.js';
-import { IncrementalExecution, type SplitOfSource } from './IncrementalExecution.js';
+import { IncrementalExecution, inputBytes, type SplitOfSource } from './IncrementalExecution.js';
 import { committedEnds, nextBatch, nextWatermark, type NextBatch, type RunSettings } from './nextBatch.js';
 import { openQuery, WATERMARK_POLICY_CONF, type OpenedQuery } from './openQuery.js';
 import { ProgressReporter } from './ProgressReporter.js';
@@ -362,19 +361,5 @@ export class MicroBatchExecution extends StreamExecution {
     if (asked !== 'auto') return asked;
     const bytes = splits.reduce((n, s) => n + inputBytes(s.input), 0);
     return Math.max(this.ctx.scheduler.slots, Math.ceil(bytes / conf.get(K.advisoryPartitionSizeInBytes)));
-  }
-}
-
-/** About how many bytes a split reads: its files' sizes, its encoded rows, 16 bytes a generated row. */
-function inputBytes(input: InputSplit): number {
-  switch (input.type) {
-    case 'files':
-      return input.files.reduce((n, f) => n + (statSync(f, { throwIfNoEntry: false })?.size ?? 0), 0);
-    case 'rows':
-      return input.data.byteLength;
-    case 'blocks':
-      return input.blocks.reduce((n, b) => n + b.byteLength, 0);
-    default:
-      return 16 * Math.max(0, input.endValue - input.startValue);
   }
 }
