@@ -11,7 +11,8 @@
  *    batch writes no rows; a sink that logs every batch id logs it (without a sink, as in the CLI,
  *    the query's next start logs it: StreamSink.prepare).
  * 4. `commits/N`: the next batch's watermark and the batch each state shard last committed.
- * 5. Log entries below `minBatchesToRetain` purged.
+ * 5. Log entries below `minBatchesToRetain` purged, off the batch's path: the next batch (or a
+ *    stop) waits for it first, so a purge's failure still fails the query, one batch later.
  *
  * On restart an `offsets/N` without `commits/N` is run again with exactly the same entry. Fault
  * points `after-offsets-write`, `after-sink-commit` and `before-commit-log` sit between the steps.
@@ -58,6 +59,8 @@ export class BatchTransaction {
   tail: CheckpointTail;
   /** The write under way, if any (the entries are written off the driver's thread). */
   private writing: Promise<unknown> = Promise.resolve();
+  /** The last batch's purge, awaited before the next batch writes. */
+  private purging: Promise<void> = Promise.resolve();
 
   /** `tail`: the checkpoint's, as a start read it (readTail) with the layout it found. */
   constructor(
@@ -80,6 +83,7 @@ export class BatchTransaction {
     const { batchId } = entry;
     const live = this.options.live ?? (() => {});
     const timed = (t0: number): number => clock.now() - t0;
+    await this.purging;
     let t = clock.now();
     if (!this.offsets.has(batchId)) {
       live();
@@ -108,7 +112,8 @@ export class BatchTransaction {
       ...((done.layout ?? before.layout) && { layout: done.layout ?? before.layout }),
     };
     await done.afterCommit?.();
-    await this.write(this.purge(batchId));
+    this.purging = this.write(this.purge(batchId));
+    this.purging.catch(() => {}); // surfaces when the next batch or settled() awaits it
     return { walCommit, sinkCommit, commitOffsets: timed(t) };
   }
 
@@ -117,7 +122,7 @@ export class BatchTransaction {
    * waits for it before it lets the checkpoint's lock go, so that the next run never races it.
    */
   settled(): Promise<void> {
-    return this.writing.then(
+    return Promise.all([this.writing, this.purging]).then(
       () => undefined,
       () => undefined,
     );

@@ -192,6 +192,7 @@ export function repartitionCheckpoint(
         durationMs: clock.now() - t0,
       });
     }
+    await txn.settled(); // the last batch's purge
     const { partitions: p, shards: n } = txn.tail.layout as StateLayoutRecord;
     return { batches: ran, layout: { partitions: p, shards: n } };
   });
