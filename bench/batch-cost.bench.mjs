@@ -1,6 +1,8 @@
 // What a tiny stateful batch costs the machine: the process's CPU time (user + sys, every thread:
 // the driver, the executors, the checkpoint writer, libuv's and V8's threads) per batch, over
-// BATCHES batches of one query after WARMUP, with nothing else running. The query:
+// BATCHES batches of one query after WARMUP, with nothing else running (the warm-up is long
+// because V8 goes on optimizing the batch's functions for a few hundred batches: a query running
+// for minutes pays the steady cost measured here). The query:
 // rate-micro-batch (10 rows a batch, 2 partitions) -> groupBy(value % 10).count() -> a no-op
 // foreachBatch, update mode, a durable checkpoint; once with 1 state shard, once with 2 (the
 // default on 2 slots). The baseline is the CPU time of one piscina round trip (a no-op task on a
@@ -9,7 +11,7 @@
 // On Linux each thread's share (from /proc/self/task) is in params.threads: the main thread (the
 // driver) by name, the others by the thread id, largest first.
 //
-// Knobs (environment): SLUICE_BENCH_BATCHES (600), SLUICE_BENCH_WARMUP (20), SLUICE_BENCH_CORES (2).
+// Knobs (environment): SLUICE_BENCH_BATCHES (600), SLUICE_BENCH_WARMUP (300), SLUICE_BENCH_CORES (2).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -18,7 +20,7 @@ import { loadavg } from 'node:os';
 import { BENCH_DIR, cleanupOnExit, commandLine, envInt, loadDriver, loadPiscina, machineFacts, makeTempDir, record, round } from './lib.mjs';
 
 const BATCHES = envInt('SLUICE_BENCH_BATCHES', 600);
-const WARMUP = envInt('SLUICE_BENCH_WARMUP', 20);
+const WARMUP = envInt('SLUICE_BENCH_WARMUP', 300);
 const CORES = envInt('SLUICE_BENCH_CORES', 2);
 const ROUND_TRIPS = 2000;
 const LOAD_AT_START = loadavg()[0];

@@ -9,7 +9,10 @@
 // Total rows/s = the rows of the measured batches of all queries / (the last measured batch's end
 // - the first measured batch's start), from each query's own progress events (timestamp and
 // batchDuration). Each query stops itself after its measured batches. p99 is over the measured
-// batches' batchDuration of all queries.
+// batches' batchDuration of all queries. cpuMsPerBatch is the process's CPU time (user + sys, every
+// thread) from all queries past their warm-up until all have made their measured batches, per
+// batch: with SLUICE_BENCH_ROWS_PER_ROUND and SLUICE_BENCH_KEYS it splits a batch's cost into its
+// fixed part, its rows and its state work.
 //
 // Three variants for each N: FIFO (one pool), FAIR with one pool per query, and FIFO with a
 // listener that sleeps 200 ms on every event. The baseline is N = 1 under FIFO, run first and
@@ -72,13 +75,19 @@ async function run(n, variant) {
     const startedMs = Date.now() - t0;
     const last = WARMUP + MEASURED - 1;
     const stopping = new Map();
+    // CPU time (every thread of the process) from all queries past their warm-up to all done.
+    const batchOf = (q) => q.lastProgress?.batchId ?? -1;
+    let cpu;
     while (stopping.size < n) {
+      if (cpu === undefined && queries.every((q) => batchOf(q) >= WARMUP - 1)) cpu = { at: process.cpuUsage(), batches: queries.reduce((s, q) => s + batchOf(q), 0) };
       for (const q of queries) {
         if (q.exception) throw q.exception;
         if (!stopping.has(q) && (q.lastProgress?.batchId ?? -1) >= last) stopping.set(q, q.stop());
       }
       await sleep(5);
     }
+    const cpuUsed = process.cpuUsage(cpu?.at);
+    const cpuMsPerBatch = cpu && round((cpuUsed.user + cpuUsed.system) / 1000 / (n * last - cpu.batches), 2);
     await Promise.all(stopping.values());
     let rows = 0;
     let start = Infinity;
@@ -98,7 +107,7 @@ async function run(n, variant) {
     const expected = Math.floor(ROWS / n) * n * MEASURED;
     if (rows !== expected) throw new Error(`${n} queries read ${rows} rows, not ${expected}`);
     console.error(`  ${n} ${variant}: started in ${startedMs} ms, done at ${Date.now() - t0} ms`);
-    return { queries: n, variant, startMs: startedMs, rowsPerSec: Math.round((rows * 1000) / (end - start)), wallMs: end - start, p50BatchMs: percentile(durations, 50), p99BatchMs: percentile(durations, 99) };
+    return { queries: n, variant, startMs: startedMs, rowsPerSec: Math.round((rows * 1000) / (end - start)), wallMs: end - start, p50BatchMs: percentile(durations, 50), p99BatchMs: percentile(durations, 99), cpuMsPerBatch };
   } finally {
     await Promise.allSettled(queries.map((q) => q.stop()));
     await session.close();

@@ -156,6 +156,7 @@ export class MicroBatchExecution extends StreamExecution {
   /** One trigger: poll the sources, then run the batch nextBatch decides on. Returns whether a batch ran. */
   private async runTrigger(triggerStart: number): Promise<boolean> {
     const seq = ++this.triggerSeq;
+    await this.driverTurn();
     this.status = { message: 'Getting offsets from sources', isDataAvailable: false, isTriggerActive: true };
     const t0 = clock.now();
     const start = committedEnds(this.txn.tail, this.sources.length);
@@ -198,6 +199,7 @@ export class MicroBatchExecution extends StreamExecution {
     let exec: Awaited<ReturnType<IncrementalExecution['run']>> | undefined;
     const timings = await this.txn.run(batch, async () => {
       splits ??= await getBatch(batch.offsets);
+      await this.driverTurn();
       const p0 = clock.now();
       // A replay shuffles into the partitions its offsets entry recorded.
       const recorded = batch.conf['shufflePartitions'];
@@ -208,6 +210,7 @@ export class MicroBatchExecution extends StreamExecution {
       const ran = await execution.run(physical, this.sources.length);
       exec = ran;
       phases.tasks = clock.now() - a0;
+      await this.driverTurn();
       const rows: Row[] = [];
       for (const r of ran.outputs) if (r.rows) for (const row of decodeRows(r.rows)) rows.push(row);
       // Each watermark input's max event time: a union input's own, or the query's.
@@ -229,6 +232,11 @@ export class MicroBatchExecution extends StreamExecution {
       walCommit: timings.walCommit,
       commitOffsets: timings.commitOffsets,
     });
+  }
+
+  /** Waits, while other queries' driver-side steps wait too, for the turn the pools give this query's next one. */
+  private driverTurn(): Promise<void> {
+    return this.ctx.scheduler.driverTurn(this.spec.pool, this.runId);
   }
 
   /** The batch each state shard last committed, as the last commit recorded it (a new checkpoint: none yet). */

@@ -68,13 +68,16 @@ export class SlotArbiter {
     count(this.runningByRun, t.runId, -1);
   }
 
-  /** The index in `waiting` (in submission order) of the task to start next, or -1 if none can. */
-  pick(waiting: readonly Candidate[]): number {
+  /**
+   * The index in `waiting` (in submission order) of the task to start next, or -1 if none can.
+   * `startable` says which can start (by default: those whose slot is free).
+   */
+  pick(waiting: readonly Candidate[], startable: (t: Candidate) => boolean = (t) => this.canStart(t)): number {
     let pool: string | undefined;
     let first = -1;
     for (let i = 0; i < waiting.length; i++) {
       const t = waiting[i] as Candidate;
-      if (!this.canStart(t)) continue;
+      if (!startable(t)) continue;
       if (this.settings.mode === 'FIFO') return i;
       if (pool === undefined || (t.pool !== pool && this.fairOrder(t.pool, pool) < 0)) [pool, first] = [t.pool, i];
     }
@@ -82,7 +85,7 @@ export class SlotArbiter {
     let best = first;
     let bestRunning = Number.POSITIVE_INFINITY;
     waiting.forEach((t, i) => {
-      if (t.pool !== pool || !this.canStart(t)) return;
+      if (t.pool !== pool || !startable(t)) return;
       const running = this.runningByRun.get(t.runId) ?? 0;
       if (running < bestRunning) [best, bestRunning] = [i, running];
     });

@@ -22,6 +22,7 @@ import type { ResultOf, TaskRequest, TaskResult, TaskSuccess } from '@sluice/exe
 import { CONF_KEYS, environmentError, LOCAL_PROPERTY_KEYS, SluiceError, type WorkerStateUsage } from '@sluice/state';
 import type { PoolConf } from '../conf/RuntimeConf.js';
 import { count, DEFAULT_POOL, SlotArbiter, type Candidate, type PoolSettings } from './SlotArbiter.js';
+import { DriverTurns } from './DriverTurns.js';
 
 export type { PoolConf };
 
@@ -85,6 +86,8 @@ export class TaskScheduler {
   /** Every query's tasks waiting for a slot, in submission order. */
   private readonly waiting: Waiting[] = [];
   private readonly arbiter: SlotArbiter;
+  /** The queries' driver-side steps, ordered by the same pools (DriverTurns.ts). */
+  private readonly turns: DriverTurns;
   /** Rejects the task running on a slot, set while one runs there. */
   private readonly slotFailed: Array<((e: Error) => void) | undefined> = [];
   /** The run whose task runs on a slot. */
@@ -105,6 +108,7 @@ export class TaskScheduler {
   ) {
     this.filename = filename;
     this.arbiter = new SlotArbiter(slots, pooling);
+    this.turns = new DriverTurns(this.arbiter);
     this.pools = Array.from({ length: slots }, (_, slot) => this.startPool(slot));
     this.slotQueues = Array.from({ length: slots }, () => new PQueue({ concurrency: 1 }));
     this.stateStores = Array.from({ length: slots }, () => null);
@@ -277,6 +281,11 @@ export class TaskScheduler {
       if (run === runId && !this.closed) this.replaceWorker(slot, new RunAborted(runId));
     });
     controller.abort(new RunAborted(runId));
+  }
+
+  /** Resolves when a driver-side step of run `runId` (in `pool`) may run (DriverTurns.ts). */
+  driverTurn(pool: string, runId: string): Promise<void> {
+    return this.turns.turn(pool, runId);
   }
 
   /**
