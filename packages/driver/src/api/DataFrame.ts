@@ -12,6 +12,7 @@ import type { Session } from './Session.js';
 import { DataStreamWriter } from './DataStreamWriter.js';
 import { carriesEventTime, eventTimeColumns, planInputs, statefulInputSchema, watermarkOf, type LogicalPlan, type PlanInput } from '../plan/LogicalPlan.js';
 import { parseDuration } from '../conf/parsers.js';
+import { parseColumn } from './sql/parseExpression.js';
 
 export class DataFrame {
   readonly schema: Schema;
@@ -117,11 +118,18 @@ export class DataFrame {
     return this.with({ kind: 'project', exprs });
   }
 
-  filter(condition: Column): DataFrame {
-    return this.with({ kind: 'filter', cond: condition.expr });
+  /** Spark's selectExpr: each text an SQL expression with an optional alias (`'v * 2 AS twice'`, `'*'`). */
+  selectExpr(...exprs: string[]): DataFrame {
+    return this.select(...exprs.map((e) => (typeof e === 'string' && e.trim() === '*' ? '*' : parseColumn(e, 'selectExpr'))));
   }
 
-  where(condition: Column): DataFrame {
+  /** Keeps the rows where `condition` holds: a Column, or SQL text (`"v > 10 AND name IS NOT NULL"`). */
+  filter(condition: Column | string): DataFrame {
+    const cond = typeof condition === 'string' ? parseColumn(condition, 'filter') : condition;
+    return this.with({ kind: 'filter', cond: cond.expr });
+  }
+
+  where(condition: Column | string): DataFrame {
     return this.filter(condition);
   }
 
@@ -254,21 +262,23 @@ export class GroupedData {
     });
   }
 
-  agg(...aggs: AggregateColumn[]): DataFrame {
+  /** Aggregate columns: count, sum, avg, min, max, or `expr("sum(v) AS total")`. */
+  agg(...aggs: Column[]): DataFrame {
     if (aggs.length === 0) throw new SluiceError('INVALID_EXPRESSION', 'agg() needs at least one aggregate');
-    for (const a of aggs) {
+    const specs = aggs.map((a) => {
       if (!(a instanceof AggregateColumn)) {
         throw new SluiceError('INVALID_EXPRESSION', 'agg() takes aggregate functions: count, sum, avg, min, max');
       }
       if (a.arg) exprType(a.arg, this.df.schema);
-    }
+      return a.spec;
+    });
     const eventTime = eventTimeColumns(this.df.plan);
     const eventTimeKey = this.keys.findIndex((k) => carriesEventTime(k.expr, eventTime));
     return this.df.withStateful({
       kind: 'aggregate',
       keys: this.keys.map((k) => k.expr),
       keyNames: this.keyNames,
-      aggs: aggs.map((a) => a.spec),
+      aggs: specs,
       eventTimeKey: eventTimeKey < 0 ? null : eventTimeKey,
     });
   }

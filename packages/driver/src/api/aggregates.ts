@@ -7,20 +7,35 @@ import { SluiceError } from '@sluice/state';
 import { Column, toColumn } from './Column.js';
 import { parseDuration } from '../conf/parsers.js';
 
-/** An aggregate expression; only groupBy(...).agg(...) takes it. */
-export class AggregateColumn {
+/**
+ * An aggregate expression; only groupBy(...).agg(...) takes it. It is a Column, as in Spark, so
+ * that `expr("count(*)")` types as one; used anywhere else (a select, a filter, an operand) it is
+ * INVALID_EXPRESSION.
+ */
+export class AggregateColumn extends Column {
   constructor(
     readonly fn: AggFn,
     readonly arg: Expr | null,
     readonly name: string,
-  ) {}
+  ) {
+    super({ op: 'col', name });
+    Object.defineProperty(this, 'expr', {
+      get: (): never => {
+        throw new SluiceError('INVALID_EXPRESSION', `aggregate ${name} is allowed only in groupBy(...).agg(...)`);
+      },
+    });
+  }
 
-  alias(name: string): AggregateColumn {
+  override alias(name: string): AggregateColumn {
     return new AggregateColumn(this.fn, this.arg, name);
   }
 
-  as(name: string): AggregateColumn {
+  override as(name: string): AggregateColumn {
     return this.alias(name);
+  }
+
+  override toString(): string {
+    return this.name;
   }
 
   get spec(): AggSpec {

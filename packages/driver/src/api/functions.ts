@@ -8,6 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { parseDataType, type DataType, type Expr, type FunctionName } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import { Column, lit, toColumn, type ColumnOrLiteral } from './Column.js';
+import { parseExpression } from './sql/parseExpression.js';
 
 export { lit, toColumn };
 
@@ -16,6 +17,17 @@ export function col(name: string): Column {
     throw new SluiceError('INVALID_EXPRESSION', `col() needs a non-empty column name, got ${String(name)}`);
   }
   return new Column({ op: 'col', name });
+}
+
+/**
+ * A column from Spark SQL expression text (Spark's expr): `expr("upper(name) AS name")`,
+ * `expr("CASE WHEN v > 10 THEN 'big' ELSE 'small' END")`. An aggregate call
+ * (`expr("count(*)")`) gives an AggregateColumn, which groupBy(...).agg(...) takes. A text that
+ * does not parse is PARSE_SYNTAX_ERROR; an unknown function, UNRESOLVED_ROUTINE.
+ */
+export function expr(sql: string): Column {
+  const parsed = parseExpression(sql);
+  return parsed.kind === 'aggregate' ? parsed.agg : new Column(parsed.expr);
 }
 
 /** Same as col, as in Spark. */

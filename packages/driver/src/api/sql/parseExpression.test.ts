@@ -1,0 +1,300 @@
+/**
+ * SQL expression text, evaluated: each case is an example of Spark's built-in function and
+ * operator documentation (or of its parser's precedence) with the result Spark gives, parsed by
+ * `expr` and computed by the row evaluator. Then the forms a column reference takes, aggregates,
+ * and the errors Spark's parser gives.
+ */
+import { describe, expect, it } from 'vitest';
+import { exprName, exprType, type Schema } from '@sluice/executor';
+import { SluiceError } from '@sluice/state';
+// The evaluator is worker-side code that the executor package does not export.
+import { compileExpr } from '../../../../executor/src/expressions/compileExpr.js';
+import { AggregateColumn, count, sum } from '../aggregates.js';
+import { Column } from '../Column.js';
+import { col, expr, upper } from '../functions.js';
+import { sqlFunctionNames } from './sqlFunctions.js';
+
+const SCHEMA: Schema = [
+  { name: 'id', type: 'string', nullable: true },
+  { name: 'v', type: 'double', nullable: true },
+  { name: 'n', type: 'long', nullable: true },
+  { name: 'ts', type: 'timestamp', nullable: true },
+  { name: 'date', type: 'string', nullable: true },
+  { name: 'a.b', type: 'long', nullable: true },
+  {
+    name: 'window',
+    type: { struct: [{ name: 'start', type: 'timestamp', nullable: true }, { name: 'end', type: 'timestamp', nullable: true }] },
+    nullable: true,
+  },
+];
+const ROW = { id: 'Spark', v: 2.5, n: 7, ts: Date.UTC(2024, 0, 1, 12), date: 'today', 'a.b': 3, window: { start: 0, end: 600_000 } };
+
+const evaluate = (sql: string): unknown => compileExpr(expr(sql).expr, SCHEMA)(ROW);
+
+function errorOf(f: () => unknown): SluiceError {
+  try {
+    f();
+  } catch (e) {
+    expect(e).toBeInstanceOf(SluiceError);
+    return e as SluiceError;
+  }
+  throw new Error('expected a SluiceError');
+}
+
+/** [SQL, Spark's result]: the examples of Spark's function reference, as `SELECT <SQL>` gives them. */
+const SPARK_EXAMPLES: Array<[string, unknown]> = [
+  // Operators (Spark's built-in functions: !, %, *, +, -, /, <, <=, <=>, =, ==, >, >=, and, or, div, between, in).
+  ['3 % 2', 1],
+  ['MOD(2, 1.8)', 0.2],
+  ['2 * 3', 6],
+  ['1 + 2', 3],
+  ['2 - 1', 1],
+  ['3 / 2', 1.5],
+  ['2L / 2L', 1],
+  ['3 div 2', 1],
+  ['1 < 2', true],
+  ['1.1 < 1', false],
+  ['2 <= 2', true],
+  ['2 <=> 2', true],
+  ['true <=> NULL', false],
+  ['NULL <=> NULL', true],
+  ['2 = 2', true],
+  ['true = NULL', null],
+  ['NULL = NULL', null],
+  ['2 == 2', true],
+  ['2 > 1', true],
+  ['2 >= 1', true],
+  ['1 != 2', true],
+  ['1 <> 1', false],
+  ['! true', false],
+  ['! false', true],
+  ['! NULL', null],
+  ['not true', false],
+  ['not NULL', null],
+  ['true and true', true],
+  ['true and false', false],
+  ['true and NULL', null],
+  ['false and NULL', false],
+  ['true or false', true],
+  ['false or false', false],
+  ['true or NULL', true],
+  ['false or NULL', null],
+  ['0.5 between 0.1 AND 1.0', true],
+  ['1 in(1, 2, 3)', true],
+  ['1 in(2, 3, 4)', false],
+  ['-(1)', -1],
+  ['negative(1)', -1],
+  ['positive(1)', 1],
+  // Conditionals and nulls.
+  ['coalesce(NULL, 1, NULL)', 1],
+  ['if(1 < 2, \'a\', \'b\')', 'a'],
+  ['ifnull(NULL, 2)', 2],
+  ['nvl(NULL, 2)', 2],
+  ['nullif(2, 2)', null],
+  ['nvl2(NULL, 2, 1)', 1],
+  ['isnull(1)', false],
+  ['isnotnull(1)', true],
+  ['CASE WHEN 1 > 0 THEN 1 WHEN 2 > 0 THEN 2.0 ELSE 1.2 END', 1],
+  ['CASE WHEN 1 < 0 THEN 1 WHEN 2 > 0 THEN 2.0 ELSE 1.2 END', 2],
+  ['CASE WHEN 1 < 0 THEN 1 WHEN 2 < 0 THEN 2.0 END', null],
+  // Strings.
+  ["ucase('SparkSql')", 'SPARKSQL'],
+  ["upper('SparkSql')", 'SPARKSQL'],
+  ["lcase('SparkSql')", 'sparksql'],
+  ["lower('SparkSql')", 'sparksql'],
+  ["length('Spark SQL ')", 10],
+  ["CHAR_LENGTH('Spark SQL ')", 10],
+  ["CHARACTER_LENGTH('Spark SQL ')", 10],
+  ["concat('Spark', 'SQL')", 'SparkSQL'],
+  ["substr('Spark SQL', 5)", 'k SQL'],
+  ["substr('Spark SQL', -3)", 'SQL'],
+  ["substr('Spark SQL', 5, 1)", 'k'],
+  ["substr('Spark SQL' FROM 5)", 'k SQL'],
+  ["substr('Spark SQL' FROM -3)", 'SQL'],
+  ["substr('Spark SQL' FROM 5 FOR 1)", 'k'],
+  ["substring('Spark SQL', 5)", 'k SQL'],
+  ["substring('Spark SQL', -3)", 'SQL'],
+  ["substring('Spark SQL', 5, 1)", 'k'],
+  ["substring('Spark SQL' FROM 5 FOR 1)", 'k'],
+  ["trim('    SparkSQL   ')", 'SparkSQL'],
+  ["'Spark' || 'SQL'", 'SparkSQL'],
+  // Casts.
+  ["cast('10' as int)", 10],
+  ["'10'::int", 10],
+  ["CAST('2.5' AS DOUBLE) * 2", 5],
+];
+
+/** [SQL, result]: precedence and associativity as Spark's grammar has them, and the rewritten forms. */
+const PRECEDENCE: Array<[string, unknown]> = [
+  ['1 + 2 * 3', 7],
+  ['(1 + 2) * 3', 9],
+  ['10 - 2 - 3', 5],
+  ['2 * 3 % 4', 2],
+  ['-2 * 3', -6],
+  ['1 = 1 AND 2 = 3 OR true', true],
+  ['true OR true AND false', true],
+  ['NOT 1 = 2', true],
+  ['NOT true AND false', false],
+  ['1 + 1 = 2', true],
+  ['1 = 1 IS NULL', false],
+  ['1 IN (1, NULL)', true],
+  ['2 IN (1, NULL)', null],
+  ['2 NOT IN (1, 3)', true],
+  ['NULL IN (1)', null],
+  ['5 NOT BETWEEN 1 AND 3', true],
+  ['2 BETWEEN 1 AND 3 AND false', false],
+  ['3 IS DISTINCT FROM NULL', true],
+  ['NULL IS NOT DISTINCT FROM NULL', true],
+  ['1 IS DISTINCT FROM 1', false],
+  ['NULL IS NULL', true],
+  ['1 IS NOT NULL', true],
+  ['NULL IS TRUE', false],
+  ['NULL IS NOT FALSE', true],
+  ['NULL IS UNKNOWN', true],
+  ["'Spark' 'SQL'", 'SparkSQL'],
+  ["'it\\'s'", "it's"],
+  ['"double quoted"', 'double quoted'],
+  ['1 /* a comment */ + 1 -- and a line comment', 2],
+  ["TIMESTAMP '2024-01-01 00:00:00'", Date.UTC(2024, 0, 1)],
+  ["TIMESTAMP '2024-01-01 12:30:15.250'", Date.UTC(2024, 0, 1, 12, 30, 15, 250)],
+  ["DATE '2024-02-29'", Date.UTC(2024, 1, 29)],
+  ['CASE 2 WHEN 1 THEN \'one\' WHEN 2 THEN \'two\' ELSE \'many\' END', 'two'],
+];
+
+/** [SQL, result] over the row `ROW`: column references. */
+const COLUMNS: Array<[string, unknown]> = [
+  ['v * 2', 5],
+  ['V * 2', 5],
+  ['`id`', 'Spark'],
+  ['upper(id)', 'SPARK'],
+  ['UPPER(ID)', 'SPARK'],
+  ['date', 'today'],
+  ['`a.b` + 1', 4],
+  ['window.start', 0],
+  ['window.`end`', 600_000],
+  ['n % 4 = 3 AND v > 2', true],
+  ['ts = TIMESTAMP \'2024-01-01 12:00:00\'', true],
+  ["CASE WHEN v > 2 THEN 'big' ELSE 'small' END", 'big'],
+  ['coalesce(NULL, n)', 7],
+];
+
+describe('SQL expressions', () => {
+  it.each(SPARK_EXAMPLES)("Spark's example SELECT %s gives %j", (sql, expected) => {
+    const got = evaluate(sql);
+    if (typeof expected === 'number' && !Number.isInteger(expected)) expect(got).toBeCloseTo(expected, 12);
+    else expect(got).toEqual(expected);
+  });
+
+  it.each(PRECEDENCE)('%s gives %j', (sql, expected) => {
+    expect(evaluate(sql)).toEqual(expected);
+  });
+
+  it.each(COLUMNS)('%s over a row gives %j', (sql, expected) => {
+    expect(evaluate(sql)).toEqual(expected);
+  });
+
+  it('types numeric literals as Spark does: INT, then BIGINT past 2^31, L BIGINT, D and exponents DOUBLE', () => {
+    const type = (sql: string) => exprType(expr(sql).expr, SCHEMA);
+    expect(type('1')).toBe('int');
+    expect(type('-2147483648')).toBe('int');
+    expect(type('2147483648')).toBe('long');
+    expect(type('1L')).toBe('long');
+    expect(type('1.5D')).toBe('double');
+    expect(type('1e3')).toBe('double');
+    expect(evaluate('1e3')).toBe(1000);
+    expect(type("'10'::bigint")).toBe('long');
+    expect(type('n::string')).toBe('string');
+  });
+
+  it('builds the same plan as the Column calls, named as Spark names it', () => {
+    expect(expr('upper(id)').expr).toEqual(upper('id').expr);
+    // SQL's 10 is an INT literal, where lit(10) is a LONG.
+    const ten = new Column({ op: 'lit', value: 10, type: 'int' });
+    expect(expr('v > 10 AND id IS NOT NULL').expr).toEqual(col('v').gt(ten).and(col('id').isNotNull()).expr);
+    expect(exprName(expr('upper(id)').expr, SCHEMA)).toBe('upper(id)');
+    expect(exprName(expr('upper(id) AS name').expr, SCHEMA)).toBe('name');
+    expect(exprName(expr('upper(id) name').expr, SCHEMA)).toBe('name');
+    expect(exprName(expr('v * 2 AS `twice v`').expr, SCHEMA)).toBe('twice v');
+    expect(exprName(expr('CAST(n AS DOUBLE)').expr, SCHEMA)).toBe('n');
+  });
+
+  it('gives aggregates for agg(): count(*), count(1), sum(x) with an alias', () => {
+    const all = expr('count(*)');
+    expect(all).toBeInstanceOf(AggregateColumn);
+    expect((all as AggregateColumn).spec).toEqual(count('*').spec);
+    expect((expr('COUNT(1)') as AggregateColumn).spec).toEqual(count('*').spec);
+    expect((expr('sum(v) AS total') as AggregateColumn).spec).toEqual(sum('v').alias('total').spec);
+    expect((expr('count(id)') as AggregateColumn).spec).toEqual({ fn: 'count', arg: { op: 'col', name: 'id' }, name: 'count(id)' });
+    // An aggregate is a whole expression of agg(), never a part of one, nor a plain column.
+    expect(errorOf(() => expr('sum(v) + 1')).code).toBe('INVALID_EXPRESSION');
+    expect(errorOf(() => expr('upper(max(id))')).code).toBe('INVALID_EXPRESSION');
+    expect(errorOf(() => expr('count(*)').expr).code).toBe('INVALID_EXPRESSION');
+    expect(errorOf(() => expr('count(*)').plus(1)).code).toBe('INVALID_EXPRESSION');
+  });
+
+  it("gives window(ts, '10 minutes') as the window function does", () => {
+    const w = expr("window(ts, '10 minutes')").expr;
+    expect(w).toEqual({ op: 'window', expr: { op: 'col', name: 'ts' }, sizeMs: 600_000, slideMs: 600_000, startMs: 0 });
+    expect(expr("window(ts, '10 minutes', '5 minutes')").expr).toMatchObject({ sizeMs: 600_000, slideMs: 300_000 });
+    expect(errorOf(() => expr("window(ts, id)")).code).toBe('INVALID_EXPRESSION');
+  });
+
+  it("is PARSE_SYNTAX_ERROR naming the token and position as Spark's parser does", () => {
+    const end = errorOf(() => expr('1 +'));
+    expect(end.code).toBe('PARSE_SYNTAX_ERROR');
+    expect(end.message).toContain('Syntax error at or near end of input');
+    expect(end.message).toContain('(line 1, pos 3)');
+    const extra = errorOf(() => expr('a b c'));
+    expect(extra.code).toBe('PARSE_SYNTAX_ERROR');
+    expect(extra.message).toContain("Syntax error at or near 'c'");
+    expect(extra.message).toContain('(line 1, pos 4)');
+    expect(errorOf(() => expr('(1 + 2')).message).toContain('end of input');
+    expect(errorOf(() => expr("'open")).message).toContain('unclosed string literal');
+    expect(errorOf(() => expr('CASE END')).code).toBe('PARSE_SYNTAX_ERROR');
+    expect(errorOf(() => expr('1 +\n  * 2')).message).toContain("at or near '*'");
+    expect(errorOf(() => expr('1 +\n  * 2')).message).toContain('(line 2, pos 2)');
+    expect(errorOf(() => expr('1 +\n  * 2')).line).toBe(2);
+    expect(errorOf(() => expr('#')).code).toBe('PARSE_SYNTAX_ERROR');
+  });
+
+  it('is UNRESOLVED_ROUTINE for an unknown function and WRONG_NUM_ARGS for a wrong count', () => {
+    const unknown = errorOf(() => expr('no_such_fn(1)'));
+    expect(unknown.code).toBe('UNRESOLVED_ROUTINE');
+    expect(unknown.message).toContain('`no_such_fn`');
+    const wrong = errorOf(() => expr("upper('a', 'b')"));
+    expect(wrong.code).toBe('WRONG_NUM_ARGS');
+    expect(wrong.message).toContain('upper requires 1 parameters but 2 were given');
+    expect(errorOf(() => expr('upper(*)')).code).toBe('INVALID_EXPRESSION');
+  });
+
+  it('says which Spark forms are not supported yet, by name', () => {
+    for (const sql of ["id LIKE 'S%'", 'INTERVAL 1 HOUR', 'count(DISTINCT id)', '~1', 'x[0]']) {
+      const e = errorOf(() => expr(sql));
+      expect(e.code, sql).toBe('INVALID_EXPRESSION');
+      expect(e.message, sql).toMatch(/not supported yet/);
+    }
+    expect(errorOf(() => expr('CAST(1 AS no_type)')).code).toBe('INVALID_EXPRESSION');
+  });
+
+  it('lists its functions with their aliases', () => {
+    expect(sqlFunctionNames()).toEqual(expect.arrayContaining(['upper', 'ucase', 'substr', 'coalesce', 'nvl2', 'count', 'window']));
+  });
+});
+
+describe('SQL expression names', () => {
+  it.each([
+    ['v DIV 3', '(v div 3)'],
+    ['n IN (1, 2)', '(n IN (1, 2))'],
+    ['n NOT IN (1, 2)', '(NOT (n IN (1, 2)))'],
+    ['n <=> 1', '(n <=> 1)'],
+    ['n IS DISTINCT FROM 1', '(NOT (n <=> 1))'],
+    ['ucase(id)', 'ucase(id)'],
+    ['upper(id)', 'upper(id)'],
+    ['nvl(id, id)', 'nvl(id, id)'],
+    ["if(v > 1, 'a', 'b')", '(IF((v > 1), a, b))'],
+    ['v BETWEEN 1 AND 2', '((v >= 1) AND (v <= 2))'],
+    ['n IN (1, 2) AS k', 'k'],
+  ])('an unaliased %s is named %s, as Spark names it', (sql, name) => {
+    expect(exprName(expr(sql).expr, SCHEMA)).toBe(name);
+  });
+});

@@ -1,0 +1,464 @@
+/**
+ * Spark SQL expressions from text (`expr`, `selectExpr`, `filter("...")`), parsed into the same
+ * expression tree the Column methods build. The grammar and its precedence are those of Spark's
+ * SqlBaseParser.g4, lowest first:
+ *
+ *   OR · AND · NOT (or !) · a predicate after a value: [NOT] BETWEEN, [NOT] IN (...), IS [NOT] NULL,
+ *   IS [NOT] TRUE / FALSE / UNKNOWN, IS [NOT] DISTINCT FROM · comparisons (= == <=> <> != < <= > >=)
+ *   · + - || · * / % DIV · unary - + · postfix :: type and .field · primaries: literals, names,
+ *   function calls, CASE, CAST(x AS type), ( ... ).
+ *
+ * Forms Spark rewrites in its parser are rewritten the same way: BETWEEN into two comparisons,
+ * IN into equalities joined by OR (the same three-valued result), <=> and IS DISTINCT FROM into
+ * CASE over IS NULL. Function names resolve case-insensitively in the registry (sqlFunctions.ts);
+ * an unknown one is UNRESOLVED_ROUTINE. An aggregate call gives an AggregateColumn, for agg().
+ */
+import { exprName, parseDataType, type Expr } from '@sluice/executor';
+import { SluiceError } from '@sluice/state';
+import { AggregateColumn } from '../aggregates.js';
+import { Column } from '../Column.js';
+import { syntaxError, tokenize, type Token } from './sqlLexer.js';
+import { resolveFunction, type SqlArg } from './sqlFunctions.js';
+
+/**
+ * What a piece of SQL text denotes: a column expression, or an aggregate (only agg() takes one).
+ * `name` is the column name Spark gives a form rewritten here (`(v div 3)`, `(x IN (1, 2))`,
+ * `ucase(id)`), for a whole expression without an alias.
+ */
+export type Parsed = { kind: 'column'; expr: Expr; name?: string } | { kind: 'aggregate'; agg: AggregateColumn };
+
+const COMPARISONS: Record<string, Extract<Expr, { op: 'binary' }>['fn'] | 'nullSafeEqual'> = {
+  '=': 'equalTo',
+  '==': 'equalTo',
+  '<>': 'notEqual',
+  '!=': 'notEqual',
+  '<': 'lt',
+  '<=': 'leq',
+  '>': 'gt',
+  '>=': 'geq',
+  '<=>': 'nullSafeEqual',
+};
+
+/** Words that end an expression or belong to a surrounding form, never an implicit alias. */
+const RESERVED_AFTER = new Set(['and', 'or', 'not', 'is', 'in', 'between', 'like', 'rlike', 'ilike', 'regexp', 'as', 'when', 'then', 'else', 'end', 'from', 'div', 'distinct']);
+
+const lit = (value: string | number | boolean | null, type: Extract<Expr, { op: 'lit' }>['type']): Expr => ({ op: 'lit', value, type });
+const not = (expr: Expr): Expr => ({ op: 'unary', fn: 'not', expr });
+const isNull = (expr: Expr): Expr => ({ op: 'unary', fn: 'isNull', expr });
+const binary = (fn: Extract<Expr, { op: 'binary' }>['fn'], left: Expr, right: Expr): Expr => ({ op: 'binary', fn, left, right });
+
+/** Spark's `a <=> b`: true when both are null, false when one is, else a = b. */
+function nullSafeEqual(a: Expr, b: Expr): Expr {
+  return { op: 'when', branches: [{ cond: isNull(a), value: isNull(b) }, { cond: isNull(b), value: lit(false, 'boolean') }], otherwise: binary('equalTo', a, b) };
+}
+
+class Parser {
+  private readonly tokens: Token[];
+  private i = 0;
+
+  constructor(private readonly sql: string) {
+    this.tokens = tokenize(sql);
+  }
+
+  private get t(): Token {
+    return this.tokens[this.i] as Token;
+  }
+
+  private peek(ahead = 1): Token {
+    return this.tokens[Math.min(this.i + ahead, this.tokens.length - 1)] as Token;
+  }
+
+  /** Whether the current token is the unquoted word `w` (case-insensitive). */
+  private isWord(w: string, t: Token = this.t): boolean {
+    return t.kind === 'name' && !t.quoted && t.text.toLowerCase() === w;
+  }
+
+  private isOp(op: string, t: Token = this.t): boolean {
+    return t.kind === 'op' && t.text === op;
+  }
+
+  private acceptWord(w: string): boolean {
+    if (!this.isWord(w)) return false;
+    this.i++;
+    return true;
+  }
+
+  private acceptOp(op: string): boolean {
+    if (!this.isOp(op)) return false;
+    this.i++;
+    return true;
+  }
+
+  private expectWord(w: string): void {
+    if (!this.acceptWord(w)) throw syntaxError(this.sql, this.t, `expected ${w.toUpperCase()}`);
+  }
+
+  private expectOp(op: string): void {
+    if (!this.acceptOp(op)) throw syntaxError(this.sql, this.t, `expected '${op}'`);
+  }
+
+  expectEnd(): void {
+    if (this.t.kind !== 'end') throw syntaxError(this.sql, this.t);
+  }
+
+  /** An expression with an optional alias (`x AS name`, or `x name` when `implicitAlias`). */
+  namedExpression(implicitAlias: boolean): Parsed {
+    const parsed = this.expression();
+    let name: string | undefined;
+    if (this.acceptWord('as')) name = this.aliasName();
+    else if (implicitAlias && this.t.kind === 'name' && (this.t.quoted || !RESERVED_AFTER.has(this.t.text.toLowerCase()))) name = this.aliasName();
+    if (name === undefined) name = parsed.kind === 'column' ? parsed.name : undefined;
+    if (name === undefined) return parsed;
+    return parsed.kind === 'aggregate' ? { kind: 'aggregate', agg: parsed.agg.alias(name) } : { kind: 'column', expr: { op: 'alias', expr: parsed.expr, name } };
+  }
+
+  private aliasName(): string {
+    const t = this.t;
+    if (t.kind !== 'name') throw syntaxError(this.sql, t, 'expected a name');
+    this.i++;
+    return t.text;
+  }
+
+  expression(): Parsed {
+    return this.or();
+  }
+
+  /** A sub-expression that must be a column expression (an aggregate only stands alone). */
+  private column(p: Parsed, at: Token): Expr {
+    if (p.kind === 'column') return p.expr;
+    throw new SluiceError(
+      'INVALID_EXPRESSION',
+      `aggregate ${p.agg.name} must be a whole expression of groupBy(...).agg(...), not part of one (at pos ${at.pos} of '${this.sql}')`,
+    );
+  }
+
+  private sub(parse: () => Parsed): Expr {
+    const at = this.t;
+    return this.column(parse(), at);
+  }
+
+  private or(): Parsed {
+    const at = this.t;
+    let left = this.and();
+    while (this.acceptWord('or')) left = { kind: 'column', expr: binary('or', this.column(left, at), this.sub(() => this.and())) };
+    return left;
+  }
+
+  private and(): Parsed {
+    const at = this.t;
+    let left = this.not();
+    while (this.acceptWord('and')) left = { kind: 'column', expr: binary('and', this.column(left, at), this.sub(() => this.not())) };
+    return left;
+  }
+
+  private not(): Parsed {
+    if (this.acceptWord('not') || this.acceptOp('!')) return { kind: 'column', expr: not(this.sub(() => this.not())) };
+    return this.predicated();
+  }
+
+  private predicated(): Parsed {
+    const at = this.t;
+    const value = this.comparison();
+    const negated = (e: Expr, neg: boolean): Parsed => ({ kind: 'column', expr: neg ? not(e) : e });
+    if (this.acceptWord('is')) {
+      const neg = this.acceptWord('not');
+      const x = this.column(value, at);
+      if (this.acceptWord('null')) return { kind: 'column', expr: { op: 'unary', fn: neg ? 'isNotNull' : 'isNull', expr: x } };
+      if (this.acceptWord('true')) return negated({ op: 'call', fn: 'coalesce', args: [x, lit(false, 'boolean')] }, neg);
+      if (this.acceptWord('false')) return negated({ op: 'call', fn: 'coalesce', args: [not(x), lit(false, 'boolean')] }, neg);
+      if (this.acceptWord('unknown')) return negated(isNull(x), neg);
+      if (this.acceptWord('distinct')) {
+        this.expectWord('from');
+        const y = this.sub(() => this.comparison());
+        const name = `(${exprName(x)} <=> ${exprName(y)})`;
+        return { kind: 'column', expr: neg ? nullSafeEqual(x, y) : not(nullSafeEqual(x, y)), name: neg ? name : `(NOT ${name})` };
+      }
+      throw syntaxError(this.sql, this.t, 'expected NULL, TRUE, FALSE, UNKNOWN or DISTINCT FROM');
+    }
+    const save = this.i;
+    const neg = this.acceptWord('not');
+    if (this.acceptWord('between')) {
+      const x = this.column(value, at);
+      const lower = this.sub(() => this.comparison());
+      this.expectWord('and');
+      const upper = this.sub(() => this.comparison());
+      return negated(binary('and', binary('geq', x, lower), binary('leq', x, upper)), neg);
+    }
+    if (this.acceptWord('in')) {
+      const x = this.column(value, at);
+      this.expectOp('(');
+      const items = [this.sub(() => this.expression())];
+      while (this.acceptOp(',')) items.push(this.sub(() => this.expression()));
+      this.expectOp(')');
+      const anyEqual = items.map((v) => binary('equalTo', x, v)).reduce((a, b) => binary('or', a, b));
+      const name = `(${exprName(x)} IN (${items.map((v) => exprName(v)).join(', ')}))`;
+      return { kind: 'column', expr: neg ? not(anyEqual) : anyEqual, name: neg ? `(NOT ${name})` : name };
+    }
+    for (const w of ['like', 'rlike', 'ilike', 'regexp']) {
+      if (this.isWord(w)) throw new SluiceError('INVALID_EXPRESSION', `${w.toUpperCase()} is not supported yet (at pos ${this.t.pos} of '${this.sql}')`);
+    }
+    this.i = save;
+    return value;
+  }
+
+  private comparison(): Parsed {
+    const at = this.t;
+    let left = this.additive();
+    for (;;) {
+      const t = this.t;
+      const fn = t.kind === 'op' ? COMPARISONS[t.text] : undefined;
+      if (fn === undefined) return left;
+      this.i++;
+      const l = this.column(left, at);
+      const r = this.sub(() => this.additive());
+      left = fn === 'nullSafeEqual' ? { kind: 'column', expr: nullSafeEqual(l, r), name: `(${exprName(l)} <=> ${exprName(r)})` } : { kind: 'column', expr: binary(fn, l, r) };
+    }
+  }
+
+  private additive(): Parsed {
+    const at = this.t;
+    let left = this.multiplicative();
+    for (;;) {
+      const op = this.isOp('+') ? 'plus' : this.isOp('-') ? 'minus' : this.isOp('||') ? 'concat' : undefined;
+      if (op === undefined) return left;
+      this.i++;
+      const l = this.column(left, at);
+      const r = this.sub(() => this.multiplicative());
+      left = { kind: 'column', expr: op === 'concat' ? { op: 'call', fn: 'concat', args: [l, r] } : binary(op, l, r) };
+    }
+  }
+
+  private multiplicative(): Parsed {
+    const at = this.t;
+    let left = this.unary();
+    for (;;) {
+      const op = this.isOp('*') ? 'multiply' : this.isOp('/') ? 'divide' : this.isOp('%') ? 'mod' : this.isWord('div') ? 'div' : undefined;
+      if (op === undefined) return left;
+      this.i++;
+      const l = this.column(left, at);
+      const r = this.sub(() => this.unary());
+      // a DIV b: the quotient truncated toward zero, as a LONG (null for a zero divisor, as a / b).
+      left =
+        op === 'div'
+          ? { kind: 'column', expr: { op: 'cast', expr: binary('divide', l, r), to: 'long' }, name: `(${exprName(l)} div ${exprName(r)})` }
+          : { kind: 'column', expr: binary(op, l, r) };
+    }
+  }
+
+  private unary(): Parsed {
+    if (this.isOp('-') || this.isOp('+')) {
+      const minus = this.isOp('-');
+      this.i++;
+      const next = this.t;
+      // A negative number literal stays a literal (its type is the number's, as in Spark).
+      if (minus && next.kind === 'number') {
+        this.i++;
+        return { kind: 'column', expr: this.postfix(this.numberLiteral(next, true)) };
+      }
+      const x = this.sub(() => this.unary());
+      return { kind: 'column', expr: minus ? { op: 'unary', fn: 'negate', expr: x } : x };
+    }
+    if (this.isOp('~')) throw new SluiceError('INVALID_EXPRESSION', `bitwise NOT (~) is not supported yet (at pos ${this.t.pos} of '${this.sql}')`);
+    const at = this.t;
+    const p = this.primary();
+    if (p.kind === 'aggregate') {
+      if (this.isOp('::') || this.isOp('.') || this.isOp('[')) this.column(p, at);
+      return p;
+    }
+    const e = this.postfix(p.expr);
+    return e === p.expr ? p : { kind: 'column', expr: e };
+  }
+
+  /** `x::type`, `x.field` (a struct field of any expression whose name is a column path). */
+  private postfix(e: Expr): Expr {
+    for (;;) {
+      if (this.acceptOp('::')) e = { op: 'cast', expr: e, to: this.dataType() };
+      else if (this.isOp('.') && e.op === 'col' && this.peek().kind === 'name') {
+        this.i++;
+        e = { op: 'col', name: `${e.name}.${(this.t as Extract<Token, { kind: 'name' }>).text}` };
+        this.i++;
+      } else if (this.isOp('[')) throw new SluiceError('INVALID_EXPRESSION', `subscripts (x[i]) need ARRAY and MAP types, not supported yet (at pos ${this.t.pos} of '${this.sql}')`);
+      else return e;
+    }
+  }
+
+  /**
+   * A type name as Spark's DDL reads it: a name, with its parameters when `<...>` or `(...)`
+   * follows (`INT`, `DECIMAL(10, 2)`, `STRUCT<a: INT>`); parseDataType checks it.
+   */
+  private dataType(): ReturnType<typeof parseDataType> {
+    const first = this.t;
+    if (first.kind !== 'name') throw syntaxError(this.sql, first, 'expected a type');
+    this.i++;
+    if (this.isOp('<') || this.isOp('(')) {
+      let depth = 0;
+      do {
+        if (this.t.kind === 'end') throw syntaxError(this.sql, this.t, 'unclosed type parameters');
+        if (this.isOp('<') || this.isOp('(')) depth++;
+        if (this.isOp('>') || this.isOp(')')) depth--;
+        this.i++;
+      } while (depth > 0);
+    }
+    const text = this.sql.slice(first.pos, (this.tokens[this.i - 1] as Token).end);
+    try {
+      return parseDataType(text);
+    } catch (e) {
+      if (e instanceof SluiceError) throw new SluiceError('INVALID_EXPRESSION', `${e.message} (in '${this.sql}')`);
+      throw e;
+    }
+  }
+
+  private primary(): Parsed {
+    const t = this.t;
+    switch (t.kind) {
+      case 'number':
+        this.i++;
+        return { kind: 'column', expr: this.numberLiteral(t, false) };
+      case 'string': {
+        this.i++;
+        let value = t.value;
+        // Adjacent string literals are one, as in Spark: 'a' 'b' is 'ab'.
+        while (this.t.kind === 'string') value += (this.tokens[this.i++] as Extract<Token, { kind: 'string' }>).value;
+        return { kind: 'column', expr: lit(value, 'string') };
+      }
+      case 'op':
+        if (this.acceptOp('(')) {
+          const inner = this.expression();
+          this.expectOp(')');
+          return inner;
+        }
+        throw syntaxError(this.sql, t);
+      case 'end':
+        throw syntaxError(this.sql, t);
+      case 'name':
+        return this.named(t);
+    }
+  }
+
+  private named(t: Extract<Token, { kind: 'name' }>): Parsed {
+    const word = t.quoted ? undefined : t.text.toLowerCase();
+    const next = this.peek();
+    if (word === 'true' || word === 'false') {
+      this.i++;
+      return { kind: 'column', expr: lit(word === 'true', 'boolean') };
+    }
+    if (word === 'null') {
+      this.i++;
+      return { kind: 'column', expr: lit(null, 'null') };
+    }
+    if (word === 'case' && !this.isOp('(', next)) return this.caseExpression();
+    if ((word === 'timestamp' || word === 'date') && next.kind === 'string') return this.typedLiteral(word);
+    if (word === 'interval' && (next.kind === 'string' || next.kind === 'number')) {
+      throw new SluiceError('INVALID_EXPRESSION', `INTERVAL literals are not supported yet (at pos ${t.pos} of '${this.sql}')`);
+    }
+    if (word === 'cast' && this.isOp('(', next)) {
+      this.i += 2;
+      const x = this.sub(() => this.expression());
+      this.expectWord('as');
+      const to = this.dataType();
+      this.expectOp(')');
+      return { kind: 'column', expr: { op: 'cast', expr: x, to } };
+    }
+    this.i++;
+    if (this.isOp('(')) return this.call(t);
+    return { kind: 'column', expr: { op: 'col', name: t.text } };
+  }
+
+  private call(name: Extract<Token, { kind: 'name' }>): Parsed {
+    this.expectOp('(');
+    const args: SqlArg[] = [];
+    if (this.acceptWord('distinct')) {
+      throw new SluiceError('INVALID_EXPRESSION', `${name.text}(DISTINCT ...) is not supported yet (at pos ${name.pos} of '${this.sql}')`);
+    }
+    if (!this.isOp(')')) {
+      do {
+        if (this.isOp('*') && (this.isOp(')', this.peek()) || this.isOp(',', this.peek()))) {
+          this.i++;
+          args.push({ star: true });
+          continue;
+        }
+        const at = this.t;
+        const p = this.expression();
+        args.push({ expr: this.column(p, at) });
+        // substring(str FROM pos [FOR len]), Spark's SQL-standard form.
+        if (args.length === 1 && ['substring', 'substr'].includes(name.text.toLowerCase()) && this.acceptWord('from')) {
+          args.push({ expr: this.sub(() => this.expression()) });
+          if (this.acceptWord('for')) args.push({ expr: this.sub(() => this.expression()) });
+          break;
+        }
+      } while (this.acceptOp(','));
+    }
+    this.expectOp(')');
+    return resolveFunction(name.text, args, this.sql);
+  }
+
+  /** CASE WHEN c THEN v ... [ELSE e] END, and CASE x WHEN v1 THEN r1 ... END (x = v1, ...). */
+  private caseExpression(): Parsed {
+    this.i++;
+    const subject = this.isWord('when') ? undefined : this.sub(() => this.expression());
+    const branches: Array<{ cond: Expr; value: Expr }> = [];
+    while (this.acceptWord('when')) {
+      const w = this.sub(() => this.expression());
+      this.expectWord('then');
+      branches.push({ cond: subject === undefined ? w : binary('equalTo', subject, w), value: this.sub(() => this.expression()) });
+    }
+    if (branches.length === 0) throw syntaxError(this.sql, this.t, 'expected WHEN');
+    const otherwise = this.acceptWord('else') ? this.sub(() => this.expression()) : undefined;
+    this.expectWord('end');
+    return { kind: 'column', expr: { op: 'when', branches, ...(otherwise !== undefined && { otherwise }) } };
+  }
+
+  /** TIMESTAMP 'yyyy-MM-dd[ HH:mm:ss[.SSS]]' (UTC) and DATE 'yyyy-MM-dd' (a TIMESTAMP at UTC midnight until DATE is a type). */
+  private typedLiteral(word: 'timestamp' | 'date'): Parsed {
+    const t = this.peek() as Extract<Token, { kind: 'string' }>;
+    this.i += 2;
+    const m = /^\s*(\d{4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(Z|UTC)?\s*$/i.exec(t.value);
+    const ms = m && (word === 'timestamp' || m[4] === undefined) ? Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +(m[4] ?? 0), +(m[5] ?? 0), +(m[6] ?? 0), Math.floor(+`0.${m[7] ?? '0'}` * 1000)) : NaN;
+    if (Number.isNaN(ms)) {
+      throw new SluiceError('INVALID_EXPRESSION', `[INVALID_TYPED_LITERAL] the value of the typed literal ${word.toUpperCase()} is invalid: '${t.value}' (in '${this.sql}')`);
+    }
+    return { kind: 'column', expr: lit(ms, 'timestamp') };
+  }
+
+  /**
+   * Spark's numeric literals: an integer is INT when it fits, else BIGINT; suffix L is BIGINT, S
+   * and Y are INT here (no SMALLINT or TINYINT), D and an exponent DOUBLE. A decimal such as 1.5 is
+   * DECIMAL in Spark and DOUBLE here, as is the BD suffix, until DECIMAL is a type.
+   */
+  private numberLiteral(t: Extract<Token, { kind: 'number' }>, negative: boolean): Expr {
+    const m = /^(.*?)(bd|[lsydf])?$/i.exec(t.text) as RegExpExecArray;
+    const digits = (negative ? '-' : '') + m[1]!;
+    const suffix = m[2]?.toLowerCase();
+    const value = Number(digits);
+    const integral = /^-?\d+$/.test(digits);
+    if (suffix === 'd' || suffix === 'f' || suffix === 'bd' || !integral) return lit(value, 'double');
+    if (!Number.isSafeInteger(value)) {
+      throw new SluiceError('INVALID_EXPRESSION', `literal ${t.text} is beyond the exact range of a LONG in Sluice (2^53) (in '${this.sql}')`);
+    }
+    if (suffix === 'l') return lit(value, 'long');
+    return lit(value, suffix === undefined && (value > 2147483647 || value < -2147483648) ? 'long' : 'int');
+  }
+
+}
+
+function checkText(sql: unknown, what: string): string {
+  if (typeof sql !== 'string') throw new SluiceError('INVALID_EXPRESSION', `${what} takes SQL text, got ${sql === null ? 'null' : typeof sql}`);
+  return sql;
+}
+
+/** One expression, with an optional alias (`expr`, `selectExpr`; Spark's parseExpression). */
+export function parseExpression(sql: string, what = 'expr'): Parsed {
+  const p = new Parser(checkText(sql, what));
+  const parsed = p.namedExpression(true);
+  p.expectEnd();
+  return parsed;
+}
+
+/** A column expression from SQL text: an aggregate here is an error naming where it may go. */
+export function parseColumn(sql: string, what: string): Column {
+  const parsed = parseExpression(sql, what);
+  if (parsed.kind === 'aggregate') {
+    throw new SluiceError('INVALID_EXPRESSION', `${what}: aggregate ${parsed.agg.name} is allowed only in groupBy(...).agg(...): '${sql}'`);
+  }
+  return new Column(parsed.expr);
+}

@@ -1,0 +1,125 @@
+/**
+ * The functions SQL text can call, by Spark's names (case-insensitive), each with its arities and
+ * the expression it builds: the same trees as the `functions` exports, so `expr('upper(id)')` and
+ * `upper('id')` are one plan. Spark's aliases that mean the same function are listed beside it
+ * (`ucase`, `substr`, `ifnull`); forms Spark defines by rewriting (`if`, `nvl2`, `nullif`) are
+ * rewritten into CASE the way Spark's own definitions read.
+ */
+import { exprName, type AggFn, type Expr, type FunctionName } from '@sluice/executor';
+import { SluiceError } from '@sluice/state';
+import { AggregateColumn, window } from '../aggregates.js';
+import { Column } from '../Column.js';
+import type { Parsed } from './parseExpression.js';
+
+/** An argument of a call in SQL text: an expression, or `*` (count(*)). */
+export type SqlArg = { expr: Expr } | { star: true };
+
+interface SqlFunction {
+  /** Arities accepted: [min, max] (max Infinity: variadic). */
+  arity: [number, number];
+  build(args: Expr[], sql: string): Parsed;
+}
+
+const column = (expr: Expr): Parsed => ({ kind: 'column', expr });
+const call = (fn: FunctionName) => (args: Expr[]): Parsed => column({ op: 'call', fn, args });
+const nullLit: Expr = { op: 'lit', value: null, type: 'null' };
+
+/** Spark's name of an aggregate's result: count(x), sum(x), ... (count(*) is count(1)). */
+function aggregate(fn: AggFn, sparkName: string = fn) {
+  return (args: Expr[]): Parsed => {
+    const arg = args[0] ?? null;
+    const argName = arg === null ? '1' : arg.op === 'col' || arg.op === 'alias' ? arg.name : 'expr';
+    return { kind: 'aggregate', agg: new AggregateColumn(fn, arg, `${sparkName}(${argName})`) };
+  };
+}
+
+/** A literal string or number argument (window durations), else INVALID_EXPRESSION. */
+function literalArg(e: Expr | undefined, fn: string, what: string, sql: string): string | number | undefined {
+  if (e === undefined) return undefined;
+  if (e.op === 'lit' && (typeof e.value === 'string' || typeof e.value === 'number')) return e.value;
+  throw new SluiceError('INVALID_EXPRESSION', `${fn}: ${what} must be a literal string such as '10 minutes' (in '${sql}')`);
+}
+
+const FUNCTIONS: Record<string, SqlFunction> = {
+  upper: { arity: [1, 1], build: call('upper') },
+  lower: { arity: [1, 1], build: call('lower') },
+  length: { arity: [1, 1], build: call('length') },
+  trim: { arity: [1, 1], build: call('trim') },
+  concat: { arity: [0, Infinity], build: call('concat') },
+  substring: { arity: [2, 3], build: call('substring') },
+  coalesce: { arity: [1, Infinity], build: call('coalesce') },
+  ifnull: { arity: [2, 2], build: call('coalesce') },
+  nvl: { arity: [2, 2], build: call('coalesce') },
+  /** if(cond, a, b): CASE WHEN cond THEN a ELSE b END. */
+  if: { arity: [3, 3], build: ([c, a, b]) => column({ op: 'when', branches: [{ cond: c!, value: a! }], otherwise: b! }) },
+  /** nvl2(x, a, b): a when x is not null, else b. */
+  nvl2: { arity: [3, 3], build: ([x, a, b]) => column({ op: 'when', branches: [{ cond: { op: 'unary', fn: 'isNotNull', expr: x! }, value: a! }], otherwise: b! }) },
+  /** nullif(a, b): null when a = b, else a. */
+  nullif: { arity: [2, 2], build: ([a, b]) => column({ op: 'when', branches: [{ cond: { op: 'binary', fn: 'equalTo', left: a!, right: b! }, value: nullLit }], otherwise: a! }) },
+  mod: { arity: [2, 2], build: ([a, b]) => column({ op: 'binary', fn: 'mod', left: a!, right: b! }) },
+  isnull: { arity: [1, 1], build: ([x]) => column({ op: 'unary', fn: 'isNull', expr: x! }) },
+  isnotnull: { arity: [1, 1], build: ([x]) => column({ op: 'unary', fn: 'isNotNull', expr: x! }) },
+  not: { arity: [1, 1], build: ([x]) => column({ op: 'unary', fn: 'not', expr: x! }) },
+  negative: { arity: [1, 1], build: ([x]) => column({ op: 'unary', fn: 'negate', expr: x! }) },
+  positive: { arity: [1, 1], build: ([x]) => column(x!) },
+  count: { arity: [1, 1], build: aggregate('count') },
+  sum: { arity: [1, 1], build: aggregate('sum') },
+  avg: { arity: [1, 1], build: aggregate('avg') },
+  mean: { arity: [1, 1], build: aggregate('avg', 'mean') },
+  min: { arity: [1, 1], build: aggregate('min') },
+  max: { arity: [1, 1], build: aggregate('max') },
+  window: {
+    arity: [2, 4],
+    build: ([time, size, slide, start], sql) =>
+      column(
+        window(
+          new Column(time!),
+          literalArg(size, 'window', 'the window duration', sql) as string,
+          literalArg(slide, 'window', 'the slide duration', sql),
+          literalArg(start, 'window', 'the start time', sql) ?? 0,
+        ).expr,
+      ),
+  },
+};
+
+/** Spark's other names for the same functions. */
+const ALIASES: Record<string, string> = {
+  ucase: 'upper',
+  lcase: 'lower',
+  char_length: 'length',
+  character_length: 'length',
+  len: 'length',
+  substr: 'substring',
+};
+
+/** The function names SQL text can call (aliases included), sorted. */
+export function sqlFunctionNames(): string[] {
+  return [...Object.keys(FUNCTIONS), ...Object.keys(ALIASES)].sort();
+}
+
+/** Builds the call `name(args)`: UNRESOLVED_ROUTINE for an unknown name, WRONG_NUM_ARGS for a wrong count. */
+export function resolveFunction(name: string, args: SqlArg[], sql: string): Parsed {
+  const key = name.toLowerCase();
+  const f = FUNCTIONS[ALIASES[key] ?? key];
+  if (f === undefined) {
+    throw new SluiceError('UNRESOLVED_ROUTINE', `[UNRESOLVED_ROUTINE] Cannot resolve routine \`${name}\` (in '${sql}'); the functions are: ${sqlFunctionNames().join(', ')}`);
+  }
+  const star = args.some((a) => 'star' in a);
+  if (star && !(key === 'count' && args.length === 1)) {
+    throw new SluiceError('INVALID_EXPRESSION', `${name}(*): only count takes * (in '${sql}')`);
+  }
+  // count(*) and count(1) both count rows.
+  const exprs = args.flatMap((a) => ('star' in a ? [] : [a.expr]));
+  if (key === 'count' && (star || (exprs[0]?.op === 'lit' && exprs[0].value !== null))) return aggregate('count')([]);
+  const [min, max] = f.arity;
+  if (exprs.length < min || exprs.length > max) {
+    const expected = min === max ? `${min}` : max === Infinity ? `at least ${min}` : `${min} to ${max}`;
+    throw new SluiceError('WRONG_NUM_ARGS', `[WRONG_NUM_ARGS] ${key} requires ${expected} parameters but ${exprs.length} were given (in '${sql}')`);
+  }
+  const built = f.build(exprs, sql);
+  if (built.kind === 'aggregate' || key === 'window') return built; // Spark names a window column `window`
+  // Spark names a call by the name it was written with: ucase(id), nvl(a, b), (IF(c, a, b)).
+  const shown = exprs.map((e) => exprName(e)).join(', ');
+  const sparkName = key === 'if' ? `(IF(${shown}))` : `${key}(${shown})`;
+  return sparkName === exprName(built.expr) ? built : { ...built, name: sparkName };
+}
