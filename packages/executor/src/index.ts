@@ -22,3 +22,4 @@ export { broadcastRows } from './operators/join.js';
 export { partitionRows, shufflePartition } from './shuffle/partitioner.js';
 export { walkExpr } from './expressions/exprTree.js';
 export { mapTaskCallsUdfs } from './operators/mapSide.js';
+export { isMathFunction, MATH_FUNCTIONS, type MathFunctionName } from './expressions/mathFunctions.js';

@@ -5,7 +5,7 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseDataType, type DataType, type Expr, type FunctionName } from '@sluice/executor';
+import { parseDataType, type DataType, type Expr, type FunctionName, type MathFunctionName } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import { Column, lit, toColumn, type ColumnOrLiteral } from './Column.js';
 import { parseExpression } from './sql/parseExpression.js';
@@ -86,6 +86,65 @@ export function coalesce(...cols: Array<Column | string>): Column {
   if (cols.length === 0) throw new SluiceError('INVALID_EXPRESSION', 'coalesce needs at least one column');
   return call('coalesce', cols.map((c) => toColumn(c).expr));
 }
+
+// ---- math (Spark's names and argument orders; text arguments are cast to DOUBLE) -----------------
+
+const math = (fn: MathFunctionName, cols: Array<Column | string>): Column => call(fn, cols.map((c) => toColumn(c).expr));
+const unaryMath = (fn: MathFunctionName) => (c: Column | string): Column => math(fn, [c]);
+const int = (v: number, fn: string, what: string): Expr => {
+  if (!Number.isInteger(v)) throw new SluiceError('INVALID_EXPRESSION', `${fn}: ${what} must be an integer, got ${String(v)}`);
+  return { op: 'lit', value: v, type: 'int' };
+};
+
+/** The absolute value, of the argument's type. */
+export const abs = unaryMath('abs');
+/** Rounded to `scale` decimal places, half away from zero (HALF_UP): round(2.5) is 3. */
+export const round = (c: Column | string, scale = 0): Column => call('round', [toColumn(c).expr, int(scale, 'round', 'scale')]);
+/** Rounded to `scale` decimal places, half to even (HALF_EVEN): bround(2.5) is 2. */
+export const bround = (c: Column | string, scale = 0): Column => call('bround', [toColumn(c).expr, int(scale, 'bround', 'scale')]);
+/** The largest integer not above the value, a LONG. */
+export const floor = unaryMath('floor');
+/** The smallest integer not below the value, a LONG. */
+export const ceil = unaryMath('ceil');
+export const sqrt = unaryMath('sqrt');
+export const cbrt = unaryMath('cbrt');
+export const exp = unaryMath('exp');
+export const expm1 = unaryMath('expm1');
+/** The natural logarithm (null at or below zero); log(base, c) in that base. */
+export function log(baseOrCol: number | Column | string, c?: Column | string): Column {
+  if (c === undefined) return math('log', [baseOrCol as Column | string]);
+  const base = typeof baseOrCol === 'number' ? new Column({ op: 'lit', value: baseOrCol, type: 'double' }) : toColumn(baseOrCol);
+  return math('log', [base, c]);
+}
+export const log10 = unaryMath('log10');
+export const log2 = unaryMath('log2');
+export const log1p = unaryMath('log1p');
+export const pow = (l: Column | string, r: Column | string | number): Column => call('pow', [toColumn(l).expr, lit(r).expr]);
+/** The positive remainder: pmod(-10, 3) is 2. */
+export const pmod = (dividend: Column | string, divisor: Column | string | number): Column => call('pmod', [toColumn(dividend).expr, lit(divisor).expr]);
+/** The largest non-null argument (NaN above every number). */
+export const greatest = (...cols: Array<Column | string>): Column => math('greatest', cols);
+/** The smallest non-null argument. */
+export const least = (...cols: Array<Column | string>): Column => math('least', cols);
+export const signum = unaryMath('signum');
+export const degrees = unaryMath('degrees');
+export const radians = unaryMath('radians');
+export const sin = unaryMath('sin');
+export const cos = unaryMath('cos');
+export const tan = unaryMath('tan');
+export const cot = unaryMath('cot');
+export const asin = unaryMath('asin');
+export const acos = unaryMath('acos');
+export const atan = unaryMath('atan');
+export const atan2 = (y: Column | string, x: Column | string): Column => math('atan2', [y, x]);
+export const sinh = unaryMath('sinh');
+export const cosh = unaryMath('cosh');
+export const tanh = unaryMath('tanh');
+export const hypot = (a: Column | string, b: Column | string): Column => math('hypot', [a, b]);
+/** Whether the value is NaN (null is not). */
+export const isnan = unaryMath('isnan');
+/** `a`, or `b` where `a` is NaN. */
+export const nanvl = (a: Column | string, b: Column | string): Column => math('nanvl', [a, b]);
 
 /**
  * A user function that each worker imports itself: `moduleUrl` is a URL (file:, data:) or a file

@@ -13,6 +13,7 @@ import { ARITHMETIC_OPS, binaryTypes, callTypes, exprType, widerNumeric, type Ar
 import { exprSql } from './exprNames.js';
 import { resolveColumn } from './resolveColumn.js';
 import { codePointLength, sparkSubstring, trimSpaces } from './sparkStrings.js';
+import { isMathFunction, MATH_FUNCTIONS, type MathFunction } from './mathFunctions.js';
 import { udfFailed, udfKey, udfResultConverter, type UdfRegistry } from './udfs.js';
 import { lastWindowStart } from './windows.js';
 import {
@@ -137,6 +138,7 @@ function compileCall(expr: Extract<Expr, { op: 'call' }>, schema: Schema, udfs: 
   const { args: argTypes } = callTypes(expr, schema);
   const args = expr.args.map((a, i) => coerce(compile(a, schema, udfs), exprType(a, schema), argTypes[i]!));
   const [a0 = () => null, a1 = () => null, a2] = args;
+  if (isMathFunction(expr.fn)) return compileMath(MATH_FUNCTIONS[expr.fn], args);
   switch (expr.fn) {
     case 'upper':
       return (row) => { const s = a0(row) as string | null; return s == null ? null : s.toUpperCase(); };
@@ -173,6 +175,19 @@ function compileCall(expr: Extract<Expr, { op: 'call' }>, schema: Schema, udfs: 
         return null;
       };
   }
+}
+
+/** A math function over its arguments' values: null in, null out, unless it takes nulls itself. */
+function compileMath(f: MathFunction, args: Evaluator[]): Evaluator {
+  const [a0, a1] = args;
+  if (f.nulls) return (row) => f.value(...args.map((a) => a(row)));
+  if (args.length === 0) return () => f.value();
+  if (args.length === 1) return (row) => { const x = a0!(row); return x == null ? null : f.value(x); };
+  if (args.length === 2) return (row) => { const x = a0!(row); if (x == null) return null; const y = a1!(row); return y == null ? null : f.value(x, y); };
+  return (row) => {
+    const xs = args.map((a) => a(row));
+    return xs.includes(null) ? null : f.value(...xs);
+  };
 }
 
 function compileWhen(expr: Extract<Expr, { op: 'when' }>, schema: Schema, udfs: UdfRegistry): Evaluator {

@@ -1,5 +1,6 @@
 /** The serializable expression tree of columns (Spark's Column): plain data, no closures. */
 import type { DataType } from '../schema/types.js';
+import type { MathFunctionName } from './mathFunctions.js';
 
 export type BinaryOp =
   | 'plus'
@@ -25,7 +26,8 @@ export type FunctionName =
   | 'concat'
   | 'substring'
   | 'trim'
-  | 'coalesce';
+  | 'coalesce'
+  | MathFunctionName;
 
 export type Expr =
   | { op: 'col'; name: string }

@@ -11,7 +11,7 @@ import { SluiceError } from '@sluice/state';
 import { compileExpr } from '../../../../executor/src/expressions/compileExpr.js';
 import { AggregateColumn, count, sum } from '../aggregates.js';
 import { Column } from '../Column.js';
-import { col, expr, upper } from '../functions.js';
+import { abs, bround, ceil, col, expr, floor, greatest, isnan, least, log, nanvl, pmod, pow, round, sqrt, upper } from '../functions.js';
 import { sqlFunctionNames } from './sqlFunctions.js';
 
 const SCHEMA: Schema = [
@@ -118,6 +118,53 @@ const SPARK_EXAMPLES: Array<[string, unknown]> = [
   ["substring('Spark SQL' FROM 5 FOR 1)", 'k'],
   ["trim('    SparkSQL   ')", 'SparkSQL'],
   ["'Spark' || 'SQL'", 'SparkSQL'],
+  // Math.
+  ['abs(-1)', 1],
+  ['acos(1)', 0],
+  ['acos(2)', NaN],
+  ['asin(0)', 0],
+  ['asin(2)', NaN],
+  ['atan(0)', 0],
+  ['atan2(0, 0)', 0],
+  ['bround(2.5, 0)', 2],
+  ['bround(25, -1)', 20],
+  ['cbrt(27.0)', 3],
+  ['ceil(-0.1)', 0],
+  ['ceil(5)', 5],
+  ['ceiling(-0.1)', 0],
+  ['cos(0)', 1],
+  ['cosh(0)', 1],
+  ['cot(1)', 0.6420926159343306],
+  ['degrees(3.141592653589793)', 180],
+  ['e()', 2.718281828459045],
+  ['exp(0)', 1],
+  ['expm1(0)', 0],
+  ['floor(-0.1)', -1],
+  ['floor(5)', 5],
+  ['greatest(10, 9, 2, 4, 3)', 10],
+  ['hypot(3, 4)', 5],
+  ["isnan(cast('NaN' as double))", true],
+  ['least(10, 9, 2, 4, 3)', 2],
+  ['ln(1)', 0],
+  ['log(10, 100)', 2],
+  ['log10(10)', 1],
+  ['log1p(0)', 0],
+  ['log2(2)', 1],
+  ["nanvl(cast('NaN' as double), 123)", 123],
+  ['pi()', 3.141592653589793],
+  ['pmod(10, 3)', 1],
+  ['pmod(-10, 3)', 2],
+  ['pow(2, 3)', 8],
+  ['power(2, 3)', 8],
+  ['radians(180)', 3.141592653589793],
+  ['round(2.5, 0)', 3],
+  ['sign(40)', 1],
+  ['signum(40)', 1],
+  ['sin(0)', 0],
+  ['sinh(0)', 0],
+  ['sqrt(4)', 2],
+  ['tan(0)', 0],
+  ['tanh(0)', 0],
   // Casts.
   ["cast('10' as int)", 10],
   ["'10'::int", 10],
@@ -161,6 +208,31 @@ const PRECEDENCE: Array<[string, unknown]> = [
   ['CASE 2 WHEN 1 THEN \'one\' WHEN 2 THEN \'two\' ELSE \'many\' END', 'two'],
 ];
 
+/** [SQL, result]: the null behaviour and edge cases of the math functions, as Spark gives them. */
+const MATH_EDGES: Array<[string, unknown]> = [
+  ['abs(NULL)', null],
+  ['round(NULL, 1)', null],
+  ['greatest(NULL, 1, NULL)', 1],
+  ['greatest(NULL, NULL)', null],
+  ["greatest(1, cast('NaN' as double))", NaN],
+  ["least(1, cast('NaN' as double))", 1],
+  ['isnan(NULL)', false],
+  ['ln(0)', null],
+  ['log(-1)', null],
+  ['log10(0)', null],
+  ['pmod(5, 0)', null],
+  ['round(-2.5)', -3],
+  ['round(2.675, 2)', 2.68],
+  ['round(1234.5678, -2)', 1200],
+  ['bround(3.5)', 4],
+  ['bround(-2.5)', -2],
+  ['round(v * 3, 1)', 7.5],
+  ['floor(v)', 2],
+  ['ceil(v)', 3],
+  ["sqrt('16')", 4],
+  ['abs(-7L)', 7],
+];
+
 /** [SQL, result] over the row `ROW`: column references. */
 const COLUMNS: Array<[string, unknown]> = [
   ['v * 2', 5],
@@ -179,14 +251,58 @@ const COLUMNS: Array<[string, unknown]> = [
 ];
 
 describe('SQL expressions', () => {
-  it.each(SPARK_EXAMPLES)("Spark's example SELECT %s gives %j", (sql, expected) => {
+  it.each(SPARK_EXAMPLES)("Spark's example SELECT %s gives %s", (sql, expected) => {
     const got = evaluate(sql);
-    if (typeof expected === 'number' && !Number.isInteger(expected)) expect(got).toBeCloseTo(expected, 12);
+    if (Number.isNaN(expected)) expect(got).toBeNaN();
+    else if (typeof expected === 'number' && !Number.isInteger(expected)) expect(got).toBeCloseTo(expected, 12);
     else expect(got).toEqual(expected);
   });
 
   it.each(PRECEDENCE)('%s gives %j', (sql, expected) => {
     expect(evaluate(sql)).toEqual(expected);
+  });
+
+  it.each(MATH_EDGES)('%s gives %j', (sql, expected) => {
+    expect(evaluate(sql)).toEqual(expected);
+  });
+
+  it('types the math results as Spark does: floor and ceil BIGINT, abs and pmod the argument type, the rest DOUBLE', () => {
+    const type = (sql: string) => exprType(expr(sql).expr, SCHEMA);
+    expect(type('floor(v)')).toBe('long');
+    expect(type('ceil(1)')).toBe('long');
+    expect(type('abs(1)')).toBe('int');
+    expect(type('abs(n)')).toBe('long');
+    expect(type('pmod(n, 3)')).toBe('long');
+    expect(type('round(n, -1)')).toBe('long');
+    expect(type('round(v)')).toBe('double');
+    expect(type('sqrt(n)')).toBe('double');
+    expect(type('isnan(v)')).toBe('boolean');
+    expect(errorOf(() => exprType(expr('sqrt(window)').expr, SCHEMA)).code).toBe('DATATYPE_MISMATCH');
+  });
+
+  it('the math functions exported for Column calls compute what their SQL forms do', () => {
+    const value = (c: Column) => compileExpr(c.expr, SCHEMA)(ROW);
+    const pairs: Array<[Column, string]> = [
+      [abs(col('n').negate()), 'abs(-n)'],
+      [round('v'), 'round(v)'],
+      [round(col('v').multiply(3), 1), 'round(v * 3, 1)'],
+      [bround('v'), 'bround(v)'],
+      [floor('v'), 'floor(v)'],
+      [ceil('v'), 'ceil(v)'],
+      [sqrt('n'), 'sqrt(n)'],
+      [log(10, 'n'), 'log(10, n)'],
+      [log('n'), 'ln(n)'],
+      [pow('v', 2), 'pow(v, 2)'],
+      [pmod(col('n').negate(), 3), 'pmod(-n, 3)'],
+      [greatest('v', 'n'), 'greatest(v, n)'],
+      [least('v', 'n'), 'least(v, n)'],
+      [isnan('v'), 'isnan(v)'],
+      [nanvl('v', 'n'), 'nanvl(v, n)'],
+    ];
+    for (const [c, sql] of pairs) expect(value(c), sql).toEqual(evaluate(sql));
+    expect(value(round('v'))).toBe(3);
+    expect(exprName(round('v').expr, SCHEMA)).toBe('round(v, 0)');
+    expect(() => round('v', 1.5)).toThrow(expect.objectContaining({ code: 'INVALID_EXPRESSION' }));
   });
 
   it.each(COLUMNS)('%s over a row gives %j', (sql, expected) => {

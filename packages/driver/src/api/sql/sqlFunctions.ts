@@ -5,7 +5,7 @@
  * (`ucase`, `substr`, `ifnull`); forms Spark defines by rewriting (`if`, `nvl2`, `nullif`) are
  * rewritten into CASE the way Spark's own definitions read.
  */
-import { exprName, type AggFn, type Expr, type FunctionName } from '@sluice/executor';
+import { exprName, MATH_FUNCTIONS, type AggFn, type Expr, type FunctionName } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import { AggregateColumn, window } from '../aggregates.js';
 import { Column } from '../Column.js';
@@ -90,7 +90,15 @@ const ALIASES: Record<string, string> = {
   character_length: 'length',
   len: 'length',
   substr: 'substring',
+  ceiling: 'ceil',
+  sign: 'signum',
+  power: 'pow',
 };
+
+/** The math functions (mathFunctions.ts in the executor), each a call of its own name. */
+for (const [name, f] of Object.entries(MATH_FUNCTIONS)) {
+  FUNCTIONS[name] = { arity: f.arity, build: call(name as FunctionName) };
+}
 
 /** The function names SQL text can call (aliases included), sorted. */
 export function sqlFunctionNames(): string[] {

@@ -1,0 +1,135 @@
+/**
+ * Spark's math functions (non-ANSI mode): each one's arities, how its arguments are typed (text
+ * is cast to DOUBLE, as Spark's implicit casts do), its result type and its value. A null argument
+ * gives null unless the function says otherwise (`greatest` and `least` skip nulls, `isnan` of
+ * null is false). Logarithms of values at or below zero are null, as in Spark.
+ */
+import type { DataType } from '../schema/types.js';
+import { isNumericType } from '../schema/values.js';
+
+export type MathFunctionName =
+  | 'abs' | 'round' | 'bround' | 'floor' | 'ceil' | 'sqrt' | 'cbrt' | 'exp' | 'expm1' | 'ln' | 'log' | 'log10' | 'log2' | 'log1p'
+  | 'pow' | 'pmod' | 'greatest' | 'least' | 'signum' | 'degrees' | 'radians' | 'sin' | 'cos' | 'tan' | 'cot' | 'asin' | 'acos'
+  | 'atan' | 'atan2' | 'sinh' | 'cosh' | 'tanh' | 'hypot' | 'isnan' | 'nanvl' | 'pi' | 'e';
+
+type N = number;
+
+export interface MathFunction {
+  arity: [min: number, max: number];
+  /** The types the arguments are cast to and the result's, from the arguments' types; a string is why they do not fit. */
+  types(args: DataType[]): { args: DataType[]; result: DataType } | string;
+  /** The value from non-null arguments (every argument, nulls too, when `nulls` is set). */
+  value(...args: unknown[]): unknown;
+  /** The function takes null arguments itself (else any null argument gives null). */
+  nulls?: boolean;
+}
+
+const numberLike = (t: DataType): boolean => isNumericType(t) || t === 'string' || t === 'null';
+
+/** Every argument as DOUBLE, a DOUBLE result (or `result`). */
+function doubles(result: DataType = 'double') {
+  return (args: DataType[]) => (args.every(numberLike) ? { args: args.map((): DataType => 'double'), result } : `needs numbers, not ${args.join(', ')}`);
+}
+
+/** The arguments' common numeric type (text as DOUBLE), which is also the result's. */
+function common(args: DataType[]): { args: DataType[]; result: DataType } | string {
+  if (!args.every(numberLike)) return `needs numbers, not ${args.join(', ')}`;
+  const rank = (t: DataType): number => (t === 'int' ? 1 : t === 'long' ? 2 : t === 'null' ? 0 : 3);
+  const top = args.reduce((a, t) => Math.max(a, rank(t)), 1);
+  const t: DataType = top === 1 ? 'int' : top === 2 ? 'long' : 'double';
+  return { args: args.map(() => t), result: t };
+}
+
+/** round and bround: the value's own type (text as DOUBLE), an INT scale. */
+function scaled(args: DataType[]): { args: DataType[]; result: DataType } | string {
+  const [x = 'null', d] = args;
+  if (!numberLike(x) || (d !== undefined && !numberLike(d))) return `needs a number and an integer scale, not ${args.join(', ')}`;
+  const t: DataType = x === 'int' || x === 'long' ? x : 'double';
+  return { args: d === undefined ? [t] : [t, 'int'], result: t };
+}
+
+/** Rounds half away from zero (HALF_UP) or half to even (HALF_EVEN) at `d` decimal places, on the decimal digits as printed. */
+function roundAt(x: N, d: N, halfEven: boolean): N {
+  if (!Number.isFinite(x)) return x;
+  const printed = String(Math.abs(x));
+  const shifted = printed.includes('e') ? Math.abs(x) * 10 ** d : Number(`${printed}e${d}`);
+  if (!Number.isFinite(shifted)) return x;
+  let r = Math.floor(shifted);
+  const frac = shifted - r;
+  if (frac > 0.5 || (frac === 0.5 && (!halfEven || r % 2 === 1))) r += 1;
+  const back = Number(`${r}e${-d}`);
+  return Math.sign(x) * (Number.isNaN(back) ? r / 10 ** d : back);
+}
+
+const logOf = (f: (x: N) => N) => (x: unknown) => ((x as N) <= 0 ? null : f(x as N));
+const unaryDouble = (f: (x: N) => N): MathFunction => ({ arity: [1, 1], types: doubles(), value: (x) => f(x as N) });
+
+export const MATH_FUNCTIONS: Record<MathFunctionName, MathFunction> = {
+  abs: { arity: [1, 1], types: (a) => common(a), value: (x) => Math.abs(x as N) },
+  round: { arity: [1, 2], types: scaled, value: (x, d = 0) => roundAt(x as N, d as N, false) },
+  bround: { arity: [1, 2], types: scaled, value: (x, d = 0) => roundAt(x as N, d as N, true) },
+  // + 0: a LONG has no -0 (ceil(-0.1) is 0).
+  floor: { arity: [1, 1], types: doubles('long'), value: (x) => Math.floor(x as N) + 0 },
+  ceil: { arity: [1, 1], types: doubles('long'), value: (x) => Math.ceil(x as N) + 0 },
+  sqrt: unaryDouble(Math.sqrt),
+  cbrt: unaryDouble(Math.cbrt),
+  exp: unaryDouble(Math.exp),
+  expm1: unaryDouble(Math.expm1),
+  ln: { arity: [1, 1], types: doubles(), value: logOf(Math.log) },
+  /** log(x) is ln(x); log(base, x) is ln(x) / ln(base). */
+  log: {
+    arity: [1, 2],
+    types: doubles(),
+    value: (a, b) => (b === undefined ? logOf(Math.log)(a) : (a as N) <= 0 || (b as N) <= 0 ? null : Math.log(b as N) / Math.log(a as N)),
+  },
+  log10: { arity: [1, 1], types: doubles(), value: logOf(Math.log10) },
+  log2: { arity: [1, 1], types: doubles(), value: logOf(Math.log2) },
+  log1p: { arity: [1, 1], types: doubles(), value: (x) => ((x as N) <= -1 ? null : Math.log1p(x as N)) },
+  pow: { arity: [2, 2], types: doubles(), value: (a, b) => (a as N) ** (b as N) },
+  /** The positive remainder: pmod(-10, 3) is 2. Null for a zero divisor. */
+  pmod: {
+    arity: [2, 2],
+    types: common,
+    value: (a, b) => {
+      if (b === 0) return null;
+      const r = (a as N) % (b as N);
+      return r < 0 ? (r + (b as N)) % (b as N) : r;
+    },
+  },
+  greatest: { arity: [2, Infinity], types: common, nulls: true, value: (...xs) => pick(xs, above) },
+  least: { arity: [2, Infinity], types: common, nulls: true, value: (...xs) => pick(xs, (a, b) => above(b, a)) },
+  signum: unaryDouble(Math.sign),
+  degrees: unaryDouble((x) => (x * 180) / Math.PI),
+  radians: unaryDouble((x) => (x * Math.PI) / 180),
+  sin: unaryDouble(Math.sin),
+  cos: unaryDouble(Math.cos),
+  tan: unaryDouble(Math.tan),
+  cot: unaryDouble((x) => 1 / Math.tan(x)),
+  asin: unaryDouble(Math.asin),
+  acos: unaryDouble(Math.acos),
+  atan: unaryDouble(Math.atan),
+  atan2: { arity: [2, 2], types: doubles(), value: (y, x) => Math.atan2(y as N, x as N) },
+  sinh: unaryDouble(Math.sinh),
+  cosh: unaryDouble(Math.cosh),
+  tanh: unaryDouble(Math.tanh),
+  hypot: { arity: [2, 2], types: doubles(), value: (a, b) => Math.hypot(a as N, b as N) },
+  isnan: { arity: [1, 1], types: doubles('boolean'), nulls: true, value: (x) => typeof x === 'number' && Number.isNaN(x) },
+  /** nanvl(a, b): b when a is NaN, else a. */
+  nanvl: { arity: [2, 2], types: doubles(), value: (a, b) => (Number.isNaN(a as N) ? b : a) },
+  pi: { arity: [0, 0], types: doubles(), value: () => Math.PI },
+  e: { arity: [0, 0], types: doubles(), value: () => Math.E },
+};
+
+/** a > b, with NaN above every number (Spark's ordering of doubles). */
+const above = (a: N, b: N): boolean => (Number.isNaN(a) ? !Number.isNaN(b) : !Number.isNaN(b) && a > b);
+
+/** The non-null value that `better` keeps over every other; null if all are null. */
+function pick(xs: unknown[], better: (a: N, b: N) => boolean): unknown {
+  let best: N | null = null;
+  for (const x of xs) if (x != null && (best === null || better(x as N, best))) best = x as N;
+  return best;
+}
+
+export function isMathFunction(fn: string): fn is MathFunctionName {
+  return Object.hasOwn(MATH_FUNCTIONS, fn);
+}
