@@ -22,4 +22,6 @@ export { broadcastRows } from './operators/join.js';
 export { partitionRows, shufflePartition } from './shuffle/partitioner.js';
 export { walkExpr } from './expressions/exprTree.js';
 export { mapTaskCallsUdfs } from './operators/mapSide.js';
-export { isMathFunction, MATH_FUNCTIONS, type MathFunctionName } from './expressions/mathFunctions.js';
+export { isScalarFunction, SCALAR_FUNCTIONS, type ScalarFunctionName } from './expressions/scalarFunctions.js';
+export type { MathFunctionName } from './expressions/mathFunctions.js';
+export type { StringFunctionName } from './expressions/stringFunctions.js';

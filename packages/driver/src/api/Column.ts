@@ -74,6 +74,20 @@ export class Column {
     return this.unary('isNotNull');
   }
 
+  /** SQL LIKE: `_` one character, `%` any run, `\\` escapes; the whole string must match. */
+  like(pattern: string): Column {
+    return new Column({ op: 'call', fn: 'like', args: [this.expr, lit(pattern).expr] });
+  }
+  /** LIKE ignoring case. */
+  ilike(pattern: string): Column {
+    const lower = (e: Expr): Expr => ({ op: 'call', fn: 'lower', args: [e] });
+    return new Column({ op: 'call', fn: 'like', args: [lower(this.expr), lower(lit(pattern).expr)] });
+  }
+  /** Whether the regular expression matches somewhere in the string. */
+  rlike(pattern: string): Column {
+    return new Column({ op: 'call', fn: 'rlike', args: [this.expr, lit(pattern).expr] });
+  }
+
   /** `to` is a type name as in a schema ('double', 'BIGINT', 'timestamp', 'struct<a: int>') or a DataType. */
   cast(to: string | DataType): Column {
     return new Column({ op: 'cast', expr: this.expr, to: typeof to === 'string' ? parseDataType(to) : to });

@@ -13,7 +13,7 @@ import { ARITHMETIC_OPS, binaryTypes, callTypes, exprType, widerNumeric, type Ar
 import { exprSql } from './exprNames.js';
 import { resolveColumn } from './resolveColumn.js';
 import { codePointLength, sparkSubstring, trimSpaces } from './sparkStrings.js';
-import { isMathFunction, MATH_FUNCTIONS, type MathFunction } from './mathFunctions.js';
+import { isScalarFunction, SCALAR_FUNCTIONS, type ScalarFunction } from './scalarFunctions.js';
 import { udfFailed, udfKey, udfResultConverter, type UdfRegistry } from './udfs.js';
 import { lastWindowStart } from './windows.js';
 import {
@@ -138,7 +138,7 @@ function compileCall(expr: Extract<Expr, { op: 'call' }>, schema: Schema, udfs: 
   const { args: argTypes } = callTypes(expr, schema);
   const args = expr.args.map((a, i) => coerce(compile(a, schema, udfs), exprType(a, schema), argTypes[i]!));
   const [a0 = () => null, a1 = () => null, a2] = args;
-  if (isMathFunction(expr.fn)) return compileMath(MATH_FUNCTIONS[expr.fn], args);
+  if (isScalarFunction(expr.fn)) return compileScalar(SCALAR_FUNCTIONS[expr.fn], args);
   switch (expr.fn) {
     case 'upper':
       return (row) => { const s = a0(row) as string | null; return s == null ? null : s.toUpperCase(); };
@@ -177,8 +177,8 @@ function compileCall(expr: Extract<Expr, { op: 'call' }>, schema: Schema, udfs: 
   }
 }
 
-/** A math function over its arguments' values: null in, null out, unless it takes nulls itself. */
-function compileMath(f: MathFunction, args: Evaluator[]): Evaluator {
+/** A table function over its arguments' values: null in, null out, unless it takes nulls itself. */
+function compileScalar(f: ScalarFunction, args: Evaluator[]): Evaluator {
   const [a0, a1] = args;
   if (f.nulls) return (row) => f.value(...args.map((a) => a(row)));
   if (args.length === 0) return () => f.value();

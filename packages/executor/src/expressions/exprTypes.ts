@@ -11,7 +11,7 @@ import type { Op } from '../operators/types.js';
 import type { DataType, Schema, StructType } from '../schema/types.js';
 import { exprName, exprSql } from './exprNames.js';
 import { resolveColumn } from './resolveColumn.js';
-import { isMathFunction, MATH_FUNCTIONS, type MathFunctionName } from './mathFunctions.js';
+import { isScalarFunction, SCALAR_FUNCTIONS, type ScalarFunctionName } from './scalarFunctions.js';
 import { createCast, isNumericType, isStructType, sameType, typeName } from '../schema/values.js';
 
 function mismatch(expr: Expr, why: string, column?: string): SluiceError {
@@ -115,7 +115,7 @@ export function binaryTypes(expr: Extract<Expr, { op: 'binary' }>, schema: Schem
 
 /** Arguments of text functions are cast to STRING (upper(42) is '42'). */
 const STRING_FUNCTIONS = new Set<FunctionName>(['upper', 'lower', 'trim', 'length', 'concat']);
-const ARITY: Record<Exclude<FunctionName, MathFunctionName>, [min: number, max: number]> = {
+const ARITY: Record<Exclude<FunctionName, ScalarFunctionName>, [min: number, max: number]> = {
   upper: [1, 1],
   lower: [1, 1],
   trim: [1, 1],
@@ -126,13 +126,13 @@ const ARITY: Record<Exclude<FunctionName, MathFunctionName>, [min: number, max: 
 };
 
 export function callTypes(expr: Extract<Expr, { op: 'call' }>, schema: Schema): { args: DataType[]; result: DataType } {
-  const [min, max] = isMathFunction(expr.fn) ? MATH_FUNCTIONS[expr.fn].arity : ARITY[expr.fn];
+  const [min, max] = isScalarFunction(expr.fn) ? SCALAR_FUNCTIONS[expr.fn].arity : ARITY[expr.fn];
   if (expr.args.length < min || expr.args.length > max) {
     throw new SluiceError('WRONG_NUM_ARGS', `${expr.fn} takes ${min === max ? min : `${min} to ${max}`} arguments, got ${expr.args.length}`);
   }
   const types = expr.args.map((a) => exprType(a, schema));
-  if (isMathFunction(expr.fn)) {
-    const typed = MATH_FUNCTIONS[expr.fn].types(types);
+  if (isScalarFunction(expr.fn)) {
+    const typed = SCALAR_FUNCTIONS[expr.fn].types(types);
     if (typeof typed === 'string') throw mismatch(expr, `${expr.fn} ${typed}`);
     return typed;
   }

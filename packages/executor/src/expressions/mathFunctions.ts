@@ -14,7 +14,8 @@ export type MathFunctionName =
 
 type N = number;
 
-export interface MathFunction {
+/** One scalar function of the tables (math here, strings in stringFunctions.ts). */
+export interface ScalarFunction {
   arity: [min: number, max: number];
   /** The types the arguments are cast to and the result's, from the arguments' types; a string is why they do not fit. */
   types(args: DataType[]): { args: DataType[]; result: DataType } | string;
@@ -24,7 +25,7 @@ export interface MathFunction {
   nulls?: boolean;
 }
 
-const numberLike = (t: DataType): boolean => isNumericType(t) || t === 'string' || t === 'null';
+export const numberLike = (t: DataType): boolean => isNumericType(t) || t === 'string' || t === 'null';
 
 /** Every argument as DOUBLE, a DOUBLE result (or `result`). */
 function doubles(result: DataType = 'double') {
@@ -62,9 +63,9 @@ function roundAt(x: N, d: N, halfEven: boolean): N {
 }
 
 const logOf = (f: (x: N) => N) => (x: unknown) => ((x as N) <= 0 ? null : f(x as N));
-const unaryDouble = (f: (x: N) => N): MathFunction => ({ arity: [1, 1], types: doubles(), value: (x) => f(x as N) });
+const unaryDouble = (f: (x: N) => N): ScalarFunction => ({ arity: [1, 1], types: doubles(), value: (x) => f(x as N) });
 
-export const MATH_FUNCTIONS: Record<MathFunctionName, MathFunction> = {
+export const MATH_FUNCTIONS: Record<MathFunctionName, ScalarFunction> = {
   abs: { arity: [1, 1], types: (a) => common(a), value: (x) => Math.abs(x as N) },
   round: { arity: [1, 2], types: scaled, value: (x, d = 0) => roundAt(x as N, d as N, false) },
   bround: { arity: [1, 2], types: scaled, value: (x, d = 0) => roundAt(x as N, d as N, true) },
@@ -130,6 +131,3 @@ function pick(xs: unknown[], better: (a: N, b: N) => boolean): unknown {
   return best;
 }
 
-export function isMathFunction(fn: string): fn is MathFunctionName {
-  return Object.hasOwn(MATH_FUNCTIONS, fn);
-}

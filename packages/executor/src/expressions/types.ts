@@ -1,6 +1,6 @@
 /** The serializable expression tree of columns (Spark's Column): plain data, no closures. */
 import type { DataType } from '../schema/types.js';
-import type { MathFunctionName } from './mathFunctions.js';
+import type { ScalarFunctionName } from './scalarFunctions.js';
 
 export type BinaryOp =
   | 'plus'
@@ -27,7 +27,7 @@ export type FunctionName =
   | 'substring'
   | 'trim'
   | 'coalesce'
-  | MathFunctionName;
+  | ScalarFunctionName;
 
 export type Expr =
   | { op: 'col'; name: string }

@@ -11,6 +11,7 @@ import { SluiceError } from '@sluice/state';
 import { compileExpr } from '../../../../executor/src/expressions/compileExpr.js';
 import { AggregateColumn, count, sum } from '../aggregates.js';
 import { Column } from '../Column.js';
+import * as F from '../functions.js';
 import { abs, bround, ceil, col, expr, floor, greatest, isnan, least, log, nanvl, pmod, pow, round, sqrt, upper } from '../functions.js';
 import { sqlFunctionNames } from './sqlFunctions.js';
 
@@ -165,6 +166,46 @@ const SPARK_EXAMPLES: Array<[string, unknown]> = [
   ['sqrt(4)', 2],
   ['tan(0)', 0],
   ['tanh(0)', 0],
+  // More strings.
+  ["concat_ws(' ', 'Spark', 'SQL')", 'Spark SQL'],
+  ["concat_ws('s')", ''],
+  ["concat_ws('/', 'foo', null, 'bar')", 'foo/bar'],
+  ["concat_ws(null, 'Spark', 'SQL')", null],
+  ["instr('SparkSQL', 'SQL')", 6],
+  ["locate('bar', 'foobarbar')", 4],
+  ["locate('bar', 'foobarbar', 5)", 7],
+  ["lpad('hi', 5, '??')", '???hi'],
+  ["lpad('hi', 1, '??')", 'h'],
+  ["lpad('hi', 5)", '   hi'],
+  ["rpad('hi', 5, '??')", 'hi???'],
+  ["rpad('hi', 1, '??')", 'h'],
+  ["rpad('hi', 5)", 'hi   '],
+  ["ltrim('    SparkSQL   ')", 'SparkSQL   '],
+  ["rtrim('    SparkSQL   ')", '    SparkSQL'],
+  ["replace('ABCabc', 'abc', 'DEF')", 'ABCDEF'],
+  ["translate('AaBbCc', 'abc', '123')", 'A1B2C3'],
+  ["initcap('sPark sql')", 'Spark Sql'],
+  ["reverse('Spark SQL')", 'LQS krapS'],
+  ["repeat('123', 2)", '123123'],
+  ["substring_index('www.apache.org', '.', 2)", 'www.apache'],
+  ["split_part('11.12.13', '.', 3)", '13'],
+  ["left('Spark SQL', 3)", 'Spa'],
+  ["right('Spark SQL', 3)", 'SQL'],
+  ["ascii('222')", 50],
+  ['ascii(2)', 50],
+  ['char(65)', 'A'],
+  ['chr(65)', 'A'],
+  ["md5('Spark')", '8cde774d6f7333752ed72cacddb05126'],
+  ["sha1('Spark')", '85f5955f4b27a9a4c2aab6ffe5d7189fc298b92c'],
+  ["sha2('Spark', 256)", '529bc3b07127ecb7e53a4dcf1991d9152c24537d919178022b2c42657f79a26b'],
+  ["crc32('Spark')", 1557323817],
+  ["base64('Spark SQL')", 'U3BhcmsgU1FM'],
+  ['hex(17)', '11'],
+  ["hex('Spark SQL')", '537061726B2053514C'],
+  ["regexp_extract('100-200', '(\\\\d+)-(\\\\d+)', 1)", '100'],
+  ["regexp_replace('100-200', '(\\\\d+)', 'num')", 'num-num'],
+  ["like('Spark', '_park')", true],
+  ["'Spark' like '_park'", true],
   // Casts.
   ["cast('10' as int)", 10],
   ["'10'::int", 10],
@@ -233,6 +274,37 @@ const MATH_EDGES: Array<[string, unknown]> = [
   ['abs(-7L)', 7],
 ];
 
+/** [SQL, result]: LIKE, RLIKE and the string functions' edges. */
+const STRING_EDGES: Array<[string, unknown]> = [
+  ["'Spark' LIKE 'S%k'", true],
+  ["'Spark' LIKE 's%'", false],
+  ["'Spark' NOT LIKE 's%'", true],
+  ["'Spark' ILIKE 's%'", true],
+  ["'a_b' LIKE 'a\\\\_b'", true],
+  ["'axb' LIKE 'a\\\\_b'", false],
+  ["'a.c' LIKE 'a.c'", true],
+  ["'abc' LIKE 'a.c'", false],
+  ["'line1\nline2' LIKE 'line1%'", true],
+  ["NULL LIKE 'a'", null],
+  ["'Spark' RLIKE 'ar'", true],
+  ["'Spark' REGEXP '^S'", true],
+  ["regexp_like('Spark', 'x')", false],
+  ["regexp_extract('abc', 'x(y)', 1)", ''],
+  ["regexp_extract('a1b22', '(\\\\d+)', 0)", '1'],
+  ["regexp_replace('a1b22', '(\\\\d+)', '<$1>')", 'a<1>b<22>'],
+  ["locate('bar', 'foobarbar', 0)", 0],
+  ["instr('😀ab', 'a')", 2],
+  ["lpad('😀', 3, 'x')", 'xx😀'],
+  ["reverse('a😀b')", 'b😀a'],
+  ["substring_index('www.apache.org', '.', -2)", 'apache.org'],
+  ["split_part('11.12.13', '.', -1)", '13'],
+  ["split_part('11.12.13', '.', 5)", ''],
+  ["sha2('Spark', 7)", null],
+  ['hex(-1)', 'FFFFFFFFFFFFFFFF'],
+  ['upper(concat_ws(id, id, id))', 'SPARKSPARKSPARK'],
+  ["replace('aaa', 'a')", ''],
+];
+
 /** [SQL, result] over the row `ROW`: column references. */
 const COLUMNS: Array<[string, unknown]> = [
   ['v * 2', 5],
@@ -259,6 +331,10 @@ describe('SQL expressions', () => {
   });
 
   it.each(PRECEDENCE)('%s gives %j', (sql, expected) => {
+    expect(evaluate(sql)).toEqual(expected);
+  });
+
+  it.each(STRING_EDGES)('%s gives %j', (sql, expected) => {
     expect(evaluate(sql)).toEqual(expected);
   });
 
@@ -303,6 +379,47 @@ describe('SQL expressions', () => {
     expect(value(round('v'))).toBe(3);
     expect(exprName(round('v').expr, SCHEMA)).toBe('round(v, 0)');
     expect(() => round('v', 1.5)).toThrow(expect.objectContaining({ code: 'INVALID_EXPRESSION' }));
+  });
+
+  it('the string functions exported for Column calls compute what their SQL forms do', () => {
+    const value = (c: Column) => compileExpr(c.expr, SCHEMA)(ROW);
+    const pairs: Array<[Column, string]> = [
+      [F.concat_ws('-', 'id', 'date'), "concat_ws('-', id, date)"],
+      [F.instr('id', 'ar'), "instr(id, 'ar')"],
+      [F.locate('a', 'id', 2), "locate('a', id, 2)"],
+      [F.lpad('id', 8, '*'), "lpad(id, 8, '*')"],
+      [F.rpad('id', 3, '*'), "rpad(id, 3, '*')"],
+      [F.ltrim(F.lpad('id', 7, ' ')), "ltrim(lpad(id, 7, ' '))"],
+      [F.rtrim(F.rpad('id', 7, ' ')), "rtrim(rpad(id, 7, ' '))"],
+      [F.replace('id', 'ar', 'AR'), "replace(id, 'ar', 'AR')"],
+      [F.translate('id', 'Sa', 's@'), "translate(id, 'Sa', 's@')"],
+      [F.initcap('date'), 'initcap(date)'],
+      [F.reverse('id'), 'reverse(id)'],
+      [F.repeat('id', 2), 'repeat(id, 2)'],
+      [F.substring_index('id', 'a', 1), "substring_index(id, 'a', 1)"],
+      [F.split_part('id', 'a', 2), "split_part(id, 'a', 2)"],
+      [F.left('id', 2), 'left(id, 2)'],
+      [F.right('id', 2), 'right(id, 2)'],
+      [F.ascii('id'), 'ascii(id)'],
+      [F.md5('id'), 'md5(id)'],
+      [F.sha1('id'), 'sha1(id)'],
+      [F.sha2('id', 512), 'sha2(id, 512)'],
+      [F.crc32('id'), 'crc32(id)'],
+      [F.base64('id'), 'base64(id)'],
+      [F.hex('n'), 'hex(n)'],
+      [F.regexp_extract('id', '(p)(a)', 2), "regexp_extract(id, '(p)(a)', 2)"],
+      [F.regexp_replace('id', '[aeiou]', '_'), "regexp_replace(id, '[aeiou]', '_')"],
+      [col('id').like('Sp%'), "id LIKE 'Sp%'"],
+      [col('id').ilike('sp%'), "id ILIKE 'sp%'"],
+      [col('id').rlike('k$'), "id RLIKE 'k$'"],
+    ];
+    for (const [c, sql] of pairs) {
+      const got = value(c);
+      expect(got, sql).not.toBeNull();
+      expect(got, sql).toEqual(evaluate(sql));
+    }
+    expect(value(F.regexp_replace('id', '[aeiou]', '_'))).toBe('Sp_rk');
+    expect(value(col('id').like('Sp%'))).toBe(true);
   });
 
   it.each(COLUMNS)('%s over a row gives %j', (sql, expected) => {
@@ -384,7 +501,7 @@ describe('SQL expressions', () => {
   });
 
   it('says which Spark forms are not supported yet, by name', () => {
-    for (const sql of ["id LIKE 'S%'", 'INTERVAL 1 HOUR', 'count(DISTINCT id)', '~1', 'x[0]']) {
+    for (const sql of ["id LIKE 'S!%' ESCAPE '!'", 'INTERVAL 1 HOUR', 'count(DISTINCT id)', '~1', 'x[0]']) {
       const e = errorOf(() => expr(sql));
       expect(e.code, sql).toBe('INVALID_EXPRESSION');
       expect(e.message, sql).toMatch(/not supported yet/);

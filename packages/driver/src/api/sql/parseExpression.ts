@@ -194,8 +194,15 @@ class Parser {
       const name = `(${exprName(x)} IN (${items.map((v) => exprName(v)).join(', ')}))`;
       return { kind: 'column', expr: neg ? not(anyEqual) : anyEqual, name: neg ? `(NOT ${name})` : name };
     }
-    for (const w of ['like', 'rlike', 'ilike', 'regexp']) {
-      if (this.isWord(w)) throw new SluiceError('INVALID_EXPRESSION', `${w.toUpperCase()} is not supported yet (at pos ${this.t.pos} of '${this.sql}')`);
+    for (const w of ['like', 'ilike', 'rlike', 'regexp']) {
+      if (!this.acceptWord(w)) continue;
+      let x = this.column(value, at);
+      let pattern = this.sub(() => this.comparison());
+      if (this.isWord('escape')) throw new SluiceError('INVALID_EXPRESSION', `LIKE ... ESCAPE is not supported yet (at pos ${this.t.pos} of '${this.sql}')`);
+      // ILIKE is LIKE of both sides in lower case, as Spark defines it.
+      if (w === 'ilike') [x, pattern] = [{ op: 'call', fn: 'lower', args: [x] }, { op: 'call', fn: 'lower', args: [pattern] }];
+      const fn = w === 'like' || w === 'ilike' ? 'like' : 'rlike';
+      return negated({ op: 'call', fn, args: [x, pattern] }, neg);
     }
     this.i = save;
     return value;

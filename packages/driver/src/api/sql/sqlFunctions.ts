@@ -5,7 +5,7 @@
  * (`ucase`, `substr`, `ifnull`); forms Spark defines by rewriting (`if`, `nvl2`, `nullif`) are
  * rewritten into CASE the way Spark's own definitions read.
  */
-import { exprName, MATH_FUNCTIONS, type AggFn, type Expr, type FunctionName } from '@sluice/executor';
+import { exprName, SCALAR_FUNCTIONS, type AggFn, type Expr, type FunctionName } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import { AggregateColumn, window } from '../aggregates.js';
 import { Column } from '../Column.js';
@@ -93,10 +93,12 @@ const ALIASES: Record<string, string> = {
   ceiling: 'ceil',
   sign: 'signum',
   power: 'pow',
+  char: 'chr',
+  regexp_like: 'rlike',
 };
 
-/** The math functions (mathFunctions.ts in the executor), each a call of its own name. */
-for (const [name, f] of Object.entries(MATH_FUNCTIONS)) {
+/** The executor's table functions (math and strings), each a call of its own name. */
+for (const [name, f] of Object.entries(SCALAR_FUNCTIONS)) {
   FUNCTIONS[name] = { arity: f.arity, build: call(name as FunctionName) };
 }
 
