@@ -23,5 +23,5 @@ export { partitionRows, shufflePartition } from './shuffle/partitioner.js';
 export { walkExpr } from './expressions/exprTree.js';
 export { mapTaskCallsUdfs } from './operators/mapSide.js';
 export { isScalarFunction, SCALAR_FUNCTIONS, type ScalarFunctionName } from './expressions/scalarFunctions.js';
-export type { MathFunctionName } from './expressions/mathFunctions.js';
+export { MATH_FUNCTIONS, type MathFunctionName } from './expressions/mathFunctions.js';
 export type { StringFunctionName } from './expressions/stringFunctions.js';

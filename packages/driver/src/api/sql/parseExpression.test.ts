@@ -13,7 +13,8 @@ import { AggregateColumn, count, sum } from '../aggregates.js';
 import { Column } from '../Column.js';
 import * as F from '../functions.js';
 import { abs, bround, ceil, col, expr, floor, greatest, isnan, least, log, nanvl, pmod, pow, round, sqrt, upper } from '../functions.js';
-import { sqlFunctionNames } from './sqlFunctions.js';
+import { readFileSync } from 'node:fs';
+import { sqlFunctionNames, sqlFunctionTable } from './sqlFunctions.js';
 
 const SCHEMA: Schema = [
   { name: 'id', type: 'string', nullable: true },
@@ -507,6 +508,13 @@ describe('SQL expressions', () => {
       expect(e.message, sql).toMatch(/not supported yet/);
     }
     expect(errorOf(() => expr('CAST(1 AS no_type)')).code).toBe('INVALID_EXPRESSION');
+  });
+
+  it("is documented by the README's function table, which the registry makes", () => {
+    const readme = readFileSync(new URL('../../../../../README.md', import.meta.url), 'utf8');
+    const block = /<!-- function-table:start -->\n([\s\S]*?)\n<!-- function-table:end -->/.exec(readme)?.[1];
+    expect(block, 'README.md: run pnpm build, then node scripts/function-table.mjs').toBe(sqlFunctionTable());
+    for (const name of sqlFunctionNames()) expect(block).toContain(`\`${name}\``);
   });
 
   it('lists its functions with their aliases', () => {

@@ -5,7 +5,7 @@
  * (`ucase`, `substr`, `ifnull`); forms Spark defines by rewriting (`if`, `nvl2`, `nullif`) are
  * rewritten into CASE the way Spark's own definitions read.
  */
-import { exprName, SCALAR_FUNCTIONS, type AggFn, type Expr, type FunctionName } from '@sluice/executor';
+import { exprName, MATH_FUNCTIONS, SCALAR_FUNCTIONS, type AggFn, type Expr, type FunctionName } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import { AggregateColumn, window } from '../aggregates.js';
 import { Column } from '../Column.js';
@@ -100,6 +100,32 @@ const ALIASES: Record<string, string> = {
 /** The executor's table functions (math and strings), each a call of its own name. */
 for (const [name, f] of Object.entries(SCALAR_FUNCTIONS)) {
   FUNCTIONS[name] = { arity: f.arity, build: call(name as FunctionName) };
+}
+
+/** The kind of each function defined here; the executor's table functions are math or string. */
+const KINDS: Record<string, string> = {
+  upper: 'string', lower: 'string', length: 'string', trim: 'string', concat: 'string', substring: 'string',
+  coalesce: 'conditional', ifnull: 'conditional', nvl: 'conditional', if: 'conditional', nvl2: 'conditional', nullif: 'conditional',
+  isnull: 'predicate', isnotnull: 'predicate', not: 'predicate',
+  negative: 'math', positive: 'math', mod: 'math',
+  count: 'aggregate', sum: 'aggregate', avg: 'aggregate', mean: 'aggregate', min: 'aggregate', max: 'aggregate',
+  window: 'time window',
+};
+
+const arityText = ([min, max]: [number, number]): string => (min === max ? `${min}` : max === Infinity ? `${min} or more` : `${min} to ${max}`);
+
+/**
+ * The README's function reference, made from this registry (a test keeps the README in step):
+ * one row per function, by kind, then name.
+ */
+export function sqlFunctionTable(): string {
+  const kindOf = (name: string): string => KINDS[name] ?? (Object.hasOwn(MATH_FUNCTIONS, name) ? 'math' : 'string');
+  const aliases = (name: string): string => Object.keys(ALIASES).filter((a) => ALIASES[a] === name).sort().map((a) => `\`${a}\``).join(', ');
+  const rows = Object.entries(FUNCTIONS)
+    .map(([name, f]) => ({ name, kind: kindOf(name), f }))
+    .sort((a, b) => a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name))
+    .map(({ name, kind, f }) => `| ${kind} | \`${name}\` | ${aliases(name)} | ${name === 'count' ? '1 (or `*`)' : arityText(f.arity)} |`);
+  return ['| kind | function | also | arguments |', '|---|---|---|---|', ...rows].join('\n');
 }
 
 /** The function names SQL text can call (aliases included), sorted. */
