@@ -118,6 +118,16 @@ export class DataFrame {
     return this.with({ kind: 'project', exprs });
   }
 
+  /** Registers this DataFrame as a temporary view of its session, for session.sql; replaces one of that name. */
+  createOrReplaceTempView(name: string): void {
+    this.session.registerTempView(name, this, true);
+  }
+
+  /** As createOrReplaceTempView, but a view of that name is TEMP_TABLE_OR_VIEW_ALREADY_EXISTS. */
+  createTempView(name: string): void {
+    this.session.registerTempView(name, this, false);
+  }
+
   /** Spark's selectExpr: each text an SQL expression with an optional alias (`'v * 2 AS twice'`, `'*'`). */
   selectExpr(...exprs: string[]): DataFrame {
     return this.select(...exprs.map((e) => (typeof e === 'string' && e.trim() === '*' ? '*' : parseColumn(e, 'selectExpr'))));

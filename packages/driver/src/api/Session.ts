@@ -17,6 +17,7 @@ import { staticFiles, staticRows } from '../execution/staticRows.js';
 import { PrometheusMetrics } from '../metrics/SessionMetrics.js';
 import { startUI, type UIHandle, type UIOptions } from '../ui/UIServer.js';
 import { parseUserSchema } from '../sources/resolveSource.js';
+import { planSql } from './sql/sqlStatement.js';
 
 export interface SessionOptions {
   conf?: Record<string, unknown>;
@@ -61,6 +62,8 @@ export class Session {
   private taskScheduler: TaskScheduler | undefined;
   private readonly memorySinks = new Map<string, MemorySink>();
   private readonly memoryStreams = new Map<string, MemoryStream>();
+  /** Temporary views by lower-case name (Spark's are case-insensitive). */
+  private readonly views = new Map<string, DataFrame>();
   private closed = false;
 
   private constructor(options: SessionOptions) {
@@ -132,6 +135,32 @@ export class Session {
   }
 
   /** Rows of a memory sink's table in batch order (complete mode: the last batch). */
+  /**
+   * Spark's spark.sql: a SELECT over temporary views (createOrReplaceTempView) as a DataFrame,
+   * streaming when it reads a streaming view. See the README's SQL section for the grammar.
+   */
+  sql(text: string): DataFrame {
+    this.assertOpen();
+    return planSql(text, (name) => this.views.get(name.toLowerCase()));
+  }
+
+  /** Registers `df` as view `name` (DataFrame.createOrReplaceTempView and createTempView call this). */
+  registerTempView(name: string, df: DataFrame, replace: boolean): void {
+    if (typeof name !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
+      throw new SluiceError('INVALID_OPTION', `a view name is letters, digits and _, not starting with a digit; got ${String(name)}`, { option: 'viewName' });
+    }
+    const key = name.toLowerCase();
+    if (!replace && this.views.has(key)) {
+      throw new SluiceError('TEMP_TABLE_OR_VIEW_ALREADY_EXISTS', `[TEMP_TABLE_OR_VIEW_ALREADY_EXISTS] Cannot create the temporary view \`${name}\` because it already exists: use createOrReplaceTempView`);
+    }
+    this.views.set(key, df);
+  }
+
+  /** Drops view `name`; whether it existed (Spark's catalog.dropTempView). */
+  dropTempView(name: string): boolean {
+    return this.views.delete(String(name).toLowerCase());
+  }
+
   async memoryTable(name: string): Promise<Array<Record<string, unknown>>> {
     const sink = this.memorySinks.get(name);
     if (!sink) throw new SluiceError('UNKNOWN_TABLE', `no memory table ${name}; start a query with .format('memory').queryName('${name}')`);

@@ -40,7 +40,10 @@ const COMPARISONS: Record<string, Extract<Expr, { op: 'binary' }>['fn'] | 'nullS
 };
 
 /** Words that end an expression or belong to a surrounding form, never an implicit alias. */
-const RESERVED_AFTER = new Set(['and', 'or', 'not', 'is', 'in', 'between', 'like', 'rlike', 'ilike', 'regexp', 'as', 'when', 'then', 'else', 'end', 'from', 'div', 'distinct']);
+const RESERVED_AFTER = new Set([
+  'and', 'or', 'not', 'is', 'in', 'between', 'like', 'rlike', 'ilike', 'regexp', 'as', 'when', 'then', 'else', 'end', 'from', 'div', 'distinct',
+  'where', 'group', 'having', 'union', 'join', 'inner', 'left', 'right', 'full', 'cross', 'semi', 'anti', 'on', 'using', 'order', 'limit',
+]);
 
 const lit = (value: string | number | boolean | null, type: Extract<Expr, { op: 'lit' }>['type']): Expr => ({ op: 'lit', value, type });
 const not = (expr: Expr): Expr => ({ op: 'unary', fn: 'not', expr });
@@ -52,48 +55,53 @@ function nullSafeEqual(a: Expr, b: Expr): Expr {
   return { op: 'when', branches: [{ cond: isNull(a), value: isNull(b) }, { cond: isNull(b), value: lit(false, 'boolean') }], otherwise: binary('equalTo', a, b) };
 }
 
-class Parser {
+export class Parser {
   private readonly tokens: Token[];
   private i = 0;
+  /**
+   * Set by a SELECT with aggregates (sqlStatement.ts): an aggregate inside an expression becomes
+   * the column this gives for it, computed by the query's aggregation.
+   */
+  onAggregate: ((agg: AggregateColumn) => Expr) | undefined;
 
-  constructor(private readonly sql: string) {
+  constructor(readonly sql: string) {
     this.tokens = tokenize(sql);
   }
 
-  private get t(): Token {
+  get t(): Token {
     return this.tokens[this.i] as Token;
   }
 
-  private peek(ahead = 1): Token {
+  peek(ahead = 1): Token {
     return this.tokens[Math.min(this.i + ahead, this.tokens.length - 1)] as Token;
   }
 
   /** Whether the current token is the unquoted word `w` (case-insensitive). */
-  private isWord(w: string, t: Token = this.t): boolean {
+  isWord(w: string, t: Token = this.t): boolean {
     return t.kind === 'name' && !t.quoted && t.text.toLowerCase() === w;
   }
 
-  private isOp(op: string, t: Token = this.t): boolean {
+  isOp(op: string, t: Token = this.t): boolean {
     return t.kind === 'op' && t.text === op;
   }
 
-  private acceptWord(w: string): boolean {
+  acceptWord(w: string): boolean {
     if (!this.isWord(w)) return false;
     this.i++;
     return true;
   }
 
-  private acceptOp(op: string): boolean {
+  acceptOp(op: string): boolean {
     if (!this.isOp(op)) return false;
     this.i++;
     return true;
   }
 
-  private expectWord(w: string): void {
+  expectWord(w: string): void {
     if (!this.acceptWord(w)) throw syntaxError(this.sql, this.t, `expected ${w.toUpperCase()}`);
   }
 
-  private expectOp(op: string): void {
+  expectOp(op: string): void {
     if (!this.acceptOp(op)) throw syntaxError(this.sql, this.t, `expected '${op}'`);
   }
 
@@ -112,7 +120,7 @@ class Parser {
     return parsed.kind === 'aggregate' ? { kind: 'aggregate', agg: parsed.agg.alias(name) } : { kind: 'column', expr: { op: 'alias', expr: parsed.expr, name } };
   }
 
-  private aliasName(): string {
+  aliasName(): string {
     const t = this.t;
     if (t.kind !== 'name') throw syntaxError(this.sql, t, 'expected a name');
     this.i++;
@@ -126,6 +134,7 @@ class Parser {
   /** A sub-expression that must be a column expression (an aggregate only stands alone). */
   private column(p: Parsed, at: Token): Expr {
     if (p.kind === 'column') return p.expr;
+    if (this.onAggregate) return this.onAggregate(p.agg);
     throw new SluiceError(
       'INVALID_EXPRESSION',
       `aggregate ${p.agg.name} must be a whole expression of groupBy(...).agg(...), not part of one (at pos ${at.pos} of '${this.sql}')`,
@@ -451,6 +460,12 @@ class Parser {
 function checkText(sql: unknown, what: string): string {
   if (typeof sql !== 'string') throw new SluiceError('INVALID_EXPRESSION', `${what} takes SQL text, got ${sql === null ? 'null' : typeof sql}`);
   return sql;
+}
+
+/** The expression of `p` as a column: an aggregate through the parser's onAggregate, if set. */
+export function columnOf(parser: Parser, p: Parsed): Expr | undefined {
+  if (p.kind === 'column') return p.expr;
+  return parser.onAggregate?.(p.agg);
 }
 
 /** One expression, with an optional alias (`expr`, `selectExpr`; Spark's parseExpression). */

@@ -1,0 +1,223 @@
+/**
+ * `session.sql(text)`: a SELECT over temporary views, planned into the DataFrame operators a user
+ * would call, so a streaming view gives a streaming DataFrame that writeStream can start.
+ *
+ *   query  := select (UNION ALL select)*
+ *   select := SELECT item, ... [FROM view [[AS] alias] join*] [WHERE cond] [GROUP BY expr, ...] [HAVING cond]
+ *   join   := [INNER | LEFT [OUTER] | [LEFT] SEMI | [LEFT] ANTI] JOIN view [[AS] alias] (ON cond | USING (col, ...))
+ *   item   := * | alias.* | expression [[AS] name]
+ *
+ * A SELECT with GROUP BY, or with an aggregate among its items, is groupBy(keys).agg(...) over
+ * every aggregate its items and HAVING use (each once), then HAVING as a filter and the items as
+ * a projection: so `count(*) + 1 AS n` and `HAVING count(*) > 1` work as in Spark. A view's name
+ * or alias qualifies its columns (`t.id`).
+ */
+import { exprName, type Expr } from '@sluice/executor';
+import { SluiceError } from '@sluice/state';
+import type { AggregateColumn } from '../aggregates.js';
+import { Column } from '../Column.js';
+import type { DataFrame } from '../DataFrame.js';
+import { columnOf, Parser, type Parsed } from './parseExpression.js';
+import { syntaxError } from './sqlLexer.js';
+
+/** The views a statement reads, by name (case-insensitive, as Spark's temporary views). */
+export type ViewLookup = (name: string) => DataFrame | undefined;
+
+const JOIN_WORDS = ['join', 'inner', 'left', 'semi', 'anti', 'right', 'full', 'cross'];
+
+/** `e` with each node that `f` replaces replaced (Expr is plain data: one walk covers every form). */
+function rewrite(e: Expr, f: (node: Expr) => Expr | undefined): Expr {
+  const walk = (x: unknown): unknown => {
+    if (Array.isArray(x)) return x.map(walk);
+    if (x === null || typeof x !== 'object') return x;
+    const replaced = 'op' in x ? f(x as Expr) : undefined;
+    if (replaced !== undefined) return replaced;
+    return Object.fromEntries(Object.entries(x).map(([k, v]) => [k, walk(v)]));
+  };
+  return walk(e) as Expr;
+}
+
+/** Sub-expressions equal to one of `keys` become references to that key's output column. */
+function keyRefs(e: Expr, keys: Array<{ expr: Expr; name: string }>): Expr {
+  return rewrite(e, (node) => {
+    const hit = keys.find((k) => JSON.stringify(k.expr) === JSON.stringify(node));
+    return hit && { op: 'col', name: hit.name };
+  });
+}
+
+interface Item {
+  star?: string | null;
+  parsed?: Parsed;
+  /** The item's output name: its alias, else Spark's name for it. */
+  name?: string;
+}
+
+class StatementParser {
+  private readonly p: Parser;
+  /** Aggregates the current SELECT uses, each once, with the column the aggregation gives it. */
+  private aggregates: Array<{ agg: AggregateColumn; column: string }> = [];
+
+  constructor(
+    private readonly sql: string,
+    private readonly views: ViewLookup,
+  ) {
+    this.p = new Parser(sql);
+    this.p.onAggregate = (agg) => {
+      const key = JSON.stringify({ fn: agg.fn, arg: agg.arg });
+      let found = this.aggregates.find((a) => JSON.stringify({ fn: a.agg.fn, arg: a.agg.arg }) === key);
+      if (found === undefined) this.aggregates.push((found = { agg, column: `__agg${this.aggregates.length}` }));
+      return { op: 'col', name: found.column };
+    };
+  }
+
+  query(): DataFrame {
+    let df = this.select();
+    while (this.p.acceptWord('union')) {
+      if (!this.p.acceptWord('all')) throw new SluiceError('UNSUPPORTED_OPERATION', `UNION without ALL removes duplicates, which a stream cannot do: write UNION ALL (in '${this.sql}')`);
+      df = df.union(this.select());
+    }
+    this.p.expectEnd();
+    return df;
+  }
+
+  private select(): DataFrame {
+    this.p.expectWord('select');
+    this.aggregates = [];
+    const items: Item[] = [];
+    do items.push(this.item());
+    while (this.p.acceptOp(','));
+    if (!this.p.acceptWord('from')) {
+      throw new SluiceError('UNSUPPORTED_OPERATION', `SELECT without FROM (and inline VALUES tables) is not supported yet: select from a view (in '${this.sql}')`);
+    }
+    const qualifiers = new Set<string>();
+    let df = this.relation(qualifiers);
+    for (;;) {
+      const how = this.joinType();
+      if (how === undefined) break;
+      const other = this.relation(qualifiers);
+      if (this.p.acceptWord('using')) {
+        this.p.expectOp('(');
+        const cols = [this.p.aliasName()];
+        while (this.p.acceptOp(',')) cols.push(this.p.aliasName());
+        this.p.expectOp(')');
+        df = df.join(other, cols, how);
+      } else {
+        this.p.expectWord('on');
+        df = df.join(other, new Column(this.unqualified(this.condition('ON'), qualifiers)), how);
+      }
+    }
+    const unqualify = (e: Expr): Expr => this.unqualified(e, qualifiers);
+    if (this.p.acceptWord('where')) df = df.filter(new Column(unqualify(this.condition('WHERE'))));
+    const keys: Expr[] = [];
+    if (this.p.acceptWord('group')) {
+      this.p.expectWord('by');
+      do keys.push(unqualify(this.condition('GROUP BY')));
+      while (this.p.acceptOp(','));
+    }
+    const having = this.p.acceptWord('having') ? unqualify(this.condition('HAVING', true)) : undefined;
+    // Items: resolved now that every aggregate they and HAVING use is known.
+    const exprs = items.map((it) => (it.parsed === undefined ? undefined : columnOf(this.p, it.parsed)));
+    const grouped = keys.length > 0 || this.aggregates.length > 0;
+    if (!grouped) {
+      if (having !== undefined) throw new SluiceError('UNSUPPORTED_OPERATION', `HAVING needs GROUP BY or an aggregate (in '${this.sql}')`);
+      return df.select(...items.flatMap((it, i) => (it.star !== undefined ? this.star(df) : [new Column(this.named(unqualify(exprs[i]!), it))])));
+    }
+    const aggregated = df.groupBy(...keys.map((k) => new Column(k))).agg(...this.aggregates.map((a) => a.agg.alias(a.column)));
+    const keyCols = keys.map((k) => ({ expr: k, name: exprName(k, df.schema) }));
+    let out = having === undefined ? aggregated : aggregated.filter(new Column(keyRefs(having, keyCols)));
+    const projection = items.map((it, i) => {
+      if (it.star !== undefined) throw new SluiceError('UNSUPPORTED_OPERATION', `* in a SELECT with GROUP BY: name the keys and aggregates (in '${this.sql}')`);
+      return new Column(this.named(keyRefs(unqualify(exprs[i]!), keyCols), it));
+    });
+    return out.select(...projection);
+  }
+
+  /** `expr AS name` when the item has a name other than the expression's own (aggregates named as written). */
+  private named(e: Expr, it: Item): Expr {
+    const written = rewrite(e, (node) => {
+      const a = node.op === 'col' ? this.aggregates.find((x) => x.column === node.name) : undefined;
+      return a && { op: 'col', name: a.agg.name.replace(/^.*? AS /, '') };
+    });
+    const name = it.name ?? exprName(written);
+    return e.op === 'col' && e.name === name ? e : { op: 'alias', expr: e.op === 'alias' ? e.expr : e, name };
+  }
+
+  private item(): Item {
+    if (this.p.acceptOp('*')) return { star: null };
+    const t = this.p.t;
+    if (t.kind === 'name' && this.p.isOp('.', this.p.peek()) && this.p.isOp('*', this.p.peek(2))) {
+      this.p.acceptWord(t.text.toLowerCase());
+      if (t.quoted) throw syntaxError(this.sql, t);
+      this.p.expectOp('.');
+      this.p.expectOp('*');
+      return { star: t.text };
+    }
+    const parsed = this.p.namedExpression(true);
+    // The output name: an alias as written; an aggregate by its own name (count(1)); else Spark's.
+    if (parsed.kind === 'aggregate') return { parsed, name: parsed.agg.name };
+    const e = parsed.expr;
+    return { parsed, name: e.op === 'alias' ? e.name : (parsed.name ?? undefined) };
+  }
+
+  private star(df: DataFrame): Column[] {
+    return df.columns.map((c) => new Column({ op: 'col', name: c }));
+  }
+
+  /** A condition or key: an aggregate only where `aggregates` (HAVING), as in Spark. */
+  private condition(clause: string, aggregates = false): Expr {
+    const at = this.aggregates.length;
+    const parsed = this.p.expression();
+    const e = columnOf(this.p, parsed) as Expr;
+    if (!aggregates && this.aggregates.length > at) {
+      throw new SluiceError('INVALID_EXPRESSION', `aggregate ${this.aggregates[at]!.agg.name} in ${clause}: aggregates belong in the SELECT list or HAVING (in '${this.sql}')`);
+    }
+    return e;
+  }
+
+  private relation(qualifiers: Set<string>): DataFrame {
+    const t = this.p.t;
+    if (t.kind !== 'name') throw syntaxError(this.sql, t, 'expected a view name');
+    this.p.aliasName();
+    const df = this.views(t.text);
+    if (df === undefined) {
+      throw new SluiceError('TABLE_OR_VIEW_NOT_FOUND', `[TABLE_OR_VIEW_NOT_FOUND] The table or view \`${t.text}\` cannot be found: register it with df.createOrReplaceTempView('${t.text}') (in '${this.sql}')`);
+    }
+    qualifiers.add(t.text.toLowerCase());
+    if (this.p.acceptWord('as') || (this.p.t.kind === 'name' && !['where', 'group', 'having', 'union', 'on', 'using', ...JOIN_WORDS].includes(this.p.t.text.toLowerCase()))) {
+      qualifiers.add(this.p.aliasName().toLowerCase());
+    }
+    return df;
+  }
+
+  private joinType(): string | undefined {
+    const p = this.p;
+    let how: string | undefined;
+    if (p.acceptWord('join')) return 'inner';
+    if (p.acceptWord('inner')) how = 'inner';
+    else if (p.acceptWord('left')) {
+      how = p.acceptWord('semi') ? 'left_semi' : p.acceptWord('anti') ? 'left_anti' : 'left_outer';
+      p.acceptWord('outer');
+    } else if (p.acceptWord('semi')) how = 'left_semi';
+    else if (p.acceptWord('anti')) how = 'left_anti';
+    else if (p.isWord('right') || p.isWord('full') || p.isWord('cross')) {
+      throw new SluiceError('UNSUPPORTED_OPERATION', `${p.t.kind === 'name' ? p.t.text.toUpperCase() : ''} JOIN of a stream is not supported (in '${this.sql}')`);
+    } else return undefined;
+    p.expectWord('join');
+    return how;
+  }
+
+  /** `t.col` with t a view or alias of this SELECT is `col`. */
+  private unqualified(e: Expr, qualifiers: Set<string>): Expr {
+    return rewrite(e, (node) => {
+      if (node.op !== 'col') return undefined;
+      const dot = node.name.indexOf('.');
+      return dot > 0 && qualifiers.has(node.name.slice(0, dot).toLowerCase()) ? { op: 'col', name: node.name.slice(dot + 1) } : node;
+    });
+  }
+}
+
+/** Plans `sql` (a SELECT over the views `views` finds) into a DataFrame. */
+export function planSql(sql: string, views: ViewLookup): DataFrame {
+  if (typeof sql !== 'string') throw new SluiceError('INVALID_EXPRESSION', `sql takes SQL text, got ${sql === null ? 'null' : typeof sql}`);
+  return new StatementParser(sql, views).query();
+}
