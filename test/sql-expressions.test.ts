@@ -173,6 +173,8 @@ describe('session.sql over temporary views', () => {
     expect(() => session.sql('SELECT * FROM nowhere')).toThrow(expect.objectContaining({ code: 'TABLE_OR_VIEW_NOT_FOUND', message: expect.stringContaining('`nowhere`') }));
     expect(() => session.readStream.format('rate').load().createTempView('TICKS')).toThrow(expect.objectContaining({ code: 'TEMP_TABLE_OR_VIEW_ALREADY_EXISTS' }));
     expect(session.sql('SELECT * FROM Ticks').columns).toEqual(['timestamp', 'value']);
+    // Unaliased items are named as Spark names them, an aggregate by its own name even where it is also aliased.
+    expect(session.sql('SELECT count(*) AS n, count(*) + 1, value % 2 AS k, max(value) FROM ticks GROUP BY value % 2').columns).toEqual(['n', '(count(1) + 1)', 'k', 'max(value)']);
     expect(() => session.sql('SELECT 1')).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION' }));
     expect(() => session.sql('SELECT value FROM ticks WHERE count(*) > 1')).toThrow(expect.objectContaining({ code: 'INVALID_EXPRESSION' }));
     expect(() => session.sql('SELECT value FROM ticks UNION SELECT value FROM ticks')).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION' }));

@@ -6,7 +6,8 @@
  *
  * The worker's budgets (stateStore.maxOpenFiles and maxMemoryMB) hold across every query whose
  * shards it hosts: before opening a shard, `use` closes the least recently used idle shards until
- * the open ones and the new one fit. Files are charged as LevelDB really holds them (its table
+ * the open ones and the new one fit, and after each use until they fit again (a use may add table
+ * files). Files are charged as LevelDB really holds them (its table
  * files, at most its table cache, plus its fixed files), measured after each use; memory as the
  * shard's configured caches and write buffers.
  */
@@ -93,20 +94,24 @@ export class ShardRegistry {
     this.budget = { maxOpenFiles: budget.maxOpenFiles, maxMemoryBytes: budget.maxMemoryBytes };
     const open = this.shards.get(dir);
     if (open !== undefined && open.users === 0 && !sameOptions(open.opts, opts)) await this.close(dir);
-    if (!this.shards.has(dir)) await this.makeRoom(dir, opts, budget);
+    if (!this.shards.has(dir)) await this.makeRoom(dir, filesCharged(dir, opts), memoryCharged(opts), budget);
     const e = this.entry(dir, opts);
     e.users++;
+    let result: T;
     try {
-      return await fn(await e.opening);
+      result = await fn(await e.opening);
     } finally {
       e.users--;
       e.files = filesCharged(dir, e.opts);
     }
+    // The use may have added table files (a reopened shard turns its log into a table): back
+    // within the budget, closing idle shards, so that the budget holds between uses too.
+    await this.makeRoom(dir, 0, 0, budget);
+    return result;
   }
 
-  private async makeRoom(dir: string, opts: ShardOptions, budget: WorkerBudget): Promise<void> {
-    const files = filesCharged(dir, opts);
-    const memoryBytes = memoryCharged(opts);
+  /** Closes idle shards other than `dir`, least recently used first, until `files` and `memoryBytes` more fit. */
+  private async makeRoom(dir: string, files: number, memoryBytes: number, budget: WorkerBudget): Promise<void> {
     for (;;) {
       let usedFiles = 0;
       let usedMemory = 0;

@@ -17,6 +17,8 @@ export class AggregateColumn extends Column {
     readonly fn: AggFn,
     readonly arg: Expr | null,
     readonly name: string,
+    /** The name before any alias: Spark's name for the aggregate (count(1), sum(v)). */
+    readonly unaliasedName: string = name,
   ) {
     super({ op: 'col', name });
     Object.defineProperty(this, 'expr', {
@@ -27,7 +29,7 @@ export class AggregateColumn extends Column {
   }
 
   override alias(name: string): AggregateColumn {
-    return new AggregateColumn(this.fn, this.arg, name);
+    return new AggregateColumn(this.fn, this.arg, name, this.unaliasedName);
   }
 
   override as(name: string): AggregateColumn {

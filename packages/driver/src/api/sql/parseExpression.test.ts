@@ -6,9 +6,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { exprName, exprType, type Schema } from '@sluice/executor';
-import { SluiceError } from '@sluice/state';
 // The evaluator is worker-side code that the executor package does not export.
 import { compileExpr } from '../../../../executor/src/expressions/compileExpr.js';
+import { thrown } from '../../../../executor/src/expressions/exprTestKit.js';
 import { AggregateColumn, count, sum } from '../aggregates.js';
 import { Column } from '../Column.js';
 import * as F from '../functions.js';
@@ -33,15 +33,7 @@ const ROW = { id: 'Spark', v: 2.5, n: 7, ts: Date.UTC(2024, 0, 1, 12), date: 'to
 
 const evaluate = (sql: string): unknown => compileExpr(expr(sql).expr, SCHEMA)(ROW);
 
-function errorOf(f: () => unknown): SluiceError {
-  try {
-    f();
-  } catch (e) {
-    expect(e).toBeInstanceOf(SluiceError);
-    return e as SluiceError;
-  }
-  throw new Error('expected a SluiceError');
-}
+const errorOf = thrown;
 
 /** [SQL, Spark's result]: the examples of Spark's function reference, as `SELECT <SQL>` gives them. */
 const SPARK_EXAMPLES: Array<[string, unknown]> = [

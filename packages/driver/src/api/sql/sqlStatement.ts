@@ -136,7 +136,7 @@ class StatementParser {
   private named(e: Expr, it: Item): Expr {
     const written = rewrite(e, (node) => {
       const a = node.op === 'col' ? this.aggregates.find((x) => x.column === node.name) : undefined;
-      return a && { op: 'col', name: a.agg.name.replace(/^.*? AS /, '') };
+      return a && { op: 'col', name: a.agg.unaliasedName };
     });
     const name = it.name ?? exprName(written);
     return e.op === 'col' && e.name === name ? e : { op: 'alias', expr: e.op === 'alias' ? e.expr : e, name };
@@ -146,8 +146,7 @@ class StatementParser {
     if (this.p.acceptOp('*')) return { star: null };
     const t = this.p.t;
     if (t.kind === 'name' && this.p.isOp('.', this.p.peek()) && this.p.isOp('*', this.p.peek(2))) {
-      this.p.acceptWord(t.text.toLowerCase());
-      if (t.quoted) throw syntaxError(this.sql, t);
+      this.p.aliasName();
       this.p.expectOp('.');
       this.p.expectOp('*');
       return { star: t.text };
