@@ -124,7 +124,7 @@ class StatementParser {
     }
     const aggregated = df.groupBy(...keys.map((k) => new Column(k))).agg(...this.aggregates.map((a) => a.agg.alias(a.column)));
     const keyCols = keys.map((k) => ({ expr: k, name: exprName(k, df.schema) }));
-    let out = having === undefined ? aggregated : aggregated.filter(new Column(keyRefs(having, keyCols)));
+    const out = having === undefined ? aggregated : aggregated.filter(new Column(keyRefs(having, keyCols)));
     const projection = items.map((it, i) => {
       if (it.star !== undefined) throw new SluiceError('UNSUPPORTED_OPERATION', `* in a SELECT with GROUP BY: name the keys and aggregates (in '${this.sql}')`);
       return new Column(this.named(keyRefs(unqualify(exprs[i]!), keyCols), it));
