@@ -4,7 +4,7 @@ export * from './operators/types.js';
 export * from './task/messages.js';
 export { encodeRows, decodeRows } from './task/rowCodec.js';
 export { exprName } from './expressions/exprNames.js';
-export { exprType, planOutputSchema } from './expressions/exprTypes.js';
+export { exprType, functionArity, planOutputSchema } from './expressions/exprTypes.js';
 export { rowToExternal, rowToInternal, toExternal, toInternal, typeName } from './schema/values.js';
 export { parseSchema, parseDataType, schemaToDDL } from './schema/schema.js';
 export { readFileRecords } from './formats/readers.js';

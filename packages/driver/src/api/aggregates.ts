@@ -45,18 +45,22 @@ export class AggregateColumn extends Column {
   }
 }
 
-function argName(arg: Expr): string {
-  return arg.op === 'col' ? arg.name : arg.op === 'alias' ? arg.name : 'expr';
+/**
+ * Aggregate `fn` of `arg` (null: of every row, count(1)), named as Spark names it: `fn(x)` for a
+ * column or alias x, `fn(expr)` otherwise; `shownAs` is the name a call was written with (mean).
+ */
+export function aggregateOf(fn: AggFn, arg: Expr | null, shownAs: string = fn): AggregateColumn {
+  const argName = arg === null ? '1' : arg.op === 'col' || arg.op === 'alias' ? arg.name : 'expr';
+  return new AggregateColumn(fn, arg, `${shownAs}(${argName})`);
 }
 
 function aggregate(fn: AggFn, c: Column | string): AggregateColumn {
-  const arg = toColumn(c).expr;
-  return new AggregateColumn(fn, arg, `${fn}(${argName(arg)})`);
+  return aggregateOf(fn, toColumn(c).expr);
 }
 
 /** count('*') counts rows (Spark names it count(1)); count(col) counts non-null values. */
 export function count(c: Column | string): AggregateColumn {
-  if (c === '*') return new AggregateColumn('count', null, 'count(1)');
+  if (c === '*') return aggregateOf('count', null);
   return aggregate('count', c);
 }
 

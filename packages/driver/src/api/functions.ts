@@ -46,6 +46,12 @@ function call(fn: FunctionName, args: Expr[]): Column {
   return new Column({ op: 'call', fn, args });
 }
 
+/** An INT literal argument of `fn`, which must be an integer (INVALID_EXPRESSION naming `what`). */
+function int(v: number, fn: string, what: string): Expr {
+  if (!Number.isInteger(v)) throw new SluiceError('INVALID_EXPRESSION', `${fn}: ${what} must be an integer, got ${String(v)}`);
+  return { op: 'lit', value: v, type: 'int' };
+}
+
 export function upper(c: Column | string): Column {
   return call('upper', [toColumn(c).expr]);
 }
@@ -74,11 +80,7 @@ export function concat(...cols: Array<Column | string>): Column {
  * Spark's substring: substring('Spark', 2, 3) is 'par', substring('Spark', -3, 2) is 'ar'.
  */
 export function substring(str: Column | string, pos: number, len: number): Column {
-  for (const [what, v] of [['pos', pos], ['len', len]] as const) {
-    if (!Number.isInteger(v)) throw new SluiceError('INVALID_EXPRESSION', `substring: ${what} must be an integer, got ${String(v)}`);
-  }
-  const int = (v: number): Expr => ({ op: 'lit', value: v, type: 'int' });
-  return call('substring', [toColumn(str).expr, int(pos), int(len)]);
+  return call('substring', [toColumn(str).expr, int(pos, 'substring', 'pos'), int(len, 'substring', 'len')]);
 }
 
 /** The first non-null argument. */
@@ -91,10 +93,6 @@ export function coalesce(...cols: Array<Column | string>): Column {
 
 const math = (fn: MathFunctionName, cols: Array<Column | string>): Column => call(fn, cols.map((c) => toColumn(c).expr));
 const unaryMath = (fn: MathFunctionName) => (c: Column | string): Column => math(fn, [c]);
-const int = (v: number, fn: string, what: string): Expr => {
-  if (!Number.isInteger(v)) throw new SluiceError('INVALID_EXPRESSION', `${fn}: ${what} must be an integer, got ${String(v)}`);
-  return { op: 'lit', value: v, type: 'int' };
-};
 
 /** The absolute value, of the argument's type. */
 export const abs = unaryMath('abs');
@@ -149,40 +147,39 @@ export const nanvl = (a: Column | string, b: Column | string): Column => math('n
 // ---- strings (Spark's names and argument orders; literals as Spark's functions take them) --------
 
 const text = (v: string | Column): Expr => (v instanceof Column ? v.expr : { op: 'lit', value: v, type: 'string' });
-const str = (fn: StringFunctionName, args: Expr[]): Column => call(fn, args);
-const one = (fn: StringFunctionName) => (c: Column | string): Column => str(fn, [toColumn(c).expr]);
+const one = (fn: StringFunctionName) => (c: Column | string): Column => call(fn, [toColumn(c).expr]);
 
 /** The non-null strings joined by `sep`. */
-export const concat_ws = (sep: string, ...cols: Array<Column | string>): Column => str('concat_ws', [text(sep), ...cols.map((c) => toColumn(c).expr)]);
+export const concat_ws = (sep: string, ...cols: Array<Column | string>): Column => call('concat_ws', [text(sep), ...cols.map((c) => toColumn(c).expr)]);
 /** 1-based position of `substring` in the string, 0 if absent. */
-export const instr = (c: Column | string, substring: string): Column => str('instr', [toColumn(c).expr, text(substring)]);
+export const instr = (c: Column | string, substring: string): Column => call('instr', [toColumn(c).expr, text(substring)]);
 /** 1-based position of `substr` in the string at or after `pos`, 0 if absent. */
-export const locate = (substr: string, c: Column | string, pos = 1): Column => str('locate', [text(substr), toColumn(c).expr, int(pos, 'locate', 'pos')]);
-export const lpad = (c: Column | string, len: number, pad: string): Column => str('lpad', [toColumn(c).expr, int(len, 'lpad', 'len'), text(pad)]);
-export const rpad = (c: Column | string, len: number, pad: string): Column => str('rpad', [toColumn(c).expr, int(len, 'rpad', 'len'), text(pad)]);
+export const locate = (substr: string, c: Column | string, pos = 1): Column => call('locate', [text(substr), toColumn(c).expr, int(pos, 'locate', 'pos')]);
+export const lpad = (c: Column | string, len: number, pad: string): Column => call('lpad', [toColumn(c).expr, int(len, 'lpad', 'len'), text(pad)]);
+export const rpad = (c: Column | string, len: number, pad: string): Column => call('rpad', [toColumn(c).expr, int(len, 'rpad', 'len'), text(pad)]);
 export const ltrim = one('ltrim');
 export const rtrim = one('rtrim');
 /** Every occurrence of `search` replaced by `replacement` (removed without one). */
-export const replace = (c: Column | string, search: string | Column, replacement: string | Column = ''): Column => str('replace', [toColumn(c).expr, text(search), text(replacement)]);
-export const translate = (c: Column | string, matching: string, replaceWith: string): Column => str('translate', [toColumn(c).expr, text(matching), text(replaceWith)]);
+export const replace = (c: Column | string, search: string | Column, replacement: string | Column = ''): Column => call('replace', [toColumn(c).expr, text(search), text(replacement)]);
+export const translate = (c: Column | string, matching: string, replaceWith: string): Column => call('translate', [toColumn(c).expr, text(matching), text(replaceWith)]);
 export const initcap = one('initcap');
 export const reverse = one('reverse');
-export const repeat = (c: Column | string, n: number): Column => str('repeat', [toColumn(c).expr, int(n, 'repeat', 'n')]);
-export const substring_index = (c: Column | string, delim: string, count: number): Column => str('substring_index', [toColumn(c).expr, text(delim), int(count, 'substring_index', 'count')]);
-export const split_part = (c: Column | string, delim: string | Column, part: number | Column): Column => str('split_part', [toColumn(c).expr, text(delim), lit(part).expr]);
-export const left = (c: Column | string, len: number | Column): Column => str('left', [toColumn(c).expr, lit(len).expr]);
-export const right = (c: Column | string, len: number | Column): Column => str('right', [toColumn(c).expr, lit(len).expr]);
+export const repeat = (c: Column | string, n: number): Column => call('repeat', [toColumn(c).expr, int(n, 'repeat', 'n')]);
+export const substring_index = (c: Column | string, delim: string, count: number): Column => call('substring_index', [toColumn(c).expr, text(delim), int(count, 'substring_index', 'count')]);
+export const split_part = (c: Column | string, delim: string | Column, part: number | Column): Column => call('split_part', [toColumn(c).expr, text(delim), lit(part).expr]);
+export const left = (c: Column | string, len: number | Column): Column => call('left', [toColumn(c).expr, lit(len).expr]);
+export const right = (c: Column | string, len: number | Column): Column => call('right', [toColumn(c).expr, lit(len).expr]);
 export const ascii = one('ascii');
 export const md5 = one('md5');
 export const sha1 = one('sha1');
-export const sha2 = (c: Column | string, numBits: number): Column => str('sha2', [toColumn(c).expr, int(numBits, 'sha2', 'numBits')]);
+export const sha2 = (c: Column | string, numBits: number): Column => call('sha2', [toColumn(c).expr, int(numBits, 'sha2', 'numBits')]);
 export const crc32 = one('crc32');
 export const base64 = one('base64');
 export const hex = one('hex');
 /** Group `idx` of the first match of `pattern` (a JavaScript regular expression), '' without a match. */
-export const regexp_extract = (c: Column | string, pattern: string, idx: number): Column => str('regexp_extract', [toColumn(c).expr, text(pattern), int(idx, 'regexp_extract', 'idx')]);
+export const regexp_extract = (c: Column | string, pattern: string, idx: number): Column => call('regexp_extract', [toColumn(c).expr, text(pattern), int(idx, 'regexp_extract', 'idx')]);
 /** Every match of `pattern` replaced; `$1` in the replacement names a group. */
-export const regexp_replace = (c: Column | string, pattern: string | Column, replacement: string | Column): Column => str('regexp_replace', [toColumn(c).expr, text(pattern), text(replacement)]);
+export const regexp_replace = (c: Column | string, pattern: string | Column, replacement: string | Column): Column => call('regexp_replace', [toColumn(c).expr, text(pattern), text(replacement)]);
 
 /**
  * A user function that each worker imports itself: `moduleUrl` is a URL (file:, data:) or a file

@@ -125,8 +125,13 @@ const ARITY: Record<Exclude<FunctionName, ScalarFunctionName>, [min: number, max
   coalesce: [1, Infinity],
 };
 
+/** The argument counts function `fn` takes: [min, max] (max Infinity: any number). */
+export function functionArity(fn: FunctionName): [min: number, max: number] {
+  return isScalarFunction(fn) ? SCALAR_FUNCTIONS[fn].arity : ARITY[fn];
+}
+
 export function callTypes(expr: Extract<Expr, { op: 'call' }>, schema: Schema): { args: DataType[]; result: DataType } {
-  const [min, max] = isScalarFunction(expr.fn) ? SCALAR_FUNCTIONS[expr.fn].arity : ARITY[expr.fn];
+  const [min, max] = functionArity(expr.fn);
   if (expr.args.length < min || expr.args.length > max) {
     throw new SluiceError('WRONG_NUM_ARGS', `${expr.fn} takes ${min === max ? min : `${min} to ${max}`} arguments, got ${expr.args.length}`);
   }

@@ -31,7 +31,7 @@ const atomic = (t: DataType): boolean => typeof t === 'string';
  */
 function sig(result: DataType, ...kinds: Array<'s' | 'i'>) {
   return (args: DataType[]): { args: DataType[]; result: DataType } | string => {
-    const cast = args.map((t, i): DataType => ((kinds[Math.min(i, kinds.length - 1)] ?? 's') === 'i' ? 'int' : 'string'));
+    const cast = args.map((_, i): DataType => ((kinds[Math.min(i, kinds.length - 1)] ?? 's') === 'i' ? 'int' : 'string'));
     const bad = args.findIndex((t, i) => !atomic(t) || (cast[i] === 'int' && !numberLike(t)));
     return bad < 0 ? { args: cast, result } : `argument ${bad + 1} cannot be ${typeName(args[bad] as DataType)}`;
   };

@@ -5,9 +5,9 @@
  * (`ucase`, `substr`, `ifnull`); forms Spark defines by rewriting (`if`, `nvl2`, `nullif`) are
  * rewritten into CASE the way Spark's own definitions read.
  */
-import { exprName, MATH_FUNCTIONS, SCALAR_FUNCTIONS, type AggFn, type Expr, type FunctionName } from '@sluice/executor';
+import { exprName, functionArity, MATH_FUNCTIONS, SCALAR_FUNCTIONS, type AggFn, type Expr, type FunctionName } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
-import { AggregateColumn, window } from '../aggregates.js';
+import { aggregateOf, window } from '../aggregates.js';
 import { Column } from '../Column.js';
 import type { Parsed } from './parseExpression.js';
 
@@ -21,16 +21,13 @@ interface SqlFunction {
 }
 
 const column = (expr: Expr): Parsed => ({ kind: 'column', expr });
-const call = (fn: FunctionName) => (args: Expr[]): Parsed => column({ op: 'call', fn, args });
+/** A call of the executor's function `fn`, with the arities the executor gives it. */
+const call = (fn: FunctionName): SqlFunction => ({ arity: functionArity(fn), build: (args) => column({ op: 'call', fn, args }) });
 const nullLit: Expr = { op: 'lit', value: null, type: 'null' };
 
-/** Spark's name of an aggregate's result: count(x), sum(x), ... (count(*) is count(1)). */
-function aggregate(fn: AggFn, sparkName: string = fn) {
-  return (args: Expr[]): Parsed => {
-    const arg = args[0] ?? null;
-    const argName = arg === null ? '1' : arg.op === 'col' || arg.op === 'alias' ? arg.name : 'expr';
-    return { kind: 'aggregate', agg: new AggregateColumn(fn, arg, `${sparkName}(${argName})`) };
-  };
+/** An aggregate call, named as Spark names it (count(*) is count(1)). */
+function aggregate(fn: AggFn, shownAs: string = fn) {
+  return (args: Expr[]): Parsed => ({ kind: 'aggregate', agg: aggregateOf(fn, args[0] ?? null, shownAs) });
 }
 
 /** A literal string or number argument (window durations), else INVALID_EXPRESSION. */
@@ -41,15 +38,15 @@ function literalArg(e: Expr | undefined, fn: string, what: string, sql: string):
 }
 
 const FUNCTIONS: Record<string, SqlFunction> = {
-  upper: { arity: [1, 1], build: call('upper') },
-  lower: { arity: [1, 1], build: call('lower') },
-  length: { arity: [1, 1], build: call('length') },
-  trim: { arity: [1, 1], build: call('trim') },
-  concat: { arity: [0, Infinity], build: call('concat') },
-  substring: { arity: [2, 3], build: call('substring') },
-  coalesce: { arity: [1, Infinity], build: call('coalesce') },
-  ifnull: { arity: [2, 2], build: call('coalesce') },
-  nvl: { arity: [2, 2], build: call('coalesce') },
+  upper: call('upper'),
+  lower: call('lower'),
+  length: call('length'),
+  trim: call('trim'),
+  concat: call('concat'),
+  substring: call('substring'),
+  coalesce: call('coalesce'),
+  ifnull: { arity: [2, 2], build: call('coalesce').build },
+  nvl: { arity: [2, 2], build: call('coalesce').build },
   /** if(cond, a, b): CASE WHEN cond THEN a ELSE b END. */
   if: { arity: [3, 3], build: ([c, a, b]) => column({ op: 'when', branches: [{ cond: c!, value: a! }], otherwise: b! }) },
   /** nvl2(x, a, b): a when x is not null, else b. */
@@ -98,9 +95,7 @@ const ALIASES: Record<string, string> = {
 };
 
 /** The executor's table functions (math and strings), each a call of its own name. */
-for (const [name, f] of Object.entries(SCALAR_FUNCTIONS)) {
-  FUNCTIONS[name] = { arity: f.arity, build: call(name as FunctionName) };
-}
+for (const name of Object.keys(SCALAR_FUNCTIONS)) FUNCTIONS[name] = call(name as FunctionName);
 
 /** The kind of each function defined here; the executor's table functions are math or string. */
 const KINDS: Record<string, string> = {

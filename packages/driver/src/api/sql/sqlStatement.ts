@@ -46,7 +46,8 @@ function keyRefs(e: Expr, keys: Array<{ expr: Expr; name: string }>): Expr {
 }
 
 interface Item {
-  star?: string | null;
+  /** `*` or `alias.*`: every column of the FROM frame. */
+  star?: true;
   parsed?: Parsed;
   /** The item's output name: its alias, else Spark's name for it. */
   name?: string;
@@ -120,13 +121,13 @@ class StatementParser {
     const grouped = keys.length > 0 || this.aggregates.length > 0;
     if (!grouped) {
       if (having !== undefined) throw new SluiceError('UNSUPPORTED_OPERATION', `HAVING needs GROUP BY or an aggregate (in '${this.sql}')`);
-      return df.select(...items.flatMap((it, i) => (it.star !== undefined ? this.star(df) : [new Column(this.named(unqualify(exprs[i]!), it))])));
+      return df.select(...items.flatMap((it, i) => (it.star ? this.star(df) : [new Column(this.named(unqualify(exprs[i]!), it))])));
     }
     const aggregated = df.groupBy(...keys.map((k) => new Column(k))).agg(...this.aggregates.map((a) => a.agg.alias(a.column)));
     const keyCols = keys.map((k) => ({ expr: k, name: exprName(k, df.schema) }));
     const out = having === undefined ? aggregated : aggregated.filter(new Column(keyRefs(having, keyCols)));
     const projection = items.map((it, i) => {
-      if (it.star !== undefined) throw new SluiceError('UNSUPPORTED_OPERATION', `* in a SELECT with GROUP BY: name the keys and aggregates (in '${this.sql}')`);
+      if (it.star) throw new SluiceError('UNSUPPORTED_OPERATION', `* in a SELECT with GROUP BY: name the keys and aggregates (in '${this.sql}')`);
       return new Column(this.named(keyRefs(unqualify(exprs[i]!), keyCols), it));
     });
     return out.select(...projection);
@@ -143,13 +144,13 @@ class StatementParser {
   }
 
   private item(): Item {
-    if (this.p.acceptOp('*')) return { star: null };
+    if (this.p.acceptOp('*')) return { star: true };
     const t = this.p.t;
     if (t.kind === 'name' && this.p.isOp('.', this.p.peek()) && this.p.isOp('*', this.p.peek(2))) {
       this.p.aliasName();
       this.p.expectOp('.');
       this.p.expectOp('*');
-      return { star: t.text };
+      return { star: true };
     }
     const parsed = this.p.namedExpression(true);
     // The output name: an alias as written; an aggregate by its own name (count(1)); else Spark's.
