@@ -14,6 +14,9 @@
  *   string                0x01 + UTF-8 with 0x00 written as 0x00 0x01 + terminator 0x00 0x00
  *   boolean               0x01 + 0x00 | 0x01
  *   struct                0x01 + each field in the order of the type (never the object's order)
+ *   array                 0x01 + u32 BE element count + each element
+ *   map                   0x01 + u32 BE entry count + each key and value, in the map's order
+ * DATE (days since the epoch) is number-like.
  * Every value encoding is prefix-free (self-delimiting), so a tuple encoding is unambiguous:
  * ('a','bc') and ('ab','c') differ. Strings are encoded as WTF-8 (lone surrogates as their 3-byte
  * form) so that two different JS strings never share an encoding, as TextEncoder's U+FFFD would.
@@ -30,8 +33,11 @@ export type KeyType =
   | 'double'
   | 'boolean'
   | 'timestamp'
+  | 'date'
   | 'null'
-  | { struct: Array<{ name: string; type: KeyType }> };
+  | { struct: Array<{ name: string; type: KeyType }> }
+  | { array: KeyType }
+  | { map: { key: KeyType; value: KeyType } };
 
 const TAG_NULL = 0x00;
 const TAG_PRESENT = 0x01;
@@ -88,6 +94,27 @@ function writeValue(w: Writer, v: unknown, t: KeyType): void {
     w.byte(TAG_NULL);
     return;
   }
+  if (typeof t === 'object' && 'array' in t) {
+    if (!Array.isArray(v)) throw mismatch(v, 'array');
+    w.ensure(5);
+    w.buf[w.pos++] = TAG_PRESENT;
+    w.view.setUint32(w.pos, v.length);
+    w.pos += 4;
+    for (const x of v) writeValue(w, x, t.array);
+    return;
+  }
+  if (typeof t === 'object' && 'map' in t) {
+    if (!Array.isArray(v)) throw mismatch(v, 'map');
+    w.ensure(5);
+    w.buf[w.pos++] = TAG_PRESENT;
+    w.view.setUint32(w.pos, v.length);
+    w.pos += 4;
+    for (const [k, x] of v as Array<[unknown, unknown]>) {
+      writeValue(w, k, t.map.key);
+      writeValue(w, x, t.map.value);
+    }
+    return;
+  }
   if (typeof t === 'object') {
     if (typeof v !== 'object') throw mismatch(v, 'struct');
     w.byte(TAG_PRESENT);
@@ -111,6 +138,7 @@ function writeValue(w: Writer, v: unknown, t: KeyType): void {
     case 'long':
     case 'double':
     case 'timestamp':
+    case 'date':
       writeNumber(w, v, t);
       return;
     case 'null':
@@ -203,9 +231,10 @@ function writeString(w: Writer, s: string): void {
   w.pos = p;
 }
 
-function mismatch(v: unknown, t: KeyType | 'struct'): SluiceError {
+function mismatch(v: unknown, t: KeyType | 'struct' | 'array' | 'map'): SluiceError {
   const shown = typeof v === 'object' ? Object.prototype.toString.call(v) : `${typeof v} ${String(v)}`;
-  return new SluiceError('INVALID_STATE_KEY', `a state key value ${shown} is not of type ${typeof t === 'object' ? 'struct' : t}`);
+  const kind = typeof t !== 'object' ? t : 'array' in t ? 'array' : 'map' in t ? 'map' : 'struct';
+  return new SluiceError('INVALID_STATE_KEY', `a state key value ${shown} is not of type ${kind}`);
 }
 
 /**
@@ -232,6 +261,22 @@ function readValue(b: Uint8Array, view: DataView, r: { pos: number }, t: KeyType
   if (r.pos >= b.length) throw corruptKey();
   const tag = b[r.pos++];
   if (tag === TAG_NULL) return null;
+  if (typeof t === 'object' && 'array' in t) {
+    if (tag !== TAG_PRESENT || r.pos + 4 > b.length) throw corruptKey();
+    const n = view.getUint32(r.pos);
+    r.pos += 4;
+    const out: unknown[] = [];
+    for (let i = 0; i < n; i++) out.push(readValue(b, view, r, t.array));
+    return out;
+  }
+  if (typeof t === 'object' && 'map' in t) {
+    if (tag !== TAG_PRESENT || r.pos + 4 > b.length) throw corruptKey();
+    const n = view.getUint32(r.pos);
+    r.pos += 4;
+    const out: Array<[unknown, unknown]> = [];
+    for (let i = 0; i < n; i++) out.push([readValue(b, view, r, t.map.key), readValue(b, view, r, t.map.value)]);
+    return out;
+  }
   if (typeof t === 'object') {
     if (tag !== TAG_PRESENT) throw corruptKey();
     const obj: Record<string, unknown> = {};

@@ -1,5 +1,5 @@
 /** `console` sink: prints each batch as a table, like Spark's console sink. */
-import type { Row, Schema, TaskOutput } from '@sluice/executor';
+import { createCast, type Row, type Schema, type TaskOutput } from '@sluice/executor';
 import type { BatchOutput, StreamSink } from './Sink.js';
 
 
@@ -7,6 +7,7 @@ function show(value: unknown, type: Schema[number]['type'], truncate: boolean): 
   let s: string;
   if (value === null || value === undefined) s = 'NULL';
   else if (type === 'timestamp') s = new Date(value as number).toISOString();
+  else if (type === 'date' || (typeof type === 'object' && !('struct' in type))) s = String(createCast(type, 'string')?.(value));
   else if (typeof value === 'object') s = JSON.stringify(value);
   else s = String(value);
   return truncate && s.length > 20 ? `${s.slice(0, 17)}...` : s;

@@ -13,7 +13,7 @@ import type { Redis } from 'ioredis';
 
 /** Loaded on first use, as SQLite is: most sessions never read Redis. */
 const ioredis = (): typeof import('ioredis') => createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
-import { encodeRows, type InputSplit, type Row, type Schema } from '@sluice/executor';
+import { encodeRows, parseDate, type InputSplit, type Row, type Schema } from '@sluice/executor';
 import { SluiceError, warn } from '@sluice/state';
 import type { SourceOffset } from '../checkpoint/OffsetLog.js';
 import { readVersioned, writeVersioned } from '../checkpoint/versionedFile.js';
@@ -38,7 +38,7 @@ export const REDIS_SCHEMA: Schema = [
 ];
 
 /** The types an entry's field (a string in Redis) can be read as, with a declared schema. */
-export const REDIS_FIELD_TYPES: readonly string[] = ['string', 'long', 'int', 'double', 'boolean', 'timestamp'];
+export const REDIS_FIELD_TYPES: readonly string[] = ['string', 'long', 'int', 'double', 'boolean', 'timestamp', 'date'];
 
 /** A field's string as a value of `type`; null when it is missing or does not parse. */
 function fieldValue(raw: string | undefined, type: string): unknown {
@@ -52,6 +52,8 @@ function fieldValue(raw: string | undefined, type: string): unknown {
       const ms = /^-?\d+$/.test(raw) ? Number(raw) : Date.parse(raw);
       return Number.isNaN(ms) ? null : ms;
     }
+    case 'date':
+      return parseDate(raw);
     default: {
       const n = Number(raw);
       if (raw.trim() === '' || Number.isNaN(n)) return null;

@@ -7,7 +7,7 @@
  */
 import { writeAvg, writeNumberOrNull } from '../operators/aggBufferCodec.js';
 import { compareNumbers, type AggBuffer, type Aggregator } from '../operators/aggregates.js';
-import { isNumericType } from '../schema/values.js';
+import { isNumberBacked } from '../schema/values.js';
 import type { Vector } from './vectors.js';
 
 export interface Accumulator {
@@ -185,7 +185,7 @@ export function valueOf(v: Vector, i: number): unknown {
 }
 
 export function accumulatorOf(agg: Aggregator, fn: string): Accumulator {
-  const numeric = isNumericType(agg.inputType) || agg.inputType === 'timestamp';
+  const numeric = isNumberBacked(agg.inputType);
   if (fn === 'count') return new CountAcc();
   if ((fn === 'sum' || fn === 'avg') && numeric) return new SumAcc(fn === 'avg');
   if ((fn === 'min' || fn === 'max') && numeric) return new MinMaxAcc(fn === 'max');

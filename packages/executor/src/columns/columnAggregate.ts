@@ -22,7 +22,7 @@ import { exprType } from '../expressions/exprTypes.js';
 import type { UdfRegistry } from '../expressions/udfs.js';
 import { windowsOf } from '../expressions/windows.js';
 import type { DataType, Schema } from '../schema/types.js';
-import { isNumericType, isStructType } from '../schema/values.js';
+import { isNumberBacked } from '../schema/values.js';
 import type { ShuffleWriter } from '../shuffle/ShuffleWriter.js';
 import { encodeKey, KeyWriter, murmur3_x86_32 } from '@sluice/state';
 import { accumulatorOf, isNull, valueOf } from './accumulators.js';
@@ -69,9 +69,9 @@ type KeyPart =
   | { kind: 'interned'; ev: ColumnEvaluator; interner: () => Interner };
 
 function keyPartOf(type: DataType, ev: ColumnEvaluator): KeyPart {
-  if (isNumericType(type) || type === 'timestamp') return { kind: 'num', ev };
+  if (isNumberBacked(type)) return { kind: 'num', ev };
   if (type === 'boolean') return { kind: 'bool', ev };
-  const identity = isStructType(type) ? (v: unknown) => Buffer.from(encodeKey([v], [type])).toString('latin1') : undefined;
+  const identity = typeof type === 'object' ? (v: unknown) => Buffer.from(encodeKey([v], [type])).toString('latin1') : undefined;
   return { kind: 'interned', ev, interner: () => new Interner(identity) };
 }
 

@@ -16,7 +16,7 @@ import { compileExpr } from '../expressions/compileExpr.js';
 import { resolveColumn } from '../expressions/resolveColumn.js';
 import { walkExpr } from '../expressions/exprTree.js';
 import type { UdfRegistry } from '../expressions/udfs.js';
-import { isNumericType, sameType, toInternal } from '../schema/values.js';
+import { isNumberBacked, isNumericType, sameType, toInternal } from '../schema/values.js';
 import { VectorBuilder, valueAt, type ColumnBatch, type Vector } from './vectors.js';
 
 export type ColumnEvaluator = (batch: ColumnBatch) => Vector;
@@ -115,7 +115,7 @@ function compileBinary(expr: Extract<Expr, { op: 'binary' }>, schema: Schema, ud
     const r = compile(expr.right, schema, udfs);
     return (batch) => logic(fn, l(batch), r(batch), batch.length) ?? viaRowsOnce(expr, schema, udfs)(batch);
   }
-  const numeric = isNumericType(operand) || operand === 'timestamp';
+  const numeric = isNumberBacked(operand);
   if (!numeric && operand !== 'string') return undefined;
   const l = compile(expr.left, schema, udfs);
   const right = expr.right;

@@ -12,7 +12,7 @@
  */
 import { CompileCache } from '../compileCache.js';
 import type { DataType, Row, Schema } from '../schema/types.js';
-import { isNumericType } from '../schema/values.js';
+import { isNumberBacked } from '../schema/values.js';
 
 export type Vector =
   | { kind: 'num'; length: number; values: Float64Array; nulls: Uint8Array | null }
@@ -27,7 +27,7 @@ export interface ColumnBatch {
 }
 
 export function isNumVectorType(t: DataType): boolean {
-  return isNumericType(t) || t === 'timestamp';
+  return isNumberBacked(t);
 }
 
 /** Whether a value is SQL null. */

@@ -20,7 +20,6 @@ import {
   createCast,
   createToExternalConverter,
   isNumericType,
-  isStructType,
   sameType,
   toInternal,
   typeName,
@@ -107,7 +106,7 @@ function compileBinary(expr: Extract<Expr, { op: 'binary' }>, schema: Schema, ud
     return ((operand === 'int' && INT_ARITHMETIC[f]) || ARITHMETIC[f])(l, r);
   }
   const c = fn as Comparison;
-  if (isStructType(operand)) {
+  if (typeof operand === 'object') {
     const eq = c === 'equalTo';
     return (row) => { const a = l(row); if (a == null) return null; const b = r(row); return b == null ? null : structEquals(a, b) === eq; };
   }

@@ -6,6 +6,7 @@ import type { BinaryOp, Expr } from './types.js';
 import type { DataType, Schema } from '../schema/types.js';
 import { resolveColumn } from './resolveColumn.js';
 import { formatDouble, formatTimestamp, toInternal, typeName } from '../schema/values.js';
+import { formatDate } from '../schema/timestamps.js';
 
 const BINARY_SYMBOL: Record<BinaryOp, string> = {
   plus: '+',
@@ -72,6 +73,7 @@ function literalSql(value: unknown, type: DataType): string {
     const ms = toInternal(value, 'timestamp');
     return `TIMESTAMP '${ms === null ? String(value) : formatTimestamp(ms as number)}'`;
   }
+  if (type === 'date' && typeof value === 'number') return `DATE '${formatDate(value)}'`;
   return String(value);
 }
 

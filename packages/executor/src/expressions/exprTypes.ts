@@ -12,7 +12,7 @@ import type { DataType, Schema, StructType } from '../schema/types.js';
 import { exprName, exprSql } from './exprNames.js';
 import { resolveColumn } from './resolveColumn.js';
 import { isScalarFunction, SCALAR_FUNCTIONS, type ScalarFunctionName } from './scalarFunctions.js';
-import { createCast, isNumericType, isStructType, sameType, typeName } from '../schema/values.js';
+import { createCast, isAtomicType, isNumericType, sameType, typeName } from '../schema/values.js';
 
 function mismatch(expr: Expr, why: string, column?: string): SluiceError {
   return new SluiceError('DATATYPE_MISMATCH', `cannot resolve '${exprSql(expr)}' due to data type mismatch: ${why}`, {
@@ -64,7 +64,7 @@ function commonType(types: DataType[], expr: Expr): DataType {
     if (acc === 'null' || sameType(acc, t)) acc = t;
     else if (t === 'null') continue;
     else if (isNumericType(acc) && isNumericType(t)) acc = widerNumeric(acc, t);
-    else if ((acc === 'string' && !isStructType(t)) || (t === 'string' && !isStructType(acc))) acc = 'string';
+    else if ((acc === 'string' && isAtomicType(t)) || (t === 'string' && isAtomicType(acc))) acc = 'string';
     else throw mismatch(expr, `no common type of ${typeName(acc)} and ${typeName(t)}`);
   }
   return acc;
@@ -104,11 +104,11 @@ export function binaryTypes(expr: Extract<Expr, { op: 'binary' }>, schema: Schem
   if (sameType(lt, rt)) operand = lt;
   else if (lt === 'null' || rt === 'null') operand = lt === 'null' ? rt : lt;
   else if (isNumericType(lt) && isNumericType(rt)) operand = widerNumeric(lt, rt);
-  else if (lt === 'string' && !isStructType(rt)) operand = rt;
-  else if (rt === 'string' && !isStructType(lt)) operand = lt;
+  else if (lt === 'string' && isAtomicType(rt)) operand = rt;
+  else if (rt === 'string' && isAtomicType(lt)) operand = lt;
   if (operand === undefined) throw mismatch(expr, `cannot compare ${pair}`);
-  if (isStructType(operand) && expr.fn !== 'equalTo' && expr.fn !== 'notEqual') {
-    throw mismatch(expr, 'structs can be compared for equality only');
+  if (!isAtomicType(operand) && expr.fn !== 'equalTo' && expr.fn !== 'notEqual') {
+    throw mismatch(expr, 'structs, arrays and maps can be compared for equality only');
   }
   return { operand, result: 'boolean' };
 }
@@ -218,7 +218,7 @@ export function exprNullable(expr: Expr, schema: Schema): boolean {
     case 'cast': {
       const from = exprType(expr.expr, schema);
       // Text may not parse, and a far timestamp has no ISO form.
-      return from === 'string' || expr.to === 'timestamp' || from === 'timestamp' || exprNullable(expr.expr, schema);
+      return from === 'string' || expr.to === 'timestamp' || from === 'timestamp' || from === 'date' || exprNullable(expr.expr, schema);
     }
     case 'when':
       return expr.otherwise === undefined || any([...expr.branches.map((b) => b.value), expr.otherwise]);

@@ -7,7 +7,7 @@
  * is null).
  */
 import type { DataType, Field, Row } from '../schema/types.js';
-import { parseTimestampText } from '../schema/timestamps.js';
+import { parseDate, parseTimestampText } from '../schema/timestamps.js';
 
 export const BAD: unique symbol = Symbol('malformed');
 export type Conv = (v: unknown) => unknown;
@@ -31,11 +31,48 @@ export function jsonConv(t: DataType): Conv {
     case 'timestamp':
       return (v) =>
         typeof v === 'number' ? (Number.isFinite(v) ? Math.floor(v) : BAD) : typeof v === 'string' ? isoOrBad(v) : BAD;
+    case 'date':
+      return (v) => (typeof v === 'string' ? dateOrBad(v) : BAD);
     case 'null':
       return () => null;
     default:
+      if ('array' in t) return arrayConv(jsonConv(t.array));
+      if ('map' in t) return mapConv(csvConv(t.map.key), jsonConv(t.map.value));
       return structConv(t.struct);
   }
+}
+
+function dateOrBad(s: string): unknown {
+  return parseDate(s) ?? BAD;
+}
+
+/** A JSON array, element by element; a bad element makes the whole value bad, as in Spark. */
+function arrayConv(element: Conv): Conv {
+  return (v) => {
+    if (!Array.isArray(v)) return BAD;
+    const out = new Array<unknown>(v.length);
+    for (let i = 0; i < v.length; i++) {
+      const x = v[i] == null ? null : element(v[i]);
+      if (x === BAD) return BAD;
+      out[i] = x;
+    }
+    return out;
+  };
+}
+
+/** A JSON object as a map: its keys are text, converted to the key type as CSV text is. */
+function mapConv(key: Conv, value: Conv): Conv {
+  return (v) => {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return BAD;
+    const out: Array<[unknown, unknown]> = [];
+    for (const [k, x] of Object.entries(v)) {
+      const ik = key(k);
+      const ix = x == null ? null : value(x);
+      if (ik === BAD || ix === BAD) return BAD;
+      out.push([ik, ix]);
+    }
+    return out;
+  };
 }
 
 export function csvConv(t: DataType): Conv {
@@ -64,11 +101,13 @@ export function csvConv(t: DataType): Conv {
       };
     case 'timestamp':
       return (v) => (/^-?\d+$/.test(v as string) ? Number(v) : isoOrBad(v as string));
+    case 'date':
+      return (v) => dateOrBad(v as string);
     case 'null':
       return () => null;
     default: {
-      // A CSV struct field holds the struct's JSON text, as the CSV writer writes it.
-      const c = structConv(t.struct);
+      // A CSV struct, array or map field holds the value's JSON text, as the CSV writer writes it.
+      const c = jsonConv(t);
       return (v) => {
         try {
           return c(JSON.parse(v as string));

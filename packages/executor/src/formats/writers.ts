@@ -3,10 +3,10 @@
  * as ISO-8601 UTC.
  */
 import type { WriteOptions } from '../task/messages.js';
-import type { Field, Row, Schema } from '../schema/types.js';
+import type { DataType, Field, Row, Schema } from '../schema/types.js';
 import { compiled } from './compileCache.js';
 import { kDefaultWriteOptions, type WriteFormat } from './options.js';
-import { isoFormatter } from '../schema/timestamps.js';
+import { formatDate, isoFormatter } from '../schema/timestamps.js';
 
 /** Rows to file text, one record per line, each ending with '\n'. */
 export function formatRecords(format: WriteFormat, rows: Row[], schema: Schema, options: WriteOptions): string {
@@ -70,7 +70,12 @@ function compileJsonWriter(fields: Field[], close: string): PieceWriter {
         encs[i] = (x: unknown) => (typeof x === 'number' && x === x ? iso(x) : x instanceof Date ? iso(x.getTime()) : genericJson(x));
         break;
       }
+      case 'date':
       default: {
+        if (f.type === 'date' || !('struct' in f.type)) {
+          encs[i] = jsonValue(f.type);
+          break;
+        }
         const nested = compileJsonWriter(f.type.struct, '}');
         value = null; // pushes itself: e_i(v, out)
         encs[i] = (x: unknown, out: string[]) => {
@@ -140,6 +145,43 @@ function jsonText(fields: Field[]): (v: Row) => string {
   };
 }
 
+/**
+ * One value's JSON text by its type: a DATE as "yyyy-MM-dd", an ARRAY as a JSON array (nulls kept,
+ * as Spark writes them), a MAP as a JSON object of its keys' text, a STRUCT as an object.
+ */
+function jsonValue(t: DataType): Enc {
+  if (t === 'date') return (v) => (typeof v === 'number' ? `"${formatDate(v)}"` : genericJson(v));
+  if (t === 'timestamp') {
+    const iso = isoFormatter(true);
+    return (v) => (typeof v === 'number' && v === v ? iso(v) : genericJson(v));
+  }
+  if (t === 'double') return (v) => (typeof v === 'number' ? (Number.isFinite(v) ? formatDouble(v) : `"${v}"`) : genericJson(v));
+  if (typeof t === 'string') return genericJson;
+  if ('array' in t) {
+    const element = jsonValue(t.array);
+    return (v) => (Array.isArray(v) ? `[${v.map((x) => (x == null ? 'null' : element(x))).join(',')}]` : genericJson(v));
+  }
+  if ('map' in t) {
+    const value = jsonValue(t.map.value);
+    const key = t.map.key === 'string' ? (k: unknown) => k as string : jsonKeyText(t.map.key);
+    return (v) =>
+      Array.isArray(v)
+        ? `{${(v as Array<[unknown, unknown]>).map(([k, x]) => `${JSON.stringify(key(k))}:${x == null ? 'null' : value(x)}`).join(',')}}`
+        : genericJson(v);
+  }
+  const struct = jsonText(t.struct);
+  return (v) => (typeof v === 'object' && v !== null && !Array.isArray(v) ? struct(v as Row) : genericJson(v));
+}
+
+/** A non-string map key as JSON key text: its JSON value, unquoted. */
+function jsonKeyText(t: DataType): (k: unknown) => string {
+  const enc = jsonValue(t);
+  return (k) => {
+    const s = enc(k);
+    return s.startsWith('"') ? (JSON.parse(s) as string) : s;
+  };
+}
+
 function csvRowsWriter(row: (r: Row) => string): PieceWriter {
   return (r, out) => void out.push(row(r), '\n');
 }
@@ -165,10 +207,12 @@ function compileCsvWriter(fields: Field[], sep: string): (r: Row) => string {
       case 'boolean':
       case 'null':
         return (v) => maybeQuote(String(v));
+      case 'date':
+        return (v) => (typeof v === 'number' ? (formatDate(v) ?? '') : String(v));
       default: {
-        // CSV has no struct; the field holds the struct's JSON text, which the CSV reader accepts.
-        const json = jsonText(f.type.struct);
-        return (v) => quote(typeof v === 'object' && v !== null ? json(v as Row) : String(v));
+        // CSV has no struct, array or map; the field holds the value's JSON text, which the CSV reader accepts.
+        const json = jsonValue(f.type);
+        return (v) => quote(json(v));
       }
     }
   });

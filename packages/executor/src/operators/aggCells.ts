@@ -17,7 +17,7 @@ import { KeyTable } from './keyTable.js';
 import { CompileCache } from '../compileCache.js';
 import type { AggFn, StatefulOp } from './types.js';
 import type { Row, Schema } from '../schema/types.js';
-import { isNumericType } from '../schema/values.js';
+import { isNumberBacked } from '../schema/values.js';
 
 type AggregateOp = Extract<StatefulOp, { kind: 'aggregate' }>;
 
@@ -59,7 +59,7 @@ function makeLayout(op: AggregateOp, schema: Schema): CellLayout {
   for (const [flag, spec] of op.aggs.entries()) {
     const agg = aggregatorOf(spec, schema);
     const t = agg.inputType;
-    const numeric = spec.fn === 'count' || isNumericType(t) || t === 'timestamp';
+    const numeric = spec.fn === 'count' || isNumberBacked(t);
     aggs.push({ fn: spec.fn, name: spec.name, cell, flag, obj: numeric ? -1 : obj, agg });
     if (!numeric) {
       obj += 1;

@@ -65,7 +65,7 @@ function inputTypeOf(spec: AggSpec, schema: Schema): DataType {
       throw mismatch(spec, `${spec.fn} needs a number, not ${typeName(t)}`);
     case 'min':
     case 'max':
-      if (isStructType(t)) throw mismatch(spec, `${spec.fn} of a ${typeName(t)} is not supported`);
+      if (typeof t === 'object') throw mismatch(spec, `${spec.fn} of a ${typeName(t)} is not supported`);
       return t;
   }
 }

@@ -22,7 +22,7 @@ import { ShuffleWriter } from '../shuffle/ShuffleWriter.js';
 import type { Expr } from '../expressions/types.js';
 import type { StatefulOp } from './types.js';
 import type { DataType, Row, Schema } from '../schema/types.js';
-import { isNumericType, isStructType } from '../schema/values.js';
+import { isArrayType, isMapType, isNumberBacked, isStructType } from '../schema/values.js';
 
 export interface PartitionedPartials {
   /** One block per partition that has records, in partition order. */
@@ -67,6 +67,15 @@ interface MapSide {
 type KeyPart = (v: unknown) => string;
 
 function keyPart(type: DataType): KeyPart {
+  if (isArrayType(type)) {
+    const element = keyPart(type.array);
+    return (v) => (v == null ? 'n|' : `[${(v as unknown[]).length}:${(v as unknown[]).map(element).join('')}]`);
+  }
+  if (isMapType(type)) {
+    const key = keyPart(type.map.key);
+    const value = keyPart(type.map.value);
+    return (v) => (v == null ? 'n|' : `<${(v as Array<[unknown, unknown]>).length}:${(v as Array<[unknown, unknown]>).map(([k, x]) => key(k) + value(x)).join('')}>`);
+  }
   if (isStructType(type)) {
     const fields = type.struct.map((f) => ({ name: f.name, part: keyPart(f.type) }));
     return (v) => {
@@ -83,7 +92,7 @@ function keyPart(type: DataType): KeyPart {
 
 /** Key values as they are sent: -0 becomes 0, as in the canonical encoding (Spark normalizes it too). */
 function normalizer(type: DataType): ((v: unknown) => unknown) | undefined {
-  return isNumericType(type) || type === 'timestamp' ? (v) => (v === 0 ? 0 : v) : undefined;
+  return isNumberBacked(type) ? (v) => (v === 0 ? 0 : v) : undefined;
 }
 
 // ---------------------------------------------------------------------------------------------

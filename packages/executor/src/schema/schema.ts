@@ -25,6 +25,7 @@ const kTypeNames: Record<string, AtomicType> = {
   BOOLEAN: 'boolean',
   BOOL: 'boolean',
   TIMESTAMP: 'timestamp',
+  DATE: 'date',
   NULL: 'null',
   VOID: 'null',
 };
@@ -36,12 +37,10 @@ const kAtomicDDL: Record<AtomicType, string> = {
   double: 'DOUBLE',
   boolean: 'BOOLEAN',
   timestamp: 'TIMESTAMP',
+  date: 'DATE',
   null: 'NULL',
 };
 
-export function isStructType(t: DataType): t is { struct: Field[] } {
-  return typeof t === 'object';
-}
 
 /**
  * Parses a user schema. `option` names the option in error messages ("options.schema: ...").
@@ -83,6 +82,8 @@ export function schemaToDDL(schema: Schema): string {
 
 export function dataTypeToDDL(t: DataType): string {
   if (typeof t === 'string') return kAtomicDDL[t];
+  if ('array' in t) return `ARRAY<${dataTypeToDDL(t.array)}>`;
+  if ('map' in t) return `MAP<${dataTypeToDDL(t.map.key)}, ${dataTypeToDDL(t.map.value)}>`;
   return `STRUCT<${t.struct.map((f) => fieldToDDL(f, ': ')).join(', ')}>`;
 }
 
@@ -139,11 +140,25 @@ class DDLParser {
       checkDuplicates(fields, this.option, column ? column + '.' : '');
       return { struct: fields };
     }
+    if (upper === 'ARRAY') {
+      this.expectPunct('<', column);
+      const element = this.parseType(column);
+      this.expectPunct('>', column);
+      return { array: element };
+    }
+    if (upper === 'MAP') {
+      this.expectPunct('<', column);
+      const key = this.parseType(column);
+      this.expectPunct(',', column);
+      const value = this.parseType(column);
+      this.expectPunct('>', column);
+      return { map: { key, value } };
+    }
     const atomic = kTypeNames[upper];
     if (atomic === undefined) {
       throw this.error(
         `unknown type '${t.text}'${column ? ` for column '${column}'` : ''} ` +
-          `(supported: STRING, INT, LONG, DOUBLE, BOOLEAN, TIMESTAMP, STRUCT<...>)`,
+          `(supported: STRING, INT, LONG, DOUBLE, BOOLEAN, TIMESTAMP, DATE, STRUCT<...>, ARRAY<...>, MAP<..., ...>)`,
         t.pos,
         column,
       );
@@ -311,6 +326,11 @@ function normalizeType(t: unknown, option: string, path: string): DataType {
     const fields = t.struct.map((f, i) => normalizeField(f, `${path}[${i}]`, option, path + '.'));
     checkDuplicates(fields, option, path + '.');
     return { struct: fields };
+  }
+  if (isPlainObject(t) && Object.keys(t).length === 1 && 'array' in t) return { array: normalizeType(t.array, option, `${path}[]`) };
+  if (isPlainObject(t) && Object.keys(t).length === 1 && 'map' in t && isPlainObject(t.map)) {
+    const m = t.map as { key?: unknown; value?: unknown };
+    return { map: { key: normalizeType(m.key, option, `${path}{key}`), value: normalizeType(m.value, option, `${path}{value}`) } };
   }
   throw invalid(option, `column '${path}' has an invalid type ${describe(t)}`, path);
 }

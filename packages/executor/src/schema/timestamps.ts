@@ -169,3 +169,40 @@ export function isoFormatter(quoted: boolean): (ms: number) => string {
     return secondPrefix + millis[ms - second * 1000]!;
   };
 }
+
+export const MS_PER_DAY = 86_400_000;
+
+const DATE_RE = /^([+-]?\d{4,6})(?:-(\d{1,2})(?:-(\d{1,2})(?:[T ].*)?)?)?$/s;
+
+/**
+ * Spark's string → DATE: 'yyyy', 'yyyy-[m]m', 'yyyy-[m]m-[d]d', and 'yyyy-[m]m-[d]d' followed by a
+ * space or 'T' and anything (the time part is ignored, as Spark's stringToDate does). Days since the
+ * epoch, or null when the text is not a date.
+ */
+export function parseDate(text: string): number | null {
+  const m = DATE_RE.exec(text.trim());
+  if (m === null) return null;
+  const year = Number(m[1]);
+  const month = m[2] === undefined ? 1 : Number(m[2]);
+  const day = m[3] === undefined ? 1 : Number(m[3]);
+  if (month < 1 || month > 12 || day < 1) return null;
+  const ms = utcMs(year, month - 1, day);
+  if (new Date(ms).getUTCDate() !== day) return null;
+  return Math.round(ms / MS_PER_DAY);
+}
+
+/** Epoch ms of a UTC date-time; any year (Date.UTC alone maps years 0..99 to 1900..1999). */
+export function utcMs(year: number, month0: number, day: number, h = 0, mi = 0, s = 0, ms = 0): number {
+  const d = new Date(Date.UTC(2000, ((month0 % 12) + 12) % 12, 1));
+  d.setUTCFullYear(year + Math.floor(month0 / 12));
+  return d.getTime() + (day - 1) * MS_PER_DAY + ((h * 60 + mi) * 60 + s) * 1000 + ms;
+}
+
+/** A DATE (days since the epoch) as Spark prints it: 'yyyy-MM-dd' (a year past 9999 with '+'). */
+export function formatDate(days: number): string | null {
+  const d = new Date(days * MS_PER_DAY);
+  if (Number.isNaN(d.getTime())) return null;
+  const y = d.getUTCFullYear();
+  const year = y < 0 ? `-${String(-y).padStart(4, '0')}` : y > 9999 ? `+${y}` : String(y).padStart(4, '0');
+  return `${year}-${String(d.getUTCMonth() + 1).padStart(2, '0')}-${String(d.getUTCDate()).padStart(2, '0')}`;
+}

@@ -4,11 +4,19 @@
  * worker-thread boundary by structured clone, so closures never appear in a plan.
  */
 
-export type AtomicType = 'string' | 'int' | 'long' | 'double' | 'boolean' | 'timestamp' | 'null';
+export type AtomicType = 'string' | 'int' | 'long' | 'double' | 'boolean' | 'timestamp' | 'date' | 'null';
 export interface StructType {
   struct: Field[];
 }
-export type DataType = AtomicType | StructType;
+/** ARRAY<element>; its elements may be null, as Spark's containsNull defaults to. */
+export interface ArrayType {
+  array: DataType;
+}
+/** MAP<key, value>; keys are never null, values may be. */
+export interface MapType {
+  map: { key: DataType; value: DataType };
+}
+export type DataType = AtomicType | StructType | ArrayType | MapType;
 
 export interface Field {
   name: string;
@@ -20,7 +28,10 @@ export interface Field {
 export type Schema = Field[];
 
 /**
- * Inside the engine a TIMESTAMP value is epoch milliseconds (a number); it becomes a Date only when
- * handed to user JavaScript (collect, memoryTable, foreachBatch, udf arguments).
+ * Inside the engine a TIMESTAMP value is epoch milliseconds (a number), a DATE days since the epoch
+ * (an integer), an ARRAY a JavaScript array and a MAP an array of [key, value] entries (plain data,
+ * so that it crosses threads, msgpack and JSON unchanged). They become a Date, a Date at UTC
+ * midnight, an array and a Map only when handed to user JavaScript (collect, memoryTable,
+ * foreachBatch, udf arguments).
  */
 export type Row = Record<string, unknown>;

@@ -9,8 +9,8 @@
  *
  * Converters are built once per type (createTo*Converter) so that hot loops do no type dispatch.
  */
-import { parseTimestamp } from './timestamps.js';
-import type { DataType, Row, Schema, StructType } from './types.js';
+import { formatDate, MS_PER_DAY, parseDate, parseTimestamp } from './timestamps.js';
+import type { ArrayType, DataType, MapType, Row, Schema, StructType } from './types.js';
 
 export type Converter = (value: unknown) => unknown;
 
@@ -26,8 +26,29 @@ const LONG_MAX = Number.MAX_SAFE_INTEGER;
 const MAX_TIMESTAMP_MS = 8.64e15;
 
 export function isStructType(t: DataType): t is StructType {
-  return typeof t === 'object';
+  return typeof t === 'object' && 'struct' in t;
 }
+
+export function isArrayType(t: DataType): t is ArrayType {
+  return typeof t === 'object' && 'array' in t;
+}
+
+export function isMapType(t: DataType): t is MapType {
+  return typeof t === 'object' && 'map' in t;
+}
+
+/** Types whose engine values are numbers: INT, LONG, DOUBLE, TIMESTAMP (ms) and DATE (days). */
+export function isNumberBacked(t: DataType): boolean {
+  return isNumericType(t) || t === 'timestamp' || t === 'date';
+}
+
+/** STRING, numbers, BOOLEAN, TIMESTAMP, DATE, NULL: not a struct, array or map. */
+export function isAtomicType(t: DataType): t is Exclude<DataType, object> {
+  return typeof t === 'string';
+}
+
+/** A MAP's engine form: its entries, in order. */
+export type MapEntries = Array<[key: unknown, value: unknown]>;
 
 export function isNumericType(t: DataType): t is 'int' | 'long' | 'double' {
   return t === 'int' || t === 'long' || t === 'double';
@@ -35,6 +56,10 @@ export function isNumericType(t: DataType): t is 'int' | 'long' | 'double' {
 
 export function sameType(a: DataType, b: DataType): boolean {
   if (typeof a === 'string' || typeof b === 'string') return a === b;
+  if (isArrayType(a) || isArrayType(b)) return isArrayType(a) && isArrayType(b) && sameType(a.array, b.array);
+  if (isMapType(a) || isMapType(b)) {
+    return isMapType(a) && isMapType(b) && sameType(a.map.key, b.map.key) && sameType(a.map.value, b.map.value);
+  }
   return (
     a.struct.length === b.struct.length &&
     a.struct.every((f, i) => {
@@ -47,6 +72,8 @@ export function sameType(a: DataType, b: DataType): boolean {
 /** Spark's SQL name of a type, as used in messages and in printed casts. */
 export function typeName(t: DataType): string {
   if (isStructType(t)) return `STRUCT<${t.struct.map((f) => `${f.name}: ${typeName(f.type)}`).join(', ')}>`;
+  if (isArrayType(t)) return `ARRAY<${typeName(t.array)}>`;
+  if (isMapType(t)) return `MAP<${typeName(t.map.key)}, ${typeName(t.map.value)}>`;
   return t === 'long' ? 'BIGINT' : t === 'null' ? 'VOID' : t.toUpperCase();
 }
 
@@ -129,6 +156,11 @@ export function createCast(from: DataType, to: DataType): ((value: unknown) => u
   if (from === 'null') return () => null;
   if (isStructType(to)) return isStructType(from) ? structCast(from, to) : undefined;
   if (isStructType(from)) return to === 'string' ? structToString(from) : undefined;
+  if (isArrayType(to)) return isArrayType(from) ? arrayCast(from, to) : undefined;
+  if (isArrayType(from)) return to === 'string' ? arrayToString(from) : undefined;
+  if (isMapType(to)) return isMapType(from) ? mapCast(from, to) : undefined;
+  if (isMapType(from)) return to === 'string' ? mapToString(from) : undefined;
+  if (to === 'date' || from === 'date') return dateCast(from, to);
   switch (to) {
     case 'string':
       if (from === 'double') return (v) => formatDouble(v as number);
@@ -189,6 +221,45 @@ function structCast(from: StructType, to: StructType): ((value: unknown) => unkn
   };
 }
 
+/** DATE ⇄ STRING and TIMESTAMP (midnight UTC); Spark has no cast between DATE and numbers or booleans. */
+function dateCast(from: DataType, to: DataType): ((value: unknown) => unknown) | undefined {
+  if (to === 'string') return (v) => formatDate(v as number);
+  if (to === 'timestamp') return (v) => (v as number) * MS_PER_DAY;
+  if (from === 'string') return (v) => parseDate(v as string);
+  if (from === 'timestamp') return (v) => Math.floor((v as number) / MS_PER_DAY);
+  return undefined;
+}
+
+function arrayCast(from: ArrayType, to: ArrayType): ((value: unknown) => unknown) | undefined {
+  const cast = createCast(from.array, to.array);
+  if (cast === undefined) return undefined;
+  return (v) => (v as unknown[]).map((x) => (x == null ? null : cast(x)));
+}
+
+function mapCast(from: MapType, to: MapType): ((value: unknown) => unknown) | undefined {
+  const key = createCast(from.map.key, to.map.key);
+  const value = createCast(from.map.value, to.map.value);
+  if (key === undefined || value === undefined) return undefined;
+  return (v) => (v as MapEntries).map(([k, x]) => [key(k), x == null ? null : value(x)]);
+}
+
+/** Spark prints an array as "[a, b]" and a map as "{k1 -> v1, k2 -> v2}", null as "null". */
+function arrayToString(from: ArrayType): (value: unknown) => unknown {
+  const str = toText(from.array);
+  return (v) => `[${(v as unknown[]).map(str).join(', ')}]`;
+}
+
+function mapToString(from: MapType): (value: unknown) => unknown {
+  const key = toText(from.map.key);
+  const value = toText(from.map.value);
+  return (v) => `{${(v as MapEntries).map(([k, x]) => `${key(k)} -> ${value(x)}`).join(', ')}}`;
+}
+
+function toText(t: DataType): (v: unknown) => string {
+  const cast = createCast(t, 'string') ?? String;
+  return (v) => (v == null ? 'null' : String(cast(v)));
+}
+
 /** Spark prints a struct as "{a, b}" with each field cast to string and null as "null". */
 function structToString(from: StructType): (value: unknown) => unknown {
   const fields = from.struct.map((f) => ({ name: f.name, cast: createCast(f.type, 'string') ?? String }));
@@ -203,14 +274,35 @@ function structToString(from: StructType): (value: unknown) => unknown {
 
 const identity: Converter = (v) => (v === undefined ? null : v);
 
-/** Engine → JavaScript: TIMESTAMP ms become Dates, structs are converted field by field. */
+/**
+ * Engine → JavaScript: TIMESTAMP ms become Dates, DATE days a Date at UTC midnight, MAP entries a
+ * Map; structs and arrays are converted field by field and element by element.
+ */
 export function createToExternalConverter(type: DataType): Converter {
   if (type === 'timestamp') return (v) => (v == null ? null : v instanceof Date ? v : new Date(v as number));
+  if (type === 'date') return (v) => (v == null ? null : v instanceof Date ? v : new Date((v as number) * MS_PER_DAY));
   if (isStructType(type)) {
     const row = createRowConverter(type.struct, createToExternalConverter);
     return (v) => (v == null ? null : row(v as Row));
   }
+  if (isArrayType(type)) {
+    const element = createToExternalConverter(type.array);
+    return (v) => (v == null ? null : (v as unknown[]).map(element));
+  }
+  if (isMapType(type)) {
+    const key = createToExternalConverter(type.map.key);
+    const value = createToExternalConverter(type.map.value);
+    return (v) => (v == null ? null : new Map((v as MapEntries).map(([k, x]) => [key(k), value(x)])));
+  }
   return identity;
+}
+
+/** The entries of a map as user JavaScript may give it: a Map, entry pairs, or a plain object. */
+function entriesOf(v: unknown): Array<[unknown, unknown]> | undefined {
+  if (v instanceof Map) return [...v.entries()];
+  if (Array.isArray(v)) return v.every((e) => Array.isArray(e) && e.length === 2) ? (v as Array<[unknown, unknown]>) : undefined;
+  if (v !== null && typeof v === 'object' && !(v instanceof Date)) return Object.entries(v);
+  return undefined;
 }
 
 /**
@@ -224,6 +316,24 @@ export function createToInternalConverter(type: DataType): Converter {
   if (isStructType(type)) {
     const row = createRowConverter(type.struct, createToInternalConverter);
     return (v) => (v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Date) ? row(v as Row) : null);
+  }
+  if (isArrayType(type)) {
+    const element = createToInternalConverter(type.array);
+    return (v) => (Array.isArray(v) ? v.map(element) : null);
+  }
+  if (isMapType(type)) {
+    const key = createToInternalConverter(type.map.key);
+    const value = createToInternalConverter(type.map.value);
+    return (v) => {
+      const entries = entriesOf(v);
+      if (entries === undefined) return null;
+      const out: MapEntries = [];
+      for (const [k, x] of entries) {
+        const ik = key(k);
+        if (ik !== null) out.push([ik, value(x)]);
+      }
+      return out;
+    };
   }
   switch (type) {
     case 'string':
@@ -274,9 +384,21 @@ export function createToInternalConverter(type: DataType): Converter {
         if (typeof v === 'bigint') return toTimestampMs(Number(v));
         return null;
       };
+    case 'date':
+      // A number is days since the epoch (the engine form); a Date or a timestamp's text is its UTC day.
+      return (v) => {
+        if (typeof v === 'number') return Number.isFinite(v) ? Math.floor(v) + 0 : null;
+        if (v instanceof Date) return dateOfMs(v.getTime());
+        if (typeof v === 'string') return parseDate(v);
+        return null;
+      };
     case 'null':
       return () => null;
   }
+}
+
+function dateOfMs(ms: number): number | null {
+  return Number.isNaN(ms) ? null : Math.floor(ms / MS_PER_DAY);
 }
 
 function toTimestampMs(ms: number): number | null {
@@ -294,6 +416,19 @@ export type Mismatch = (value: unknown, expected: DataType, field: string) => ne
  */
 export function createStrictConverter(type: DataType, mismatch: Mismatch, field = ''): Converter {
   const fail = (v: unknown): never => mismatch(v, type, field);
+  if (isArrayType(type)) {
+    const element = createStrictConverter(type.array, mismatch, `${field}[]`);
+    return (v) => (v == null ? null : Array.isArray(v) ? v.map(element) : fail(v));
+  }
+  if (isMapType(type)) {
+    const key = createStrictConverter(type.map.key, mismatch, `${field}{key}`);
+    const value = createStrictConverter(type.map.value, mismatch, `${field}{value}`);
+    return (v) => {
+      if (v == null) return null;
+      if (!(v instanceof Map)) return fail(v);
+      return [...v.entries()].map(([k, x]) => [k == null ? fail(k) : key(k), value(x)]);
+    };
+  }
   if (isStructType(type)) {
     const fields = type.struct.map((f) => ({ name: f.name, convert: createStrictConverter(f.type, mismatch, field ? `${field}.${f.name}` : f.name) }));
     return (v) => {
@@ -326,6 +461,8 @@ export function createStrictConverter(type: DataType, mismatch: Mismatch, field 
         const ms = v instanceof Date ? v.getTime() : v;
         return (typeof ms === 'number' ? toTimestampMs(ms) : null) ?? fail(v);
       };
+    case 'date':
+      return (v) => (v == null ? null : v instanceof Date ? (dateOfMs(v.getTime()) ?? fail(v)) : fail(v));
     case 'null':
       return (v) => (v == null ? null : fail(v));
   }

@@ -13,7 +13,7 @@
  * CASE over IS NULL. Function names resolve case-insensitively in the registry (sqlFunctions.ts);
  * an unknown one is UNRESOLVED_ROUTINE. An aggregate call gives an AggregateColumn, for agg().
  */
-import { exprName, parseDataType, type Expr } from '@sluice/executor';
+import { exprName, parseDataType, toInternal, type Expr } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import { AggregateColumn } from '../aggregates.js';
 import { Column } from '../Column.js';
@@ -424,16 +424,15 @@ export class Parser {
     return { kind: 'column', expr: { op: 'when', branches, ...(otherwise !== undefined && { otherwise }) } };
   }
 
-  /** TIMESTAMP 'yyyy-MM-dd[ HH:mm:ss[.SSS]]' (UTC) and DATE 'yyyy-MM-dd' (a TIMESTAMP at UTC midnight until DATE is a type). */
+  /** TIMESTAMP '...' and DATE '...', read as CAST of the text reads them (UTC); text that is not one is an error, as in Spark. */
   private typedLiteral(word: 'timestamp' | 'date'): Parsed {
     const t = this.peek() as Extract<Token, { kind: 'string' }>;
     this.i += 2;
-    const m = /^\s*(\d{4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(Z|UTC)?\s*$/i.exec(t.value);
-    const ms = m && (word === 'timestamp' || m[4] === undefined) ? Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +(m[4] ?? 0), +(m[5] ?? 0), +(m[6] ?? 0), Math.floor(+`0.${m[7] ?? '0'}` * 1000)) : NaN;
-    if (Number.isNaN(ms)) {
+    const value = toInternal(t.value, word);
+    if (value === null || (word === 'timestamp' && /^\s*-?\d+\s*$/.test(t.value))) {
       throw new SluiceError('INVALID_EXPRESSION', `[INVALID_TYPED_LITERAL] the value of the typed literal ${word.toUpperCase()} is invalid: '${t.value}' (in '${this.sql}')`);
     }
-    return { kind: 'column', expr: lit(ms, 'timestamp') };
+    return { kind: 'column', expr: lit(value as number, word) };
   }
 
   /**
