@@ -93,14 +93,16 @@ export class Column {
     return new Column({ op: 'cast', expr: this.expr, to: typeof to === 'string' ? parseDataType(to) : to });
   }
 
-  alias(name: string): Column {
-    if (typeof name !== 'string' || name === '') {
-      throw new SluiceError('INVALID_EXPRESSION', `alias needs a non-empty name, got ${String(name)}`);
+  /** A name for this column; a generator with several columns (posexplode) takes one name for each. */
+  alias(...names: string[]): Column {
+    const bad = names.find((n) => typeof n !== 'string' || n === '');
+    if (names.length === 0 || bad !== undefined) {
+      throw new SluiceError('INVALID_EXPRESSION', `alias needs a non-empty name, got ${String(bad)}`);
     }
-    return new Column({ op: 'alias', expr: this.expr, name });
+    return new Column({ op: 'alias', expr: this.expr, name: names[0]!, ...(names.length > 1 && { names }) });
   }
-  as(name: string): Column {
-    return this.alias(name);
+  as(...names: string[]): Column {
+    return this.alias(...names);
   }
 
   /** Adds a branch to a column made by `when(...)`; branches are tried in order. */

@@ -13,6 +13,7 @@ import { DataStreamWriter } from './DataStreamWriter.js';
 import { carriesEventTime, eventTimeColumns, planInputs, statefulInputSchema, watermarkOf, type LogicalPlan, type PlanInput } from '../plan/LogicalPlan.js';
 import { parseDuration } from '../conf/parsers.js';
 import { parseColumn } from './sql/parseExpression.js';
+import { generatorOf } from './generators.js';
 
 export class DataFrame {
   readonly schema: Schema;
@@ -111,11 +112,14 @@ export class DataFrame {
     return names;
   }
 
+  /** Spark's select; one item may be a generator (explode, posexplode, inline), which gives a row per element. */
   select(...cols: Array<Column | string>): DataFrame {
     const exprs: Expr[] = cols.flatMap((c) =>
       c === '*' ? this.schema.map((f): Expr => ({ op: 'col', name: f.name })) : [toColumn(c).expr],
     );
-    return this.with({ kind: 'project', exprs });
+    const generated = generatorOf(exprs, this.schema);
+    if (generated === undefined) return this.with({ kind: 'project', exprs });
+    return this.with(generated.op).with({ kind: 'project', exprs: generated.exprs });
   }
 
   /** Registers this DataFrame as a temporary view of its session, for session.sql; replaces one of that name. */

@@ -5,7 +5,7 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseDataType, type DataType, type Expr, type FunctionName, type MathFunctionName, type StringFunctionName } from '@sluice/executor';
+import { parseDataType, type CollectionFunctionName, type DataType, type Expr, type FunctionName, type GeneratorName, type MathFunctionName, type StringFunctionName } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import { Column, lit, toColumn, type ColumnOrLiteral } from './Column.js';
 import { parseExpression } from './sql/parseExpression.js';
@@ -180,6 +180,72 @@ export const hex = one('hex');
 export const regexp_extract = (c: Column | string, pattern: string, idx: number): Column => call('regexp_extract', [toColumn(c).expr, text(pattern), int(idx, 'regexp_extract', 'idx')]);
 /** Every match of `pattern` replaced; `$1` in the replacement names a group. */
 export const regexp_replace = (c: Column | string, pattern: string | Column, replacement: string | Column): Column => call('regexp_replace', [toColumn(c).expr, text(pattern), text(replacement)]);
+
+// ---------------------------------------------------------------------------------------------
+// Arrays, maps, structs and generators
+
+const cols = (cs: Array<Column | string>): Expr[] => cs.map((c) => toColumn(c).expr);
+const oneCol = (fn: CollectionFunctionName) => (c: Column | string): Column => call(fn, [toColumn(c).expr]);
+/** A value argument: a Column, or a literal (not a column name, as in Spark's array_contains). */
+const value = (v: ColumnOrLiteral): Expr => lit(v).expr;
+
+/** split(str, pattern[, limit]): the parts around matches of the regular expression. */
+export const split = (c: Column | string, pattern: string, limit = -1): Column => call('split', [toColumn(c).expr, text(pattern), int(limit, 'split', 'limit')]);
+export const array = (...cs: Array<Column | string>): Column => call('array', cols(cs));
+export const size = oneCol('size');
+export const cardinality = size;
+export const array_contains = (c: Column | string, v: ColumnOrLiteral): Column => call('array_contains', [toColumn(c).expr, value(v)]);
+export const element_at = (c: Column | string, at: ColumnOrLiteral): Column => call('element_at', [toColumn(c).expr, value(at)]);
+export const array_join = (c: Column | string, delimiter: string, nullReplacement?: string): Column =>
+  call('array_join', [toColumn(c).expr, text(delimiter), ...(nullReplacement === undefined ? [] : [text(nullReplacement)])]);
+export const sort_array = (c: Column | string, asc = true): Column => call('sort_array', [toColumn(c).expr, lit(asc).expr]);
+export const array_sort = oneCol('array_sort');
+export const array_distinct = oneCol('array_distinct');
+export const array_min = oneCol('array_min');
+export const array_max = oneCol('array_max');
+export const array_position = (c: Column | string, v: ColumnOrLiteral): Column => call('array_position', [toColumn(c).expr, value(v)]);
+export const array_remove = (c: Column | string, v: ColumnOrLiteral): Column => call('array_remove', [toColumn(c).expr, value(v)]);
+export const array_repeat = (c: Column | string, count: number | Column): Column => call('array_repeat', [toColumn(c).expr, lit(count).expr]);
+export const array_union = (a: Column | string, b: Column | string): Column => call('array_union', cols([a, b]));
+export const array_intersect = (a: Column | string, b: Column | string): Column => call('array_intersect', cols([a, b]));
+export const array_except = (a: Column | string, b: Column | string): Column => call('array_except', cols([a, b]));
+export const arrays_overlap = (a: Column | string, b: Column | string): Column => call('arrays_overlap', cols([a, b]));
+export const flatten = oneCol('flatten');
+export const slice = (c: Column | string, start: number | Column, length: number | Column): Column => call('slice', [toColumn(c).expr, lit(start).expr, lit(length).expr]);
+export const sequence = (start: Column | string, stop: Column | string, step?: Column | string): Column => call('sequence', cols(step === undefined ? [start, stop] : [start, stop, step]));
+/** create_map(k1, v1, k2, v2, ...): Spark's Column name for SQL's map(...). */
+export const create_map = (...cs: Array<Column | string>): Column => call('map', cols(cs));
+export const map_keys = oneCol('map_keys');
+export const map_values = oneCol('map_values');
+export const map_entries = oneCol('map_entries');
+export const map_from_arrays = (keys: Column | string, values: Column | string): Column => call('map_from_arrays', cols([keys, values]));
+export const map_contains_key = (c: Column | string, key: ColumnOrLiteral): Column => call('map_contains_key', [toColumn(c).expr, value(key)]);
+
+/** struct(a, b): a struct whose fields are named after the columns (col1, col2... for other expressions), as in Spark. */
+export function struct(...cs: Array<Column | string>): Column {
+  const args = cols(cs).flatMap((e, i): Expr[] => {
+    const name = e.op === 'alias' ? e.name : e.op === 'col' ? (e.name.split('.').pop() as string) : `col${i + 1}`;
+    return [{ op: 'lit', value: name, type: 'string' }, e];
+  });
+  return call('named_struct', args);
+}
+
+/** named_struct(name1, value1, ...): a struct of the named values. */
+export function named_struct(...namesAndValues: Array<string | Column>): Column {
+  return call('named_struct', namesAndValues.map((x, i) => (i % 2 === 0 ? text(x as string) : toColumn(x).expr)));
+}
+
+const generator = (fn: GeneratorName) => (c: Column | string): Column => call(fn, [toColumn(c).expr]);
+/** explode(c): a row per element of an array (column `col`) or entry of a map (`key`, `value`); a select item only. */
+export const explode = generator('explode');
+/** As explode, with one row of nulls for an empty or null array or map. */
+export const explode_outer = generator('explode_outer');
+/** As explode, with the element's 0-based position first (`pos`). */
+export const posexplode = generator('posexplode');
+export const posexplode_outer = generator('posexplode_outer');
+/** inline(array of structs): a row per struct, its fields as columns. */
+export const inline = generator('inline');
+export const inline_outer = generator('inline_outer');
 
 /**
  * A user function that each worker imports itself: `moduleUrl` is a URL (file:, data:) or a file

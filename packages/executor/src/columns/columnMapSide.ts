@@ -16,6 +16,7 @@ import { compileColumnStages, type ColumnStages } from './columnStages.js';
 import { forEachInputBatch } from './columnSources.js';
 import { rowsFromBatch, type ColumnBatch } from './vectors.js';
 import type { Row } from '../schema/types.js';
+import { expandsRows } from '../operators/generate.js';
 
 interface Compiled {
   stages: ColumnStages;
@@ -47,9 +48,9 @@ export function mapBatches(
   udfs: UdfRegistry,
   source: (fn: (batch: ColumnBatch) => void) => number,
 ): MapOutput | undefined {
-  // A join may turn a row into several: rows, not columns (task/stages.ts).
+  // A join or a generator may turn a row into several: rows, not columns (task/stages.ts).
   const op = task.stateful;
-  if (op.kind !== 'aggregate' || task.ops.some((o) => o.kind === 'join')) return undefined;
+  if (op.kind !== 'aggregate' || task.ops.some(expandsRows)) return undefined;
   const c = compiled({ ops: task.ops, stateful: op }, schema, udfs);
   const aggregation = c.aggregation();
   const stats: EventTimeStats = { min: Infinity, max: -Infinity, sum: 0, count: 0 };

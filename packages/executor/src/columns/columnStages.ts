@@ -72,8 +72,8 @@ export function compileColumnStages(ops: readonly Op[], schema: Schema, udfs: Ud
     else if (op.kind === 'project') steps.push({ step: projectStep(op.exprs, current, out, udfs) });
     // task/stages.ts measures at the end of the stage a marker closes: here, before what follows it.
     else if (op.kind === 'watermark') steps.push({ eventTimeColumn: op.column });
-    // A join may turn a row into several: its tasks run as rows (columnMapSide, worker.ts).
-    else throw new Error('a join runs as rows, not as column batches');
+    // A join or a generator may turn a row into several: its tasks run as rows (columnMapSide, worker.ts).
+    else throw new Error(`a ${op.kind} runs as rows, not as column batches`);
     current = out;
   }
   return {

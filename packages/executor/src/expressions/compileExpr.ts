@@ -137,7 +137,7 @@ function compileCall(expr: Extract<Expr, { op: 'call' }>, schema: Schema, udfs: 
   const { args: argTypes } = callTypes(expr, schema);
   const args = expr.args.map((a, i) => coerce(compile(a, schema, udfs), exprType(a, schema), argTypes[i]!));
   const [a0 = () => null, a1 = () => null, a2] = args;
-  if (isScalarFunction(expr.fn)) return compileScalar(SCALAR_FUNCTIONS[expr.fn], args);
+  if (isScalarFunction(expr.fn)) return compileScalar(SCALAR_FUNCTIONS[expr.fn], args, argTypes);
   switch (expr.fn) {
     case 'upper':
       return (row) => { const s = a0(row) as string | null; return s == null ? null : s.toUpperCase(); };
@@ -173,19 +173,32 @@ function compileCall(expr: Extract<Expr, { op: 'call' }>, schema: Schema, udfs: 
         }
         return null;
       };
+    case 'named_struct': {
+      const names = expr.args.filter((_, i) => i % 2 === 0).map((n) => (n as { value: string }).value);
+      const values = args.filter((_, i) => i % 2 === 1);
+      return (row) => {
+        const out: Row = {};
+        for (let i = 0; i < names.length; i++) out[names[i]!] = values[i]!(row) ?? null;
+        return out;
+      };
+    }
+    default:
+      // Generators: callTypes has refused them already.
+      throw new SluiceError('UNSUPPORTED_OPERATION', `${expr.fn} can only be a select item`);
   }
 }
 
 /** A table function over its arguments' values: null in, null out, unless it takes nulls itself. */
-function compileScalar(f: ScalarFunction, args: Evaluator[]): Evaluator {
+function compileScalar(f: ScalarFunction, args: Evaluator[], argTypes: DataType[]): Evaluator {
   const [a0, a1] = args;
-  if (f.nulls) return (row) => f.value(...args.map((a) => a(row)));
-  if (args.length === 0) return () => f.value();
-  if (args.length === 1) return (row) => { const x = a0!(row); return x == null ? null : f.value(x); };
-  if (args.length === 2) return (row) => { const x = a0!(row); if (x == null) return null; const y = a1!(row); return y == null ? null : f.value(x, y); };
+  const value = f.bind?.(argTypes) ?? (f.value as (...xs: unknown[]) => unknown);
+  if (f.nulls) return (row) => value(...args.map((a) => a(row)));
+  if (args.length === 0) return () => value();
+  if (args.length === 1) return (row) => { const x = a0!(row); return x == null ? null : value(x); };
+  if (args.length === 2) return (row) => { const x = a0!(row); if (x == null) return null; const y = a1!(row); return y == null ? null : value(x, y); };
   return (row) => {
     const xs = args.map((a) => a(row));
-    return xs.includes(null) ? null : f.value(...xs);
+    return xs.includes(null) ? null : value(...xs);
   };
 }
 

@@ -6,13 +6,13 @@
  */
 import { SluiceError } from '@sluice/state';
 import { childrenOf } from './exprTree.js';
-import type { BinaryOp, Expr, FunctionName } from './types.js';
+import { GENERATORS, type BinaryOp, type Expr, type FunctionName, type GeneratorName } from './types.js';
 import type { Op } from '../operators/types.js';
 import type { DataType, Schema, StructType } from '../schema/types.js';
 import { exprName, exprSql } from './exprNames.js';
 import { resolveColumn } from './resolveColumn.js';
 import { isScalarFunction, SCALAR_FUNCTIONS, type ScalarFunctionName } from './scalarFunctions.js';
-import { createCast, isAtomicType, isNumericType, sameType, typeName } from '../schema/values.js';
+import { createCast, isArrayType, isAtomicType, isMapType, isNumericType, isStructType, sameType, typeName } from '../schema/values.js';
 
 function mismatch(expr: Expr, why: string, column?: string): SluiceError {
   return new SluiceError('DATATYPE_MISMATCH', `cannot resolve '${exprSql(expr)}' due to data type mismatch: ${why}`, {
@@ -59,15 +59,37 @@ export function widerNumeric(a: DataType, b: DataType): DataType {
  * findWiderCommonType): numbers widen, text absorbs other atomic types, null gives way.
  */
 function commonType(types: DataType[], expr: Expr): DataType {
-  let acc: DataType = 'null';
-  for (const t of types) {
-    if (acc === 'null' || sameType(acc, t)) acc = t;
-    else if (t === 'null') continue;
-    else if (isNumericType(acc) && isNumericType(t)) acc = widerNumeric(acc, t);
-    else if ((acc === 'string' && isAtomicType(t)) || (t === 'string' && isAtomicType(acc))) acc = 'string';
-    else throw mismatch(expr, `no common type of ${typeName(acc)} and ${typeName(t)}`);
-  }
+  const t = widerType(types);
+  if (t === undefined) throw mismatch(expr, `no common type of ${types.map(typeName).join(', ')}`);
+  return t;
+}
+
+/**
+ * Spark's findWiderCommonType, or why there is none: numbers widen, text absorbs other atomic
+ * types, a DATE widens to a TIMESTAMP, arrays and maps widen element by element, null gives way.
+ */
+export function widerType(types: readonly DataType[]): DataType | undefined {
+  let acc: DataType | undefined = 'null';
+  for (const t of types) acc = acc === undefined ? undefined : widerPair(acc, t);
   return acc;
+}
+
+function widerPair(a: DataType, b: DataType): DataType | undefined {
+  if (a === 'null' || sameType(a, b)) return b;
+  if (b === 'null') return a;
+  if (isNumericType(a) && isNumericType(b)) return widerNumeric(a, b);
+  if ((a === 'date' && b === 'timestamp') || (a === 'timestamp' && b === 'date')) return 'timestamp';
+  if ((a === 'string' && isAtomicType(b)) || (b === 'string' && isAtomicType(a))) return 'string';
+  if (isArrayType(a) && isArrayType(b)) {
+    const e = widerPair(a.array, b.array);
+    return e === undefined ? undefined : { array: e };
+  }
+  if (isMapType(a) && isMapType(b)) {
+    const key = widerPair(a.map.key, b.map.key);
+    const value = widerPair(a.map.value, b.map.value);
+    return key === undefined || value === undefined ? undefined : { map: { key, value } };
+  }
+  return undefined;
 }
 
 export type Arithmetic = 'plus' | 'minus' | 'multiply' | 'divide' | 'mod';
@@ -123,6 +145,13 @@ const ARITY: Record<Exclude<FunctionName, ScalarFunctionName>, [min: number, max
   concat: [0, Infinity],
   substring: [2, 3],
   coalesce: [1, Infinity],
+  named_struct: [2, Infinity],
+  explode: [1, 1],
+  explode_outer: [1, 1],
+  posexplode: [1, 1],
+  posexplode_outer: [1, 1],
+  inline: [1, 1],
+  inline_outer: [1, 1],
 };
 
 /** The argument counts function `fn` takes: [min, max] (max Infinity: any number). */
@@ -135,7 +164,11 @@ export function callTypes(expr: Extract<Expr, { op: 'call' }>, schema: Schema): 
   if (expr.args.length < min || expr.args.length > max) {
     throw new SluiceError('WRONG_NUM_ARGS', `${expr.fn} takes ${min === max ? min : `${min} to ${max}`} arguments, got ${expr.args.length}`);
   }
+  if (GENERATORS.includes(expr.fn as GeneratorName)) {
+    throw new SluiceError('UNSUPPORTED_OPERATION', `[UNSUPPORTED_GENERATOR.OUTSIDE_SELECT] the generator ${exprSql(expr)} can only be a select item, not inside an expression`);
+  }
   const types = expr.args.map((a) => exprType(a, schema));
+  if (expr.fn === 'named_struct') return { args: types, result: { struct: namedStructFields(expr, types, schema) } };
   if (isScalarFunction(expr.fn)) {
     const typed = SCALAR_FUNCTIONS[expr.fn].types(types);
     if (typeof typed === 'string') throw mismatch(expr, `${expr.fn} ${typed}`);
@@ -152,6 +185,32 @@ export function callTypes(expr: Extract<Expr, { op: 'call' }>, schema: Schema): 
   }
   const t = commonType(types, expr); // coalesce
   return { args: types.map(() => t), result: t };
+}
+
+/** named_struct's fields: its odd arguments must be literal names (Spark's rule), its even ones the values. */
+export function namedStructFields(expr: Extract<Expr, { op: 'call' }>, types: DataType[], schema: Schema): Schema {
+  if (expr.args.length % 2 !== 0) throw mismatch(expr, 'named_struct needs names and values in pairs');
+  const fields: Schema = [];
+  for (let i = 0; i < expr.args.length; i += 2) {
+    const name = expr.args[i] as Expr;
+    if (name.op !== 'lit' || typeof name.value !== 'string') throw mismatch(expr, `the field name ${exprSql(name)} of named_struct must be a literal string`);
+    fields.push({ name: name.value, type: types[i + 1] as DataType, nullable: exprNullable(expr.args[i + 1] as Expr, schema) });
+  }
+  return fields;
+}
+
+/** A generator's columns over its argument's type: [pos,] col for an array, [pos,] key, value for a map, a struct's fields for inline. */
+export function generatorFields(fn: GeneratorName, arg: DataType, expr: Expr): Array<{ name: string; type: DataType; nullable: boolean }> {
+  const pos = fn.startsWith('posexplode') ? [{ name: 'pos', type: 'int' as DataType, nullable: fn.endsWith('_outer') }] : [];
+  if (fn.startsWith('inline')) {
+    if (isArrayType(arg) && isStructType(arg.array)) return arg.array.struct.map((f) => ({ ...f, nullable: true }));
+    throw mismatch(expr, `${fn} needs an array of structs, not ${typeName(arg)}`);
+  }
+  if (isArrayType(arg)) return [...pos, { name: 'col', type: arg.array, nullable: true }];
+  if (isMapType(arg)) {
+    return [...pos, { name: 'key', type: arg.map.key, nullable: fn.endsWith('_outer') }, { name: 'value', type: arg.map.value, nullable: true }];
+  }
+  throw mismatch(expr, `${fn} needs an array or a map, not ${typeName(arg)}`);
 }
 
 /** The type of an expression's values over rows of `schema`; throws on unknown columns and type errors. */
@@ -223,6 +282,8 @@ export function exprNullable(expr: Expr, schema: Schema): boolean {
     case 'when':
       return expr.otherwise === undefined || any([...expr.branches.map((b) => b.value), expr.otherwise]);
     case 'call':
+      if (expr.fn === 'named_struct') return false;
+      if (isScalarFunction(expr.fn) && SCALAR_FUNCTIONS[expr.fn].nulls) return true;
       return expr.fn === 'coalesce' ? expr.args.every((a) => exprNullable(a, schema)) : any(expr.args);
     case 'udf':
       return true;
@@ -267,6 +328,13 @@ export function opOutputSchema(op: Op, schema: Schema): Schema {
         out.push({ name, type: exprType(e, schema), nullable: exprNullable(e, schema) });
       }
       return out;
+    }
+    case 'generate': {
+      const fields = generatorFields(op.fn, exprType(op.expr, schema), op.expr);
+      if (fields.length !== op.names.length) {
+        throw new SluiceError('UNSUPPORTED_OPERATION', `${op.fn} gives ${fields.length} columns (${fields.map((f) => f.name).join(', ')}) but ${op.names.length} names were given`);
+      }
+      return [...schema, ...fields.map((f, i) => ({ ...f, name: op.names[i] as string }))];
     }
     case 'watermark':
       // Rows pass unchanged; the worker measures event time at this marker.

@@ -20,7 +20,9 @@ export interface ScalarFunction {
   /** The types the arguments are cast to and the result's, from the arguments' types; a string is why they do not fit. */
   types(args: DataType[]): { args: DataType[]; result: DataType } | string;
   /** The value from non-null arguments (every argument, nulls too, when `nulls` is set). */
-  value(...args: unknown[]): unknown;
+  value?(...args: unknown[]): unknown;
+  /** Instead of `value`: the value function for arguments of these (cast) types. */
+  bind?(args: DataType[]): (...args: unknown[]) => unknown;
   /** The function takes null arguments itself (else any null argument gives null). */
   nulls?: boolean;
 }

@@ -27,7 +27,7 @@ export function requiredInputSchema(ops: Op[], schema: Schema): Schema {
     else if (op.kind === 'join') {
       for (const k of op.keys) refs.add(k);
       if (op.residual) collect(op.residual, refs);
-    }
+    } else if (op.kind === 'generate') collect(op.expr, refs);
     else {
       for (const e of op.exprs) collect(e, refs);
       projected = true;

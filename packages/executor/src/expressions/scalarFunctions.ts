@@ -1,15 +1,16 @@
 /**
- * The table-driven scalar functions, math and strings: a call of one of these names is typed and
+ * The table-driven scalar functions, math, strings and collections: a call of one of these names is typed and
  * compiled from its entry (exprTypes.ts, compileExpr.ts); the functions older than the tables
  * (upper, lower, length, trim, concat, substring, coalesce) keep their own cases there.
  */
 import { MATH_FUNCTIONS, type MathFunctionName, type ScalarFunction } from './mathFunctions.js';
 import { STRING_FUNCTIONS, type StringFunctionName } from './stringFunctions.js';
+import { COLLECTION_FUNCTIONS, type CollectionFunctionName } from './collectionFunctions.js';
 
 export type { ScalarFunction };
-export type ScalarFunctionName = MathFunctionName | StringFunctionName;
+export type ScalarFunctionName = MathFunctionName | StringFunctionName | CollectionFunctionName;
 
-export const SCALAR_FUNCTIONS: Record<ScalarFunctionName, ScalarFunction> = { ...MATH_FUNCTIONS, ...STRING_FUNCTIONS };
+export const SCALAR_FUNCTIONS: Record<ScalarFunctionName, ScalarFunction> = { ...MATH_FUNCTIONS, ...STRING_FUNCTIONS, ...COLLECTION_FUNCTIONS };
 
 export function isScalarFunction(fn: string): fn is ScalarFunctionName {
   return Object.hasOwn(SCALAR_FUNCTIONS, fn);

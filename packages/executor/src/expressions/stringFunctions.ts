@@ -52,7 +52,7 @@ function padTo(s: S, len: N, pad: S, left: boolean): S {
 
 /** Compiled patterns, by their text (a query's patterns are few and usually literal). */
 const patterns = new Map<string, RegExp>();
-function regex(pattern: S, flags = ''): RegExp {
+export function regex(pattern: S, flags = ''): RegExp {
   const key = `${flags}/${pattern}`;
   let re = patterns.get(key);
   if (re === undefined) {

@@ -27,12 +27,24 @@ export type FunctionName =
   | 'substring'
   | 'trim'
   | 'coalesce'
+  /** named_struct('a', x, 'b', y): a struct of the named values (struct(x, y) names them by column). */
+  | 'named_struct'
+  | GeneratorName
   | ScalarFunctionName;
+
+/**
+ * Table-generating functions: each turns one row into a row per element (Spark's Generate). They
+ * are only valid as a select item, which the driver turns into a `generate` operator.
+ */
+export type GeneratorName = 'explode' | 'explode_outer' | 'posexplode' | 'posexplode_outer' | 'inline' | 'inline_outer';
+
+export const GENERATORS: readonly GeneratorName[] = ['explode', 'explode_outer', 'posexplode', 'posexplode_outer', 'inline', 'inline_outer'];
 
 export type Expr =
   | { op: 'col'; name: string }
   | { op: 'lit'; value: string | number | boolean | null; type: DataType }
-  | { op: 'alias'; expr: Expr; name: string }
+  /** `names`: a generator's several column names (posexplode(x).alias('p', 'c')); `name` is the first. */
+  | { op: 'alias'; expr: Expr; name: string; names?: string[] }
   | { op: 'binary'; fn: BinaryOp; left: Expr; right: Expr }
   | { op: 'unary'; fn: UnaryOp; expr: Expr }
   | { op: 'cast'; expr: Expr; to: DataType }

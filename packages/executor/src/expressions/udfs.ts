@@ -51,6 +51,7 @@ export function udfsIn(exprsOrOps: Expr | Op | ReadonlyArray<Expr | Op>): UdfExp
     else if (node.kind === 'filter') collectUdfs(node.cond, udfs);
     else if (node.kind === 'project') for (const e of node.exprs) collectUdfs(e, udfs);
     else if (node.kind === 'join' && node.residual) collectUdfs(node.residual, udfs);
+    else if (node.kind === 'generate') collectUdfs(node.expr, udfs);
   }
   return udfs;
 }

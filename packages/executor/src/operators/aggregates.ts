@@ -22,6 +22,9 @@ import type { Expr } from '../expressions/types.js';
 import type { AggSpec, StatefulOp } from './types.js';
 import type { DataType, Schema } from '../schema/types.js';
 import { createCast, isStructType, typeName } from '../schema/values.js';
+import { compareValues } from '../schema/ordering.js';
+
+export { compareCodePoints, compareNumbers, compareValues } from '../schema/ordering.js';
 
 export type AggBuffer = number | string | boolean | null | [number, number];
 
@@ -84,42 +87,6 @@ export function aggResultType(spec: AggSpec, schema: Schema): DataType {
     case 'max':
       return t;
   }
-}
-
-/**
- * Spark's ordering for min and max: numbers and timestamps numerically with NaN above everything,
- * strings by code point (UTF-8 byte order, which JS's UTF-16 `<` breaks for characters past
- * U+FFFF), false before true.
- */
-export function compareValues(type: DataType, a: unknown, b: unknown): number {
-  if (type === 'string') return compareCodePoints(a as string, b as string);
-  if (type === 'boolean') return Number(a) - Number(b);
-  return compareNumbers(a as number, b as number);
-}
-
-/** Numbers and timestamps in Spark's order: NaN is the largest value and equals itself. */
-export function compareNumbers(x: number, y: number): number {
-  if (x !== x) return y !== y ? 0 : 1;
-  if (y !== y) return -1;
-  return x < y ? -1 : x > y ? 1 : 0;
-}
-
-function isSurrogate(c: number): boolean {
-  return c >= 0xd800 && c <= 0xdfff;
-}
-
-export function compareCodePoints(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const x = a.charCodeAt(i);
-    const y = b.charCodeAt(i);
-    if (x === y) continue;
-    // A surrogate starts a character above U+FFFF, which sorts after every BMP character.
-    const xs = isSurrogate(x);
-    if (xs !== isSurrogate(y)) return xs ? 1 : -1;
-    return x - y;
-  }
-  return a.length - b.length;
 }
 
 const plusNullable = (a: AggBuffer, b: AggBuffer): AggBuffer => (a === null ? b : b === null ? a : (a as number) + (b as number));

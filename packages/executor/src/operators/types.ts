@@ -1,5 +1,5 @@
 /** Operators of a plan, stateless and stateful: plain data that crosses to the workers. */
-import type { Expr } from '../expressions/types.js';
+import type { Expr, GeneratorName } from '../expressions/types.js';
 import type { Schema } from '../schema/types.js';
 
 /** The joins of a stream with a static table (Spark's names; the stream is the left side). */
@@ -10,6 +10,12 @@ export type Op =
   | { kind: 'filter'; cond: Expr }
   /** Each expression's output name is its alias, else its column name, else its printed form. */
   | { kind: 'project'; exprs: Expr[] }
+  /**
+   * A generator over `expr` (an array or a map): each row becomes one row per element, with the
+   * generator's columns, named `names`, after the row's own (none for an empty or null value unless
+   * the generator is an `_outer` one, which gives one row of nulls).
+   */
+  | { kind: 'generate'; fn: GeneratorName; expr: Expr; names: string[] }
   /** withWatermark: rows pass unchanged; the task reports min/max/avg of `column` here. */
   | { kind: 'watermark'; column: string; delayMs: number }
   /**

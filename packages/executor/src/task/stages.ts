@@ -6,6 +6,7 @@
 import { CompileCache } from '../compileCache.js';
 import { compileOps } from '../operators/compileOps.js';
 import { compileJoin } from '../operators/join.js';
+import { compileGenerate } from '../operators/generate.js';
 import { opOutputSchema } from '../expressions/exprTypes.js';
 import { loadUdfs, type UdfRegistry } from '../expressions/udfs.js';
 import type { EventTimeStats, InputSplit } from './messages.js';
@@ -15,7 +16,7 @@ import type { Row, Schema } from '../schema/types.js';
 
 interface Stage {
   each(row: Row): Row | null;
-  /** A join: each row becomes any number of rows. */
+  /** A join or a generator: each row becomes any number of rows. */
   many?: (row: Row) => Row[];
   /** Event-time column to measure after this stage, if a watermark follows it. */
   eventTimeColumn?: string;
@@ -45,9 +46,9 @@ export async function compileStages(schema: Schema, ops: Op[], udfs: UdfRegistry
   };
   for (const op of ops) {
     if (op.kind === 'watermark') flush(op.column);
-    else if (op.kind === 'join') {
+    else if (op.kind === 'join' || op.kind === 'generate') {
       flush();
-      stages.push({ each: () => null, many: compileJoin(op, stageSchema, udfs) });
+      stages.push({ each: () => null, many: op.kind === 'join' ? compileJoin(op, stageSchema, udfs) : compileGenerate(op, stageSchema, udfs) });
       stageSchema = opOutputSchema(op, stageSchema);
     } else current.push(op);
   }

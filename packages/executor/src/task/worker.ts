@@ -34,6 +34,7 @@ import { compileStages, pruneInput, rowPipeline, runStages } from './stages.js';
 import { releaseShards, runStateTask, shards } from '../operators/stateTask.js';
 import { columnMapSide, columnStateless } from '../columns/columnMapSide.js';
 import type { Row } from '../schema/types.js';
+import { expandsRows } from '../operators/generate.js';
 
 const udfs: UdfRegistry = new Map();
 
@@ -44,7 +45,7 @@ const udfs: UdfRegistry = new Map();
 async function runStateless(task: StatelessTask): Promise<StatelessResult> {
   const { input, schema } = pruneInput(task.input, task.inputSchema, task.ops);
   const plan = await compileStages(schema, task.ops, udfs);
-  if (input.type === 'files' && input.format === 'json' && !task.ops.some((o) => o.kind === 'join')) {
+  if (input.type === 'files' && input.format === 'json' && !task.ops.some(expandsRows)) {
     const { numInputRows, rows, eventTime } = columnStateless(task.ops, input, schema, udfs);
     const base: StatelessResult = { ok: true, kind: 'stateless', threadId, numInputRows, numOutputRows: rows.length, ...(eventTime && { eventTime }) };
     return deliver(base, task.output, rows, plan.outputSchema);

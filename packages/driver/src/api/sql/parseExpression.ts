@@ -13,7 +13,7 @@
  * CASE over IS NULL. Function names resolve case-insensitively in the registry (sqlFunctions.ts);
  * an unknown one is UNRESOLVED_ROUTINE. An aggregate call gives an AggregateColumn, for agg().
  */
-import { exprName, parseDataType, toInternal, type Expr } from '@sluice/executor';
+import { exprName, GENERATORS, parseDataType, toInternal, type Expr, type GeneratorName } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import { AggregateColumn } from '../aggregates.js';
 import { Column } from '../Column.js';
@@ -113,9 +113,20 @@ export class Parser {
   namedExpression(implicitAlias: boolean): Parsed {
     const parsed = this.expression();
     let name: string | undefined;
-    if (this.acceptWord('as')) name = this.aliasName();
-    else if (implicitAlias && this.t.kind === 'name' && (this.t.quoted || !RESERVED_AFTER.has(this.t.text.toLowerCase()))) name = this.aliasName();
-    if (name === undefined) name = parsed.kind === 'column' ? parsed.name : undefined;
+    if (this.acceptWord('as')) {
+      // A generator's several columns: posexplode(xs) AS (pos, x).
+      if (this.acceptOp('(')) {
+        const names = [this.aliasName()];
+        while (this.acceptOp(',')) names.push(this.aliasName());
+        this.expectOp(')');
+        if (parsed.kind === 'aggregate') throw syntaxError(this.sql, this.t, 'a name list follows only a generator');
+        return { kind: 'column', expr: { op: 'alias', expr: parsed.expr, name: names[0]!, ...(names.length > 1 && { names }) } };
+      }
+      name = this.aliasName();
+    } else if (implicitAlias && this.t.kind === 'name' && (this.t.quoted || !RESERVED_AFTER.has(this.t.text.toLowerCase()))) name = this.aliasName();
+    // A generator's columns are named by the generator (col, pos, key, value), not by its text.
+    const generator = parsed.kind === 'column' && parsed.expr.op === 'call' && GENERATORS.includes(parsed.expr.fn as GeneratorName);
+    if (name === undefined) name = parsed.kind === 'column' && !generator ? parsed.name : undefined;
     if (name === undefined) return parsed;
     return parsed.kind === 'aggregate' ? { kind: 'aggregate', agg: parsed.agg.alias(name) } : { kind: 'column', expr: { op: 'alias', expr: parsed.expr, name } };
   }

@@ -5,7 +5,7 @@
  * (`ucase`, `substr`, `ifnull`); forms Spark defines by rewriting (`if`, `nvl2`, `nullif`) are
  * rewritten into CASE the way Spark's own definitions read.
  */
-import { exprName, functionArity, MATH_FUNCTIONS, SCALAR_FUNCTIONS, type AggFn, type Expr, type FunctionName } from '@sluice/executor';
+import { COLLECTION_FUNCTIONS, exprName, functionArity, GENERATORS, MATH_FUNCTIONS, SCALAR_FUNCTIONS, type AggFn, type Expr, type FunctionName } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import { aggregateOf, window } from '../aggregates.js';
 import { Column } from '../Column.js';
@@ -59,6 +59,17 @@ const FUNCTIONS: Record<string, SqlFunction> = {
   not: { arity: [1, 1], build: ([x]) => column({ op: 'unary', fn: 'not', expr: x! }) },
   negative: { arity: [1, 1], build: ([x]) => column({ op: 'unary', fn: 'negate', expr: x! }) },
   positive: { arity: [1, 1], build: ([x]) => column(x!) },
+  named_struct: call('named_struct'),
+  /** struct(a, b): fields named after the columns, col1, col2... for other expressions (Spark's rule). */
+  struct: {
+    arity: [1, Infinity],
+    build: (args) =>
+      column({
+        op: 'call',
+        fn: 'named_struct',
+        args: args.flatMap((e, i): Expr[] => [{ op: 'lit', value: e.op === 'col' ? (e.name.split('.').pop() as string) : `col${i + 1}`, type: 'string' }, e]),
+      }),
+  },
   count: { arity: [1, 1], build: aggregate('count') },
   sum: { arity: [1, 1], build: aggregate('sum') },
   avg: { arity: [1, 1], build: aggregate('avg') },
@@ -92,10 +103,11 @@ const ALIASES: Record<string, string> = {
   power: 'pow',
   char: 'chr',
   regexp_like: 'rlike',
+  cardinality: 'size',
 };
 
-/** The executor's table functions (math and strings), each a call of its own name. */
-for (const name of Object.keys(SCALAR_FUNCTIONS)) FUNCTIONS[name] = call(name as FunctionName);
+/** The executor's table functions (math, strings, collections) and generators, each a call of its own name. */
+for (const name of [...Object.keys(SCALAR_FUNCTIONS), ...GENERATORS]) FUNCTIONS[name] = call(name as FunctionName);
 
 /** The kind of each function defined here; the executor's table functions are math or string. */
 const KINDS: Record<string, string> = {
@@ -105,6 +117,8 @@ const KINDS: Record<string, string> = {
   negative: 'math', positive: 'math', mod: 'math',
   count: 'aggregate', sum: 'aggregate', avg: 'aggregate', mean: 'aggregate', min: 'aggregate', max: 'aggregate',
   window: 'time window',
+  named_struct: 'collection', struct: 'collection',
+  ...Object.fromEntries(GENERATORS.map((g) => [g, 'generator'])),
 };
 
 const arityText = ([min, max]: [number, number]): string => (min === max ? `${min}` : max === Infinity ? `${min} or more` : `${min} to ${max}`);
@@ -114,7 +128,8 @@ const arityText = ([min, max]: [number, number]): string => (min === max ? `${mi
  * one row per function, by kind, then name.
  */
 export function sqlFunctionTable(): string {
-  const kindOf = (name: string): string => KINDS[name] ?? (Object.hasOwn(MATH_FUNCTIONS, name) ? 'math' : 'string');
+  const kindOf = (name: string): string =>
+    KINDS[name] ?? (Object.hasOwn(MATH_FUNCTIONS, name) ? 'math' : Object.hasOwn(COLLECTION_FUNCTIONS, name) ? 'collection' : 'string');
   const aliases = (name: string): string => Object.keys(ALIASES).filter((a) => ALIASES[a] === name).sort().map((a) => `\`${a}\``).join(', ');
   const rows = Object.entries(FUNCTIONS)
     .map(([name, f]) => ({ name, kind: kindOf(name), f }))

@@ -2,17 +2,19 @@
  * `session.sql(text)`: a SELECT over temporary views, planned into the DataFrame operators a user
  * would call, so a streaming view gives a streaming DataFrame that writeStream can start.
  *
- *   query  := select (UNION ALL select)*
- *   select := SELECT item, ... [FROM view [[AS] alias] join*] [WHERE cond] [GROUP BY expr, ...] [HAVING cond]
- *   join   := [INNER | LEFT [OUTER] | [LEFT] SEMI | [LEFT] ANTI] JOIN view [[AS] alias] (ON cond | USING (col, ...))
- *   item   := * | alias.* | expression [[AS] name]
+ *   query    := select (UNION ALL select)*
+ *   select   := SELECT item, ... [FROM relation join* lateral*] [WHERE cond] [GROUP BY expr, ...] [HAVING cond]
+ *   relation := view [[AS] alias] | ( query ) [[AS] alias]
+ *   join     := [INNER | LEFT [OUTER] | [LEFT] SEMI | [LEFT] ANTI] JOIN relation (ON cond | USING (col, ...))
+ *   lateral  := LATERAL VIEW [OUTER] generator(expr) [alias] AS name, ...
+ *   item     := * | alias.* | expression [[AS] name] | generator(expr) [AS (name, ...)]
  *
  * A SELECT with GROUP BY, or with an aggregate among its items, is groupBy(keys).agg(...) over
  * every aggregate its items and HAVING use (each once), then HAVING as a filter and the items as
  * a projection: so `count(*) + 1 AS n` and `HAVING count(*) > 1` work as in Spark. A view's name
  * or alias qualifies its columns (`t.id`).
  */
-import { exprName, type Expr } from '@sluice/executor';
+import { exprName, GENERATORS, type Expr, type GeneratorName } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import type { AggregateColumn } from '../aggregates.js';
 import { Column } from '../Column.js';
@@ -72,12 +74,17 @@ class StatementParser {
   }
 
   query(): DataFrame {
+    const df = this.unionOfSelects();
+    this.p.expectEnd();
+    return df;
+  }
+
+  private unionOfSelects(): DataFrame {
     let df = this.select();
     while (this.p.acceptWord('union')) {
       if (!this.p.acceptWord('all')) throw new SluiceError('UNSUPPORTED_OPERATION', `UNION without ALL removes duplicates, which a stream cannot do: write UNION ALL (in '${this.sql}')`);
       df = df.union(this.select());
     }
-    this.p.expectEnd();
     return df;
   }
 
@@ -107,6 +114,7 @@ class StatementParser {
         df = df.join(other, new Column(this.unqualified(this.condition('ON'), qualifiers)), how);
       }
     }
+    while (this.p.acceptWord('lateral')) df = this.lateralView(df, qualifiers);
     const unqualify = (e: Expr): Expr => this.unqualified(e, qualifiers);
     if (this.p.acceptWord('where')) df = df.filter(new Column(unqualify(this.condition('WHERE'))));
     const keys: Expr[] = [];
@@ -135,6 +143,9 @@ class StatementParser {
 
   /** `expr AS name` when the item has a name other than the expression's own (aggregates named as written). */
   private named(e: Expr, it: Item): Expr {
+    // A generator's columns are named by the generator or by its `AS (...)` list.
+    const inner = e.op === 'alias' ? e.expr : e;
+    if (inner.op === 'call' && GENERATORS.includes(inner.fn as GeneratorName)) return e;
     const written = rewrite(e, (node) => {
       const a = node.op === 'col' ? this.aggregates.find((x) => x.column === node.name) : undefined;
       return a && { op: 'col', name: a.agg.unaliasedName };
@@ -174,7 +185,35 @@ class StatementParser {
     return e;
   }
 
+  /** LATERAL VIEW [OUTER] generator(args) [alias] AS name, ...: the frame's columns and the generator's, as select('*', generator). */
+  private lateralView(df: DataFrame, qualifiers: Set<string>): DataFrame {
+    this.p.expectWord('view');
+    const outer = this.p.acceptWord('outer');
+    const call = columnOf(this.p, this.p.expression()) as Expr;
+    if (call.op !== 'call' || !GENERATORS.includes(call.fn as GeneratorName)) {
+      throw new SluiceError('UNSUPPORTED_OPERATION', `LATERAL VIEW needs a generator such as explode(...), not ${exprName(call)} (in '${this.sql}')`);
+    }
+    const fn = (outer && !call.fn.endsWith('_outer') ? `${call.fn}_outer` : call.fn) as GeneratorName;
+    if (!this.p.isWord('as')) qualifiers.add(this.p.aliasName().toLowerCase());
+    const names: string[] = [];
+    if (this.p.acceptWord('as')) {
+      do names.push(this.p.aliasName());
+      while (this.p.acceptOp(','));
+    }
+    const generator = new Column({ op: 'call', fn, args: call.args.map((a) => this.unqualified(a, qualifiers)) });
+    return df.select('*', names.length > 0 ? generator.alias(...names) : generator);
+  }
+
   private relation(qualifiers: Set<string>): DataFrame {
+    if (this.p.acceptOp('(')) {
+      // A subquery: its own SELECT, with its own aggregates.
+      const outerAggregates = this.aggregates;
+      const df = this.unionOfSelects();
+      this.aggregates = outerAggregates;
+      this.p.expectOp(')');
+      if (this.p.acceptWord('as') || (this.p.t.kind === 'name' && !this.followsRelation(this.p.t.text))) qualifiers.add(this.p.aliasName().toLowerCase());
+      return df;
+    }
     const t = this.p.t;
     if (t.kind !== 'name') throw syntaxError(this.sql, t, 'expected a view name');
     this.p.aliasName();
@@ -183,10 +222,15 @@ class StatementParser {
       throw new SluiceError('TABLE_OR_VIEW_NOT_FOUND', `[TABLE_OR_VIEW_NOT_FOUND] The table or view \`${t.text}\` cannot be found: register it with df.createOrReplaceTempView('${t.text}') (in '${this.sql}')`);
     }
     qualifiers.add(t.text.toLowerCase());
-    if (this.p.acceptWord('as') || (this.p.t.kind === 'name' && !['where', 'group', 'having', 'union', 'on', 'using', ...JOIN_WORDS].includes(this.p.t.text.toLowerCase()))) {
+    if (this.p.acceptWord('as') || (this.p.t.kind === 'name' && !this.followsRelation(this.p.t.text))) {
       qualifiers.add(this.p.aliasName().toLowerCase());
     }
     return df;
+  }
+
+  /** A word that may follow a relation, so is not its alias. */
+  private followsRelation(word: string): boolean {
+    return ['where', 'group', 'having', 'union', 'on', 'using', 'lateral', ...JOIN_WORDS].includes(word.toLowerCase());
   }
 
   private joinType(): string | undefined {

@@ -1,0 +1,394 @@
+/**
+ * Spark's array and map functions (non-ANSI mode) as ScalarFunction entries, and `split`. Arrays
+ * are JavaScript arrays and maps arrays of [key, value] entries (schema/types.ts). Indices are
+ * 1-based; an index out of range gives null, as Spark does without ANSI mode; index 0 is an error
+ * there too. Elements compare by Spark's ordering (schema/ordering.ts); equal elements are equal
+ * values of the element type, NaN equal to NaN.
+ */
+import { SluiceError } from '@sluice/state';
+import type { DataType } from '../schema/types.js';
+import { comparator } from '../schema/ordering.js';
+import { isArrayType, isAtomicType, isMapType, typeName, type MapEntries } from '../schema/values.js';
+import { numberLike, type ScalarFunction } from './mathFunctions.js';
+import { widerType } from './exprTypes.js';
+import { regex } from './stringFunctions.js';
+
+export type CollectionFunctionName =
+  | 'array' | 'size' | 'array_contains' | 'element_at' | 'array_join' | 'sort_array' | 'array_sort' | 'array_distinct'
+  | 'array_min' | 'array_max' | 'array_position' | 'array_remove' | 'array_repeat' | 'array_union' | 'array_intersect'
+  | 'array_except' | 'arrays_overlap' | 'flatten' | 'slice' | 'sequence' | 'map' | 'map_keys' | 'map_values'
+  | 'map_entries' | 'map_from_arrays' | 'map_contains_key' | 'split';
+
+type Typed = { args: DataType[]; result: DataType } | string;
+type A = unknown[];
+type N = number;
+
+const elementOf = (t: DataType): DataType | undefined => (isArrayType(t) ? t.array : t === 'null' ? 'null' : undefined);
+
+/** Arguments (array, value...) brought to ARRAY<W> and W, W the wider of the element and the values. */
+function arrayAndValue(result: DataType | ((w: DataType) => DataType)) {
+  return (args: DataType[]): Typed => {
+    const [arr = 'null', ...rest] = args;
+    const e = elementOf(arr);
+    if (e === undefined) return `needs an array, not ${typeName(arr)}`;
+    const w = widerType([e, ...rest]);
+    if (w === undefined) return `cannot look for ${rest.map(typeName).join(', ')} in ${typeName(arr)}`;
+    return { args: [{ array: w }, ...rest.map(() => w)], result: typeof result === 'function' ? result(w) : result };
+  };
+}
+
+/** Arguments that are all arrays, brought to one element type; the result by that array type. */
+function arrays(result: (t: DataType) => DataType) {
+  return (args: DataType[]): Typed => {
+    const bad = args.find((t) => elementOf(t) === undefined);
+    if (bad !== undefined) return `needs arrays, not ${typeName(bad)}`;
+    const w = widerType(args.map((t) => elementOf(t) as DataType));
+    if (w === undefined) return `has no common element type for ${args.map(typeName).join(', ')}`;
+    return { args: args.map(() => ({ array: w })), result: result({ array: w }) };
+  };
+}
+
+/** One array argument (then INT or BOOLEAN options by `more`), the result by its type. */
+function oneArray(result: (t: DataType) => DataType, ...more: DataType[]) {
+  return (args: DataType[]): Typed => {
+    const [arr = 'null', ...rest] = args;
+    if (elementOf(arr) === undefined) return `needs an array, not ${typeName(arr)}`;
+    const t: DataType = arr === 'null' ? { array: 'null' } : arr;
+    const bad = rest.findIndex((r, i) => !(more[i] === 'boolean' ? r === 'boolean' || r === 'null' : numberLike(r)));
+    if (bad >= 0) return `argument ${bad + 2} cannot be ${typeName(rest[bad] as DataType)}`;
+    return { args: [t, ...rest.map((_, i) => more[i] as DataType)], result: result(t) };
+  };
+}
+
+function oneMap(result: (t: Extract<DataType, { map: unknown }>) => DataType) {
+  return (args: DataType[]): Typed => {
+    const [m = 'null'] = args;
+    if (!isMapType(m)) return `needs a map, not ${typeName(m)}`;
+    return { args: [m], result: result(m) };
+  };
+}
+
+/** Equality of two element values: by value for atomic types (NaN equal to NaN), structurally otherwise. */
+function equality(t: DataType): (a: unknown, b: unknown) => boolean {
+  if (isAtomicType(t)) return (a, b) => a === b || (a !== a && b !== b);
+  const cmp = comparator(t);
+  return (a, b) => (a == null || b == null ? a == b : isMapType(t) ? JSON.stringify(a) === JSON.stringify(b) : cmp(a, b) === 0);
+}
+
+/** A key that equal values share, for sets of elements. */
+function identity(t: DataType): (v: unknown) => unknown {
+  if (isAtomicType(t)) return (v) => (v === 0 ? 0 : v);
+  return (v) => JSON.stringify(v);
+}
+
+/** Distinct non-repeating values in order of first appearance; null counts once. */
+function distinct(t: DataType, xs: A): A {
+  const key = identity(t);
+  const seen = new Set<unknown>();
+  const out: A = [];
+  for (const x of xs) {
+    const k = x == null ? null : key(x);
+    if (!seen.has(k)) {
+      seen.add(k);
+      out.push(x);
+    }
+  }
+  return out;
+}
+
+function indexZero(): SluiceError {
+  return new SluiceError('INVALID_EXPRESSION', '[INVALID_INDEX_OF_ZERO] The index 0 is invalid. An index shall be either < 0 or > 0 (the first element has index 1).');
+}
+
+/** Java's String.split(regex, limit) as Spark's split uses it: no capture groups in the result, a leading empty match dropped. */
+function splitText(s: string, pattern: string, limit: N): string[] {
+  if (s === '') return [''];
+  const re = regex(pattern, 'g');
+  const out: string[] = [];
+  let from = 0;
+  for (let m = re.exec(s); m !== null; m = re.exec(s)) {
+    if (limit > 0 && out.length === limit - 1) break;
+    if (m[0] === '') {
+      re.lastIndex += s.codePointAt(re.lastIndex)! > 0xffff ? 2 : 1;
+      if (m.index === 0 || m.index >= s.length) continue;
+    }
+    out.push(s.slice(from, m.index));
+    from = m.index + m[0].length;
+  }
+  out.push(s.slice(from));
+  return out;
+}
+
+const sortWith = (t: DataType, asc: boolean, nullsFirst: boolean) => {
+  const cmp = comparator(t);
+  return (xs: A): A =>
+    [...xs].sort((a, b) => (a == null ? (b == null ? 0 : nullsFirst ? -1 : 1) : b == null ? (nullsFirst ? 1 : -1) : asc ? cmp(a, b) : cmp(b, a)));
+};
+
+export const COLLECTION_FUNCTIONS: Record<CollectionFunctionName, ScalarFunction> = {
+  /** array(x...): an array of the arguments, brought to their wider type. */
+  array: {
+    arity: [0, Infinity],
+    types: (args) => {
+      const w = widerType(args);
+      return w === undefined ? `has no common type for ${args.map(typeName).join(', ')}` : { args: args.map(() => w), result: { array: w } };
+    },
+    nulls: true,
+    value: (...xs) => xs,
+  },
+  /** size(x): elements of an array or entries of a map; -1 for null (Spark's legacy default, kept without ANSI mode). */
+  size: {
+    arity: [1, 1],
+    types: ([t = 'null']) => (isArrayType(t) || isMapType(t) || t === 'null' ? { args: [t], result: 'int' } : `needs an array or a map, not ${typeName(t)}`),
+    nulls: true,
+    value: (x) => (x == null ? -1 : (x as A).length),
+  },
+  /** array_contains(arr, v): true if found; else null if the array holds a null; else false. */
+  array_contains: {
+    arity: [2, 2],
+    types: arrayAndValue('boolean'),
+    bind: ([t]) => {
+      const eq = equality(elementOf(t as DataType) as DataType);
+      return (arr, v) => ((arr as A).some((x) => x != null && eq(x, v)) ? true : (arr as A).includes(null) ? null : false);
+    },
+  },
+  /** element_at(arr, i): the i-th element (from the end when negative); element_at(map, k): k's value. */
+  element_at: {
+    arity: [2, 2],
+    types: ([c = 'null', k = 'null']) => {
+      if (isMapType(c)) return { args: [c, c.map.key], result: c.map.value };
+      const e = elementOf(c);
+      if (e === undefined) return `needs an array or a map, not ${typeName(c)}`;
+      return numberLike(k) ? { args: [{ array: e }, 'int'], result: e } : `needs an integer index, not ${typeName(k)}`;
+    },
+    bind: ([c]) => {
+      if (isMapType(c as DataType)) {
+        const eq = equality((c as Extract<DataType, { map: unknown }>).map.key);
+        return (m, k) => (m as MapEntries).find(([x]) => eq(x, k))?.[1] ?? null;
+      }
+      return (arr, i) => {
+        const xs = arr as A;
+        if (i === 0) throw indexZero();
+        const at = (i as N) > 0 ? (i as N) - 1 : xs.length + (i as N);
+        return xs[at] ?? null;
+      };
+    },
+  },
+  /** array_join(arr, sep[, nullReplacement]): nulls skipped, or replaced when a replacement is given. */
+  array_join: {
+    arity: [2, 3],
+    types: ([a = 'null', ...rest]) => {
+      const e = elementOf(a);
+      if (e === undefined || !isAtomicType(e)) return `needs an array of atomic values, not ${typeName(a)}`;
+      return { args: [{ array: 'string' }, ...rest.map((): DataType => 'string')], result: 'string' };
+    },
+    value: (arr, sep, rep) => (arr as A).flatMap((x) => (x == null ? (rep === undefined ? [] : [rep]) : [x])).join(sep as string),
+  },
+  /** sort_array(arr[, asc]): ascending with nulls first, or descending with nulls last. */
+  sort_array: {
+    arity: [1, 2],
+    types: oneArray((t) => t, 'boolean'),
+    bind: ([t]) => {
+      const e = elementOf(t as DataType) as DataType;
+      const up = sortWith(e, true, true);
+      const down = sortWith(e, false, false);
+      return (arr, asc = true) => (asc ? up(arr as A) : down(arr as A));
+    },
+  },
+  /** array_sort(arr): ascending, nulls last. */
+  array_sort: { arity: [1, 1], types: oneArray((t) => t), bind: ([t]) => sortWith(elementOf(t as DataType) as DataType, true, false) as (x: unknown) => unknown },
+  array_distinct: { arity: [1, 1], types: oneArray((t) => t), bind: ([t]) => (arr) => distinct(elementOf(t as DataType) as DataType, arr as A) },
+  /** array_min(arr), array_max(arr): nulls skipped; null for an empty array. */
+  array_min: { arity: [1, 1], types: oneArray((t) => elementOf(t) as DataType), bind: ([t]) => extreme(t as DataType, -1) },
+  array_max: { arity: [1, 1], types: oneArray((t) => elementOf(t) as DataType), bind: ([t]) => extreme(t as DataType, 1) },
+  /** array_position(arr, v): the 1-based position of v's first occurrence, 0 if absent (a BIGINT). */
+  array_position: {
+    arity: [2, 2],
+    types: arrayAndValue('long'),
+    bind: ([t]) => {
+      const eq = equality(elementOf(t as DataType) as DataType);
+      return (arr, v) => (arr as A).findIndex((x) => x != null && eq(x, v)) + 1;
+    },
+  },
+  array_remove: {
+    arity: [2, 2],
+    types: arrayAndValue((w) => ({ array: w })),
+    bind: ([t]) => {
+      const eq = equality(elementOf(t as DataType) as DataType);
+      return (arr, v) => (arr as A).filter((x) => x == null || !eq(x, v));
+    },
+  },
+  /** array_repeat(v, n): n copies of v (v may be null). */
+  array_repeat: {
+    arity: [2, 2],
+    types: ([v = 'null', n = 'null']) => (numberLike(n) ? { args: [v, 'int'], result: { array: v } } : `needs an integer count, not ${typeName(n)}`),
+    nulls: true,
+    value: (v, n) => (n == null ? null : new Array(Math.max(0, n as N)).fill(v ?? null)),
+  },
+  array_union: { arity: [2, 2], types: arrays((t) => t), bind: ([t]) => (a, b) => distinct(elementOf(t as DataType) as DataType, [...(a as A), ...(b as A)]) },
+  array_intersect: {
+    arity: [2, 2],
+    types: arrays((t) => t),
+    bind: ([t]) => {
+      const e = elementOf(t as DataType) as DataType;
+      const key = identity(e);
+      return (a, b) => {
+        const inB = new Set((b as A).map((x) => (x == null ? null : key(x))));
+        return distinct(e, (a as A).filter((x) => inB.has(x == null ? null : key(x))));
+      };
+    },
+  },
+  array_except: {
+    arity: [2, 2],
+    types: arrays((t) => t),
+    bind: ([t]) => {
+      const e = elementOf(t as DataType) as DataType;
+      const key = identity(e);
+      return (a, b) => {
+        const inB = new Set((b as A).map((x) => (x == null ? null : key(x))));
+        return distinct(e, (a as A).filter((x) => !inB.has(x == null ? null : key(x))));
+      };
+    },
+  },
+  /** arrays_overlap(a, b): true if a non-null element is in both; else null if either holds a null (and both are non-empty); else false. */
+  arrays_overlap: {
+    arity: [2, 2],
+    types: arrays(() => 'boolean'),
+    bind: ([t]) => {
+      const key = identity(elementOf(t as DataType) as DataType);
+      return (a, b) => {
+        const xs = a as A;
+        const ys = b as A;
+        const inB = new Set(ys.filter((y) => y != null).map(key));
+        if (xs.some((x) => x != null && inB.has(key(x)))) return true;
+        return xs.length > 0 && ys.length > 0 && (xs.includes(null) || ys.includes(null)) ? null : false;
+      };
+    },
+  },
+  /** flatten(arr of arrays): null if any inner array is null. */
+  flatten: {
+    arity: [1, 1],
+    types: ([a = 'null']) => {
+      const e = elementOf(a);
+      const inner = e === undefined ? undefined : elementOf(e);
+      return inner === undefined ? `needs an array of arrays, not ${typeName(a)}` : { args: [{ array: { array: inner } }], result: { array: inner } };
+    },
+    value: (arr) => ((arr as A).includes(null) ? null : (arr as A[]).flat()),
+  },
+  /** slice(arr, start, length): from the 1-based start (from the end when negative). */
+  slice: {
+    arity: [3, 3],
+    types: oneArray((t) => t, 'int', 'int'),
+    value: (arr, start, length) => {
+      const xs = arr as A;
+      if (start === 0) throw new SluiceError('INVALID_EXPRESSION', '[INVALID_PARAMETER_VALUE.START] slice: the start index 0 is invalid; indices start at 1 (or at -1 from the end)');
+      if ((length as N) < 0) throw new SluiceError('INVALID_EXPRESSION', `[INVALID_PARAMETER_VALUE.LENGTH] slice: the length ${length as N} must be at least 0`);
+      const from = (start as N) > 0 ? (start as N) - 1 : xs.length + (start as N);
+      return from < 0 ? [] : xs.slice(from, from + (length as N));
+    },
+  },
+  /** sequence(start, stop[, step]): integers from start to stop inclusive; the step defaults to ±1. */
+  sequence: {
+    arity: [2, 3],
+    types: (args) => {
+      if (!args.every((t) => t === 'int' || t === 'long' || t === 'null')) return `needs integers, not ${args.map(typeName).join(', ')}`;
+      const t: DataType = args.includes('long') ? 'long' : 'int';
+      return { args: args.map(() => t), result: { array: t } };
+    },
+    value: (start, stop, step) => {
+      const [a, b] = [start as N, stop as N];
+      const s = (step as N | undefined) ?? (a <= b ? 1 : -1);
+      if (s === 0 ? a !== b : (b - a) / s < 0) {
+        throw new SluiceError('INVALID_EXPRESSION', `sequence: the step ${s} does not lead from ${a} to ${b}`);
+      }
+      const out: N[] = [];
+      for (let x = a; s > 0 ? x <= b : x >= b; x += s) {
+        out.push(x);
+        if (s === 0) break;
+      }
+      return out;
+    },
+  },
+  /** map(k1, v1, k2, v2, ...): keys and values brought to their wider types; a null key is an error. */
+  map: {
+    arity: [0, Infinity],
+    types: (args) => {
+      if (args.length % 2 !== 0) return 'needs keys and values in pairs';
+      const key = widerType(args.filter((_, i) => i % 2 === 0));
+      const value = widerType(args.filter((_, i) => i % 2 === 1));
+      if (key === undefined || value === undefined) return `has no common key or value type for ${args.map(typeName).join(', ')}`;
+      return { args: args.map((_, i) => (i % 2 === 0 ? key : value)), result: { map: { key, value } } };
+    },
+    nulls: true,
+    value: (...xs) => {
+      const out: MapEntries = [];
+      for (let i = 0; i < xs.length; i += 2) out.push([nonNullKey(xs[i]), xs[i + 1] ?? null]);
+      return dedupKeys(out);
+    },
+  },
+  map_keys: { arity: [1, 1], types: oneMap((m) => ({ array: m.map.key })), value: (m) => (m as MapEntries).map(([k]) => k) },
+  map_values: { arity: [1, 1], types: oneMap((m) => ({ array: m.map.value })), value: (m) => (m as MapEntries).map(([, v]) => v) },
+  map_entries: {
+    arity: [1, 1],
+    types: oneMap((m) => ({
+      array: { struct: [{ name: 'key', type: m.map.key, nullable: false }, { name: 'value', type: m.map.value, nullable: true }] },
+    })),
+    value: (m) => (m as MapEntries).map(([key, value]) => ({ key, value })),
+  },
+  /** map_from_arrays(keys, values): arrays of one length; a null key is an error. */
+  map_from_arrays: {
+    arity: [2, 2],
+    types: ([k = 'null', v = 'null']) => {
+      const ke = elementOf(k);
+      const ve = elementOf(v);
+      return ke === undefined || ve === undefined ? `needs two arrays, not ${typeName(k)} and ${typeName(v)}` : { args: [{ array: ke }, { array: ve }], result: { map: { key: ke, value: ve } } };
+    },
+    value: (ks, vs) => {
+      if ((ks as A).length !== (vs as A).length) throw new SluiceError('INVALID_EXPRESSION', 'map_from_arrays: the key and value arrays must have the same length');
+      return dedupKeys((ks as A).map((k, i) => [nonNullKey(k), (vs as A)[i] ?? null]));
+    },
+  },
+  map_contains_key: {
+    arity: [2, 2],
+    types: ([m = 'null']) => (isMapType(m) ? { args: [m, m.map.key], result: 'boolean' } : `needs a map, not ${typeName(m)}`),
+    bind: ([m]) => {
+      const eq = equality((m as Extract<DataType, { map: unknown }>).map.key);
+      return (entries, k) => (entries as MapEntries).some(([x]) => eq(x, k));
+    },
+  },
+  /** split(s, regex[, limit]): the parts around matches; with limit > 0 at most limit parts, the last holding the rest. */
+  split: {
+    arity: [2, 3],
+    types: (args) => {
+      const bad = args.findIndex((t, i) => !isAtomicType(t) || (i === 2 && !numberLike(t)));
+      if (bad >= 0) return `argument ${bad + 1} cannot be ${typeName(args[bad] as DataType)}`;
+      return { args: args.map((_, i): DataType => (i === 2 ? 'int' : 'string')), result: { array: 'string' } };
+    },
+    value: (s, pattern, limit = -1) => splitText(s as string, pattern as string, limit as N),
+  },
+};
+
+function extreme(t: DataType, sign: 1 | -1): (arr: unknown) => unknown {
+  const cmp = comparator(elementOf(t) as DataType);
+  return (arr) => {
+    let best: unknown = null;
+    for (const x of arr as A) if (x != null && (best === null || sign * cmp(x, best) > 0)) best = x;
+    return best;
+  };
+}
+
+function nonNullKey(k: unknown): unknown {
+  if (k == null) throw new SluiceError('INVALID_EXPRESSION', '[NULL_MAP_KEY] Cannot use null as map key.');
+  return k;
+}
+
+/** Spark's default (spark.sql.mapKeyDedupPolicy EXCEPTION) refuses a repeated key. */
+function dedupKeys(entries: MapEntries): MapEntries {
+  const seen = new Set<unknown>();
+  for (const [k] of entries) {
+    const id = typeof k === 'object' ? JSON.stringify(k) : k;
+    if (seen.has(id)) throw new SluiceError('INVALID_EXPRESSION', `[DUPLICATED_MAP_KEY] Duplicate map key ${String(k)} was found.`);
+    seen.add(id);
+  }
+  return entries;
+}

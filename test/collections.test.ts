@@ -1,0 +1,140 @@
+/**
+ * Arrays, maps and generators in streaming queries: Structured Streaming's first example, the word
+ * count with split and explode, written with Column calls, with selectExpr and with session.sql
+ * (LATERAL VIEW too), checked word by word; posexplode and explode_outer rows; ARRAY, MAP and DATE
+ * columns from JSON files to a JSON file sink and back.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { col, explode, posexplode, explode_outer, split, Session, size, array_contains, element_at } from '@sluice/driver';
+import { removeTempDirs, tempDir, writeInput } from './helpers.js';
+
+let session: Session;
+beforeAll(async () => {
+  session = await Session.create({ conf: { 'sluice.executor.cores': 2, 'sluice.sql.shuffle.partitions': 3 } });
+});
+afterAll(async () => {
+  await session.close();
+  removeTempDirs();
+});
+afterEach(async () => {
+  for (const q of session.streams.active) await q.stop();
+});
+
+const LINES = [['apache spark', 'spark streaming'], ['sluice streams', 'apache   sluice'], ['']];
+/** Spark's word count of LINES after each batch: split on spaces keeps empty words, as Java's split does. */
+const EXPECTED = [
+  { apache: 1, spark: 2, streaming: 1 },
+  { apache: 2, spark: 2, streaming: 1, sluice: 2, streams: 1, '': 2 },
+  { apache: 2, spark: 2, streaming: 1, sluice: 2, streams: 1, '': 3 },
+];
+
+const counts = (rows: Array<Record<string, unknown>>): Record<string, unknown> => Object.fromEntries(rows.map((r) => [r['word'], r['count']]));
+
+describe('word count with split and explode', () => {
+  const variants: Array<[string, (name: string) => ReturnType<Session['sql']>]> = [
+    ['Column calls', (name) => session.readStream.format('memory').load(name).select(explode(split(col('value'), ' ')).alias('word')).groupBy('word').count()],
+    ['selectExpr', (name) => session.readStream.format('memory').load(name).selectExpr("explode(split(value, ' ')) AS word").groupBy('word').count()],
+    [
+      'session.sql',
+      (name) => {
+        session.readStream.format('memory').load(name).createOrReplaceTempView(`${name}_lines`);
+        return session.sql(`SELECT word, count(*) AS count FROM (SELECT explode(split(value, ' ')) AS word FROM ${name}_lines) GROUP BY word`);
+      },
+    ],
+    [
+      'session.sql with LATERAL VIEW',
+      (name) => {
+        session.readStream.format('memory').load(name).createOrReplaceTempView(`${name}_lines`);
+        return session.sql(`SELECT word, count(*) AS count FROM ${name}_lines LATERAL VIEW explode(split(value, ' ')) t AS word GROUP BY word`);
+      },
+    ],
+  ];
+
+  it.each(variants)('%s: every word counted after every batch (complete mode)', async (label, build) => {
+    const name = `wc_${label.replace(/\W+/g, '_')}`;
+    const stream = session.memoryStream(name, 'value STRING');
+    const q = await build(name).writeStream.format('memory').queryName(`${name}_out`).outputMode('complete').option('checkpointLocation', tempDir()).start();
+    for (const [i, lines] of LINES.entries()) {
+      stream.addData(lines.map((value) => ({ value })));
+      await q.processAllAvailable();
+      expect(counts(await session.memoryTable(`${name}_out`))).toEqual(EXPECTED[i]);
+    }
+  });
+});
+
+describe('generators', () => {
+  it('posexplode gives pos and col; explode_outer keeps a row of nulls for an empty or null array; a map explodes to key and value', async () => {
+    const stream = session.memoryStream('gen_in', 'id STRING, xs ARRAY<STRING>, m MAP<STRING, INT>');
+    const start = (name: string, df: ReturnType<Session['sql']>) => df.writeStream.format('memory').queryName(name).start();
+    const base = session.readStream.format('memory').load('gen_in');
+    const qs = [
+      await start('gen_pos', base.select(col('id'), posexplode('xs'))),
+      await start('gen_outer', base.select('id', explode_outer('xs').alias('x'))),
+      await start('gen_map', base.selectExpr('id', 'explode(m) AS (k, v)')),
+      await start('gen_fns', base.select('id', size('xs').alias('n'), array_contains('xs', 'b').alias('has_b'), element_at('m', 'one').alias('one'))),
+    ];
+    stream.addData([
+      { id: 'a', xs: ['a', 'b'], m: new Map([['one', 1], ['two', 2]]) },
+      { id: 'e', xs: [], m: {} },
+      { id: 'n', xs: null, m: null },
+    ]);
+    for (const q of qs) await q.processAllAvailable();
+    expect(await session.memoryTable('gen_pos')).toEqual([
+      { id: 'a', pos: 0, col: 'a' },
+      { id: 'a', pos: 1, col: 'b' },
+    ]);
+    expect(await session.memoryTable('gen_outer')).toEqual([
+      { id: 'a', x: 'a' },
+      { id: 'a', x: 'b' },
+      { id: 'e', x: null },
+      { id: 'n', x: null },
+    ]);
+    expect(await session.memoryTable('gen_map')).toEqual([
+      { id: 'a', k: 'one', v: 1 },
+      { id: 'a', k: 'two', v: 2 },
+    ]);
+    expect(await session.memoryTable('gen_fns')).toEqual([
+      { id: 'a', n: 2, has_b: true, one: 1 },
+      { id: 'e', n: 0, has_b: false, one: null },
+      { id: 'n', n: -1, has_b: null, one: null },
+    ]);
+  });
+
+  it('a generator inside an expression, or two in one select, is refused where the DataFrame is built', () => {
+    const df = session.readStream.format('rate').load();
+    expect(() => df.selectExpr('explode(array(value)) + 1')).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', message: expect.stringContaining('UNSUPPORTED_GENERATOR.OUTSIDE_SELECT') }));
+    expect(() => df.selectExpr('explode(array(value))', 'explode(array(value)) AS b')).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', message: expect.stringContaining('MULTI_GENERATOR') }));
+    expect(() => df.select(posexplode(split(col('value').cast('string'), ',')).alias('only_one'))).toThrow(expect.objectContaining({ code: 'INVALID_EXPRESSION' }));
+    expect(() => df.select(explode('value'))).toThrow(expect.objectContaining({ code: 'DATATYPE_MISMATCH' }));
+  });
+});
+
+describe('ARRAY, MAP and DATE columns in files', () => {
+  it('read from JSON, transformed, and written to a JSON file sink as Spark writes them', async () => {
+    const input = tempDir();
+    const output = tempDir();
+    writeInput(input, 'a.json', [
+      '{"id":"a","day":"2024-02-28","tags":["x","y"],"attrs":{"k":1}}',
+      '{"id":"b","day":"2024-03-01","tags":[],"attrs":{}}',
+    ]);
+    const q = await session.readStream
+      .schema('id STRING, day DATE, tags ARRAY<STRING>, attrs MAP<STRING, INT>')
+      .format('json')
+      .load(input)
+      .selectExpr('id', 'day', 'array_union(tags, array(id)) AS tags', "map_keys(attrs) AS ks", "CAST(day AS STRING) AS day_text")
+      .writeStream.format('json')
+      .option('path', output)
+      .option('checkpointLocation', tempDir())
+      .start();
+    await q.processAllAvailable();
+    await q.stop();
+    const files = readdirSync(output).filter((f) => f.endsWith('.json'));
+    const lines = files.flatMap((f) => readFileSync(join(output, f), 'utf8').split('\n').filter(Boolean)).sort();
+    expect(lines).toEqual([
+      '{"id":"a","day":"2024-02-28","tags":["x","y","a"],"ks":["k"],"day_text":"2024-02-28"}',
+      '{"id":"b","day":"2024-03-01","tags":["b"],"ks":[],"day_text":"2024-03-01"}',
+    ]);
+  });
+});
