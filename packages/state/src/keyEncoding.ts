@@ -16,7 +16,7 @@
  *   struct                0x01 + each field in the order of the type (never the object's order)
  *   array                 0x01 + u32 BE element count + each element
  *   map                   0x01 + u32 BE entry count + each key and value, in the map's order
- * DATE (days since the epoch) is number-like.
+ * DATE (days since the epoch) is number-like; INTERVAL is 0x01 + its months, days and ms, each number-like.
  * Every value encoding is prefix-free (self-delimiting), so a tuple encoding is unambiguous:
  * ('a','bc') and ('ab','c') differ. Strings are encoded as WTF-8 (lone surrogates as their 3-byte
  * form) so that two different JS strings never share an encoding, as TextEncoder's U+FFFD would.
@@ -34,6 +34,7 @@ export type KeyType =
   | 'boolean'
   | 'timestamp'
   | 'date'
+  | 'interval'
   | 'null'
   | { struct: Array<{ name: string; type: KeyType }> }
   | { array: KeyType }
@@ -141,6 +142,13 @@ function writeValue(w: Writer, v: unknown, t: KeyType): void {
     case 'date':
       writeNumber(w, v, t);
       return;
+    case 'interval': {
+      // [months, days, ms], three numbers.
+      if (!Array.isArray(v) || v.length !== 3) throw mismatch(v, t);
+      w.byte(TAG_PRESENT);
+      for (const x of v) writeNumber(w, x, 'double');
+      return;
+    }
     case 'null':
       throw mismatch(v, t);
     default:
@@ -303,6 +311,8 @@ function readValue(b: Uint8Array, view: DataView, r: { pos: number }, t: KeyType
     }
     case 'string':
       return readString(b, r);
+    case 'interval':
+      return [readValue(b, view, r, 'double'), readValue(b, view, r, 'double'), readValue(b, view, r, 'double')];
     case 'null':
       throw corruptKey();
     default: {

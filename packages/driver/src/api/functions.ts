@@ -5,7 +5,7 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseDataType, type CollectionFunctionName, type DataType, type Expr, type FunctionName, type GeneratorName, type MathFunctionName, type StringFunctionName } from '@sluice/executor';
+import { parseDataType, type CollectionFunctionName, type DataType, type DatetimeFunctionName, type Expr, type FunctionName, type GeneratorName, type MathFunctionName, type StringFunctionName } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import { Column, lit, toColumn, type ColumnOrLiteral } from './Column.js';
 import { parseExpression } from './sql/parseExpression.js';
@@ -220,6 +220,15 @@ export const map_values = oneCol('map_values');
 export const map_entries = oneCol('map_entries');
 export const map_from_arrays = (keys: Column | string, values: Column | string): Column => call('map_from_arrays', cols([keys, values]));
 export const map_contains_key = (c: Column | string, key: ColumnOrLiteral): Column => call('map_contains_key', [toColumn(c).expr, value(key)]);
+export const array_append = (c: Column | string, v: ColumnOrLiteral): Column => call('array_append', [toColumn(c).expr, value(v)]);
+export const array_prepend = (c: Column | string, v: ColumnOrLiteral): Column => call('array_prepend', [toColumn(c).expr, value(v)]);
+export const array_compact = oneCol('array_compact');
+export const array_size = oneCol('array_size');
+/** get(arr, i): the element at 0-based index i, null out of range. */
+export const get = (c: Column | string, index: number | Column): Column => call('get', [toColumn(c).expr, lit(index).expr]);
+export const str_to_map = (c: Column | string, pairDelim = ',', keyValueDelim = ':'): Column => call('str_to_map', [toColumn(c).expr, text(pairDelim), text(keyValueDelim)]);
+export const map_concat = (...cs: Array<Column | string>): Column => call('map_concat', cols(cs));
+export const map_from_entries = oneCol('map_from_entries');
 
 /** struct(a, b): a struct whose fields are named after the columns (col1, col2... for other expressions), as in Spark. */
 export function struct(...cs: Array<Column | string>): Column {
@@ -246,6 +255,52 @@ export const posexplode_outer = generator('posexplode_outer');
 /** inline(array of structs): a row per struct, its fields as columns. */
 export const inline = generator('inline');
 export const inline_outer = generator('inline_outer');
+
+// ---------------------------------------------------------------------------------------------
+// Dates and times (session time zone UTC; patterns are Spark's datetime patterns)
+
+const dt = (fn: DatetimeFunctionName) => (c: Column | string): Column => call(fn, [toColumn(c).expr]);
+const dtWithInt = (fn: DatetimeFunctionName) => (c: Column | string, n: number | Column): Column => call(fn, [toColumn(c).expr, lit(n).expr]);
+
+/** to_timestamp(c[, pattern]): text as a TIMESTAMP (as CAST without a pattern); null if it does not parse. */
+export const to_timestamp = (c: Column | string, pattern?: string): Column => call('to_timestamp', [toColumn(c).expr, ...(pattern === undefined ? [] : [text(pattern)])]);
+export const to_date = (c: Column | string, pattern?: string): Column => call('to_date', [toColumn(c).expr, ...(pattern === undefined ? [] : [text(pattern)])]);
+export const date_format = (c: Column | string, pattern: string): Column => call('date_format', [toColumn(c).expr, text(pattern)]);
+export const from_unixtime = (c: Column | string, pattern = 'yyyy-MM-dd HH:mm:ss'): Column => call('from_unixtime', [toColumn(c).expr, text(pattern)]);
+export const unix_timestamp = (c: Column | string, pattern = 'yyyy-MM-dd HH:mm:ss'): Column => call('unix_timestamp', [toColumn(c).expr, text(pattern)]);
+export const date_add = dtWithInt('date_add');
+export const date_sub = dtWithInt('date_sub');
+export const datediff = (end: Column | string, start: Column | string): Column => call('datediff', cols([end, start]));
+export const add_months = dtWithInt('add_months');
+export const months_between = (a: Column | string, b: Column | string, roundOff = true): Column => call('months_between', [...cols([a, b]), lit(roundOff).expr]);
+export const year = dt('year');
+export const quarter = dt('quarter');
+export const month = dt('month');
+export const dayofmonth = dt('dayofmonth');
+export const dayofweek = dt('dayofweek');
+export const weekday = dt('weekday');
+export const dayofyear = dt('dayofyear');
+export const weekofyear = dt('weekofyear');
+export const hour = dt('hour');
+export const minute = dt('minute');
+export const second = dt('second');
+/** date_trunc(unit, ts): 'year', 'quarter', 'month', 'week', 'day', 'hour', 'minute', 'second', 'millisecond'. */
+export const date_trunc = (unit: string, c: Column | string): Column => call('date_trunc', [text(unit), toColumn(c).expr]);
+export const trunc = (c: Column | string, unit: string): Column => call('trunc', [toColumn(c).expr, text(unit)]);
+export const last_day = dt('last_day');
+export const next_day = (c: Column | string, dayOfWeek: string): Column => call('next_day', [toColumn(c).expr, text(dayOfWeek)]);
+export const make_timestamp = (...cs: Array<Column | string>): Column => call('make_timestamp', cols(cs));
+export const make_date = (y: Column | string, m: Column | string, d: Column | string): Column => call('make_date', cols([y, m, d]));
+export const timestamp_seconds = dt('timestamp_seconds');
+export const timestamp_millis = dt('timestamp_millis');
+export const unix_seconds = dt('unix_seconds');
+export const unix_millis = dt('unix_millis');
+export const unix_date = dt('unix_date');
+export const date_from_unix_date = dt('date_from_unix_date');
+/** window_time(window): the event time of a window of a windowed aggregation (its end less 1 ms). */
+export const window_time = dt('window_time');
+export const from_utc_timestamp = (c: Column | string, zone: string): Column => call('from_utc_timestamp', [toColumn(c).expr, text(zone)]);
+export const to_utc_timestamp = (c: Column | string, zone: string): Column => call('to_utc_timestamp', [toColumn(c).expr, text(zone)]);
 
 /**
  * A user function that each worker imports itself: `moduleUrl` is a URL (file:, data:) or a file

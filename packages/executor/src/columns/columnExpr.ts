@@ -104,8 +104,8 @@ function constant(value: unknown, type: DataType): ColumnEvaluator {
 }
 
 function compileBinary(expr: Extract<Expr, { op: 'binary' }>, schema: Schema, udfs: UdfRegistry): ColumnEvaluator | undefined {
-  const { operand, result } = binaryTypes(expr, schema);
-  if (result === 'null') return undefined;
+  const { operand, result, datetime } = binaryTypes(expr, schema);
+  if (result === 'null' || datetime !== undefined) return undefined;
   const lt = exprType(expr.left, schema);
   const rt = exprType(expr.right, schema);
   if (!identityCoercion(lt, operand) || !identityCoercion(rt, operand)) return undefined;

@@ -17,7 +17,8 @@ export type CollectionFunctionName =
   | 'array' | 'size' | 'array_contains' | 'element_at' | 'array_join' | 'sort_array' | 'array_sort' | 'array_distinct'
   | 'array_min' | 'array_max' | 'array_position' | 'array_remove' | 'array_repeat' | 'array_union' | 'array_intersect'
   | 'array_except' | 'arrays_overlap' | 'flatten' | 'slice' | 'sequence' | 'map' | 'map_keys' | 'map_values'
-  | 'map_entries' | 'map_from_arrays' | 'map_contains_key' | 'split';
+  | 'map_entries' | 'map_from_arrays' | 'map_contains_key' | 'split' | 'array_append' | 'array_prepend' | 'array_compact'
+  | 'array_size' | 'get' | 'str_to_map' | 'map_concat' | 'map_from_entries';
 
 type Typed = { args: DataType[]; result: DataType } | string;
 type A = unknown[];
@@ -354,6 +355,55 @@ export const COLLECTION_FUNCTIONS: Record<CollectionFunctionName, ScalarFunction
     bind: ([m]) => {
       const eq = equality((m as Extract<DataType, { map: unknown }>).map.key);
       return (entries, k) => (entries as MapEntries).some(([x]) => eq(x, k));
+    },
+  },
+  array_append: { arity: [2, 2], types: arrayAndValue((w) => ({ array: w })), nulls: true, value: (arr, v) => (arr == null ? null : [...(arr as A), v ?? null]) },
+  array_prepend: { arity: [2, 2], types: arrayAndValue((w) => ({ array: w })), nulls: true, value: (arr, v) => (arr == null ? null : [v ?? null, ...(arr as A)]) },
+  array_compact: { arity: [1, 1], types: oneArray((t) => t), value: (arr) => (arr as A).filter((x) => x != null) },
+  /** array_size(arr): its length; null for null (unlike size). */
+  array_size: { arity: [1, 1], types: oneArray(() => 'int'), value: (arr) => (arr as A).length },
+  /** get(arr, i): the element at 0-based i, null out of range. */
+  get: {
+    arity: [2, 2],
+    types: ([a = 'null', i = 'null']) => {
+      const e = elementOf(a);
+      return e === undefined || !numberLike(i) ? `needs an array and an integer index, not ${typeName(a)} and ${typeName(i)}` : { args: [{ array: e }, 'int'], result: e };
+    },
+    value: (arr, i) => (arr as A)[i as N] ?? null,
+  },
+  /** str_to_map(text[, pairDelim[, keyValueDelim]]): ',' and ':' by default, both regular expressions; a missing value is null. */
+  str_to_map: {
+    arity: [1, 3],
+    types: (args) => (args.every(isAtomicType) ? { args: args.map((): DataType => 'string'), result: { map: { key: 'string', value: 'string' } } } : `needs text, not ${args.map(typeName).join(', ')}`),
+    value: (text, pairs = ',', kv = ':') =>
+      dedupKeys(
+        splitText(text as string, pairs as string, -1).map((p) => {
+          const [k, v] = splitText(p, kv as string, 2);
+          return [k as string, v ?? null];
+        }),
+      ),
+  },
+  /** map_concat(m...): the entries of every map in order; a repeated key is an error. */
+  map_concat: {
+    arity: [0, Infinity],
+    types: (args) => {
+      if (!args.every((t) => isMapType(t) || t === 'null')) return `needs maps, not ${args.map(typeName).join(', ')}`;
+      const w = widerType(args);
+      return w === undefined || w === 'null' ? `has no common map type for ${args.map(typeName).join(', ')}` : { args: args.map(() => w), result: w };
+    },
+    value: (...ms) => dedupKeys((ms as MapEntries[]).flat()),
+  },
+  /** map_from_entries(array of structs): each struct's first field the key, its second the value. */
+  map_from_entries: {
+    arity: [1, 1],
+    types: ([a = 'null']) => {
+      const e = elementOf(a);
+      if (e === undefined || typeof e !== 'object' || !('struct' in e) || e.struct.length !== 2) return `needs an array of two-field structs, not ${typeName(a)}`;
+      return { args: [a], result: { map: { key: e.struct[0]!.type, value: e.struct[1]!.type } } };
+    },
+    bind: ([a]) => {
+      const [k, v] = ((elementOf(a as DataType) as { struct: Array<{ name: string }> }).struct).map((f) => f.name) as [string, string];
+      return (arr) => ((arr as A).includes(null) ? null : dedupKeys((arr as Array<Record<string, unknown>>).map((x) => [nonNullKey(x[k]), x[v] ?? null])));
     },
   },
   /** split(s, regex[, limit]): the parts around matches; with limit > 0 at most limit parts, the last holding the rest. */

@@ -9,7 +9,9 @@
 import { SluiceError } from '@sluice/state';
 import type { Expr } from './types.js';
 import type { DataType, Row, Schema } from '../schema/types.js';
-import { ARITHMETIC_OPS, binaryTypes, callTypes, exprType, widerNumeric, type Arithmetic, type Comparison } from './exprTypes.js';
+import { ARITHMETIC_OPS, binaryTypes, callTypes, exprType, widerNumeric, type Arithmetic, type Comparison, type DatetimeArithmetic } from './exprTypes.js';
+import { timestampPlusInterval, type Interval } from '../schema/intervals.js';
+import { MS_PER_DAY } from '../schema/timestamps.js';
 import { exprSql } from './exprNames.js';
 import { resolveColumn } from './resolveColumn.js';
 import { codePointLength, sparkSubstring, trimSpaces } from './sparkStrings.js';
@@ -95,8 +97,9 @@ const LOGIC: Record<'and' | 'or', Binary> = {
 };
 
 function compileBinary(expr: Extract<Expr, { op: 'binary' }>, schema: Schema, udfs: UdfRegistry): Evaluator {
-  const { operand, result } = binaryTypes(expr, schema);
+  const { operand, result, datetime } = binaryTypes(expr, schema);
   if (result === 'null') return () => null;
+  if (datetime !== undefined) return compileDatetimeArithmetic(datetime, compile(expr.left, schema, udfs), compile(expr.right, schema, udfs));
   const l = coerce(compile(expr.left, schema, udfs), exprType(expr.left, schema), operand);
   const r = coerce(compile(expr.right, schema, udfs), exprType(expr.right, schema), operand);
   const fn = expr.fn;
@@ -111,6 +114,23 @@ function compileBinary(expr: Extract<Expr, { op: 'binary' }>, schema: Schema, ud
     return (row) => { const a = l(row); if (a == null) return null; const b = r(row); return b == null ? null : structEquals(a, b) === eq; };
   }
   return (operand === 'double' ? DOUBLE_COMPARISON : COMPARISON)[c](l, r);
+}
+
+function compileDatetimeArithmetic(dt: DatetimeArithmetic, left: Evaluator, right: Evaluator): Evaluator {
+  const [time, by] = dt.swapped ? [right, left] : [left, right];
+  const { sign } = dt;
+  const add: (t: N, x: unknown) => N =
+    dt.by === 'days'
+      ? (t, n) => t + sign * (n as N)
+      : dt.result === 'date'
+        ? (t, iv) => Math.floor(timestampPlusInterval(t * MS_PER_DAY, iv as Interval, sign) / MS_PER_DAY)
+        : (t, iv) => timestampPlusInterval(t, iv as Interval, sign);
+  return (row) => {
+    const t = time(row);
+    if (t == null) return null;
+    const x = by(row);
+    return x == null ? null : add(t as N, x);
+  };
 }
 
 function compileUnary(expr: Extract<Expr, { op: 'unary' }>, schema: Schema, udfs: UdfRegistry): Evaluator {

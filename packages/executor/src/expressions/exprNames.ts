@@ -74,6 +74,7 @@ function literalSql(value: unknown, type: DataType): string {
     return `TIMESTAMP '${ms === null ? String(value) : formatTimestamp(ms as number)}'`;
   }
   if (type === 'date' && typeof value === 'number') return `DATE '${formatDate(value)}'`;
+  if (type === 'interval') return `INTERVAL '${String(value)}'`;
   return String(value);
 }
 

@@ -101,11 +101,38 @@ function arithmeticOperand(t: DataType): DataType | undefined {
   return t === 'string' ? 'double' : isNumericType(t) || t === 'null' ? t : undefined;
 }
 
-/** Both sides of a binary operator are brought to `operand`; the result has type `result`. */
-export function binaryTypes(expr: Extract<Expr, { op: 'binary' }>, schema: Schema): { operand: DataType; result: DataType } {
+/**
+ * Spark's datetime arithmetic: TIMESTAMP or DATE ± INTERVAL (a DATE stays a DATE), INTERVAL +
+ * TIMESTAMP or DATE, and DATE ± an integer number of days (date_add and date_sub).
+ */
+export interface DatetimeArithmetic {
+  /** What is added: an interval, or a number of days. */
+  by: 'interval' | 'days';
+  sign: 1 | -1;
+  /** The datetime is the right operand (interval + ts). */
+  swapped: boolean;
+  result: 'timestamp' | 'date';
+}
+
+function datetimeArithmetic(fn: BinaryOp, lt: DataType, rt: DataType): DatetimeArithmetic | undefined {
+  if (fn !== 'plus' && fn !== 'minus') return undefined;
+  const sign = fn === 'plus' ? 1 : -1;
+  const isTime = (t: DataType): t is 'timestamp' | 'date' => t === 'timestamp' || t === 'date';
+  const isDays = (t: DataType): boolean => t === 'int' || t === 'long';
+  if (isTime(lt) && rt === 'interval') return { by: 'interval', sign, swapped: false, result: lt };
+  if (lt === 'interval' && isTime(rt) && sign === 1) return { by: 'interval', sign, swapped: true, result: rt };
+  if (lt === 'date' && isDays(rt)) return { by: 'days', sign, swapped: false, result: 'date' };
+  if (isDays(lt) && rt === 'date' && sign === 1) return { by: 'days', sign, swapped: true, result: 'date' };
+  return undefined;
+}
+
+/** Both sides of a binary operator are brought to `operand`; the result has type `result` (datetime arithmetic: see `datetime`). */
+export function binaryTypes(expr: Extract<Expr, { op: 'binary' }>, schema: Schema): { operand: DataType; result: DataType; datetime?: DatetimeArithmetic } {
   const lt = exprType(expr.left, schema);
   const rt = exprType(expr.right, schema);
   const pair = `${typeName(lt)} and ${typeName(rt)}`;
+  const datetime = datetimeArithmetic(expr.fn, lt, rt);
+  if (datetime !== undefined) return { operand: datetime.result, result: datetime.result, datetime };
   if (ARITHMETIC_OPS.has(expr.fn)) {
     const l = arithmeticOperand(lt);
     const r = arithmeticOperand(rt);

@@ -6,11 +6,17 @@
 import { MATH_FUNCTIONS, type MathFunctionName, type ScalarFunction } from './mathFunctions.js';
 import { STRING_FUNCTIONS, type StringFunctionName } from './stringFunctions.js';
 import { COLLECTION_FUNCTIONS, type CollectionFunctionName } from './collectionFunctions.js';
+import { DATETIME_FUNCTIONS, type DatetimeFunctionName } from './datetimeFunctions.js';
 
 export type { ScalarFunction };
-export type ScalarFunctionName = MathFunctionName | StringFunctionName | CollectionFunctionName;
+export type ScalarFunctionName = MathFunctionName | StringFunctionName | CollectionFunctionName | DatetimeFunctionName;
 
-export const SCALAR_FUNCTIONS: Record<ScalarFunctionName, ScalarFunction> = { ...MATH_FUNCTIONS, ...STRING_FUNCTIONS, ...COLLECTION_FUNCTIONS };
+export const SCALAR_FUNCTIONS: Record<ScalarFunctionName, ScalarFunction> = {
+  ...MATH_FUNCTIONS,
+  ...STRING_FUNCTIONS,
+  ...COLLECTION_FUNCTIONS,
+  ...DATETIME_FUNCTIONS,
+};
 
 export function isScalarFunction(fn: string): fn is ScalarFunctionName {
   return Object.hasOwn(SCALAR_FUNCTIONS, fn);

@@ -8,6 +8,7 @@
  */
 import type { DataType, Field, Row } from '../schema/types.js';
 import { parseDate, parseTimestampText } from '../schema/timestamps.js';
+import { parseInterval } from '../schema/intervals.js';
 
 export const BAD: unique symbol = Symbol('malformed');
 export type Conv = (v: unknown) => unknown;
@@ -33,6 +34,8 @@ export function jsonConv(t: DataType): Conv {
         typeof v === 'number' ? (Number.isFinite(v) ? Math.floor(v) : BAD) : typeof v === 'string' ? isoOrBad(v) : BAD;
     case 'date':
       return (v) => (typeof v === 'string' ? dateOrBad(v) : BAD);
+    case 'interval':
+      return (v) => (typeof v === 'string' ? (parseInterval(v) ?? BAD) : BAD);
     case 'null':
       return () => null;
     default:
@@ -103,6 +106,8 @@ export function csvConv(t: DataType): Conv {
       return (v) => (/^-?\d+$/.test(v as string) ? Number(v) : isoOrBad(v as string));
     case 'date':
       return (v) => dateOrBad(v as string);
+    case 'interval':
+      return (v) => parseInterval(v as string) ?? BAD;
     case 'null':
       return () => null;
     default: {

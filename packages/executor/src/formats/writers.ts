@@ -7,6 +7,7 @@ import type { DataType, Field, Row, Schema } from '../schema/types.js';
 import { compiled } from './compileCache.js';
 import { kDefaultWriteOptions, type WriteFormat } from './options.js';
 import { formatDate, isoFormatter } from '../schema/timestamps.js';
+import { formatInterval, type Interval } from '../schema/intervals.js';
 
 /** Rows to file text, one record per line, each ending with '\n'. */
 export function formatRecords(format: WriteFormat, rows: Row[], schema: Schema, options: WriteOptions): string {
@@ -71,8 +72,9 @@ function compileJsonWriter(fields: Field[], close: string): PieceWriter {
         break;
       }
       case 'date':
+      case 'interval':
       default: {
-        if (f.type === 'date' || !('struct' in f.type)) {
+        if (typeof f.type === 'string' || !('struct' in f.type)) {
           encs[i] = jsonValue(f.type);
           break;
         }
@@ -151,6 +153,7 @@ function jsonText(fields: Field[]): (v: Row) => string {
  */
 function jsonValue(t: DataType): Enc {
   if (t === 'date') return (v) => (typeof v === 'number' ? `"${formatDate(v)}"` : genericJson(v));
+  if (t === 'interval') return (v) => (Array.isArray(v) ? JSON.stringify(formatInterval(v as Interval)) : genericJson(v));
   if (t === 'timestamp') {
     const iso = isoFormatter(true);
     return (v) => (typeof v === 'number' && v === v ? iso(v) : genericJson(v));
@@ -209,6 +212,8 @@ function compileCsvWriter(fields: Field[], sep: string): (r: Row) => string {
         return (v) => maybeQuote(String(v));
       case 'date':
         return (v) => (typeof v === 'number' ? (formatDate(v) ?? '') : String(v));
+      case 'interval':
+        return (v) => quote(Array.isArray(v) ? formatInterval(v as Interval) : String(v));
       default: {
         // CSV has no struct, array or map; the field holds the value's JSON text, which the CSV reader accepts.
         const json = jsonValue(f.type);

@@ -26,6 +26,7 @@ const kTypeNames: Record<string, AtomicType> = {
   BOOL: 'boolean',
   TIMESTAMP: 'timestamp',
   DATE: 'date',
+  INTERVAL: 'interval',
   NULL: 'null',
   VOID: 'null',
 };
@@ -38,6 +39,7 @@ const kAtomicDDL: Record<AtomicType, string> = {
   boolean: 'BOOLEAN',
   timestamp: 'TIMESTAMP',
   date: 'DATE',
+  interval: 'INTERVAL',
   null: 'NULL',
 };
 

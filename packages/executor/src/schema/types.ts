@@ -4,7 +4,7 @@
  * worker-thread boundary by structured clone, so closures never appear in a plan.
  */
 
-export type AtomicType = 'string' | 'int' | 'long' | 'double' | 'boolean' | 'timestamp' | 'date' | 'null';
+export type AtomicType = 'string' | 'int' | 'long' | 'double' | 'boolean' | 'timestamp' | 'date' | 'interval' | 'null';
 export interface StructType {
   struct: Field[];
 }

@@ -10,6 +10,7 @@
  * Converters are built once per type (createTo*Converter) so that hot loops do no type dispatch.
  */
 import { formatDate, MS_PER_DAY, parseDate, parseTimestamp } from './timestamps.js';
+import { formatInterval, parseInterval, type Interval } from './intervals.js';
 import type { ArrayType, DataType, MapType, Row, Schema, StructType } from './types.js';
 
 export type Converter = (value: unknown) => unknown;
@@ -161,6 +162,8 @@ export function createCast(from: DataType, to: DataType): ((value: unknown) => u
   if (isMapType(to)) return isMapType(from) ? mapCast(from, to) : undefined;
   if (isMapType(from)) return to === 'string' ? mapToString(from) : undefined;
   if (to === 'date' || from === 'date') return dateCast(from, to);
+  if (to === 'interval') return from === 'string' ? (v) => parseInterval(v as string) : undefined;
+  if (from === 'interval') return to === 'string' ? (v) => formatInterval(v as Interval) : undefined;
   switch (to) {
     case 'string':
       if (from === 'double') return (v) => formatDouble(v as number);
@@ -384,6 +387,8 @@ export function createToInternalConverter(type: DataType): Converter {
         if (typeof v === 'bigint') return toTimestampMs(Number(v));
         return null;
       };
+    case 'interval':
+      return (v) => (Array.isArray(v) && v.length === 3 && v.every((x) => typeof x === 'number') ? v : typeof v === 'string' ? parseInterval(v) : null);
     case 'date':
       // A number is days since the epoch (the engine form); a Date or a timestamp's text is its UTC day.
       return (v) => {
@@ -463,6 +468,8 @@ export function createStrictConverter(type: DataType, mismatch: Mismatch, field 
       };
     case 'date':
       return (v) => (v == null ? null : v instanceof Date ? (dateOfMs(v.getTime()) ?? fail(v)) : fail(v));
+    case 'interval':
+      return (v) => (v == null ? null : Array.isArray(v) && v.length === 3 && v.every((x) => typeof x === 'number') ? v : fail(v));
     case 'null':
       return (v) => (v == null ? null : fail(v));
   }

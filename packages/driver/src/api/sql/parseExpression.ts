@@ -13,7 +13,7 @@
  * CASE over IS NULL. Function names resolve case-insensitively in the registry (sqlFunctions.ts);
  * an unknown one is UNRESOLVED_ROUTINE. An aggregate call gives an AggregateColumn, for agg().
  */
-import { exprName, GENERATORS, parseDataType, toInternal, type Expr, type GeneratorName } from '@sluice/executor';
+import { addIntervals, exprName, formatInterval, GENERATORS, intervalOf, intervalUnit, parseDataType, parseInterval, toInternal, type Expr, type GeneratorName, type Interval } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import { AggregateColumn } from '../aggregates.js';
 import { Column } from '../Column.js';
@@ -375,9 +375,7 @@ export class Parser {
     }
     if (word === 'case' && !this.isOp('(', next)) return this.caseExpression();
     if ((word === 'timestamp' || word === 'date') && next.kind === 'string') return this.typedLiteral(word);
-    if (word === 'interval' && (next.kind === 'string' || next.kind === 'number')) {
-      throw new SluiceError('INVALID_EXPRESSION', `INTERVAL literals are not supported yet (at pos ${t.pos} of '${this.sql}')`);
-    }
+    if (word === 'interval' && (next.kind === 'string' || next.kind === 'number' || this.isOp('-', next))) return this.intervalLiteral();
     if (word === 'cast' && this.isOp('(', next)) {
       this.i += 2;
       const x = this.sub(() => this.expression());
@@ -444,6 +442,45 @@ export class Parser {
       throw new SluiceError('INVALID_EXPRESSION', `[INVALID_TYPED_LITERAL] the value of the typed literal ${word.toUpperCase()} is invalid: '${t.value}' (in '${this.sql}')`);
     }
     return { kind: 'column', expr: lit(value as number, word) };
+  }
+
+  /**
+   * INTERVAL literals: `INTERVAL 1 HOUR`, `INTERVAL '10' MINUTE`, `INTERVAL 1 DAY 2 HOURS`,
+   * `INTERVAL '1 day 2 hours'`, `INTERVAL -30 SECONDS`. Their value is an INTERVAL; `ts + INTERVAL
+   * ...` moves a timestamp or date. The ANSI `... TO ...` forms are not supported.
+   */
+  private intervalLiteral(): Parsed {
+    const start = this.t;
+    this.i++;
+    let acc: Interval = [0, 0, 0];
+    const bad = (why: string): SluiceError =>
+      new SluiceError('INVALID_EXPRESSION', `[INVALID_TYPED_LITERAL] the INTERVAL literal at pos ${start.pos} is invalid: ${why} (in '${this.sql}')`);
+    for (let first = true; ; first = false) {
+      const negative = this.acceptOp('-');
+      const v = this.t;
+      if (v.kind !== 'string' && v.kind !== 'number') {
+        if (first) throw bad('expected an amount');
+        if (negative) throw bad('expected an amount after -');
+        break;
+      }
+      const unitToken = this.peek();
+      const unit = unitToken.kind === 'name' ? intervalUnit(unitToken.text) : undefined;
+      if (unit === undefined) {
+        // INTERVAL '1 day 2 hours': the text holds the units.
+        if (v.kind !== 'string' || !first) break;
+        this.i++;
+        const whole = parseInterval(v.value);
+        if (whole === null) throw bad(`'${v.value}' is not an interval`);
+        acc = whole;
+        break;
+      }
+      const text = v.kind === 'string' ? v.value.trim() : v.text;
+      if (!/^[+-]?(\d+\.?\d*|\.\d+)$/.test(text)) throw bad(`'${text}' is not a number`);
+      this.i += 2;
+      acc = addIntervals(acc, intervalOf((negative ? -1 : 1) * Number(text), unit));
+      if (this.isWord('to')) throw new SluiceError('UNSUPPORTED_OPERATION', `INTERVAL ... TO ... literals are not supported; write the units, as INTERVAL 1 DAY 2 HOURS (in '${this.sql}')`);
+    }
+    return { kind: 'column', expr: lit(formatInterval(acc), 'interval') };
   }
 
   /**

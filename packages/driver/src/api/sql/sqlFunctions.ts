@@ -5,7 +5,7 @@
  * (`ucase`, `substr`, `ifnull`); forms Spark defines by rewriting (`if`, `nvl2`, `nullif`) are
  * rewritten into CASE the way Spark's own definitions read.
  */
-import { COLLECTION_FUNCTIONS, exprName, functionArity, GENERATORS, MATH_FUNCTIONS, SCALAR_FUNCTIONS, type AggFn, type Expr, type FunctionName } from '@sluice/executor';
+import { COLLECTION_FUNCTIONS, DATETIME_FUNCTIONS, exprName, parseDataType, functionArity, GENERATORS, MATH_FUNCTIONS, SCALAR_FUNCTIONS, type AggFn, type Expr, type FunctionName } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import { aggregateOf, window } from '../aggregates.js';
 import { Column } from '../Column.js';
@@ -104,7 +104,16 @@ const ALIASES: Record<string, string> = {
   char: 'chr',
   regexp_like: 'rlike',
   cardinality: 'size',
+  day: 'dayofmonth',
+  date_diff: 'datediff',
+  dateadd: 'date_add',
 };
+
+/** Spark's casts written as calls: date(x) is CAST(x AS DATE). */
+const CASTS = ['string', 'int', 'bigint', 'smallint', 'tinyint', 'double', 'float', 'boolean', 'date', 'timestamp'];
+for (const t of CASTS) {
+  FUNCTIONS[t] = { arity: [1, 1], build: ([x]) => column({ op: 'cast', expr: x!, to: parseDataType(t) }) };
+}
 
 /** The executor's table functions (math, strings, collections) and generators, each a call of its own name. */
 for (const name of [...Object.keys(SCALAR_FUNCTIONS), ...GENERATORS]) FUNCTIONS[name] = call(name as FunctionName);
@@ -119,6 +128,7 @@ const KINDS: Record<string, string> = {
   window: 'time window',
   named_struct: 'collection', struct: 'collection',
   ...Object.fromEntries(GENERATORS.map((g) => [g, 'generator'])),
+  ...Object.fromEntries(CASTS.map((t) => [t, 'cast'])),
 };
 
 const arityText = ([min, max]: [number, number]): string => (min === max ? `${min}` : max === Infinity ? `${min} or more` : `${min} to ${max}`);
@@ -129,7 +139,8 @@ const arityText = ([min, max]: [number, number]): string => (min === max ? `${mi
  */
 export function sqlFunctionTable(): string {
   const kindOf = (name: string): string =>
-    KINDS[name] ?? (Object.hasOwn(MATH_FUNCTIONS, name) ? 'math' : Object.hasOwn(COLLECTION_FUNCTIONS, name) ? 'collection' : 'string');
+    KINDS[name] ??
+    (Object.hasOwn(MATH_FUNCTIONS, name) ? 'math' : Object.hasOwn(COLLECTION_FUNCTIONS, name) ? 'collection' : Object.hasOwn(DATETIME_FUNCTIONS, name) ? 'datetime' : 'string');
   const aliases = (name: string): string => Object.keys(ALIASES).filter((a) => ALIASES[a] === name).sort().map((a) => `\`${a}\``).join(', ');
   const rows = Object.entries(FUNCTIONS)
     .map(([name, f]) => ({ name, kind: kindOf(name), f }))

@@ -1,0 +1,206 @@
+/**
+ * Spark's documented function examples, ported as they are written there: the SQL text of
+ * `SELECT <text>` and the result as Spark's SQL shell prints it (HiveResult's form: [1,2,null],
+ * {1:"a"}, {"a":1}, NULL, 2024-01-01). Each text is parsed by `expr`, typed and computed by the
+ * row evaluator, and printed from the value and its type. (The math, string and operator examples
+ * are in parseExpression.test.ts, checked as JavaScript values.)
+ */
+import { describe, expect, it } from 'vitest';
+import { exprType } from '@sluice/executor';
+// The evaluator is worker-side code that the executor package does not export.
+import { compileExpr } from '../../../../executor/src/expressions/compileExpr.js';
+import { hiveString } from '../../../../executor/src/expressions/exprTestKit.js';
+import { expr } from '../functions.js';
+
+function printed(sql: string): string {
+  const e = expr(sql).expr;
+  return hiveString(compileExpr(e, [])({}), exprType(e, []));
+}
+
+/** [SQL, Spark's printed result]: the examples of Spark's array, map and struct functions. */
+export const COLLECTION_EXAMPLES: Array<[string, string]> = [
+  ['array(1, 2, 3)', '[1,2,3]'],
+  ['array_contains(array(1, 2, 3), 2)', 'true'],
+  ['arrays_overlap(array(1, 2, 3), array(3, 4, 5))', 'true'],
+  ['array_distinct(array(1, 2, 3, null, 3))', '[1,2,3,null]'],
+  ['array_except(array(1, 2, 3), array(1, 3, 5))', '[2]'],
+  ['array_intersect(array(1, 2, 3), array(1, 3, 5))', '[1,3]'],
+  ["array_join(array('hello', 'world'), ' ')", 'hello world'],
+  ["array_join(array('hello', null ,'world'), ' ')", 'hello world'],
+  ["array_join(array('hello', null ,'world'), ' ', ',')", 'hello , world'],
+  ['array_max(array(1, 20, null, 3))', '20'],
+  ['array_min(array(1, 20, null, 3))', '1'],
+  ['array_position(array(312, 773, 708, 708), 708)', '3'],
+  ['array_remove(array(1, 2, 3, null, 3), 3)', '[1,2,null]'],
+  ["array_repeat('123', 2)", '["123","123"]'],
+  ['array_union(array(1, 2, 3), array(1, 3, 5))', '[1,2,3,5]'],
+  ["array_append(array('b', 'd', 'c', 'a'), 'd')", '["b","d","c","a","d"]'],
+  ['array_append(array(1, 2, 3, null), null)', '[1,2,3,null,null]'],
+  ["array_prepend(array('b', 'd', 'c', 'a'), 'd')", '["d","b","d","c","a"]'],
+  ['array_compact(array(1, 2, 3, null))', '[1,2,3]'],
+  ['array_compact(array("a", "b", "c"))', '["a","b","c"]'],
+  ["array_size(array('b', 'd', 'c', 'a'))", '4'],
+  ["cardinality(array('b', 'd', 'c', 'a'))", '4'],
+  ["cardinality(map('a', 1, 'b', 2))", '2'],
+  ["size(array('b', 'd', 'c', 'a'))", '4'],
+  ["size(map('a', 1, 'b', 2))", '2'],
+  ['size(NULL)', '-1'],
+  ['element_at(array(1, 2, 3), 2)', '2'],
+  ["element_at(map(1, 'a', 2, 'b'), 2)", 'b'],
+  ['element_at(array(1, 2, 3), -1)', '3'],
+  ['element_at(array(1, 2, 3), 5)', 'NULL'],
+  ['get(array(1, 2, 3), 0)', '1'],
+  ['get(array(1, 2, 3), 3)', 'NULL'],
+  ['get(array(1, 2, 3), -1)', 'NULL'],
+  ['flatten(array(array(1, 2), array(3, 4)))', '[1,2,3,4]'],
+  ["map(1.0, '2', 3.0, '4')", '{1.0:"2",3.0:"4"}'],
+  ['map_concat(map(1, \'a\', 2, \'b\'), map(3, \'c\'))', '{1:"a",2:"b",3:"c"}'],
+  ["map_contains_key(map(1, 'a', 2, 'b'), 1)", 'true'],
+  ["map_contains_key(map(1, 'a', 2, 'b'), 3)", 'false'],
+  ["map_entries(map(1, 'a', 2, 'b'))", '[{"key":1,"value":"a"},{"key":2,"value":"b"}]'],
+  ["map_from_arrays(array(1.0, 3.0), array('2', '4'))", '{1.0:"2",3.0:"4"}'],
+  ["map_from_entries(array(struct(1, 'a'), struct(2, 'b')))", '{1:"a",2:"b"}'],
+  ["map_keys(map(1, 'a', 2, 'b'))", '[1,2]'],
+  ["map_values(map(1, 'a', 2, 'b'))", '["a","b"]'],
+  ["str_to_map('a:1,b:2,c:3', ',', ':')", '{"a":"1","b":"2","c":"3"}'],
+  ["str_to_map('a')", '{"a":null}'],
+  ['named_struct("a", 1, "b", 2, "c", 3)', '{"a":1,"b":2,"c":3}'],
+  ['struct(1, 2)', '{"col1":1,"col2":2}'],
+  ['sequence(1, 5)', '[1,2,3,4,5]'],
+  ['sequence(5, 1)', '[5,4,3,2,1]'],
+  ['sequence(1, 9, 4)', '[1,5,9]'],
+  ['slice(array(1, 2, 3, 4), 2, 2)', '[2,3]'],
+  ['slice(array(1, 2, 3, 4), -2, 2)', '[3,4]'],
+  ["sort_array(array('b', 'd', null, 'c', 'a'), true)", '[null,"a","b","c","d"]'],
+  ["sort_array(array('b', 'd', null, 'c', 'a'), false)", '["d","c","b","a",null]'],
+  ["array_sort(array('b', 'd', null, 'c', 'a'))", '["a","b","c","d",null]'],
+  ["split('oneAtwoBthreeC', '[ABC]')", '["one","two","three",""]'],
+  ["split('oneAtwoBthreeC', '[ABC]', -1)", '["one","two","three",""]'],
+  ["split('oneAtwoBthreeC', '[ABC]', 2)", '["one","twoBthreeC"]'],
+  ["split('abc', '')", '["a","b","c"]'],
+  ["split('', ',')", '[""]'],
+  ['CAST(array(1, 2) AS STRING)', '[1, 2]'],
+  ["CAST(map('a', 1) AS STRING)", '{a -> 1}'],
+  ['array(1, 2) = array(1, 2)', 'true'],
+  ['array_contains(array(1, null), 2)', 'NULL'],
+];
+
+/**
+ * [SQL, Spark's printed result]: the examples of Spark's date and time functions. Spark's reference
+ * prints the zone-dependent ones in America/Los_Angeles; Sluice's session time zone is UTC, so
+ * those (from_unixtime, unix_timestamp, timestamp_*) show the UTC result.
+ */
+export const DATETIME_EXAMPLES: Array<[string, string]> = [
+  ["add_months('2016-08-31', 1)", '2016-09-30'],
+  ["date_add('2016-07-30', 1)", '2016-07-31'],
+  ["date_sub('2016-07-30', 1)", '2016-07-29'],
+  ["datediff('2009-07-31', '2009-07-30')", '1'],
+  ["datediff('2009-07-30', '2009-07-31')", '-1'],
+  ["date_diff('2009-07-31', '2009-07-30')", '1'],
+  ["date_format('2016-04-08', 'y')", '2016'],
+  ["date_format(TIMESTAMP '2016-04-08 13:05:09.5', 'yyyy-MM-dd HH:mm:ss.SSS')", '2016-04-08 13:05:09.500'],
+  ["date_format(TIMESTAMP '2016-04-08 13:05:09', 'EEE, d MMM yyyy hh:mm a')", 'Fri, 8 Apr 2016 01:05 PM'],
+  ["date_format(DATE '2016-04-08', 'EEEE MMMM dd yy QQQ D')", 'Friday April 08 16 Q2 99'],
+  ["date_format(TIMESTAMP '2016-04-08 13:05:09', \"yyyy-MM-dd'T'HH:mm:ssXXX\")", '2016-04-08T13:05:09Z'],
+  ["date_trunc('YEAR', '2015-03-05T09:32:05.359')", '2015-01-01 00:00:00'],
+  ["date_trunc('MM', '2015-03-05T09:32:05.359')", '2015-03-01 00:00:00'],
+  ["date_trunc('DD', '2015-03-05T09:32:05.359')", '2015-03-05 00:00:00'],
+  ["date_trunc('HOUR', '2015-03-05T09:32:05.359')", '2015-03-05 09:00:00'],
+  ["date_trunc('MILLISECOND', '2015-03-05T09:32:05.123456')", '2015-03-05 09:32:05.123'],
+  ["date_trunc('WEEK', '2019-08-04 10:00:00')", '2019-07-29 00:00:00'],
+  ["date_trunc('QUARTER', '2019-08-04 10:00:00')", '2019-07-01 00:00:00'],
+  ["dayofmonth('2009-07-30')", '30'],
+  ["day('2009-07-30')", '30'],
+  ["dayofweek('2009-07-30')", '5'],
+  ["dayofyear('2016-04-09')", '100'],
+  ['from_unixtime(0, \'yyyy-MM-dd HH:mm:ss\')', '1970-01-01 00:00:00'],
+  ['from_unixtime(0)', '1970-01-01 00:00:00'],
+  ["hour('2009-07-30 12:58:59')", '12'],
+  ["minute('2009-07-30 12:58:59')", '58'],
+  ["second('2009-07-30 12:58:59')", '59'],
+  ["last_day('2009-01-12')", '2009-01-31'],
+  ["last_day('2024-02-10')", '2024-02-29'],
+  ['make_date(2013, 7, 15)', '2013-07-15'],
+  ['make_date(2019, 7, NULL)', 'NULL'],
+  ['make_date(2019, 13, 1)', 'NULL'],
+  ['make_date(2019, 2, 30)', 'NULL'],
+  ['make_timestamp(2014, 12, 28, 6, 30, 45.887)', '2014-12-28 06:30:45.887'],
+  ["make_timestamp(2014, 12, 28, 6, 30, 45.887, 'CET')", '2014-12-28 05:30:45.887'],
+  ['make_timestamp(2019, 6, 30, 23, 59, 60)', '2019-07-01 00:00:00'],
+  ['make_timestamp(2019, 6, 30, 23, 59, 1)', '2019-06-30 23:59:01'],
+  ['make_timestamp(null, 7, 22, 15, 30, 0)', 'NULL'],
+  ["month('2016-07-30')", '7'],
+  ["months_between('1997-02-28 10:30:00', '1996-10-30')", '3.94959677'],
+  ["months_between('1997-02-28 10:30:00', '1996-10-30', false)", '3.9495967741935485'],
+  ["months_between('2024-03-31', '2024-02-29')", '1.0'],
+  ["next_day('2015-01-14', 'TU')", '2015-01-20'],
+  ["next_day('2015-01-14', 'nope')", 'NULL'],
+  ["quarter('2016-08-31')", '3'],
+  ['timestamp_millis(1230219000123)', '2008-12-25 15:30:00.123'],
+  ['timestamp_seconds(1230219000)', '2008-12-25 15:30:00'],
+  ['timestamp_seconds(1230219000.123)', '2008-12-25 15:30:00.123'],
+  ["to_date('2009-07-30 04:17:52')", '2009-07-30'],
+  ["to_date('2016-12-31', 'yyyy-MM-dd')", '2016-12-31'],
+  ["to_date('12/31/2016', 'MM/dd/yyyy')", '2016-12-31'],
+  ["to_date('2016-13-31', 'yyyy-MM-dd')", 'NULL'],
+  ["to_timestamp('2016-12-31 00:12:00')", '2016-12-31 00:12:00'],
+  ["to_timestamp('2016-12-31', 'yyyy-MM-dd')", '2016-12-31 00:00:00'],
+  ["to_timestamp('31 Dec 2016 10:07:08 PM', 'dd MMM yyyy hh:mm:ss a')", '2016-12-31 22:07:08'],
+  ["to_timestamp('2016-12-31 10:07:08.25+02:00', 'yyyy-MM-dd HH:mm:ss.SSXXX')", '2016-12-31 08:07:08.25'],
+  ["to_timestamp('2016-12-31', 'yyyy-MM-dd HH')", 'NULL'],
+  ["trunc('2019-08-04', 'week')", '2019-07-29'],
+  ["trunc('2019-08-04', 'quarter')", '2019-07-01'],
+  ["trunc('2009-02-12', 'MM')", '2009-02-01'],
+  ["trunc('2015-10-27', 'YEAR')", '2015-01-01'],
+  ["trunc('2015-10-27', 'DAY')", 'NULL'],
+  ['unix_date(DATE("1970-01-02"))', '1'],
+  ["unix_millis(TIMESTAMP('1970-01-01 00:00:01Z'))", '1000'],
+  ["unix_seconds(TIMESTAMP('1970-01-01 00:00:01Z'))", '1'],
+  ["unix_timestamp('2016-04-08', 'yyyy-MM-dd')", '1460073600'],
+  ["to_unix_timestamp('2016-04-08', 'yyyy-MM-dd')", '1460073600'],
+  ["unix_timestamp(TIMESTAMP '2016-04-08 00:00:01')", '1460073601'],
+  ["weekday('2009-07-30')", '3'],
+  ["weekofyear('2008-02-20')", '8'],
+  ["weekofyear('2021-01-01')", '53'],
+  ["year('2016-07-30')", '2016'],
+  ['date_from_unix_date(1)', '1970-01-02'],
+  ["from_utc_timestamp('2016-08-31', 'Asia/Seoul')", '2016-08-31 09:00:00'],
+  ["to_utc_timestamp('2016-08-31', 'Asia/Seoul')", '2016-08-30 15:00:00'],
+  ["from_utc_timestamp('2016-01-31 12:00:00', 'America/New_York')", '2016-01-31 07:00:00'],
+  ['make_interval(100, 11, 1, 1, 12, 30, 01.001)', '100 years 11 months 8 days 12 hours 30 minutes 1.001 seconds'],
+  ['make_interval(0, 0, 0, 0, 0, 0, 0)', '0 seconds'],
+  ["TIMESTAMP '2024-01-31 10:00:00' + INTERVAL 1 MONTH", '2024-02-29 10:00:00'],
+  ["TIMESTAMP '2024-01-01 10:00:00' - INTERVAL '90' MINUTE", '2024-01-01 08:30:00'],
+  ["TIMESTAMP '2024-01-01 10:00:00' + INTERVAL 1 DAY 2 HOURS", '2024-01-02 12:00:00'],
+  ["TIMESTAMP '2024-01-01 10:00:00' + INTERVAL '1 day 30 seconds'", '2024-01-02 10:00:30'],
+  ["INTERVAL 2 HOURS + TIMESTAMP '2024-01-01 10:00:00'", '2024-01-01 12:00:00'],
+  ["DATE '2024-02-28' + INTERVAL 1 DAY", '2024-02-29'],
+  ["DATE '2024-02-28' + 2", '2024-03-01'],
+  ["DATE '2024-03-01' - 1", '2024-02-29'],
+  ["CAST(INTERVAL 90 MINUTES AS STRING)", '1 hours 30 minutes'],
+  ["CAST('2024-02-29' AS DATE)", '2024-02-29'],
+  ["CAST(TIMESTAMP '2024-02-29 23:59:59' AS DATE)", '2024-02-29'],
+  ["CAST(DATE '2024-02-29' AS TIMESTAMP)", '2024-02-29 00:00:00'],
+  ["DATE '2024-02-29' < DATE '2024-03-01'", 'true'],
+  ["DATE '2024-02-29' = '2024-02-29'", 'true'],
+];
+
+describe("Spark's function examples, as Spark prints them", () => {
+  it.each([...COLLECTION_EXAMPLES, ...DATETIME_EXAMPLES])('SELECT %s gives %s', (sql, expected) => {
+    expect(printed(sql)).toBe(expected);
+  });
+
+  it('a pattern with a week-based or unknown letter, and an unknown time zone, fail with their reason', () => {
+    expect(() => printed("date_format(DATE '2024-01-01', 'YYYY-ww')")).toThrow(/INVALID_DATETIME_PATTERN.*week-based/);
+    expect(() => printed("date_format(DATE '2024-01-01', 'yyyy-MM-dd bb')")).toThrow(/unknown letter 'b'/);
+    expect(() => printed("from_utc_timestamp('2016-08-31', 'Mars/Olympus')")).toThrow(/INVALID_TIMEZONE/);
+    expect(() => printed("INTERVAL 'soon'")).toThrow(expect.objectContaining({ code: 'INVALID_EXPRESSION' }));
+  });
+
+  it('index 0, a null map key and a repeated map key fail as in Spark', () => {
+    expect(() => printed('element_at(array(1, 2, 3), 0)')).toThrow(/INVALID_INDEX_OF_ZERO/);
+    expect(() => printed('map(null, 1)')).toThrow(/NULL_MAP_KEY/);
+    expect(() => printed("map('a', 1, 'a', 2)")).toThrow(/DUPLICATED_MAP_KEY/);
+    expect(() => printed("array_contains('abc', 'a')")).toThrow(expect.objectContaining({ code: 'DATATYPE_MISMATCH' }));
+  });
+});
