@@ -38,7 +38,7 @@ export function intervalOf(amount: number, unit: keyof typeof UNIT_MS): Interval
     const rest = amount * scale - whole;
     if (field === 0) out[1] = Math.trunc(rest * 30);
     else out[2] = Math.round(rest * MS_PER_DAY);
-  } else out[2] = Math.trunc(amount * scale);
+  } else out[2] = Math.trunc(Math.round(amount * scale * 1000) / 1000);
   return out;
 }
 
