@@ -160,6 +160,42 @@ describe.skipIf(!hasRedis)('redis source', () => {
     });
   });
 
+  it('from_json over an entry\'s fields: typed columns, a nested JSON field parsed again, and json_tuple', async () => {
+    const payload = (item: string, qty: number | string) => JSON.stringify({ item, qty, tags: [item[0], 'x'] });
+    await redis.xadd('orders', '*', 'user', 'ann', 'amount', '12.5', 'payload', payload('apple', 3));
+    await redis.xadd('orders', '*', 'user', 'bob', 'payload', '{not json');
+    await redis.xadd('orders', '*', 'user', 'cy', 'amount', 'lots', 'payload', payload('fig', 'two'));
+    await withSession({}, async (s) => {
+      s.readStream.format('redis').options({ url, stream: 'orders', startingOffsets: 'earliest' }).load().createOrReplaceTempView('orders');
+      const q = await s
+        .sql(
+          `SELECT o.user, CAST(o.amount AS DOUBLE) AS amount, p.item, p.qty, p.tags FROM (
+             SELECT from_json(fields, 'user STRING, amount STRING, payload STRING') AS o,
+                    from_json(get_json_object(fields, '$.payload'), 'item STRING, qty INT, tags ARRAY<STRING>') AS p
+             FROM orders)`,
+        )
+        .writeStream.format('memory').queryName('orders_out').start();
+      const t = await s.readStream.format('redis').options({ url, stream: 'orders', startingOffsets: 'earliest' }).load()
+        .selectExpr("json_tuple(fields, 'user', 'amount') AS (user, amount)")
+        .writeStream.format('memory').queryName('orders_tuple').start();
+      await q.processAllAvailable();
+      await t.processAllAvailable();
+      expect(await s.memoryTable('orders_out')).toEqual([
+        { user: 'ann', amount: 12.5, item: 'apple', qty: 3, tags: ['a', 'x'] },
+        // A payload that is not JSON gives nulls (PERMISSIVE), and so does a field of the wrong type.
+        { user: 'bob', amount: null, item: null, qty: null, tags: null },
+        { user: 'cy', amount: null, item: 'fig', qty: null, tags: ['f', 'x'] },
+      ]);
+      expect(await s.memoryTable('orders_tuple')).toEqual([
+        { user: 'ann', amount: '12.5' },
+        { user: 'bob', amount: null },
+        { user: 'cy', amount: 'lots' },
+      ]);
+      await q.stop();
+      await t.stop();
+    });
+  });
+
   it('latest starts after what the stream holds at the start; earliest from its first entry', async () => {
     await add('late', 5);
     await withSession({}, async (s) => {

@@ -8,6 +8,7 @@ export { exprType, functionArity, generatorFields, planOutputSchema } from './ex
 export { expandsRows } from './operators/generate.js';
 export { COLLECTION_FUNCTIONS } from './expressions/collectionFunctions.js';
 export { DATETIME_FUNCTIONS, type DatetimeFunctionName } from './expressions/datetimeFunctions.js';
+export { JSON_FUNCTIONS, type JsonFunctionName } from './expressions/jsonFunctions.js';
 export { createCast, rowToExternal, rowToInternal, toExternal, toInternal, typeName } from './schema/values.js';
 export { formatDate, parseDate } from './schema/timestamps.js';
 export { addIntervals, formatInterval, intervalOf, intervalUnit, parseInterval, type Interval } from './schema/intervals.js';

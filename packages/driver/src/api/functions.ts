@@ -5,7 +5,8 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseDataType, type CollectionFunctionName, type DataType, type DatetimeFunctionName, type Expr, type FunctionName, type GeneratorName, type MathFunctionName, type StringFunctionName } from '@sluice/executor';
+import { jsonTuple } from './sql/sqlFunctions.js';
+import { parseDataType, parseSchema, schemaToDDL, type Schema, type CollectionFunctionName, type DataType, type DatetimeFunctionName, type Expr, type FunctionName, type GeneratorName, type MathFunctionName, type StringFunctionName } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import { Column, lit, toColumn, type ColumnOrLiteral } from './Column.js';
 import { parseExpression } from './sql/parseExpression.js';
@@ -301,6 +302,28 @@ export const date_from_unix_date = dt('date_from_unix_date');
 export const window_time = dt('window_time');
 export const from_utc_timestamp = (c: Column | string, zone: string): Column => call('from_utc_timestamp', [toColumn(c).expr, text(zone)]);
 export const to_utc_timestamp = (c: Column | string, zone: string): Column => call('to_utc_timestamp', [toColumn(c).expr, text(zone)]);
+
+// ---------------------------------------------------------------------------------------------
+// JSON
+
+/** A schema argument: DDL text ('a INT, b ARRAY<STRING>'), or a schema object or field list as session.readStream.schema takes. */
+const schemaText = (schema: string | Record<string, string | object> | Schema): Expr =>
+  text(typeof schema === 'string' ? schema : schemaToDDL(parseSchema(schema, 'from_json schema')));
+const optionsMap = (options: Record<string, string>): Expr[] =>
+  Object.keys(options).length === 0 ? [] : [call('map', Object.entries(options).flatMap(([k, v]) => [text(k), text(String(v))])).expr];
+
+/** from_json(c, schema[, { mode }]): JSON text as a struct (or the ARRAY or MAP type given); PERMISSIVE (default) or FAILFAST. */
+export const from_json = (c: Column | string, schema: string | Record<string, string | object> | Schema, options: Record<string, string> = {}): Column =>
+  call('from_json', [toColumn(c).expr, schemaText(schema), ...optionsMap(options)]);
+export const to_json = (c: Column | string): Column => call('to_json', [toColumn(c).expr]);
+/** get_json_object(c, path): the value at a JSONPath ('$.a.b[0]') as text. */
+export const get_json_object = (c: Column | string, path: string): Column => call('get_json_object', [toColumn(c).expr, text(path)]);
+export const json_array_length = (c: Column | string): Column => call('json_array_length', [toColumn(c).expr]);
+export const json_object_keys = (c: Column | string): Column => call('json_object_keys', [toColumn(c).expr]);
+/** schema_of_json(json): the DDL of the type Spark infers for a JSON text. */
+export const schema_of_json = (json: string | Column): Column => call('schema_of_json', [text(json)]);
+/** json_tuple(c, ...fields): a generator giving one row whose columns c0, c1, ... are the fields' values as text. */
+export const json_tuple = (c: Column | string, ...fields: string[]): Column => new Column(jsonTuple(toColumn(c).expr, fields.map(text)));
 
 /**
  * A user function that each worker imports itself: `moduleUrl` is a URL (file:, data:) or a file

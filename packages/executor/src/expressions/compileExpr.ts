@@ -9,7 +9,7 @@
 import { SluiceError } from '@sluice/state';
 import type { Expr } from './types.js';
 import type { DataType, Row, Schema } from '../schema/types.js';
-import { ARITHMETIC_OPS, binaryTypes, callTypes, exprType, widerNumeric, type Arithmetic, type Comparison, type DatetimeArithmetic } from './exprTypes.js';
+import { ARITHMETIC_OPS, binaryTypes, callTypes, constantOf, exprType, widerNumeric, type Arithmetic, type Comparison, type DatetimeArithmetic } from './exprTypes.js';
 import { timestampPlusInterval, type Interval } from '../schema/intervals.js';
 import { MS_PER_DAY } from '../schema/timestamps.js';
 import { exprSql } from './exprNames.js';
@@ -157,7 +157,7 @@ function compileCall(expr: Extract<Expr, { op: 'call' }>, schema: Schema, udfs: 
   const { args: argTypes } = callTypes(expr, schema);
   const args = expr.args.map((a, i) => coerce(compile(a, schema, udfs), exprType(a, schema), argTypes[i]!));
   const [a0 = () => null, a1 = () => null, a2] = args;
-  if (isScalarFunction(expr.fn)) return compileScalar(SCALAR_FUNCTIONS[expr.fn], args, argTypes);
+  if (isScalarFunction(expr.fn)) return compileScalar(SCALAR_FUNCTIONS[expr.fn], args, argTypes, expr.args.map(constantOf));
   switch (expr.fn) {
     case 'upper':
       return (row) => { const s = a0(row) as string | null; return s == null ? null : s.toUpperCase(); };
@@ -209,9 +209,9 @@ function compileCall(expr: Extract<Expr, { op: 'call' }>, schema: Schema, udfs: 
 }
 
 /** A table function over its arguments' values: null in, null out, unless it takes nulls itself. */
-function compileScalar(f: ScalarFunction, args: Evaluator[], argTypes: DataType[]): Evaluator {
+function compileScalar(f: ScalarFunction, args: Evaluator[], argTypes: DataType[], constants: unknown[]): Evaluator {
   const [a0, a1] = args;
-  const value = f.bind?.(argTypes) ?? (f.value as (...xs: unknown[]) => unknown);
+  const value = f.bind?.(argTypes, constants) ?? (f.value as (...xs: unknown[]) => unknown);
   if (f.nulls) return (row) => value(...args.map((a) => a(row)));
   if (args.length === 0) return () => value();
   if (args.length === 1) return (row) => { const x = a0!(row); return x == null ? null : value(x); };

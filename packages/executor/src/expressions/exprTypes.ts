@@ -12,7 +12,7 @@ import type { DataType, Schema, StructType } from '../schema/types.js';
 import { exprName, exprSql } from './exprNames.js';
 import { resolveColumn } from './resolveColumn.js';
 import { isScalarFunction, SCALAR_FUNCTIONS, type ScalarFunctionName } from './scalarFunctions.js';
-import { createCast, isArrayType, isAtomicType, isMapType, isNumericType, isStructType, sameType, typeName } from '../schema/values.js';
+import { createCast, isArrayType, isAtomicType, isMapType, isNumericType, isStructType, sameType, toInternal, typeName } from '../schema/values.js';
 
 function mismatch(expr: Expr, why: string, column?: string): SluiceError {
   return new SluiceError('DATATYPE_MISMATCH', `cannot resolve '${exprSql(expr)}' due to data type mismatch: ${why}`, {
@@ -197,7 +197,7 @@ export function callTypes(expr: Extract<Expr, { op: 'call' }>, schema: Schema): 
   const types = expr.args.map((a) => exprType(a, schema));
   if (expr.fn === 'named_struct') return { args: types, result: { struct: namedStructFields(expr, types, schema) } };
   if (isScalarFunction(expr.fn)) {
-    const typed = SCALAR_FUNCTIONS[expr.fn].types(types);
+    const typed = SCALAR_FUNCTIONS[expr.fn].types(types, expr.args.map(constantOf));
     if (typeof typed === 'string') throw mismatch(expr, `${expr.fn} ${typed}`);
     return typed;
   }
@@ -212,6 +212,19 @@ export function callTypes(expr: Extract<Expr, { op: 'call' }>, schema: Schema): 
   }
   const t = commonType(types, expr); // coalesce
   return { args: types.map(() => t), result: t };
+}
+
+/**
+ * The value of a constant argument: a literal (in engine form), or map(...) of literals as its
+ * entries (from_json's options); undefined for anything else.
+ */
+export function constantOf(e: Expr): unknown {
+  if (e.op === 'lit') return toInternal(e.value, e.type);
+  if (e.op === 'call' && e.fn === 'map' && e.args.every((a) => a.op === 'lit')) {
+    const xs = e.args.map(constantOf);
+    return xs.flatMap((x, i) => (i % 2 === 0 ? [[x, xs[i + 1]]] : []));
+  }
+  return undefined;
 }
 
 /** named_struct's fields: its odd arguments must be literal names (Spark's rule), its even ones the values. */
@@ -310,7 +323,8 @@ export function exprNullable(expr: Expr, schema: Schema): boolean {
       return expr.otherwise === undefined || any([...expr.branches.map((b) => b.value), expr.otherwise]);
     case 'call':
       if (expr.fn === 'named_struct') return false;
-      if (isScalarFunction(expr.fn) && SCALAR_FUNCTIONS[expr.fn].nulls) return true;
+      // A table function may give null for non-null arguments (from_json, element_at, to_date).
+      if (isScalarFunction(expr.fn)) return true;
       return expr.fn === 'coalesce' ? expr.args.every((a) => exprNullable(a, schema)) : any(expr.args);
     case 'udf':
       return true;

@@ -17,12 +17,16 @@ type N = number;
 /** One scalar function of the tables (math here, strings in stringFunctions.ts). */
 export interface ScalarFunction {
   arity: [min: number, max: number];
-  /** The types the arguments are cast to and the result's, from the arguments' types; a string is why they do not fit. */
-  types(args: DataType[]): { args: DataType[]; result: DataType } | string;
+  /**
+   * The types the arguments are cast to and the result's, from the arguments' types (and the
+   * values of the constant ones, undefined for the others: from_json's schema); a string is why
+   * they do not fit.
+   */
+  types(args: DataType[], constants: unknown[]): { args: DataType[]; result: DataType } | string;
   /** The value from non-null arguments (every argument, nulls too, when `nulls` is set). */
   value?(...args: unknown[]): unknown;
   /** Instead of `value`: the value function for arguments of these (cast) types. */
-  bind?(args: DataType[]): (...args: unknown[]) => unknown;
+  bind?(args: DataType[], constants: unknown[]): (...args: unknown[]) => unknown;
   /** The function takes null arguments itself (else any null argument gives null). */
   nulls?: boolean;
 }

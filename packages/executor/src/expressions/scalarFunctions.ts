@@ -7,15 +7,17 @@ import { MATH_FUNCTIONS, type MathFunctionName, type ScalarFunction } from './ma
 import { STRING_FUNCTIONS, type StringFunctionName } from './stringFunctions.js';
 import { COLLECTION_FUNCTIONS, type CollectionFunctionName } from './collectionFunctions.js';
 import { DATETIME_FUNCTIONS, type DatetimeFunctionName } from './datetimeFunctions.js';
+import { JSON_FUNCTIONS, type JsonFunctionName } from './jsonFunctions.js';
 
 export type { ScalarFunction };
-export type ScalarFunctionName = MathFunctionName | StringFunctionName | CollectionFunctionName | DatetimeFunctionName;
+export type ScalarFunctionName = MathFunctionName | StringFunctionName | CollectionFunctionName | DatetimeFunctionName | JsonFunctionName;
 
 export const SCALAR_FUNCTIONS: Record<ScalarFunctionName, ScalarFunction> = {
   ...MATH_FUNCTIONS,
   ...STRING_FUNCTIONS,
   ...COLLECTION_FUNCTIONS,
   ...DATETIME_FUNCTIONS,
+  ...JSON_FUNCTIONS,
 };
 
 export function isScalarFunction(fn: string): fn is ScalarFunctionName {

@@ -1,17 +1,18 @@
 /**
  * Schema inference for JSON (session.read without a schema), after Spark's JsonInferSchema:
  * integers → LONG, other numbers → DOUBLE, LONG with DOUBLE → DOUBLE, objects → STRUCT (merged),
- * arrays and any other conflict → STRING, only-null → STRING, fields sorted by name. Strings stay
+ * arrays → ARRAY of their elements' merged type, any other conflict → STRING, only-null → STRING,
+ * fields sorted by name. Strings stay
  * STRING even when they look like timestamps (Spark's default). In PERMISSIVE mode a malformed
  * line adds the corrupt-record column, as Spark does.
  */
 import { SluiceError } from '@sluice/state';
 import type { ReadOptions } from '../task/messages.js';
-import type { Schema } from '../schema/types.js';
+import type { DataType, Schema } from '../schema/types.js';
 import { corruptName } from './options.js';
 import { forEachLine, isBlank, readSourceFile } from './sourceLines.js';
 
-type Inferred = 'null' | 'long' | 'double' | 'boolean' | 'string' | Map<string, Inferred>;
+type Inferred = 'null' | 'long' | 'double' | 'boolean' | 'string' | Map<string, Inferred> | { array: Inferred };
 type InferOptions = Partial<Pick<ReadOptions, 'mode' | 'columnNameOfCorruptRecord'>>;
 
 export function inferJsonSchema(text: string, options: InferOptions = {}, file = '<input>'): Schema {
@@ -68,7 +69,7 @@ function inferValue(v: unknown): Inferred {
       return 'string';
     default: {
       if (v === null) return 'null';
-      if (Array.isArray(v)) return 'string';
+      if (Array.isArray(v)) return { array: v.reduce<Inferred>((acc, x) => mergeTypes(acc, inferValue(x)), 'null') };
       const m = new Map<string, Inferred>();
       mergeObject(m, v as object);
       return m;
@@ -83,13 +84,22 @@ function mergeTypes(a: Inferred, b: Inferred): Inferred {
     for (const [k, t] of b) mergeField(a, k, t);
     return a;
   }
+  if (typeof a === 'object' && 'array' in a && typeof b === 'object' && 'array' in b) return { array: mergeTypes(a.array, b.array) };
   if ((a === 'long' && b === 'double') || (a === 'double' && b === 'long')) return 'double';
   return 'string';
 }
 
 function toSchema(m: Map<string, Inferred>): Schema {
-  return [...m.keys()].sort().map((name) => {
-    const t = m.get(name)!;
-    return { name, type: t instanceof Map ? { struct: toSchema(t) } : t === 'null' ? 'string' : t, nullable: true };
-  });
+  return [...m.keys()].sort().map((name) => ({ name, type: toType(m.get(name)!), nullable: true }));
+}
+
+function toType(t: Inferred): DataType {
+  if (t instanceof Map) return { struct: toSchema(t) };
+  if (typeof t === 'object') return { array: toType(t.array) };
+  return t === 'null' ? 'string' : t;
+}
+
+/** The type Spark infers for one parsed JSON value (schema_of_json). */
+export function inferJsonValueType(v: unknown): DataType {
+  return toType(inferValue(v));
 }

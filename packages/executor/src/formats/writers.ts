@@ -151,7 +151,7 @@ function jsonText(fields: Field[]): (v: Row) => string {
  * One value's JSON text by its type: a DATE as "yyyy-MM-dd", an ARRAY as a JSON array (nulls kept,
  * as Spark writes them), a MAP as a JSON object of its keys' text, a STRUCT as an object.
  */
-function jsonValue(t: DataType): Enc {
+export function jsonValue(t: DataType): Enc {
   if (t === 'date') return (v) => (typeof v === 'number' ? `"${formatDate(v)}"` : genericJson(v));
   if (t === 'interval') return (v) => (Array.isArray(v) ? JSON.stringify(formatInterval(v as Interval)) : genericJson(v));
   if (t === 'timestamp') {

@@ -185,8 +185,44 @@ export const DATETIME_EXAMPLES: Array<[string, string]> = [
   ["DATE '2024-02-29' = '2024-02-29'", 'true'],
 ];
 
+/** [SQL, Spark's printed result]: the examples of Spark's JSON functions. */
+export const JSON_EXAMPLES: Array<[string, string]> = [
+  ['from_json(\'{"a":1, "b":0.8}\', \'a INT, b DOUBLE\')', '{"a":1,"b":0.8}'],
+  [
+    'from_json(\'{"teacher": "Alice", "student": [{"name": "Bob", "rank": 1}, {"name": "Charlie", "rank": 2}]}\', \'STRUCT<teacher: STRING, student: ARRAY<STRUCT<name: STRING, rank: INT>>>\')',
+    '{"teacher":"Alice","student":[{"name":"Bob","rank":1},{"name":"Charlie","rank":2}]}',
+  ],
+  ['from_json(\'[1, 2, null]\', \'ARRAY<INT>\')', '[1,2,null]'],
+  ['from_json(\'{"a": 1}\', \'MAP<STRING, INT>\')', '{"a":1}'],
+  ['from_json(\'{"a" 1}\', \'a INT, b STRING\')', '{"a":null,"b":null}'],
+  ['from_json(\'{"a": "x"}\', \'a INT\')', '{"a":null}'],
+  ['from_json(\'{"d": "2024-02-29", "t": "2024-02-29T10:00:00Z"}\', \'d DATE, t TIMESTAMP\')', '{"d":2024-02-29,"t":2024-02-29 10:00:00}'],
+  ['from_json(NULL, \'a INT\')', 'NULL'],
+  ['get_json_object(\'{"a":"b"}\', \'$.a\')', 'b'],
+  ['get_json_object(\'{"a":{"b":[1,{"c":2}]}}\', \'$.a.b[1].c\')', '2'],
+  ['get_json_object(\'{"a":{"b":[1,2]}}\', \'$.a\')', '{"b":[1,2]}'],
+  ['get_json_object(\'{"a":[{"b":1},{"b":2}]}\', \'$.a[*].b\')', '[1,2]'],
+  [`get_json_object('{"a b":3}', "$['a b']")`, '3'],
+  ['get_json_object(\'{"a":1}\', \'$.z\')', 'NULL'],
+  ['get_json_object(\'not json\', \'$.a\')', 'NULL'],
+  ["json_array_length('[1,2,3,4]')", '4'],
+  ['json_array_length(\'[1,2,3,{"f1":1,"f2":[5,6]},4]\')', '5'],
+  ["json_array_length('[1,2')", 'NULL'],
+  ["json_object_keys('{}')", '[]'],
+  ['json_object_keys(\'{"key": "value"}\')', '["key"]'],
+  ['json_object_keys(\'{"f1":"abc","f2":{"f3":"a", "f4":"b"}}\')', '["f1","f2"]'],
+  ['schema_of_json(\'[{"col":0}]\')', 'ARRAY<STRUCT<col: BIGINT>>'],
+  ['schema_of_json(\'{"a": 1.5, "b": ["x"], "c": {"d": true}}\')', 'STRUCT<a: DOUBLE, b: ARRAY<STRING>, c: STRUCT<d: BOOLEAN>>'],
+  ["to_json(named_struct('a', 1, 'b', 2))", '{"a":1,"b":2}'],
+  ["to_json(array(named_struct('a', 1, 'b', 2)))", '[{"a":1,"b":2}]'],
+  ["to_json(map('a', named_struct('b', 1)))", '{"a":{"b":1}}'],
+  ["to_json(map('a', 1))", '{"a":1}'],
+  ["to_json(array(map('a', 1)))", '[{"a":1}]'],
+  ["to_json(named_struct('a', 1, 'b', NULL))", '{"a":1}'],
+];
+
 describe("Spark's function examples, as Spark prints them", () => {
-  it.each([...COLLECTION_EXAMPLES, ...DATETIME_EXAMPLES])('SELECT %s gives %s', (sql, expected) => {
+  it.each([...COLLECTION_EXAMPLES, ...DATETIME_EXAMPLES, ...JSON_EXAMPLES])('SELECT %s gives %s', (sql, expected) => {
     expect(printed(sql)).toBe(expected);
   });
 
@@ -195,6 +231,13 @@ describe("Spark's function examples, as Spark prints them", () => {
     expect(() => printed("date_format(DATE '2024-01-01', 'yyyy-MM-dd bb')")).toThrow(/unknown letter 'b'/);
     expect(() => printed("from_utc_timestamp('2016-08-31', 'Mars/Olympus')")).toThrow(/INVALID_TIMEZONE/);
     expect(() => printed("INTERVAL 'soon'")).toThrow(expect.objectContaining({ code: 'INVALID_EXPRESSION' }));
+  });
+
+  it("from_json in FAILFAST mode fails on malformed text; a schema that is not DDL names the problem", () => {
+    expect(() => printed(`from_json('{"a" 1}', 'a INT', map('mode', 'FAILFAST'))`)).toThrow(expect.objectContaining({ code: 'MALFORMED_RECORD' }));
+    expect(printed(`from_json('{"a": 1}', 'a INT', map('mode', 'FAILFAST'))`)).toBe('{"a":1}');
+    expect(() => printed(`from_json('{}', 'a NOPE')`)).toThrow(expect.objectContaining({ code: 'DATATYPE_MISMATCH', message: expect.stringContaining("unknown type 'NOPE'") }));
+    expect(() => printed(`from_json('{}', 'a INT', map('mode', 'DROPMALFORMED'))`)).toThrow(/mode DROPMALFORMED is not supported/);
   });
 
   it('index 0, a null map key and a repeated map key fail as in Spark', () => {

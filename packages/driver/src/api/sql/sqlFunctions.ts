@@ -5,7 +5,7 @@
  * (`ucase`, `substr`, `ifnull`); forms Spark defines by rewriting (`if`, `nvl2`, `nullif`) are
  * rewritten into CASE the way Spark's own definitions read.
  */
-import { COLLECTION_FUNCTIONS, DATETIME_FUNCTIONS, exprName, parseDataType, functionArity, GENERATORS, MATH_FUNCTIONS, SCALAR_FUNCTIONS, type AggFn, type Expr, type FunctionName } from '@sluice/executor';
+import { COLLECTION_FUNCTIONS, DATETIME_FUNCTIONS, JSON_FUNCTIONS, exprName, parseDataType, functionArity, GENERATORS, MATH_FUNCTIONS, SCALAR_FUNCTIONS, type AggFn, type Expr, type FunctionName } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import { aggregateOf, window } from '../aggregates.js';
 import { Column } from '../Column.js';
@@ -24,6 +24,19 @@ const column = (expr: Expr): Parsed => ({ kind: 'column', expr });
 /** A call of the executor's function `fn`, with the arities the executor gives it. */
 const call = (fn: FunctionName): SqlFunction => ({ arity: functionArity(fn), build: (args) => column({ op: 'call', fn, args }) });
 const nullLit: Expr = { op: 'lit', value: null, type: 'null' };
+
+/**
+ * json_tuple(json, k1, k2, ...): Spark's generator of one row with columns c0, c1, ... holding the
+ * keys' values as text; here inline(array(named_struct('c0', get_json_object(json, "$['k1']"), ...))).
+ */
+export function jsonTuple(json: Expr, keys: Expr[]): Expr {
+  const fields = keys.flatMap((k, i): Expr[] => {
+    if (k.op !== 'lit' || typeof k.value !== 'string') throw new SluiceError('INVALID_EXPRESSION', 'json_tuple takes its field names as literal strings');
+    const path: Expr = { op: 'lit', value: `$['${k.value.replace(/['\\]/g, '\\$&')}']`, type: 'string' };
+    return [{ op: 'lit', value: `c${i}`, type: 'string' }, { op: 'call', fn: 'get_json_object', args: [json, path] }];
+  });
+  return { op: 'call', fn: 'inline', args: [{ op: 'call', fn: 'array', args: [{ op: 'call', fn: 'named_struct', args: fields }] }] };
+}
 
 /** An aggregate call, named as Spark names it (count(*) is count(1)). */
 function aggregate(fn: AggFn, shownAs: string = fn) {
@@ -60,6 +73,7 @@ const FUNCTIONS: Record<string, SqlFunction> = {
   negative: { arity: [1, 1], build: ([x]) => column({ op: 'unary', fn: 'negate', expr: x! }) },
   positive: { arity: [1, 1], build: ([x]) => column(x!) },
   named_struct: call('named_struct'),
+  json_tuple: { arity: [2, Infinity], build: ([json, ...keys]) => column(jsonTuple(json!, keys)) },
   /** struct(a, b): fields named after the columns, col1, col2... for other expressions (Spark's rule). */
   struct: {
     arity: [1, Infinity],
@@ -126,7 +140,7 @@ const KINDS: Record<string, string> = {
   negative: 'math', positive: 'math', mod: 'math',
   count: 'aggregate', sum: 'aggregate', avg: 'aggregate', mean: 'aggregate', min: 'aggregate', max: 'aggregate',
   window: 'time window',
-  named_struct: 'collection', struct: 'collection',
+  named_struct: 'collection', struct: 'collection', json_tuple: 'generator',
   ...Object.fromEntries(GENERATORS.map((g) => [g, 'generator'])),
   ...Object.fromEntries(CASTS.map((t) => [t, 'cast'])),
 };
@@ -140,7 +154,11 @@ const arityText = ([min, max]: [number, number]): string => (min === max ? `${mi
 export function sqlFunctionTable(): string {
   const kindOf = (name: string): string =>
     KINDS[name] ??
-    (Object.hasOwn(MATH_FUNCTIONS, name) ? 'math' : Object.hasOwn(COLLECTION_FUNCTIONS, name) ? 'collection' : Object.hasOwn(DATETIME_FUNCTIONS, name) ? 'datetime' : 'string');
+    (Object.hasOwn(MATH_FUNCTIONS, name) ? 'math'
+      : Object.hasOwn(COLLECTION_FUNCTIONS, name) ? 'collection'
+      : Object.hasOwn(DATETIME_FUNCTIONS, name) ? 'datetime'
+      : Object.hasOwn(JSON_FUNCTIONS, name) ? 'json'
+      : 'string');
   const aliases = (name: string): string => Object.keys(ALIASES).filter((a) => ALIASES[a] === name).sort().map((a) => `\`${a}\``).join(', ');
   const rows = Object.entries(FUNCTIONS)
     .map(([name, f]) => ({ name, kind: kindOf(name), f }))
