@@ -181,6 +181,15 @@ export const hex = one('hex');
 export const regexp_extract = (c: Column | string, pattern: string, idx: number): Column => call('regexp_extract', [toColumn(c).expr, text(pattern), int(idx, 'regexp_extract', 'idx')]);
 /** Every match of `pattern` replaced; `$1` in the replacement names a group. */
 export const regexp_replace = (c: Column | string, pattern: string | Column, replacement: string | Column): Column => call('regexp_replace', [toColumn(c).expr, text(pattern), text(replacement)]);
+/** hash(c...): Spark's Murmur3 hash (seed 42) of the values, an INT equal to Spark's for the same values. */
+export const hash = (...cs: Array<Column | string>): Column => call('hash', cs.map((c) => toColumn(c).expr));
+/** format_string(format, c...): Java's String.format (%s, %d, %.2f, %x, %05d, ...). */
+export const format_string = (format: string, ...cs: Array<Column | string>): Column => call('format_string', [text(format), ...cs.map((c) => toColumn(c).expr)]);
+export const printf = format_string;
+/** unbase64(c): the bytes of base64 text, as UTF-8 text (Sluice has no BINARY type). */
+export const unbase64 = one('unbase64' as StringFunctionName);
+/** unhex(c): the bytes of hex digits, as UTF-8 text. */
+export const unhex = one('unhex' as StringFunctionName);
 
 // ---------------------------------------------------------------------------------------------
 // Arrays, maps, structs and generators

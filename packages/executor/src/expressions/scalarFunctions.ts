@@ -8,9 +8,16 @@ import { STRING_FUNCTIONS, type StringFunctionName } from './stringFunctions.js'
 import { COLLECTION_FUNCTIONS, type CollectionFunctionName } from './collectionFunctions.js';
 import { DATETIME_FUNCTIONS, type DatetimeFunctionName } from './datetimeFunctions.js';
 import { JSON_FUNCTIONS, type JsonFunctionName } from './jsonFunctions.js';
+import { MISC_FUNCTIONS, type MiscFunctionName } from './miscFunctions.js';
 
 export type { ScalarFunction };
-export type ScalarFunctionName = MathFunctionName | StringFunctionName | CollectionFunctionName | DatetimeFunctionName | JsonFunctionName;
+export type ScalarFunctionName =
+  | MathFunctionName
+  | StringFunctionName
+  | CollectionFunctionName
+  | DatetimeFunctionName
+  | JsonFunctionName
+  | MiscFunctionName;
 
 export const SCALAR_FUNCTIONS: Record<ScalarFunctionName, ScalarFunction> = {
   ...MATH_FUNCTIONS,
@@ -18,6 +25,7 @@ export const SCALAR_FUNCTIONS: Record<ScalarFunctionName, ScalarFunction> = {
   ...COLLECTION_FUNCTIONS,
   ...DATETIME_FUNCTIONS,
   ...JSON_FUNCTIONS,
+  ...MISC_FUNCTIONS,
 };
 
 export function isScalarFunction(fn: string): fn is ScalarFunctionName {

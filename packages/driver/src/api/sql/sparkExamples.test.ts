@@ -221,8 +221,21 @@ export const JSON_EXAMPLES: Array<[string, string]> = [
   ["to_json(named_struct('a', 1, 'b', NULL))", '{"a":1}'],
 ];
 
+/** [SQL, Spark's printed result]: hash, format_string and the byte functions (their bytes shown as text). */
+export const MISC_EXAMPLES: Array<[string, string]> = [
+  ["hash('Spark', array(123), 2)", '-1321691492'],
+  ['hash(NULL)', '42'],
+  ['format_string("Hello World %d %s", 100, "days")', 'Hello World 100 days'],
+  ['printf("Hello World %d %s", 100, "days")', 'Hello World 100 days'],
+  ["format_string('%05d|%-4s|%.2f|%x|%,d|%%', 42, 'ab', 3.14159, 255, 1234567)", '00042|ab  |3.14|ff|1,234,567|%'],
+  ["format_string('%s and %s', 'a', NULL)", 'a and null'],
+  ["unbase64('U3BhcmsgU1FM')", 'Spark SQL'],
+  ["unhex('537061726B2053514C')", 'Spark SQL'],
+  ["unhex('GG')", 'NULL'],
+];
+
 describe("Spark's function examples, as Spark prints them", () => {
-  it.each([...COLLECTION_EXAMPLES, ...DATETIME_EXAMPLES, ...JSON_EXAMPLES])('SELECT %s gives %s', (sql, expected) => {
+  it.each([...COLLECTION_EXAMPLES, ...DATETIME_EXAMPLES, ...JSON_EXAMPLES, ...MISC_EXAMPLES])('SELECT %s gives %s', (sql, expected) => {
     expect(printed(sql)).toBe(expected);
   });
 

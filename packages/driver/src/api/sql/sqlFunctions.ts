@@ -121,6 +121,7 @@ const ALIASES: Record<string, string> = {
   day: 'dayofmonth',
   date_diff: 'datediff',
   dateadd: 'date_add',
+  printf: 'format_string',
 };
 
 /** Spark's casts written as calls: date(x) is CAST(x AS DATE). */
