@@ -1,6 +1,9 @@
 export { Session, type SessionMetrics, type SessionOptions } from './api/Session.js';
 export { DataFrame, GroupedData } from './api/DataFrame.js';
-export { AggregateColumn, count, sum, avg, mean, min, max, window } from './api/aggregates.js';
+export {
+  AggregateColumn, count, sum, avg, mean, min, max, window, first, last, collect_list, collect_set, stddev, stddev_samp, stddev_pop,
+  variance, var_samp, var_pop, min_by, max_by, count_if, bool_and, bool_or, every, some, approx_count_distinct,
+} from './api/aggregates.js';
 export { DataStreamReader } from './api/DataStreamReader.js';
 export { DataFrameReader } from './api/DataFrameReader.js';
 export { DataStreamWriter } from './api/DataStreamWriter.js';

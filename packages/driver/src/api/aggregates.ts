@@ -1,6 +1,8 @@
 /**
- * Aggregate and window functions of groupBy(...).agg(...), as in Spark's `functions`:
- * count, sum, avg, min, max and window. A string argument names a column; count('*') counts rows.
+ * Aggregate and window functions of groupBy(...).agg(...), as in Spark's `functions`: count, sum,
+ * avg, min, max, first, last, collect_list, collect_set, the variances and standard deviations,
+ * min_by, max_by, count_if, bool_and, bool_or, approx_count_distinct, and window. A string
+ * argument names a column; count('*') counts rows.
  */
 import type { AggFn, AggSpec, Expr } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
@@ -19,6 +21,8 @@ export class AggregateColumn extends Column {
     readonly name: string,
     /** The name before any alias: Spark's name for the aggregate (count(1), sum(v)). */
     readonly unaliasedName: string = name,
+    /** first and last's ignoreNulls, approx_count_distinct's rsd. */
+    readonly options: Pick<AggSpec, 'ignoreNulls' | 'rsd'> = {},
   ) {
     super({ op: 'col', name });
     Object.defineProperty(this, 'expr', {
@@ -29,7 +33,7 @@ export class AggregateColumn extends Column {
   }
 
   override alias(name: string): AggregateColumn {
-    return new AggregateColumn(this.fn, this.arg, name, this.unaliasedName);
+    return new AggregateColumn(this.fn, this.arg, name, this.unaliasedName, this.options);
   }
 
   override as(name: string): AggregateColumn {
@@ -41,7 +45,7 @@ export class AggregateColumn extends Column {
   }
 
   get spec(): AggSpec {
-    return { fn: this.fn, arg: this.arg, name: this.name };
+    return { fn: this.fn, arg: this.arg, name: this.name, ...this.options };
   }
 }
 
@@ -49,9 +53,31 @@ export class AggregateColumn extends Column {
  * Aggregate `fn` of `arg` (null: of every row, count(1)), named as Spark names it: `fn(x)` for a
  * column or alias x, `fn(expr)` otherwise; `shownAs` is the name a call was written with (mean).
  */
-export function aggregateOf(fn: AggFn, arg: Expr | null, shownAs: string = fn): AggregateColumn {
-  const argName = arg === null ? '1' : arg.op === 'col' || arg.op === 'alias' ? arg.name : 'expr';
-  return new AggregateColumn(fn, arg, `${shownAs}(${argName})`);
+export function aggregateOf(fn: AggFn, arg: Expr | null, shownAs: string = fn, options: Pick<AggSpec, 'ignoreNulls' | 'rsd'> = {}): AggregateColumn {
+  const name = `${shownAs}(${argName(arg)})`;
+  return new AggregateColumn(fn, arg, name, name, options);
+}
+
+const argName = (arg: Expr | null): string => (arg === null ? '1' : arg.op === 'col' || arg.op === 'alias' ? arg.name : 'expr');
+
+/** min_by(x, ord) and max_by: the aggregate of named_struct(x, ord), named `min_by(x, ord)`. */
+export function byOrderingOf(fn: 'min_by' | 'max_by', value: Expr, ordering: Expr): AggregateColumn {
+  const arg: Expr = { op: 'call', fn: 'named_struct', args: [{ op: 'lit', value: 'value', type: 'string' }, value, { op: 'lit', value: 'ordering', type: 'string' }, ordering] };
+  const name = `${fn}(${argName(value)}, ${argName(ordering)})`;
+  return new AggregateColumn(fn, arg, name);
+}
+
+/** count_if(cond): count(CASE WHEN cond THEN 1 END), named count_if(cond). */
+export function countIfOf(cond: Expr): AggregateColumn {
+  const name = `count_if(${argName(cond)})`;
+  return new AggregateColumn('count', { op: 'when', branches: [{ cond, value: { op: 'lit', value: 1, type: 'int' } }] }, name);
+}
+
+/** bool_and(x) is min(x) over booleans (false < true), bool_or(x) max(x); named as written. */
+export function boolAggregateOf(fn: 'bool_and' | 'bool_or' | 'every' | 'some' | 'any', arg: Expr): AggregateColumn {
+  const name = `${fn}(${argName(arg)})`;
+  const cast: Expr = { op: 'cast', expr: arg, to: 'boolean' };
+  return new AggregateColumn(fn === 'bool_and' || fn === 'every' ? 'min' : 'max', cast, name);
 }
 
 function aggregate(fn: AggFn, c: Column | string): AggregateColumn {
@@ -81,6 +107,29 @@ export function min(c: Column | string): AggregateColumn {
 export function max(c: Column | string): AggregateColumn {
   return aggregate('max', c);
 }
+
+/** first(c[, ignoreNulls]): the first value of the group's rows as they arrive (not deterministic across partitions, as in Spark). */
+export const first = (c: Column | string, ignoreNulls = false): AggregateColumn => aggregateOf('first', toColumn(c).expr, 'first', ignoreNulls ? { ignoreNulls } : {});
+export const last = (c: Column | string, ignoreNulls = false): AggregateColumn => aggregateOf('last', toColumn(c).expr, 'last', ignoreNulls ? { ignoreNulls } : {});
+export const collect_list = (c: Column | string): AggregateColumn => aggregate('collect_list', c);
+export const collect_set = (c: Column | string): AggregateColumn => aggregate('collect_set', c);
+export const stddev = (c: Column | string): AggregateColumn => aggregateOf('stddev_samp', toColumn(c).expr, 'stddev');
+export const stddev_samp = (c: Column | string): AggregateColumn => aggregate('stddev_samp', c);
+export const stddev_pop = (c: Column | string): AggregateColumn => aggregate('stddev_pop', c);
+export const variance = (c: Column | string): AggregateColumn => aggregateOf('var_samp', toColumn(c).expr, 'variance');
+export const var_samp = (c: Column | string): AggregateColumn => aggregate('var_samp', c);
+export const var_pop = (c: Column | string): AggregateColumn => aggregate('var_pop', c);
+/** min_by(value, ordering): the value of the row with the least ordering. */
+export const min_by = (value: Column | string, ordering: Column | string): AggregateColumn => byOrderingOf('min_by', toColumn(value).expr, toColumn(ordering).expr);
+export const max_by = (value: Column | string, ordering: Column | string): AggregateColumn => byOrderingOf('max_by', toColumn(value).expr, toColumn(ordering).expr);
+export const count_if = (c: Column | string): AggregateColumn => countIfOf(toColumn(c).expr);
+export const bool_and = (c: Column | string): AggregateColumn => boolAggregateOf('bool_and', toColumn(c).expr);
+export const bool_or = (c: Column | string): AggregateColumn => boolAggregateOf('bool_or', toColumn(c).expr);
+export const every = (c: Column | string): AggregateColumn => boolAggregateOf('every', toColumn(c).expr);
+export const some = (c: Column | string): AggregateColumn => boolAggregateOf('some', toColumn(c).expr);
+/** approx_count_distinct(c[, rsd]): a HyperLogLog++ estimate of the distinct values (Spark's rsd 0.05 by default). */
+export const approx_count_distinct = (c: Column | string, rsd?: number): AggregateColumn =>
+  aggregateOf('approx_count_distinct', toColumn(c).expr, 'approx_count_distinct', rsd === undefined ? {} : { rsd });
 
 /**
  * window(timeColumn, windowDuration[, slideDuration[, startTime]]): the struct<start, end> of the

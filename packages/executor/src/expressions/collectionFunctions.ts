@@ -6,7 +6,7 @@
  * values of the element type, NaN equal to NaN.
  */
 import { SluiceError } from '@sluice/state';
-import type { DataType } from '../schema/types.js';
+import type { DataType, MapType } from '../schema/types.js';
 import { comparator } from '../schema/ordering.js';
 import { isArrayType, isAtomicType, isMapType, typeName, type MapEntries } from '../schema/values.js';
 import { numberLike, type ScalarFunction } from './mathFunctions.js';
@@ -97,6 +97,12 @@ function distinct(t: DataType, xs: A): A {
   return out;
 }
 
+/** The value of a key in a map of type `t`, or null. */
+function mapLookup(t: MapType): (m: unknown, k: unknown) => unknown {
+  const eq = equality(t.map.key);
+  return (m, k) => (m as MapEntries).find(([x]) => eq(x, k))?.[1] ?? null;
+}
+
 function indexZero(): SluiceError {
   return new SluiceError('INVALID_EXPRESSION', '[INVALID_INDEX_OF_ZERO] The index 0 is invalid. An index shall be either < 0 or > 0 (the first element has index 1).');
 }
@@ -163,10 +169,7 @@ export const COLLECTION_FUNCTIONS: Record<CollectionFunctionName, ScalarFunction
       return numberLike(k) ? { args: [{ array: e }, 'int'], result: e } : `needs an integer index, not ${typeName(k)}`;
     },
     bind: ([c]) => {
-      if (isMapType(c as DataType)) {
-        const eq = equality((c as Extract<DataType, { map: unknown }>).map.key);
-        return (m, k) => (m as MapEntries).find(([x]) => eq(x, k))?.[1] ?? null;
-      }
+      if (isMapType(c as DataType)) return mapLookup(c as MapType);
       return (arr, i) => {
         const xs = arr as A;
         if (i === 0) throw indexZero();
@@ -362,14 +365,18 @@ export const COLLECTION_FUNCTIONS: Record<CollectionFunctionName, ScalarFunction
   array_compact: { arity: [1, 1], types: oneArray((t) => t), value: (arr) => (arr as A).filter((x) => x != null) },
   /** array_size(arr): its length; null for null (unlike size). */
   array_size: { arity: [1, 1], types: oneArray(() => 'int'), value: (arr) => (arr as A).length },
-  /** get(arr, i): the element at 0-based i, null out of range. */
+  /** get(arr, i): the element at 0-based i, null out of range (SQL's arr[i]); get(map, key) is the key's value (map[key]). */
   get: {
     arity: [2, 2],
     types: ([a = 'null', i = 'null']) => {
+      if (isMapType(a)) return { args: [a, a.map.key], result: a.map.value };
       const e = elementOf(a);
       return e === undefined || !numberLike(i) ? `needs an array and an integer index, not ${typeName(a)} and ${typeName(i)}` : { args: [{ array: e }, 'int'], result: e };
     },
-    value: (arr, i) => (arr as A)[i as N] ?? null,
+    bind: ([a]) => {
+      if (isMapType(a as DataType)) return mapLookup(a as MapType);
+      return (arr, i) => (arr as A)[i as N] ?? null;
+    },
   },
   /** str_to_map(text[, pairDelim[, keyValueDelim]]): ',' and ':' by default, both regular expressions; a missing value is null. */
   str_to_map: {

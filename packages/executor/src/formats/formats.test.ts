@@ -301,7 +301,7 @@ describe('inferJsonSchema', () => {
       '{"mix":"one","s":{"x":2.5}}\n';
     expect(inferJsonSchema(text)).toEqual(
       parseSchema(
-        'a STRING, arr STRING, mix STRING, n DOUBLE, nul STRING, s STRUCT<w: STRING, x: DOUBLE, y: BOOLEAN>, z LONG',
+        'a STRING, arr ARRAY<LONG>, mix STRING, n DOUBLE, nul STRING, s STRUCT<w: STRING, x: DOUBLE, y: BOOLEAN>, z LONG',
       ),
     );
   });

@@ -11,7 +11,7 @@
  * object aggregate 1 object slot.
  */
 import { SluiceError } from '@sluice/state';
-import { maxBufferBytes, writeAvg, writeBuffer, writeNumberOrNull } from './aggBufferCodec.js';
+import { maxBufferBytes, readGeneric, writeAvg, writeBuffer, writeNumberOrNull } from './aggBufferCodec.js';
 import { aggregatorOf, compareNumbers, type AggBuffer, type Aggregator } from './aggregates.js';
 import { KeyTable } from './keyTable.js';
 import { CompileCache } from '../compileCache.js';
@@ -59,7 +59,7 @@ function makeLayout(op: AggregateOp, schema: Schema): CellLayout {
   for (const [flag, spec] of op.aggs.entries()) {
     const agg = aggregatorOf(spec, schema);
     const t = agg.inputType;
-    const numeric = spec.fn === 'count' || isNumberBacked(t);
+    const numeric = spec.fn === 'count' || (['sum', 'avg', 'min', 'max'].includes(spec.fn) && isNumberBacked(t));
     aggs.push({ fn: spec.fn, name: spec.name, cell, flag, obj: numeric ? -1 : obj, agg });
     if (!numeric) {
       obj += 1;
@@ -144,9 +144,9 @@ function readCells(L: CellLayout, bytes: Uint8Array, pos: number, end: number, t
       if (tag === 0) [v, pos] = [null, pos + 1];
       else if (tag === 3 || tag === 4) [v, pos] = [tag === 3, pos + 1];
       else if (tag === 1) [v, pos] = [f64At(bytes, pos + 1), pos + 9];
-      else if (tag === 5) {
+      else if (tag === 5 || tag === 6) {
         const n = bytes[pos + 1]! | (bytes[pos + 2]! << 8) | (bytes[pos + 3]! << 16) | (bytes[pos + 4]! << 24);
-        v = Buffer.from(bytes.buffer, bytes.byteOffset + pos + 5, n).toString('utf8');
+        v = tag === 5 ? Buffer.from(bytes.buffer, bytes.byteOffset + pos + 5, n).toString('utf8') : readGeneric(bytes.subarray(pos + 5, pos + 5 + n));
         pos += 5 + n;
       } else throw corrupt(`tag ${String(tag)} for ${a.fn}`);
       t.objects[e * L.objWidth + a.obj] = v;

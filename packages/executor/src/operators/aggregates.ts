@@ -23,10 +23,11 @@ import type { AggSpec, StatefulOp } from './types.js';
 import type { DataType, Schema } from '../schema/types.js';
 import { createCast, isStructType, typeName } from '../schema/values.js';
 import { compareValues } from '../schema/ordering.js';
+import { GENERIC_AGGREGATES, genericAggregator, genericTypes, type GenericBuffer } from './moreAggregates.js';
 
 export { compareCodePoints, compareNumbers, compareValues } from '../schema/ordering.js';
 
-export type AggBuffer = number | string | boolean | null | [number, number];
+export type AggBuffer = number | string | boolean | null | [number, number] | GenericBuffer;
 
 /**
  * The operations of one aggregate. `update` and `merge` may reuse their first argument (an avg
@@ -58,6 +59,11 @@ function inputTypeOf(spec: AggSpec, schema: Schema): DataType {
     return 'null';
   }
   const t = exprType(spec.arg, schema);
+  if (GENERIC_AGGREGATES.has(spec.fn)) {
+    const typed = genericTypes(spec, t);
+    if (typeof typed === 'string') throw mismatch(spec, typed);
+    return typed.input;
+  }
   switch (spec.fn) {
     case 'count':
       return t;
@@ -66,8 +72,7 @@ function inputTypeOf(spec: AggSpec, schema: Schema): DataType {
       if (t === 'int' || t === 'long' || t === 'double') return t;
       if (t === 'string' || t === 'null') return 'double';
       throw mismatch(spec, `${spec.fn} needs a number, not ${typeName(t)}`);
-    case 'min':
-    case 'max':
+    default: // min, max
       if (typeof t === 'object') throw mismatch(spec, `${spec.fn} of a ${typeName(t)} is not supported`);
       return t;
   }
@@ -76,6 +81,7 @@ function inputTypeOf(spec: AggSpec, schema: Schema): DataType {
 /** The output type of an aggregate: LONG counts, LONG or DOUBLE sums, DOUBLE averages, min/max keep the type. */
 export function aggResultType(spec: AggSpec, schema: Schema): DataType {
   const t = inputTypeOf(spec, schema);
+  if (GENERIC_AGGREGATES.has(spec.fn)) return (genericTypes(spec, exprType(spec.arg as Expr, schema)) as { result: DataType }).result;
   switch (spec.fn) {
     case 'count':
       return 'long';
@@ -83,10 +89,14 @@ export function aggResultType(spec: AggSpec, schema: Schema): DataType {
       return t === 'double' ? 'double' : 'long';
     case 'avg':
       return 'double';
-    case 'min':
-    case 'max':
+    default: // min, max
       return t;
   }
+}
+
+/** Whether an aggregate's result can be null: not a count, nor a collection of values (empty when there are none). */
+export function aggNullable(spec: AggSpec): boolean {
+  return !['count', 'approx_count_distinct', 'collect_list', 'collect_set'].includes(spec.fn);
 }
 
 const plusNullable = (a: AggBuffer, b: AggBuffer): AggBuffer => (a === null ? b : b === null ? a : (a as number) + (b as number));
@@ -96,6 +106,7 @@ export function aggregatorOf(spec: AggSpec, schema: Schema): Aggregator {
   const inputType = inputTypeOf(spec, schema);
   const resultType = aggResultType(spec, schema);
   const common = { inputType, resultType };
+  if (GENERIC_AGGREGATES.has(spec.fn)) return genericAggregator(spec, inputType, resultType) as Aggregator;
   switch (spec.fn) {
     case 'count': {
       const countStar = spec.arg === null;
@@ -136,8 +147,8 @@ export function aggregatorOf(spec: AggSpec, schema: Schema): Aggregator {
           return n === 0 ? null : s / n;
         },
       };
-    case 'min':
-    case 'max': {
+    default: {
+      // min and max
       const sign = spec.fn === 'min' ? -1 : 1;
       // Keeps `a` on ties, so the first value seen wins (NaN = NaN).
       const pick = (a: AggBuffer, b: AggBuffer): AggBuffer =>
@@ -197,7 +208,7 @@ export function aggregateOutputSchema(op: AggregateOp, inputSchema: Schema): Sch
   });
   for (const spec of op.aggs) {
     if (spec.arg !== null) rejectSlidingWindow(spec.arg);
-    out.push({ name: spec.name, type: aggResultType(spec, inputSchema), nullable: spec.fn !== 'count' });
+    out.push({ name: spec.name, type: aggResultType(spec, inputSchema), nullable: aggNullable(spec) });
   }
   const seen = new Set<string>();
   for (const f of out) {

@@ -38,13 +38,19 @@ export type Op =
       broadcast?: SharedArrayBuffer;
     };
 
-export type AggFn = 'count' | 'sum' | 'avg' | 'min' | 'max';
+export type AggFn =
+  | 'count' | 'sum' | 'avg' | 'min' | 'max' | 'first' | 'last' | 'collect_list' | 'collect_set' | 'var_samp' | 'var_pop'
+  | 'stddev_samp' | 'stddev_pop' | 'min_by' | 'max_by' | 'approx_count_distinct';
 
-/** One aggregate of groupBy(...).agg(...); `arg` null is count(*). */
+/** One aggregate of groupBy(...).agg(...); `arg` null is count(*); min_by and max_by take named_struct(value, ordering). */
 export interface AggSpec {
   fn: AggFn;
   arg: Expr | null;
   name: string;
+  /** first and last: skip nulls. */
+  ignoreNulls?: boolean;
+  /** approx_count_distinct: the relative standard deviation (Spark's default 0.05). */
+  rsd?: number;
 }
 
 /** The stateful operator of a query (one per query). */

@@ -296,7 +296,7 @@ export class Parser {
     return e === p.expr ? p : { kind: 'column', expr: e };
   }
 
-  /** `x::type`, `x.field` (a struct field of any expression whose name is a column path). */
+  /** `x::type`, `x.field` (a struct field of any expression whose name is a column path), `x[i]` and `m[key]`. */
   private postfix(e: Expr): Expr {
     for (;;) {
       if (this.acceptOp('::')) e = { op: 'cast', expr: e, to: this.dataType() };
@@ -304,8 +304,12 @@ export class Parser {
         this.i++;
         e = { op: 'col', name: `${e.name}.${(this.t as Extract<Token, { kind: 'name' }>).text}` };
         this.i++;
-      } else if (this.isOp('[')) throw new SluiceError('INVALID_EXPRESSION', `subscripts (x[i]) need ARRAY and MAP types, not supported yet (at pos ${this.t.pos} of '${this.sql}')`);
-      else return e;
+      } else if (this.acceptOp('[')) {
+        // arr[i] (0-based, null out of range) and map[key]: Spark's subscripts, as get(x, i).
+        const index = this.sub(() => this.expression());
+        this.expectOp(']');
+        e = { op: 'call', fn: 'get', args: [e, index] };
+      } else return e;
     }
   }
 

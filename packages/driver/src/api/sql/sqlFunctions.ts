@@ -7,7 +7,7 @@
  */
 import { COLLECTION_FUNCTIONS, DATETIME_FUNCTIONS, JSON_FUNCTIONS, exprName, parseDataType, functionArity, GENERATORS, MATH_FUNCTIONS, SCALAR_FUNCTIONS, type AggFn, type Expr, type FunctionName } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
-import { aggregateOf, window } from '../aggregates.js';
+import { aggregateOf, boolAggregateOf, byOrderingOf, countIfOf, window } from '../aggregates.js';
 import { Column } from '../Column.js';
 import type { Parsed } from './parseExpression.js';
 
@@ -41,6 +41,14 @@ export function jsonTuple(json: Expr, keys: Expr[]): Expr {
 /** An aggregate call, named as Spark names it (count(*) is count(1)). */
 function aggregate(fn: AggFn, shownAs: string = fn) {
   return (args: Expr[]): Parsed => ({ kind: 'aggregate', agg: aggregateOf(fn, args[0] ?? null, shownAs) });
+}
+
+/** first(x[, ignoreNulls]) and last: ignoreNulls a literal boolean. */
+function firstOrLast(fn: 'first' | 'last', [x, ignore]: Expr[], sql: string, shownAs: string = fn): Parsed {
+  if (ignore !== undefined && !(ignore.op === 'lit' && typeof ignore.value === 'boolean')) {
+    throw new SluiceError('INVALID_EXPRESSION', `${shownAs}: ignoreNulls must be a literal true or false (in '${sql}')`);
+  }
+  return { kind: 'aggregate', agg: aggregateOf(fn, x!, shownAs, ignore?.op === 'lit' && ignore.value === true ? { ignoreNulls: true } : {}) };
 }
 
 /** A literal string or number argument (window durations), else INVALID_EXPRESSION. */
@@ -90,6 +98,36 @@ const FUNCTIONS: Record<string, SqlFunction> = {
   mean: { arity: [1, 1], build: aggregate('avg', 'mean') },
   min: { arity: [1, 1], build: aggregate('min') },
   max: { arity: [1, 1], build: aggregate('max') },
+  first: { arity: [1, 2], build: (args, sql) => firstOrLast('first', args, sql) },
+  first_value: { arity: [1, 2], build: (args, sql) => firstOrLast('first', args, sql, 'first_value') },
+  last: { arity: [1, 2], build: (args, sql) => firstOrLast('last', args, sql) },
+  last_value: { arity: [1, 2], build: (args, sql) => firstOrLast('last', args, sql, 'last_value') },
+  any_value: { arity: [1, 2], build: (args, sql) => firstOrLast('first', args, sql, 'any_value') },
+  collect_list: { arity: [1, 1], build: aggregate('collect_list') },
+  array_agg: { arity: [1, 1], build: aggregate('collect_list', 'array_agg') },
+  collect_set: { arity: [1, 1], build: aggregate('collect_set') },
+  stddev: { arity: [1, 1], build: aggregate('stddev_samp', 'stddev') },
+  std: { arity: [1, 1], build: aggregate('stddev_samp', 'std') },
+  stddev_samp: { arity: [1, 1], build: aggregate('stddev_samp') },
+  stddev_pop: { arity: [1, 1], build: aggregate('stddev_pop') },
+  variance: { arity: [1, 1], build: aggregate('var_samp', 'variance') },
+  var_samp: { arity: [1, 1], build: aggregate('var_samp') },
+  var_pop: { arity: [1, 1], build: aggregate('var_pop') },
+  min_by: { arity: [2, 2], build: ([v, o]) => ({ kind: 'aggregate', agg: byOrderingOf('min_by', v!, o!) }) },
+  max_by: { arity: [2, 2], build: ([v, o]) => ({ kind: 'aggregate', agg: byOrderingOf('max_by', v!, o!) }) },
+  count_if: { arity: [1, 1], build: ([c]) => ({ kind: 'aggregate', agg: countIfOf(c!) }) },
+  bool_and: { arity: [1, 1], build: ([c]) => ({ kind: 'aggregate', agg: boolAggregateOf('bool_and', c!) }) },
+  every: { arity: [1, 1], build: ([c]) => ({ kind: 'aggregate', agg: boolAggregateOf('every', c!) }) },
+  bool_or: { arity: [1, 1], build: ([c]) => ({ kind: 'aggregate', agg: boolAggregateOf('bool_or', c!) }) },
+  some: { arity: [1, 1], build: ([c]) => ({ kind: 'aggregate', agg: boolAggregateOf('some', c!) }) },
+  any: { arity: [1, 1], build: ([c]) => ({ kind: 'aggregate', agg: boolAggregateOf('any', c!) }) },
+  approx_count_distinct: {
+    arity: [1, 2],
+    build: ([x, rsd], sql) => {
+      const r = literalArg(rsd, 'approx_count_distinct', 'the relative standard deviation', sql);
+      return { kind: 'aggregate', agg: aggregateOf('approx_count_distinct', x!, 'approx_count_distinct', r === undefined ? {} : { rsd: Number(r) }) };
+    },
+  },
   window: {
     arity: [2, 4],
     build: ([time, size, slide, start], sql) =>
@@ -140,6 +178,10 @@ const KINDS: Record<string, string> = {
   isnull: 'predicate', isnotnull: 'predicate', not: 'predicate',
   negative: 'math', positive: 'math', mod: 'math',
   count: 'aggregate', sum: 'aggregate', avg: 'aggregate', mean: 'aggregate', min: 'aggregate', max: 'aggregate',
+  ...Object.fromEntries(
+    ['first', 'first_value', 'last', 'last_value', 'any_value', 'collect_list', 'array_agg', 'collect_set', 'stddev', 'std', 'stddev_samp', 'stddev_pop',
+      'variance', 'var_samp', 'var_pop', 'min_by', 'max_by', 'count_if', 'bool_and', 'every', 'bool_or', 'some', 'any', 'approx_count_distinct'].map((n) => [n, 'aggregate']),
+  ),
   window: 'time window',
   named_struct: 'collection', struct: 'collection', json_tuple: 'generator',
   ...Object.fromEntries(GENERATORS.map((g) => [g, 'generator'])),

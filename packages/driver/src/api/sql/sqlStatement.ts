@@ -66,8 +66,9 @@ class StatementParser {
   ) {
     this.p = new Parser(sql);
     this.p.onAggregate = (agg) => {
-      const key = JSON.stringify({ fn: agg.fn, arg: agg.arg });
-      let found = this.aggregates.find((a) => JSON.stringify({ fn: a.agg.fn, arg: a.agg.arg }) === key);
+      const keyOf = (x: AggregateColumn): string => JSON.stringify({ fn: x.fn, arg: x.arg, options: x.options });
+      const key = keyOf(agg);
+      let found = this.aggregates.find((a) => keyOf(a.agg) === key);
       if (found === undefined) this.aggregates.push((found = { agg, column: `__agg${this.aggregates.length}` }));
       return { op: 'col', name: found.column };
     };
