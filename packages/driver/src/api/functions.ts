@@ -311,6 +311,10 @@ export const date_from_unix_date = dt('date_from_unix_date');
 export const window_time = dt('window_time');
 export const from_utc_timestamp = (c: Column | string, zone: string): Column => call('from_utc_timestamp', [toColumn(c).expr, text(zone)]);
 export const to_utc_timestamp = (c: Column | string, zone: string): Column => call('to_utc_timestamp', [toColumn(c).expr, text(zone)]);
+/** current_timestamp(): the batch's timestamp, the same for every row of a batch and again when a batch is replayed. */
+export const current_timestamp = (): Column => call('current_timestamp', []);
+export const now = current_timestamp;
+export const current_date = (): Column => call('current_date', []);
 
 // ---------------------------------------------------------------------------------------------
 // JSON

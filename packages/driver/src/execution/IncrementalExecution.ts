@@ -62,6 +62,8 @@ export interface StatefulStage {
 export interface BatchPlan {
   batchId: number;
   watermarkMs: number;
+  /** The batch's timestamp from its offsets entry: current_timestamp() of every row, in a replay too. */
+  batchTimestampMs: number;
   /** The sink already holds this batch (a replay): tasks compute but write nothing. */
   committed: boolean;
   splits: SplitOfSource[];
@@ -152,7 +154,14 @@ export class IncrementalExecution {
   }
 
   /** The tasks of batch `batchId` over `splits`, before any of them runs. */
-  planBatch(batchId: number, watermarkMs: number, splits: SplitOfSource[], shufflePartitions?: number, expectedMarkers: Array<number | null> = []): BatchPlan {
+  planBatch(
+    batchId: number,
+    watermarkMs: number,
+    splits: SplitOfSource[],
+    shufflePartitions?: number,
+    expectedMarkers: Array<number | null> = [],
+    batchTimestampMs: number = Date.now(),
+  ): BatchPlan {
     const committed = this.sink.isCommitted(batchId);
     const join = this.o.statics.joinShuffle;
     const exchange = this.plan.exchange ?? (join && { keys: join.keys });
@@ -165,6 +174,7 @@ export class IncrementalExecution {
             queryId: this.o.queryId,
             runId: this.o.runId,
             batchId,
+            batchTimestampMs,
             partition,
             attempt: 0,
             input: s.input,
@@ -173,13 +183,14 @@ export class IncrementalExecution {
             keys: exchange.keys,
             partitions,
           }
-        : this.firstStageTask(batchId, partition, s, committed, watermarkMs),
+        : this.firstStageTask(batchId, batchTimestampMs, partition, s, committed, watermarkMs),
     );
     const info = this.o.stateful?.info;
     const shardPartitions = info ? Array.from({ length: info.shards }, (_, shard) => info.partitionsOf(shard)) : [];
     return {
       batchId,
       watermarkMs,
+      batchTimestampMs,
       committed,
       splits,
       firstStage,
@@ -247,6 +258,7 @@ export class IncrementalExecution {
       queryId: this.o.queryId,
       runId: this.o.runId,
       batchId: batch.batchId,
+      batchTimestampMs: batch.batchTimestampMs,
       partition,
       attempt: 0,
       input: { type: 'blocks', blocks: group },
@@ -303,8 +315,8 @@ export class IncrementalExecution {
     });
   }
 
-  private firstStageTask(batchId: number, partition: number, split: SplitOfSource, committed: boolean, watermarkMs: number): StatelessTask | MapTask {
-    const common = { queryId: this.o.queryId, runId: this.o.runId, batchId, partition, attempt: 0, input: split.input, inputSchema: split.schema };
+  private firstStageTask(batchId: number, batchTimestampMs: number, partition: number, split: SplitOfSource, committed: boolean, watermarkMs: number): StatelessTask | MapTask {
+    const common = { queryId: this.o.queryId, runId: this.o.runId, batchId, batchTimestampMs, partition, attempt: 0, input: split.input, inputSchema: split.schema };
     // A union input's own operators come first.
     const ops = this.bindJoins(this.plan.inputs ? [...(this.plan.inputs[split.source]?.ops ?? []), ...this.plan.ops] : this.plan.ops);
     if (!this.o.stateful) {
@@ -337,6 +349,7 @@ export class IncrementalExecution {
       queryId: this.o.queryId,
       runId: this.o.runId,
       batchId: batch.batchId,
+      batchTimestampMs: batch.batchTimestampMs,
       attempt: 0,
       partition: shard,
       operatorId: info.operatorId,

@@ -204,7 +204,7 @@ export class MicroBatchExecution extends StreamExecution {
       // A replay shuffles into the partitions its offsets entry recorded.
       const recorded = batch.conf['shufflePartitions'];
       const shufflePartitions = this.plan.exchange ? (typeof recorded === 'number' ? recorded : this.shufflePartitionsOf(splits)) : undefined;
-      const physical = execution.planBatch(batchId, batch.batchWatermarkMs, splits, shufflePartitions, this.expectedMarkers());
+      const physical = execution.planBatch(batchId, batch.batchWatermarkMs, splits, shufflePartitions, this.expectedMarkers(), batch.batchTimestampMs);
       phases.queryPlanning = clock.now() - p0;
       const a0 = clock.now();
       const ran = await execution.run(physical, this.sources.length);

@@ -12,13 +12,15 @@ import { formatWithPattern, parseWithPattern } from '../schema/datetimePatterns.
 import { MS_PER_DAY, utcMs } from '../schema/timestamps.js';
 import { addIntervals, addMonthsMs, intervalOf, type Interval } from '../schema/intervals.js';
 import { numberLike, type ScalarFunction } from './mathFunctions.js';
+import { batchTimestamp } from './batchClock.js';
 
 export type DatetimeFunctionName =
   | 'to_timestamp' | 'to_date' | 'date_format' | 'from_unixtime' | 'unix_timestamp' | 'to_unix_timestamp' | 'date_add'
   | 'date_sub' | 'datediff' | 'add_months' | 'months_between' | 'year' | 'quarter' | 'month' | 'dayofmonth' | 'dayofweek'
   | 'weekday' | 'dayofyear' | 'weekofyear' | 'hour' | 'minute' | 'second' | 'date_trunc' | 'trunc' | 'last_day' | 'next_day'
   | 'make_timestamp' | 'make_date' | 'make_interval' | 'timestamp_seconds' | 'timestamp_millis' | 'unix_seconds'
-  | 'unix_millis' | 'unix_date' | 'date_from_unix_date' | 'window_time' | 'from_utc_timestamp' | 'to_utc_timestamp';
+  | 'unix_millis' | 'unix_date' | 'date_from_unix_date' | 'window_time' | 'from_utc_timestamp' | 'to_utc_timestamp'
+  | 'current_timestamp' | 'current_date';
 
 type N = number;
 type Typed = { args: DataType[]; result: DataType } | string;
@@ -246,6 +248,9 @@ export const DATETIME_FUNCTIONS: Record<DatetimeFunctionName, ScalarFunction> = 
       return end == null ? null : end - 1;
     },
   },
+  /** current_timestamp() (and now()): the batch's timestamp, the same for every row of a batch and again when the batch is replayed. */
+  current_timestamp: { arity: [0, 0], types: () => ({ args: [], result: 'timestamp' }), value: () => batchTimestamp() },
+  current_date: { arity: [0, 0], types: () => ({ args: [], result: 'date' }), value: () => day(batchTimestamp()) },
   /** from_utc_timestamp(ts, zone): the UTC time as the wall-clock time of `zone`. */
   from_utc_timestamp: { arity: [2, 2], types: sig('timestamp', 't', 's'), value: (t, zone) => (t as N) + zoneOffsetMs(zone as string, t as N) },
   /** to_utc_timestamp(ts, zone): a wall-clock time of `zone` as UTC. */

@@ -46,6 +46,8 @@ export interface TaskIdentity {
   /** The query run (a start) it belongs to: an aborted run's tasks are ended together. */
   runId: string;
   batchId: number;
+  /** The batch's timestamp (current_timestamp()); absent for a static query, whose tasks take their start. */
+  batchTimestampMs?: number;
   partition: number;
   attempt: number;
 }

@@ -35,6 +35,7 @@ import { releaseShards, runStateTask, shards } from '../operators/stateTask.js';
 import { columnMapSide, columnStateless } from '../columns/columnMapSide.js';
 import type { Row } from '../schema/types.js';
 import { expandsRows } from '../operators/generate.js';
+import { setBatchTimestamp } from '../expressions/batchClock.js';
 
 const udfs: UdfRegistry = new Map();
 
@@ -122,6 +123,8 @@ async function runExchange(task: ExchangeTask): Promise<ExchangeResult> {
 }
 
 export default async function runTask(task: TaskRequest): Promise<TaskResult> {
+  // A worker runs one task at a time, so the batch's timestamp is the thread's while it runs.
+  setBatchTimestamp(task.batchTimestampMs ?? Date.now());
   try {
     switch (task.kind) {
       case 'stateless':

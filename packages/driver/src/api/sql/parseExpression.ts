@@ -390,6 +390,8 @@ export class Parser {
     }
     this.i++;
     if (this.isOp('(')) return this.call(t);
+    // Spark's niladic functions may be written without parentheses.
+    if ((word === 'current_timestamp' || word === 'current_date') && !t.quoted) return { kind: 'column', expr: { op: 'call', fn: word, args: [] }, name: word };
     return { kind: 'column', expr: { op: 'col', name: t.text } };
   }
 

@@ -160,6 +160,8 @@ const ALIASES: Record<string, string> = {
   date_diff: 'datediff',
   dateadd: 'date_add',
   printf: 'format_string',
+  now: 'current_timestamp',
+  curdate: 'current_date',
 };
 
 /** Spark's casts written as calls: date(x) is CAST(x AS DATE). */
