@@ -2,10 +2,10 @@
  * The entry point (Spark's SparkSession): configuration, readers, the query manager, and the
  * executors (worker threads) that all of the session's queries share.
  */
-import { inferJsonSchemaFromFiles, rowToExternal, type ReadOptions, type Schema } from '@sluice/executor';
+import { inferJsonSchemaFromFiles, parseSchema, rowToExternal, rowToInternal, type ReadOptions, type Row, type Schema } from '@sluice/executor';
 import { CONF_KEYS, SluiceError, type WorkerStateUsage } from '@sluice/state';
 import { canonicalKey, RuntimeConf } from '../conf/RuntimeConf.js';
-import type { DataFrame } from './DataFrame.js';
+import { DataFrame } from './DataFrame.js';
 import { DataFrameReader } from './DataFrameReader.js';
 import { DataStreamReader } from './DataStreamReader.js';
 import { ListenerBus, type EventKind } from '../events/ListenerBus.js';
@@ -141,7 +141,23 @@ export class Session {
    */
   sql(text: string): DataFrame {
     this.assertOpen();
-    return planSql(text, (name) => this.views.get(name.toLowerCase()));
+    return planSql(text, { view: (name) => this.views.get(name.toLowerCase()), oneRow: () => this.valuesFrame([], [{}]) });
+  }
+
+  /**
+   * Spark's createDataFrame: a static DataFrame of JavaScript rows, with a schema as
+   * readStream.schema takes it (DDL text, an object, or a field list). collect() it, or join a
+   * stream with it.
+   */
+  createDataFrame(rows: Array<Record<string, unknown>>, schema: string | Record<string, string | object> | Schema): DataFrame {
+    this.assertOpen();
+    if (!Array.isArray(rows)) throw new SluiceError('INVALID_OPTION', 'createDataFrame takes an array of row objects', { option: 'rows' });
+    const s = parseSchema(schema);
+    return this.valuesFrame(s, rows.map((r) => rowToInternal(r, s)));
+  }
+
+  private valuesFrame(schema: Schema, rows: Row[]): DataFrame {
+    return new DataFrame(this, { source: { format: 'values', schema, rows }, ops: [], post: [] }, false);
   }
 
   /** Registers `df` as view `name` (DataFrame.createOrReplaceTempView and createTempView call this). */

@@ -32,8 +32,8 @@ export async function staticRows(scheduler: TaskScheduler, plan: LogicalPlan): P
     output: { type: 'collect' },
   });
   let tasks: StatelessTask[];
-  if (source.format === 'sqlite') {
-    const rows = readSqliteRows(source.sqlite, source.schema);
+  if (source.format === 'sqlite' || source.format === 'values') {
+    const rows = source.format === 'values' ? source.rows : readSqliteRows(source.sqlite, source.schema);
     if (plan.ops.length === 0) return rows;
     tasks = [task(0, { type: 'rows', data: encodeRows(rows) })];
   } else {

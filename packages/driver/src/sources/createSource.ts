@@ -27,6 +27,8 @@ export function createSource(spec: SourceSpec, index: number, paths: CheckpointP
       return new RedisStreamSource(spec.redis, paths.redisStart(index), spec.schema);
     case 'sqlite':
       throw new SluiceError('UNSUPPORTED_OPERATION', 'a sqlite table is a static source: read it with session.read, and join a stream with it', { option: 'format' });
+    case 'values':
+      throw new SluiceError('UNSUPPORTED_OPERATION', 'rows given to the session (createDataFrame, VALUES) are a static source: collect() it, or join a stream with it', { option: 'format' });
   }
 }
 

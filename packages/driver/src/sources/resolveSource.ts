@@ -3,7 +3,7 @@
  * All option checks happen here, at `load()`, so a bad option never reaches a running query.
  */
 import { resolve } from 'node:path';
-import { parseSchema, validateReadSchema, withCorruptRecordColumn, type ReadOptions, type Schema } from '@sluice/executor';
+import { parseSchema, validateReadSchema, withCorruptRecordColumn, type ReadOptions, type Row, type Schema } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import type { Options } from '../conf/Options.js';
 import { parseBoolean, parseBytes, parseDuration, parseEnum, parseNonNegativeNumber, parsePositiveInt } from '../conf/parsers.js';
@@ -25,7 +25,9 @@ export type SourceSpec =
   | { format: 'memory'; schema: Schema; stream: MemoryStream }
   | { format: 'redis'; schema: Schema; redis: RedisSourceConfig }
   /** Static only: session.read.format('sqlite'). */
-  | { format: 'sqlite'; schema: Schema; sqlite: SqliteTableConfig };
+  | { format: 'sqlite'; schema: Schema; sqlite: SqliteTableConfig }
+  /** Static only: rows held by the plan (session.createDataFrame, SQL's VALUES and SELECT without FROM), in engine form. */
+  | { format: 'values'; schema: Schema; rows: Row[] };
 
 export function checkFormat(format: string, known: readonly string[], what: string): void {
   if (!known.includes(format)) {

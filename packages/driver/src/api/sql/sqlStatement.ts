@@ -4,7 +4,8 @@
  *
  *   query    := select (UNION ALL select)*
  *   select   := SELECT item, ... [FROM relation join* lateral*] [WHERE cond] [GROUP BY expr, ...] [HAVING cond]
- *   relation := view [[AS] alias] | ( query ) [[AS] alias]
+ *   relation := view [[AS] alias] | ( query ) [[AS] alias] | VALUES (expr, ...), ... [[AS] alias[(name, ...)]]
+ * A SELECT without FROM reads one row with no columns (SELECT upper('a')), as Spark's does.
  *   join     := [INNER | LEFT [OUTER] | [LEFT] SEMI | [LEFT] ANTI] JOIN relation (ON cond | USING (col, ...))
  *   lateral  := LATERAL VIEW [OUTER] generator(expr) [alias] AS name, ...
  *   item     := * | alias.* | expression [[AS] name] | generator(expr) [AS (name, ...)]
@@ -22,8 +23,12 @@ import type { DataFrame } from '../DataFrame.js';
 import { columnOf, Parser, type Parsed } from './parseExpression.js';
 import { syntaxError } from './sqlLexer.js';
 
-/** The views a statement reads, by name (case-insensitive, as Spark's temporary views). */
-export type ViewLookup = (name: string) => DataFrame | undefined;
+/** What a statement reads: the views by name (case-insensitive, as Spark's temporary views), and a static frame of one empty row. */
+export interface SqlContext {
+  view(name: string): DataFrame | undefined;
+  /** A static DataFrame of one row with no columns: SELECT without FROM, and VALUES, select from it. */
+  oneRow(): DataFrame;
+}
 
 const JOIN_WORDS = ['join', 'inner', 'left', 'semi', 'anti', 'right', 'full', 'cross'];
 
@@ -62,7 +67,7 @@ class StatementParser {
 
   constructor(
     private readonly sql: string,
-    private readonly views: ViewLookup,
+    private readonly ctx: SqlContext,
   ) {
     this.p = new Parser(sql);
     this.p.onAggregate = (agg) => {
@@ -95,11 +100,9 @@ class StatementParser {
     const items: Item[] = [];
     do items.push(this.item());
     while (this.p.acceptOp(','));
-    if (!this.p.acceptWord('from')) {
-      throw new SluiceError('UNSUPPORTED_OPERATION', `SELECT without FROM (and inline VALUES tables) is not supported yet: select from a view (in '${this.sql}')`);
-    }
     const qualifiers = new Set<string>();
-    let df = this.relation(qualifiers);
+    // SELECT without FROM reads one row with no columns, as Spark's does.
+    let df = this.p.acceptWord('from') ? this.relation(qualifiers) : this.ctx.oneRow();
     for (;;) {
       const how = this.joinType();
       if (how === undefined) break;
@@ -205,7 +208,37 @@ class StatementParser {
     return df.select('*', names.length > 0 ? generator.alias(...names) : generator);
   }
 
+  /** An inline table: VALUES (1, 'a'), (2, 'b') [[AS] tab(c1, c2)]; its columns are col1, col2, ... unless named. */
+  private inlineTable(qualifiers: Set<string>): DataFrame {
+    const rows: Expr[][] = [];
+    do {
+      if (this.p.acceptOp('(')) {
+        const row = [columnOf(this.p, this.p.expression()) as Expr];
+        while (this.p.acceptOp(',')) row.push(columnOf(this.p, this.p.expression()) as Expr);
+        this.p.expectOp(')');
+        rows.push(row);
+      } else rows.push([columnOf(this.p, this.p.expression()) as Expr]);
+    } while (this.p.acceptOp(','));
+    const width = rows[0]!.length;
+    if (rows.some((r) => r.length !== width)) {
+      throw new SluiceError('INVALID_EXPRESSION', `[INVALID_INLINE_TABLE.NUM_COLUMNS_MISMATCH] the rows of VALUES must all have ${width} values (in '${this.sql}')`);
+    }
+    let names = Array.from({ length: width }, (_, i) => `col${i + 1}`);
+    if (this.p.acceptWord('as') || (this.p.t.kind === 'name' && !this.followsRelation(this.p.t.text))) {
+      qualifiers.add(this.p.aliasName().toLowerCase());
+      if (this.p.acceptOp('(')) {
+        names = [this.p.aliasName()];
+        while (this.p.acceptOp(',')) names.push(this.p.aliasName());
+        this.p.expectOp(')');
+        if (names.length !== width) throw new SluiceError('INVALID_EXPRESSION', `[INVALID_INLINE_TABLE] VALUES has ${width} columns but ${names.length} names (in '${this.sql}')`);
+      }
+    }
+    const structs = rows.map((r): Expr => ({ op: 'call', fn: 'named_struct', args: r.flatMap((e, i): Expr[] => [{ op: 'lit', value: names[i]!, type: 'string' }, e]) }));
+    return this.ctx.oneRow().select(new Column({ op: 'call', fn: 'inline', args: [{ op: 'call', fn: 'array', args: structs }] }));
+  }
+
   private relation(qualifiers: Set<string>): DataFrame {
+    if (this.p.acceptWord('values')) return this.inlineTable(qualifiers);
     if (this.p.acceptOp('(')) {
       // A subquery: its own SELECT, with its own aggregates.
       const outerAggregates = this.aggregates;
@@ -218,7 +251,7 @@ class StatementParser {
     const t = this.p.t;
     if (t.kind !== 'name') throw syntaxError(this.sql, t, 'expected a view name');
     this.p.aliasName();
-    const df = this.views(t.text);
+    const df = this.ctx.view(t.text);
     if (df === undefined) {
       throw new SluiceError('TABLE_OR_VIEW_NOT_FOUND', `[TABLE_OR_VIEW_NOT_FOUND] The table or view \`${t.text}\` cannot be found: register it with df.createOrReplaceTempView('${t.text}') (in '${this.sql}')`);
     }
@@ -262,7 +295,7 @@ class StatementParser {
 }
 
 /** Plans `sql` (a SELECT over the views `views` finds) into a DataFrame. */
-export function planSql(sql: string, views: ViewLookup): DataFrame {
+export function planSql(sql: string, ctx: SqlContext): DataFrame {
   if (typeof sql !== 'string') throw new SluiceError('INVALID_EXPRESSION', `sql takes SQL text, got ${sql === null ? 'null' : typeof sql}`);
-  return new StatementParser(sql, views).query();
+  return new StatementParser(sql, ctx).query();
 }

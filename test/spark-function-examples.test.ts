@@ -1,20 +1,36 @@
 /**
  * Spark's documented function examples, ported as they are written there: the SQL text of
  * `SELECT <text>` and the result as Spark's SQL shell prints it (HiveResult's form: [1,2,null],
- * {1:"a"}, {"a":1}, NULL, 2024-01-01). Each text is parsed by `expr`, typed and computed by the
- * row evaluator, and printed from the value and its type. (The math, string and operator examples
- * are in parseExpression.test.ts, checked as JavaScript values.)
+ * {1:"a"}, {"a":1}, NULL, 2024-01-01). Each text runs two ways: parsed by `expr` and computed by
+ * the row evaluator, and as `session.sql('SELECT <text> AS r').collect()` on the executors; each
+ * value is printed from its type. (The math, string and operator examples are in
+ * packages/driver/src/api/sql/parseExpression.test.ts, checked as JavaScript values.)
  */
-import { describe, expect, it } from 'vitest';
-import { exprType } from '@sluice/executor';
-// The evaluator is worker-side code that the executor package does not export.
-import { compileExpr } from '../../../../executor/src/expressions/compileExpr.js';
-import { hiveString } from '../../../../executor/src/expressions/exprTestKit.js';
-import { expr } from '../functions.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { exprType, rowToInternal } from '@sluice/executor';
+import { expr, Session } from '@sluice/driver';
+// The evaluator and the printer are worker-side and test code that the executor package does not export.
+import { compileExpr } from '../packages/executor/src/expressions/compileExpr.js';
+import { hiveString } from '../packages/executor/src/expressions/exprTestKit.js';
 
 function printed(sql: string): string {
   const e = expr(sql).expr;
   return hiveString(compileExpr(e, [])({}), exprType(e, []));
+}
+
+let session: Session;
+beforeAll(async () => {
+  session = await Session.create({ conf: { 'sluice.executor.cores': 2 } });
+});
+afterAll(async () => {
+  await session.close();
+});
+
+async function printedBySql(sql: string): Promise<string> {
+  const df = session.sql(`SELECT ${sql} AS r`);
+  const rows = await df.collect();
+  expect(rows).toHaveLength(1);
+  return hiveString(rowToInternal(rows[0]!, df.schema)['r'], df.schema[0]!.type);
 }
 
 /** [SQL, Spark's printed result]: the examples of Spark's array, map and struct functions. */
@@ -235,8 +251,24 @@ export const MISC_EXAMPLES: Array<[string, string]> = [
 ];
 
 describe("Spark's function examples, as Spark prints them", () => {
-  it.each([...COLLECTION_EXAMPLES, ...DATETIME_EXAMPLES, ...JSON_EXAMPLES, ...MISC_EXAMPLES])('SELECT %s gives %s', (sql, expected) => {
+  const ALL = [...COLLECTION_EXAMPLES, ...DATETIME_EXAMPLES, ...JSON_EXAMPLES, ...MISC_EXAMPLES];
+
+  it.each(ALL)('SELECT %s gives %s', (sql, expected) => {
     expect(printed(sql)).toBe(expected);
+  });
+
+  it(`gives the same ${ALL.length} results through session.sql on the executors`, async () => {
+    const got: Array<[string, string]> = [];
+    for (const [sql] of ALL) got.push([sql, await printedBySql(sql)]);
+    expect(got).toEqual(ALL);
+  });
+
+  it('VALUES tables and SELECT without FROM run as Spark plans them', async () => {
+    const rows = await session.sql("SELECT upper(b) AS u, a * 2 AS twice FROM VALUES (1, 'x'), (2, 'y') AS t(a, b) WHERE a > 1").collect();
+    expect(rows).toEqual([{ u: 'Y', twice: 4 }]);
+    expect(await session.sql('SELECT explode(array(10, 20))').collect()).toEqual([{ col: 10 }, { col: 20 }]);
+    expect(await session.sql('SELECT col1 + col2 AS s FROM VALUES (1, 2.5)').collect()).toEqual([{ s: 3.5 }]);
+    expect(() => session.sql('SELECT * FROM VALUES (1, 2), (3)')).toThrow(/NUM_COLUMNS_MISMATCH/);
   });
 
   it('a pattern with a week-based or unknown letter, and an unknown time zone, fail with their reason', () => {
