@@ -168,14 +168,31 @@ describe('session.sql over temporary views', () => {
     ]);
   });
 
-  it('names what is wrong: an unknown view, a view registered twice, SELECT without FROM, an aggregate in WHERE', () => {
+  it('SELECT DISTINCT is a deduplication of the selected columns across batches', async () => {
+    const stream = session.memoryStream('sql_distinct', 'id STRING, v LONG');
+    session.readStream.format('memory').load('sql_distinct').createOrReplaceTempView('distinct_in');
+    const q = await session.sql('SELECT DISTINCT id, v % 2 AS odd FROM distinct_in').writeStream.format('memory').queryName('sql_distinct_out').option('checkpointLocation', tempDir()).start();
+    stream.addData([{ id: 'a', v: 1 }, { id: 'a', v: 3 }, { id: 'b', v: 2 }]);
+    await q.processAllAvailable();
+    stream.addData([{ id: 'a', v: 5 }, { id: 'a', v: 2 }, { id: 'b', v: 4 }, { id: 'c', v: 1 }]);
+    await q.processAllAvailable();
+    expect(byJson(await session.memoryTable('sql_distinct_out'))).toEqual(byJson([
+      { id: 'a', odd: 1 },
+      { id: 'b', odd: 0 },
+      { id: 'a', odd: 0 },
+      { id: 'c', odd: 1 },
+    ]));
+  });
+
+  it('names what is wrong: an unknown view, a view registered twice, ORDER BY and LIMIT, an aggregate in WHERE', () => {
     session.readStream.format('rate').load().createOrReplaceTempView('ticks');
     expect(() => session.sql('SELECT * FROM nowhere')).toThrow(expect.objectContaining({ code: 'TABLE_OR_VIEW_NOT_FOUND', message: expect.stringContaining('`nowhere`') }));
     expect(() => session.readStream.format('rate').load().createTempView('TICKS')).toThrow(expect.objectContaining({ code: 'TEMP_TABLE_OR_VIEW_ALREADY_EXISTS' }));
     expect(session.sql('SELECT * FROM Ticks').columns).toEqual(['timestamp', 'value']);
     // Unaliased items are named as Spark names them, an aggregate by its own name even where it is also aliased.
     expect(session.sql('SELECT count(*) AS n, count(*) + 1, value % 2 AS k, max(value) FROM ticks GROUP BY value % 2').columns).toEqual(['n', '(count(1) + 1)', 'k', 'max(value)']);
-    expect(() => session.sql('SELECT 1')).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION' }));
+    expect(() => session.sql('SELECT value FROM ticks ORDER BY value')).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', message: expect.stringContaining('ORDER') }));
+    expect(() => session.sql('SELECT value FROM ticks LIMIT 3')).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', message: expect.stringContaining('LIMIT') }));
     expect(() => session.sql('SELECT value FROM ticks WHERE count(*) > 1')).toThrow(expect.objectContaining({ code: 'INVALID_EXPRESSION' }));
     expect(() => session.sql('SELECT value FROM ticks UNION SELECT value FROM ticks')).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION' }));
     expect(() => session.sql('SELECT value FROM ticks WHERE')).toThrow(expect.objectContaining({ code: 'PARSE_SYNTAX_ERROR' }));

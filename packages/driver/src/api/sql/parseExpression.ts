@@ -218,7 +218,7 @@ export class Parser {
       if (!this.acceptWord(w)) continue;
       let x = this.column(value, at);
       let pattern = this.sub(() => this.comparison());
-      if (this.isWord('escape')) throw new SluiceError('INVALID_EXPRESSION', `LIKE ... ESCAPE is not supported yet (at pos ${this.t.pos} of '${this.sql}')`);
+      if ((w === 'like' || w === 'ilike') && this.acceptWord('escape')) pattern = this.escapedPattern(pattern);
       // ILIKE is LIKE of both sides in lower case, as Spark defines it.
       if (w === 'ilike') [x, pattern] = [{ op: 'call', fn: 'lower', args: [x] }, { op: 'call', fn: 'lower', args: [pattern] }];
       const fn = w === 'like' || w === 'ilike' ? 'like' : 'rlike';
@@ -226,6 +226,30 @@ export class Parser {
     }
     this.i = save;
     return value;
+  }
+
+  /** LIKE's pattern with `ESCAPE 'c'`: c escapes the next character, rewritten to the default escape (\\). */
+  private escapedPattern(pattern: Expr): Expr {
+    const e = this.t;
+    if (e.kind !== 'string' || [...e.value].length !== 1) throw syntaxError(this.sql, e, 'ESCAPE takes one character as a string');
+    this.i++;
+    if (pattern.op !== 'lit' || typeof pattern.value !== 'string') {
+      throw new SluiceError('INVALID_EXPRESSION', `LIKE ... ESCAPE needs a literal pattern (at pos ${e.pos} of '${this.sql}')`);
+    }
+    const esc = e.value;
+    let out = '';
+    const chars = [...pattern.value];
+    for (let i = 0; i < chars.length; i++) {
+      const c = chars[i]!;
+      if (c === esc) {
+        const next = chars[++i];
+        if (next === undefined || (next !== '%' && next !== '_' && next !== esc)) {
+          throw new SluiceError('INVALID_EXPRESSION', `[INVALID_FORMAT.ESC_IN_THE_MIDDLE] the escape character '${esc}' must be followed by %, _ or itself in '${pattern.value}' (in '${this.sql}')`);
+        }
+        out += next === '\\' ? '\\\\' : `\\${next}`;
+      } else out += c === '\\' ? '\\\\' : c;
+    }
+    return lit(out, 'string');
   }
 
   private comparison(): Parsed {
@@ -399,7 +423,10 @@ export class Parser {
     this.expectOp('(');
     const args: SqlArg[] = [];
     if (this.acceptWord('distinct')) {
-      throw new SluiceError('INVALID_EXPRESSION', `${name.text}(DISTINCT ...) is not supported yet (at pos ${name.pos} of '${this.sql}')`);
+      throw new SluiceError(
+        'UNSUPPORTED_OPERATION',
+        `${name.text}(DISTINCT ...): distinct aggregations are not supported on streaming DataFrames, as in Spark; consider approx_count_distinct() (at pos ${name.pos} of '${this.sql}')`,
+      );
     }
     if (!this.isOp(')')) {
       do {

@@ -91,11 +91,24 @@ class StatementParser {
       if (!this.p.acceptWord('all')) throw new SluiceError('UNSUPPORTED_OPERATION', `UNION without ALL removes duplicates, which a stream cannot do: write UNION ALL (in '${this.sql}')`);
       df = df.union(this.select());
     }
+    for (const clause of ['order', 'sort', 'limit']) {
+      if (this.p.isWord(clause)) {
+        throw new SluiceError('UNSUPPORTED_OPERATION', `${clause.toUpperCase()} is not supported in session.sql: a stream has no order or end (Spark sorts only a complete-mode aggregation); sort or limit the sink's rows (in '${this.sql}')`);
+      }
+    }
     return df;
   }
 
   private select(): DataFrame {
     this.p.expectWord('select');
+    const distinct = this.p.acceptWord('distinct');
+    if (!distinct) this.p.acceptWord('all');
+    const df = this.selectBody();
+    // SELECT DISTINCT keeps the first row of each set of values: Spark plans it as a deduplication.
+    return distinct ? df.dropDuplicates() : df;
+  }
+
+  private selectBody(): DataFrame {
     this.aggregates = [];
     const items: Item[] = [];
     do items.push(this.item());
@@ -264,7 +277,7 @@ class StatementParser {
 
   /** A word that may follow a relation, so is not its alias. */
   private followsRelation(word: string): boolean {
-    return ['where', 'group', 'having', 'union', 'on', 'using', 'lateral', ...JOIN_WORDS].includes(word.toLowerCase());
+    return ['where', 'group', 'having', 'union', 'on', 'using', 'lateral', 'order', 'sort', 'limit', ...JOIN_WORDS].includes(word.toLowerCase());
   }
 
   private joinType(): string | undefined {
