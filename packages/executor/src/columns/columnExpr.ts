@@ -5,18 +5,22 @@
  *
  * - arithmetic and comparisons of numbers and timestamps, comparisons of strings, AND, OR, NOT,
  *   IS [NOT] NULL and column references run as loops;
+ * - a table function (split, regexp_extract, date_format, to_timestamp, from_json, hash, ...) of
+ *   one column, its other arguments constants, runs over the column's values with no row, and
+ *   over a string column once per distinct string of the batch (its dictionary);
  * - everything else (casts, functions, CASE WHEN, udfs, windows, nested fields, anything whose
  *   operands need an implicit cast) evaluates the row evaluator of compileExpr.ts over one reused
  *   row per batch that holds just the columns it reads, so udfs are still called with plain values.
  */
 import type { Expr } from '../expressions/types.js';
 import type { DataType, Row, Schema } from '../schema/types.js';
-import { ARITHMETIC_OPS, binaryTypes, exprType, widerNumeric, type Arithmetic, type Comparison } from '../expressions/exprTypes.js';
+import { ARITHMETIC_OPS, binaryTypes, callTypes, constantOf, exprType, widerNumeric, type Arithmetic, type Comparison } from '../expressions/exprTypes.js';
+import { isScalarFunction, SCALAR_FUNCTIONS } from '../expressions/scalarFunctions.js';
 import { compileExpr } from '../expressions/compileExpr.js';
 import { resolveColumn } from '../expressions/resolveColumn.js';
 import { walkExpr } from '../expressions/exprTree.js';
 import type { UdfRegistry } from '../expressions/udfs.js';
-import { isNumberBacked, isNumericType, sameType, toInternal } from '../schema/values.js';
+import { createCast, isNumberBacked, isNumericType, sameType, toInternal } from '../schema/values.js';
 import { VectorBuilder, valueAt, type ColumnBatch, type Vector } from './vectors.js';
 
 export type ColumnEvaluator = (batch: ColumnBatch) => Vector;
@@ -91,6 +95,53 @@ function viaRows(expr: Expr, schema: Schema, udfs: UdfRegistry): ColumnEvaluator
       for (let j = 0; j < fields.length; j++) row[fields[j]!] = valueAt(vectors[j]!, i);
       out.push(ev(row));
     }
+    return out.build();
+  };
+}
+
+/**
+ * A table function whose arguments are one column expression and constants: its value function
+ * bound once, called per value of the column's vector, and once per dictionary entry of a string
+ * vector (every table function is deterministic for given arguments; the niladic ones have no
+ * column and stay on the row evaluator).
+ */
+function compileTableCall(expr: Extract<Expr, { op: 'call' }>, schema: Schema, udfs: UdfRegistry): ColumnEvaluator | undefined {
+  if (!isScalarFunction(expr.fn)) return undefined;
+  const constants = expr.args.map(constantOf);
+  const at = constants.findIndex((c) => c === undefined);
+  if (at < 0 || constants.some((c, i) => i !== at && c === undefined)) return undefined;
+  const f = SCALAR_FUNCTIONS[expr.fn];
+  const { args: argTypes, result } = callTypes(expr, schema);
+  const value = f.bind?.(argTypes, constants) ?? (f.value as (...xs: unknown[]) => unknown);
+  // The constants as the function takes them (brought to their argument types), the column's values cast likewise.
+  const args = expr.args.map((a, i) => (i === at || constants[i] === null ? null : createCast(exprType(a, schema), argTypes[i]!)!(constants[i])));
+  const nullArg = !f.nulls && args.some((x, i) => i !== at && x === null);
+  const castColumn = createCast(exprType(expr.args[at]!, schema), argTypes[at]!)!;
+  const input = compile(expr.args[at]!, schema, udfs);
+  const call = (x: unknown): unknown => {
+    if (nullArg || (x == null && !f.nulls)) return null;
+    args[at] = x == null ? null : castColumn(x);
+    return value(...args);
+  };
+  return (batch) => {
+    const v = input(batch);
+    const out = new VectorBuilder(result, batch.length);
+    if (v.kind === 'str') {
+      const memo = new Array<unknown>(v.dict.length);
+      const done = new Uint8Array(v.dict.length);
+      for (let i = 0; i < batch.length; i++) {
+        if (v.nulls !== null && v.nulls[i] === 1) {
+          out.push(call(null));
+          continue;
+        }
+        const c = v.codes[i]!;
+        if (done[c] === 0) {
+          memo[c] = call(v.dict[c]);
+          done[c] = 1;
+        }
+        out.push(memo[c]);
+      }
+    } else for (let i = 0; i < batch.length; i++) out.push(call(valueAt(v, i)));
     return out.build();
   };
 }
@@ -238,6 +289,11 @@ function compile(expr: Expr, schema: Schema, udfs: UdfRegistry): ColumnEvaluator
     }
     case 'unary': {
       const ev = compileUnary(expr, schema, udfs);
+      if (ev !== undefined) return ev;
+      break;
+    }
+    case 'call': {
+      const ev = compileTableCall(expr, schema, udfs);
       if (ev !== undefined) return ev;
       break;
     }

@@ -84,6 +84,18 @@ describe('column expressions give what the row evaluator gives', () => {
     call('coalesce', col('n'), col('i')),
     { op: 'when', branches: [{ cond: col('ok'), value: col('n') }], otherwise: lit(-1) },
     { op: 'window', expr: col('ts'), sizeMs: 5 * MIN, slideMs: 5 * MIN, startMs: 0 },
+    // Table functions of one column and constants: over the vector, once per distinct string.
+    call('split', col('id'), lit('')),
+    call('regexp_extract', col('id'), lit('([a-z])(\\d*)'), lit(2, 'int')),
+    call('date_format', col('ts'), lit('yyyy-MM-dd HH:mm')),
+    call('to_timestamp', call('date_format', col('ts'), lit('dd/MM/yyyy HH:mm:ss')), lit('dd/MM/yyyy HH:mm:ss')),
+    call('hash', col('n')),
+    call('hash', col('id')),
+    call('from_json', call('to_json', call('named_struct', lit('n'), col('n'), lit('id'), col('id'))), lit('n LONG, id STRING')),
+    call('concat_ws', lit('-'), col('id')),
+    call('lpad', col('id'), lit(3), lit(null)),
+    call('round', col('v'), lit(1)),
+    call('size', call('split', col('id'), lit('k'))),
   ];
   for (const e of exprs) {
     it(JSON.stringify(e), () => {

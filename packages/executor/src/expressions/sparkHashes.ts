@@ -10,6 +10,13 @@ import type { DataType, Row } from '../schema/types.js';
 import type { MapEntries } from '../schema/values.js';
 
 const utf8 = new TextEncoder();
+let scratch = new Uint8Array(256);
+
+/** A string's UTF-8 bytes in a reused buffer (valid until the next call). */
+function utf8Bytes(s: string): Uint8Array {
+  if (s.length * 3 > scratch.length) scratch = new Uint8Array(s.length * 3);
+  return scratch.subarray(0, utf8.encodeInto(s, scratch).written);
+}
 const f64 = new Float64Array(1);
 const u32 = new Uint32Array(f64.buffer);
 
@@ -81,7 +88,7 @@ export function murmur3Value(v: unknown, type: DataType, seed: number): number {
       return murmurLong(halves(ms * 1000, false), murmurInt(days, murmurInt(months, seed)));
     }
     default:
-      return murmurBytes(utf8.encode(String(v)), seed);
+      return murmurBytes(utf8Bytes(String(v)), seed);
   }
 }
 
@@ -174,6 +181,6 @@ export function xxhash64Value(v: unknown, type: DataType, seed = 42n): bigint {
       return xxLong((BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0), seed);
     }
     default:
-      return xxBytes(utf8.encode(String(v)), seed);
+      return xxBytes(utf8Bytes(String(v)), seed);
   }
 }

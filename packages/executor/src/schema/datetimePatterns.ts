@@ -70,8 +70,39 @@ function pieces(pattern: string): Piece[] {
 
 const pad = (n: number, width: number): string => (n < 0 ? '-' + String(-n).padStart(width, '0') : String(n).padStart(width, '0'));
 
+/**
+ * The finest unit a pattern prints, in ms: its text is the same for every instant of one such unit,
+ * so a run of nearby timestamps (a batch's, usually) is formatted once per unit.
+ */
+function granularity(ps: Piece[]): number {
+  let g = MS_PER_DAY;
+  for (const p of ps) {
+    if ('text' in p) continue;
+    const unit = p.letter === 'S' ? 1 : p.letter === 's' ? 1000 : p.letter === 'm' ? 60_000 : 'HkKha'.includes(p.letter) ? 3_600_000 : MS_PER_DAY;
+    g = Math.min(g, unit);
+  }
+  return g;
+}
+
+const lastFormatted = new Map<string, { unit: number; key: number; text: string }>();
+
 /** Epoch ms as text of `pattern`, in UTC. */
 export function formatWithPattern(ms: number, pattern: string): string {
+  let last = lastFormatted.get(pattern);
+  if (last === undefined) {
+    if (lastFormatted.size > 256) lastFormatted.clear();
+    last = { unit: granularity(pieces(pattern)), key: NaN, text: '' };
+    lastFormatted.set(pattern, last);
+  }
+  const key = Math.floor(ms / last.unit);
+  if (key !== last.key) {
+    last.text = formatFields(ms, pattern);
+    last.key = key;
+  }
+  return last.text;
+}
+
+function formatFields(ms: number, pattern: string): string {
   const d = new Date(ms);
   const year = d.getUTCFullYear();
   const month = d.getUTCMonth();
