@@ -105,6 +105,17 @@ export class Column {
     return this.alias(...names);
   }
 
+  /** An element of an array (0-based, null out of range) or a map's value for a key, as SQL's x[i]. */
+  getItem(key: ColumnOrLiteral): Column {
+    return new Column({ op: 'call', fn: 'get', args: [this.expr, lit(key).expr] });
+  }
+
+  /** A field of a struct column: col('s').getField('a') is col('s.a'). */
+  getField(name: string): Column {
+    if (this.expr.op !== 'col') throw new SluiceError('INVALID_EXPRESSION', `getField('${name}') needs a column reference, as col('s').getField('a')`);
+    return new Column({ op: 'col', name: `${this.expr.name}.${name}` });
+  }
+
   /** Adds a branch to a column made by `when(...)`; branches are tried in order. */
   when(condition: Column | boolean, value: ColumnOrLiteral): Column {
     const e = this.openWhen('when');

@@ -147,12 +147,12 @@ export class DataFrame {
     return this.filter(condition);
   }
 
-  /** Replaces the column of that name in place, or appends it (Spark's withColumn). */
+  /** Replaces the column of that name in place, or appends it (Spark's withColumn); a generator gives a row per element. */
   withColumn(name: string, column: Column): DataFrame {
     const named: Expr = { op: 'alias', expr: column.expr, name };
     const exprs: Expr[] = this.schema.map((f): Expr => (f.name === name ? named : { op: 'col', name: f.name }));
     if (!this.schema.some((f) => f.name === name)) exprs.push(named);
-    return this.with({ kind: 'project', exprs });
+    return this.select(...exprs.map((e) => new Column(e)));
   }
 
   withWatermark(eventTime: string, delayThreshold: string | number): DataFrame {
