@@ -95,6 +95,8 @@ export const COLLECTION_EXAMPLES: Array<[string, string]> = [
   ["split('oneAtwoBthreeC', '[ABC]', 2)", '["one","twoBthreeC"]'],
   ["split('abc', '')", '["a","b","c"]'],
   ["split('', ',')", '[""]'],
+  ['reverse(array(2, 1, 4, 3))', '[3,4,1,2]'],
+  ['concat(array(1, 2, 3), array(4, 5), array(6))', '[1,2,3,4,5,6]'],
   ['CAST(array(1, 2) AS STRING)', '[1, 2]'],
   ["CAST(map('a', 1) AS STRING)", '{a -> 1}'],
   ['array(1, 2) = array(1, 2)', 'true'],
@@ -199,6 +201,14 @@ export const DATETIME_EXAMPLES: Array<[string, string]> = [
   ["CAST(DATE '2024-02-29' AS TIMESTAMP)", '2024-02-29 00:00:00'],
   ["DATE '2024-02-29' < DATE '2024-03-01'", 'true'],
   ["DATE '2024-02-29' = '2024-02-29'", 'true'],
+  ["date_part('YEAR', TIMESTAMP '2019-08-12 01:00:00.123456')", '2019'],
+  ["date_part('week', timestamp'2019-08-12 01:00:00.123456')", '33'],
+  ["date_part('doy', DATE'2019-08-12')", '224'],
+  ["extract(YEAR FROM TIMESTAMP '2019-08-12 01:00:00.123456')", '2019'],
+  ["extract(week FROM timestamp'2019-08-12 01:00:00.123456')", '33'],
+  ["extract(doy FROM DATE'2019-08-12')", '224'],
+  ["extract(SECOND FROM TIMESTAMP '2019-10-01 00:00:01.5')", '1.5'],
+  ["extract(DAYOFWEEK_ISO FROM DATE '2019-08-11')", '7'],
 ];
 
 /** [SQL, Spark's printed result]: the examples of Spark's JSON functions. */
@@ -241,6 +251,13 @@ export const JSON_EXAMPLES: Array<[string, string]> = [
 export const MISC_EXAMPLES: Array<[string, string]> = [
   ["hash('Spark', array(123), 2)", '-1321691492'],
   ['hash(NULL)', '42'],
+  ["regexp_extract_all('100-200, 300-400', '(\\\\d+)-(\\\\d+)', 1)", '["100","300"]'],
+  ["regexp_count('Steven Jones and Stephen Smith are the best players', 'Ste(v|ph)en')", '2'],
+  ["levenshtein('kitten', 'sitting')", '3'],
+  ["levenshtein('kitten', 'sitting', 2)", '-1'],
+  ['typeof(1)', 'int'],
+  ["typeof(array(1))", 'array<int>'],
+  ["typeof(named_struct('a', 1L, 'b', map('k', 1.5)))", 'struct<a:bigint,b:map<string,double>>'],
   ['format_string("Hello World %d %s", 100, "days")', 'Hello World 100 days'],
   ['printf("Hello World %d %s", 100, "days")', 'Hello World 100 days'],
   ["format_string('%05d|%-4s|%.2f|%x|%,d|%%', 42, 'ab', 3.14159, 255, 1234567)", '00042|ab  |3.14|ff|1,234,567|%'],

@@ -5,7 +5,7 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { jsonTuple } from './sql/sqlFunctions.js';
+import { datePart, jsonTuple } from './sql/sqlFunctions.js';
 import { parseDataType, parseSchema, schemaToDDL, type Schema, type CollectionFunctionName, type DataType, type DatetimeFunctionName, type Expr, type FunctionName, type GeneratorName, type MathFunctionName, type StringFunctionName } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import { Column, lit, toColumn, type ColumnOrLiteral } from './Column.js';
@@ -186,6 +186,15 @@ export const hash = (...cs: Array<Column | string>): Column => call('hash', cs.m
 /** format_string(format, c...): Java's String.format (%s, %d, %.2f, %x, %05d, ...). */
 export const format_string = (format: string, ...cs: Array<Column | string>): Column => call('format_string', [text(format), ...cs.map((c) => toColumn(c).expr)]);
 export const printf = format_string;
+/** typeof(c): the name of c's type (int, bigint, array<string>, ...); exported as `typeof`. */
+const typeOf = (c: Column | string): Column => call('typeof', [toColumn(c).expr]);
+export { typeOf as typeof };
+export const regexp_extract_all = (c: Column | string, pattern: string, idx = 1): Column => call('regexp_extract_all', [toColumn(c).expr, text(pattern), int(idx, 'regexp_extract_all', 'idx')]);
+export const regexp_count = (c: Column | string, pattern: string): Column => call('regexp_count', [toColumn(c).expr, text(pattern)]);
+export const levenshtein = (a: Column | string, b: Column | string, threshold?: number): Column =>
+  call('levenshtein', [toColumn(a).expr, toColumn(b).expr, ...(threshold === undefined ? [] : [int(threshold, 'levenshtein', 'threshold')])]);
+/** date_part(field, c): 'year', 'quarter', 'month', 'week', 'day', 'dayofweek', 'doy', 'hour', 'minute', 'second' of a date or timestamp. */
+export const date_part = (field: string, c: Column | string): Column => new Column(datePart(field, toColumn(c).expr, `date_part('${field}', ...)`));
 /** unbase64(c): the bytes of base64 text, as UTF-8 text (Sluice has no BINARY type). */
 export const unbase64 = one('unbase64' as StringFunctionName);
 /** unhex(c): the bytes of hex digits, as UTF-8 text. */

@@ -10,7 +10,7 @@ import type { DataType, MapType } from '../schema/types.js';
 import { comparator } from '../schema/ordering.js';
 import { isArrayType, isAtomicType, isMapType, typeName, type MapEntries } from '../schema/values.js';
 import { numberLike, type ScalarFunction } from './mathFunctions.js';
-import { widerType } from './exprTypes.js';
+import { widerType } from '../schema/widening.js';
 import { regex } from './stringFunctions.js';
 
 export type CollectionFunctionName =
@@ -101,6 +101,15 @@ function distinct(t: DataType, xs: A): A {
 function mapLookup(t: MapType): (m: unknown, k: unknown) => unknown {
   const eq = equality(t.map.key);
   return (m, k) => (m as MapEntries).find(([x]) => eq(x, k))?.[1] ?? null;
+}
+
+/** array_intersect (`inB` true) and array_except: a's distinct elements that are (are not) in b. */
+function setOperation(e: DataType, inB: boolean): (a: unknown, b: unknown) => unknown {
+  const key = identity(e);
+  return (a, b) => {
+    const keys = new Set((b as A).map((x) => (x == null ? null : key(x))));
+    return distinct(e, (a as A).filter((x) => keys.has(x == null ? null : key(x)) === inB));
+  };
 }
 
 function indexZero(): SluiceError {
@@ -230,30 +239,8 @@ export const COLLECTION_FUNCTIONS: Record<CollectionFunctionName, ScalarFunction
     value: (v, n) => (n == null ? null : new Array(Math.max(0, n as N)).fill(v ?? null)),
   },
   array_union: { arity: [2, 2], types: arrays((t) => t), bind: ([t]) => (a, b) => distinct(elementOf(t as DataType) as DataType, [...(a as A), ...(b as A)]) },
-  array_intersect: {
-    arity: [2, 2],
-    types: arrays((t) => t),
-    bind: ([t]) => {
-      const e = elementOf(t as DataType) as DataType;
-      const key = identity(e);
-      return (a, b) => {
-        const inB = new Set((b as A).map((x) => (x == null ? null : key(x))));
-        return distinct(e, (a as A).filter((x) => inB.has(x == null ? null : key(x))));
-      };
-    },
-  },
-  array_except: {
-    arity: [2, 2],
-    types: arrays((t) => t),
-    bind: ([t]) => {
-      const e = elementOf(t as DataType) as DataType;
-      const key = identity(e);
-      return (a, b) => {
-        const inB = new Set((b as A).map((x) => (x == null ? null : key(x))));
-        return distinct(e, (a as A).filter((x) => !inB.has(x == null ? null : key(x))));
-      };
-    },
-  },
+  array_intersect: { arity: [2, 2], types: arrays((t) => t), bind: ([t]) => setOperation(elementOf(t as DataType) as DataType, true) },
+  array_except: { arity: [2, 2], types: arrays((t) => t), bind: ([t]) => setOperation(elementOf(t as DataType) as DataType, false) },
   /** arrays_overlap(a, b): true if a non-null element is in both; else null if either holds a null (and both are non-empty); else false. */
   arrays_overlap: {
     arity: [2, 2],

@@ -154,7 +154,7 @@ function compileUnary(expr: Extract<Expr, { op: 'unary' }>, schema: Schema, udfs
 }
 
 function compileCall(expr: Extract<Expr, { op: 'call' }>, schema: Schema, udfs: UdfRegistry): Evaluator {
-  const { args: argTypes } = callTypes(expr, schema);
+  const { args: argTypes, result } = callTypes(expr, schema);
   const args = expr.args.map((a, i) => coerce(compile(a, schema, udfs), exprType(a, schema), argTypes[i]!));
   const [a0 = () => null, a1 = () => null, a2] = args;
   if (isScalarFunction(expr.fn)) return compileScalar(SCALAR_FUNCTIONS[expr.fn], args, argTypes, expr.args.map(constantOf));
@@ -176,6 +176,17 @@ function compileCall(expr: Extract<Expr, { op: 'call' }>, schema: Schema, udfs: 
         return pos == null || len == null ? null : sparkSubstring(s, pos, len);
       };
     case 'concat':
+      if (typeof result === 'object') {
+        return (row) => {
+          const out: unknown[] = [];
+          for (const a of args) {
+            const xs = a(row);
+            if (xs == null) return null;
+            out.push(...(xs as unknown[]));
+          }
+          return out;
+        };
+      }
       return (row) => {
         let out = '';
         for (const a of args) {

@@ -13,6 +13,9 @@ import { exprName, exprSql } from './exprNames.js';
 import { resolveColumn } from './resolveColumn.js';
 import { isScalarFunction, SCALAR_FUNCTIONS, type ScalarFunctionName } from './scalarFunctions.js';
 import { createCast, isArrayType, isAtomicType, isMapType, isNumericType, isStructType, sameType, toInternal, typeName } from '../schema/values.js';
+import { widerNumeric, widerType } from '../schema/widening.js';
+
+export { widerNumeric, widerType } from '../schema/widening.js';
 
 function mismatch(expr: Expr, why: string, column?: string): SluiceError {
   return new SluiceError('DATATYPE_MISMATCH', `cannot resolve '${exprSql(expr)}' due to data type mismatch: ${why}`, {
@@ -45,15 +48,6 @@ function checkWindow(expr: Extract<Expr, { op: 'window' }>, schema: Schema): voi
   }
 }
 
-const NUMERIC_RANK = { null: 0, int: 1, long: 2, double: 3 } as const;
-
-/** int < long < double; null gives way to anything. */
-export function widerNumeric(a: DataType, b: DataType): DataType {
-  const ra = NUMERIC_RANK[a as keyof typeof NUMERIC_RANK];
-  const rb = NUMERIC_RANK[b as keyof typeof NUMERIC_RANK];
-  return ra >= rb ? a : b;
-}
-
 /**
  * The type that branches of `when` and arguments of `coalesce` are brought to (Spark's
  * findWiderCommonType): numbers widen, text absorbs other atomic types, null gives way.
@@ -62,34 +56,6 @@ function commonType(types: DataType[], expr: Expr): DataType {
   const t = widerType(types);
   if (t === undefined) throw mismatch(expr, `no common type of ${types.map(typeName).join(', ')}`);
   return t;
-}
-
-/**
- * Spark's findWiderCommonType, or why there is none: numbers widen, text absorbs other atomic
- * types, a DATE widens to a TIMESTAMP, arrays and maps widen element by element, null gives way.
- */
-export function widerType(types: readonly DataType[]): DataType | undefined {
-  let acc: DataType | undefined = 'null';
-  for (const t of types) acc = acc === undefined ? undefined : widerPair(acc, t);
-  return acc;
-}
-
-function widerPair(a: DataType, b: DataType): DataType | undefined {
-  if (a === 'null' || sameType(a, b)) return b;
-  if (b === 'null') return a;
-  if (isNumericType(a) && isNumericType(b)) return widerNumeric(a, b);
-  if ((a === 'date' && b === 'timestamp') || (a === 'timestamp' && b === 'date')) return 'timestamp';
-  if ((a === 'string' && isAtomicType(b)) || (b === 'string' && isAtomicType(a))) return 'string';
-  if (isArrayType(a) && isArrayType(b)) {
-    const e = widerPair(a.array, b.array);
-    return e === undefined ? undefined : { array: e };
-  }
-  if (isMapType(a) && isMapType(b)) {
-    const key = widerPair(a.map.key, b.map.key);
-    const value = widerPair(a.map.value, b.map.value);
-    return key === undefined || value === undefined ? undefined : { map: { key, value } };
-  }
-  return undefined;
 }
 
 export type Arithmetic = 'plus' | 'minus' | 'multiply' | 'divide' | 'mod';
@@ -200,6 +166,11 @@ export function callTypes(expr: Extract<Expr, { op: 'call' }>, schema: Schema): 
     const typed = SCALAR_FUNCTIONS[expr.fn].types(types, expr.args.map(constantOf));
     if (typeof typed === 'string') throw mismatch(expr, `${expr.fn} ${typed}`);
     return typed;
+  }
+  // concat of arrays (Spark's): one array of their wider element type.
+  if (expr.fn === 'concat' && types.length > 0 && types.every((t) => isArrayType(t) || t === 'null') && types.some(isArrayType)) {
+    const t = commonType(types, expr);
+    return { args: types.map(() => t), result: t };
   }
   if (STRING_FUNCTIONS.has(expr.fn)) {
     return { args: types.map(() => 'string'), result: expr.fn === 'length' ? 'int' : 'string' };

@@ -10,7 +10,17 @@ import { createCast, isAtomicType, typeName } from '../schema/values.js';
 import type { ScalarFunction } from './mathFunctions.js';
 import { murmur3Value } from './sparkHashes.js';
 
-export type MiscFunctionName = 'hash' | 'format_string' | 'unbase64' | 'unhex';
+export type MiscFunctionName = 'hash' | 'format_string' | 'unbase64' | 'unhex' | 'typeof';
+
+/** Spark's simpleString of a type, as typeof prints it: int, bigint, array<int>, struct<a:int,b:string>. */
+function simpleString(t: DataType): string {
+  if (typeof t === 'object') {
+    if ('array' in t) return `array<${simpleString(t.array)}>`;
+    if ('map' in t) return `map<${simpleString(t.map.key)},${simpleString(t.map.value)}>`;
+    return `struct<${t.struct.map((f) => `${f.name}:${simpleString(f.type)}`).join(',')}>`;
+  }
+  return t === 'long' ? 'bigint' : t === 'null' ? 'void' : t;
+}
 
 const FORMAT_RE = /%(\d+\$)?([-#+ 0,(]*)(\d+)?(?:\.(\d+))?([sSdfeExXocbBn%])/g;
 
@@ -100,6 +110,8 @@ export const MISC_FUNCTIONS: Record<MiscFunctionName, ScalarFunction> = {
     nulls: true,
     bind: (types) => (fmt, ...xs) => (fmt == null ? null : formatString(fmt as string, xs, types.slice(1))),
   },
+  /** typeof(x): the name of x's type. */
+  typeof: { arity: [1, 1], types: (args) => ({ args, result: 'string' }), nulls: true, bind: ([t]) => () => simpleString(t as DataType) },
   unbase64: {
     arity: [1, 1],
     types: (args) => (textOnly(args) ? { args: ['string'], result: 'string' } : `needs text, not ${typeName(args[0] as DataType)}`),

@@ -59,39 +59,6 @@ function murmurBytes(b: Uint8Array, seed: number): number {
   return fmix32(h, b.length);
 }
 
-/** Spark's Murmur3 hash of one value of `type`, continuing from `seed`. */
-export function murmur3Value(v: unknown, type: DataType, seed: number): number {
-  if (v === null || v === undefined) return seed;
-  if (typeof type === 'object') {
-    if ('array' in type) return (v as unknown[]).reduce<number>((h, x) => murmur3Value(x, type.array, h), seed);
-    if ('map' in type) {
-      let h = seed;
-      for (const [k, x] of v as MapEntries) h = murmur3Value(x, type.map.value, murmur3Value(k, type.map.key, h));
-      return h;
-    }
-    return type.struct.reduce((h, f) => murmur3Value((v as Row)[f.name], f.type, h), seed);
-  }
-  switch (type) {
-    case 'int':
-    case 'date':
-      return murmurInt(v as number, seed);
-    case 'boolean':
-      return murmurInt(v ? 1 : 0, seed);
-    case 'long':
-      return murmurLong(halves(v as number, false), seed);
-    case 'timestamp':
-      return murmurLong(halves((v as number) * 1000, false), seed);
-    case 'double':
-      return murmurLong(halves(v as number, true), seed);
-    case 'interval': {
-      const [months, days, ms] = v as [number, number, number];
-      return murmurLong(halves(ms * 1000, false), murmurInt(days, murmurInt(months, seed)));
-    }
-    default:
-      return murmurBytes(utf8Bytes(String(v)), seed);
-  }
-}
-
 // ---- XxHash64 ---------------------------------------------------------------------------------
 
 const M64 = (1n << 64n) - 1n;
@@ -154,33 +121,59 @@ function xxBytes(b: Uint8Array, seed: bigint): bigint {
   return fmix64(h);
 }
 
-/** Spark's XxHash64 of one value of `type` (seed 42 unless given), as an unsigned 64-bit bigint. */
-export function xxhash64Value(v: unknown, type: DataType, seed = 42n): bigint {
+/** A hash function's three primitives, as Spark's hash expressions use them. */
+interface Hasher<S> {
+  int(i: number, seed: S): S;
+  long(halves: [lo: number, hi: number], seed: S): S;
+  bytes(b: Uint8Array, seed: S): S;
+}
+
+const MURMUR3: Hasher<number> = { int: murmurInt, long: murmurLong, bytes: murmurBytes };
+const XXHASH64: Hasher<bigint> = {
+  int: xxInt,
+  long: ([lo, hi], seed) => xxLong((BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0), seed),
+  bytes: xxBytes,
+};
+
+/** One value of `type` hashed by `h`, continuing from `seed`, value by value as Spark's HashExpression does. */
+function hashValue<S>(h: Hasher<S>, v: unknown, type: DataType, seed: S): S {
   if (v === null || v === undefined) return seed;
   if (typeof type === 'object') {
-    if ('array' in type) return (v as unknown[]).reduce<bigint>((h, x) => xxhash64Value(x, type.array, h), seed);
+    if ('array' in type) return (v as unknown[]).reduce<S>((acc, x) => hashValue(h, x, type.array, acc), seed);
     if ('map' in type) {
-      let h = seed;
-      for (const [k, x] of v as MapEntries) h = xxhash64Value(x, type.map.value, xxhash64Value(k, type.map.key, h));
-      return h;
+      let acc = seed;
+      for (const [k, x] of v as MapEntries) acc = hashValue(h, x, type.map.value, hashValue(h, k, type.map.key, acc));
+      return acc;
     }
-    return type.struct.reduce((h, f) => xxhash64Value((v as Row)[f.name], f.type, h), seed);
+    return type.struct.reduce((acc, f) => hashValue(h, (v as Row)[f.name], f.type, acc), seed);
   }
   switch (type) {
     case 'int':
     case 'date':
-      return xxInt(v as number, seed);
+      return h.int(v as number, seed);
     case 'boolean':
-      return xxInt(v ? 1 : 0, seed);
+      return h.int(v ? 1 : 0, seed);
     case 'long':
-      return xxLong(BigInt(v as number), seed);
+      return h.long(halves(v as number, false), seed);
     case 'timestamp':
-      return xxLong(BigInt((v as number) * 1000), seed);
-    case 'double': {
-      const [lo, hi] = halves(v as number, true);
-      return xxLong((BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0), seed);
+      return h.long(halves((v as number) * 1000, false), seed);
+    case 'double':
+      return h.long(halves(v as number, true), seed);
+    case 'interval': {
+      const [months, days, ms] = v as [number, number, number];
+      return h.long(halves(ms * 1000, false), h.int(days, h.int(months, seed)));
     }
     default:
-      return xxBytes(utf8Bytes(String(v)), seed);
+      return h.bytes(utf8Bytes(String(v)), seed);
   }
+}
+
+/** Spark's Murmur3 hash of one value of `type`, continuing from `seed` (hash() starts at 42). */
+export function murmur3Value(v: unknown, type: DataType, seed: number): number {
+  return hashValue(MURMUR3, v, type, seed);
+}
+
+/** Spark's XxHash64 of one value of `type` (seed 42 unless given), as an unsigned 64-bit bigint. */
+export function xxhash64Value(v: unknown, type: DataType, seed = 42n): bigint {
+  return hashValue(XXHASH64, v, type, seed);
 }

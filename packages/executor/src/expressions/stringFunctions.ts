@@ -18,7 +18,7 @@ import { typeName } from '../schema/values.js';
 export type StringFunctionName =
   | 'concat_ws' | 'instr' | 'locate' | 'lpad' | 'rpad' | 'ltrim' | 'rtrim' | 'replace' | 'translate' | 'initcap' | 'reverse'
   | 'repeat' | 'substring_index' | 'split_part' | 'left' | 'right' | 'ascii' | 'chr' | 'md5' | 'sha1' | 'sha2' | 'crc32'
-  | 'base64' | 'hex' | 'regexp_extract' | 'regexp_replace' | 'rlike' | 'like';
+  | 'base64' | 'hex' | 'regexp_extract' | 'regexp_replace' | 'rlike' | 'like' | 'regexp_extract_all' | 'regexp_count' | 'levenshtein';
 
 type S = string;
 type N = number;
@@ -38,6 +38,16 @@ function sig(result: DataType, ...kinds: Array<'s' | 'i'>) {
 }
 
 const chars = (s: S): S[] => Array.from(s);
+
+function editDistance(a: S[], b: S[]): N {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return prev[b.length]!;
+}
 
 /** Pads `s` to `len` characters with `pad` repeated, on the left or the right; longer strings are cut to `len`. */
 function padTo(s: S, len: N, pad: S, left: boolean): S {
@@ -136,7 +146,12 @@ export const STRING_FUNCTIONS: Record<StringFunctionName, ScalarFunction> = {
     types: sig('string', 's'),
     value: (s) => (s as S).split(' ').map((w) => (w === '' ? w : chars(w)[0]!.toUpperCase() + chars(w).slice(1).join('').toLowerCase())).join(' '),
   },
-  reverse: { arity: [1, 1], types: sig('string', 's'), value: (s) => chars(s as S).reverse().join('') },
+  /** reverse(s), and reverse(array): its elements in reverse order. */
+  reverse: {
+    arity: [1, 1],
+    types: (args) => (typeof args[0] === 'object' && 'array' in args[0] ? { args, result: args[0] } : sig('string', 's')(args)),
+    value: (x) => (Array.isArray(x) ? [...x].reverse() : chars(x as S).reverse().join('')),
+  },
   repeat: { arity: [2, 2], types: sig('string', 's', 'i'), value: (s, n) => (s as S).repeat(Math.max(n as N, 0)) },
   /** substring_index(s, delim, count): before the count-th delim (from the right for a negative count). */
   substring_index: {
@@ -186,6 +201,49 @@ export const STRING_FUNCTIONS: Record<StringFunctionName, ScalarFunction> = {
     value: (x) => (typeof x === 'number' ? (x < 0 ? (BigInt(x) + (1n << 64n)).toString(16) : x.toString(16)).toUpperCase() : Buffer.from(x as S, 'utf8').toString('hex').toUpperCase()),
   },
   /** regexp_extract(s, pattern[, idx]): group idx (1 by default) of the first match, '' without one. */
+  /** regexp_extract_all(s, regex[, idx]): group idx (1 by default) of every match. */
+  regexp_extract_all: {
+    arity: [2, 3],
+    types: (args) => {
+      const typed = sig('string', 's', 's', 'i')(args);
+      return typeof typed === 'string' ? typed : { args: typed.args, result: { array: 'string' } };
+    },
+    value: (s, pattern, idx = 1) => {
+      const re = regex(pattern as S, 'g');
+      const out: S[] = [];
+      for (let m = re.exec(s as S); m !== null; m = re.exec(s as S)) {
+        if ((idx as N) < 0 || (idx as N) >= m.length) {
+          throw new SluiceError('INVALID_EXPRESSION', `regexp_extract_all: group ${String(idx)} does not exist in '${String(pattern)}' (it has ${m.length - 1})`);
+        }
+        out.push(m[idx as N] ?? '');
+        if (m[0] === '') re.lastIndex++;
+      }
+      return out;
+    },
+  },
+  /** regexp_count(s, regex): the number of matches. */
+  regexp_count: {
+    arity: [2, 2],
+    types: sig('int', 's'),
+    value: (s, pattern) => {
+      const re = regex(pattern as S, 'g');
+      let n = 0;
+      for (let m = re.exec(s as S); m !== null; m = re.exec(s as S)) {
+        n++;
+        if (m[0] === '') re.lastIndex++;
+      }
+      return n;
+    },
+  },
+  /** levenshtein(a, b[, threshold]): the edit distance in code points; -1 past the threshold. */
+  levenshtein: {
+    arity: [2, 3],
+    types: sig('int', 's', 's', 'i'),
+    value: (a, b, threshold) => {
+      const d = editDistance(chars(a as S), chars(b as S));
+      return threshold !== undefined && d > (threshold as N) ? -1 : d;
+    },
+  },
   regexp_extract: {
     arity: [2, 3],
     types: sig('string', 's', 's', 'i'),

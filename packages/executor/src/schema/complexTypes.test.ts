@@ -6,7 +6,7 @@ import { createCast, rowToExternal, rowToInternal, typeName } from './values.js'
 import { formatDate, parseDate } from './timestamps.js';
 import { parseRecords } from '../formats/readers.js';
 import { formatRecords } from '../formats/writers.js';
-import { kDefaultReadOptions } from '../formats/options.js';
+import { kDefaultReadOptions, kDefaultWriteOptions } from '../formats/options.js';
 import type { DataType } from './types.js';
 
 const day = (iso: string): number => Date.parse(`${iso}T00:00:00Z`) / 86_400_000;
@@ -25,7 +25,7 @@ describe('DDL', () => {
   });
 
   it('takes the field-list form and refuses a malformed type, naming the column', () => {
-    expect(parseSchema([{ name: 'xs', type: { array: 'int' } }])).toEqual([{ name: 'xs', type: { array: 'int' }, nullable: true }]);
+    expect(parseSchema([{ name: 'xs', type: { array: 'int' }, nullable: true }])).toEqual([{ name: 'xs', type: { array: 'int' }, nullable: true }]);
     expect(() => parseSchema('xs ARRAY<INT')).toThrow(expect.objectContaining({ code: 'INVALID_SCHEMA' }));
     expect(() => parseSchema('m MAP<STRING>')).toThrow(/expected ','/);
   });
@@ -106,7 +106,7 @@ describe('file formats', () => {
   const row = { d: day('2024-01-02'), xs: [1, null, 3], m: [['k', ['a', null]]], s: { ds: [day('2000-02-29')] } };
 
   it('JSON writes dates as text, arrays and maps as JSON, and reads them back', () => {
-    const text = formatRecords('json', [row], schema, {});
+    const text = formatRecords('json', [row], schema, kDefaultWriteOptions);
     expect(text).toBe('{"d":"2024-01-02","xs":[1,null,3],"m":{"k":["a",null]},"s":{"ds":["2000-02-29"]}}\n');
     expect(parseRecords('json', text, schema, kDefaultReadOptions, 'f.json')).toEqual([row]);
   });
@@ -117,7 +117,7 @@ describe('file formats', () => {
   });
 
   it('CSV holds arrays and maps as their JSON text and dates as yyyy-MM-dd', () => {
-    const text = formatRecords('csv', [row], schema, { header: false });
+    const text = formatRecords('csv', [row], schema, { ...kDefaultWriteOptions, header: false });
     expect(text).toBe('2024-01-02,"[1,null,3]","{""k"":[""a"",null]}","{""ds"":[""2000-02-29""]}"\n');
     expect(parseRecords('csv', text, schema, kDefaultReadOptions, 'f.csv')).toEqual([row]);
   });

@@ -18,7 +18,7 @@ import { SluiceError } from '@sluice/state';
 import { AggregateColumn } from '../aggregates.js';
 import { Column } from '../Column.js';
 import { syntaxError, tokenize, type Token } from './sqlLexer.js';
-import { resolveFunction, type SqlArg } from './sqlFunctions.js';
+import { datePart, resolveFunction, type SqlArg } from './sqlFunctions.js';
 
 /**
  * What a piece of SQL text denotes: a column expression, or an aggregate (only agg() takes one).
@@ -404,6 +404,15 @@ export class Parser {
     if (word === 'case' && !this.isOp('(', next)) return this.caseExpression();
     if ((word === 'timestamp' || word === 'date') && next.kind === 'string') return this.typedLiteral(word);
     if (word === 'interval' && (next.kind === 'string' || next.kind === 'number' || this.isOp('-', next))) return this.intervalLiteral();
+    if (word === 'extract' && this.isOp('(', next)) {
+      // EXTRACT(field FROM source), Spark's form of date_part.
+      this.i += 2;
+      const field = this.aliasName();
+      this.expectWord('from');
+      const source = this.sub(() => this.expression());
+      this.expectOp(')');
+      return { kind: 'column', expr: datePart(field, source, this.sql), name: `extract(${field} FROM ${exprName(source)})` };
+    }
     if (word === 'cast' && this.isOp('(', next)) {
       this.i += 2;
       const x = this.sub(() => this.expression());

@@ -38,6 +38,42 @@ export function jsonTuple(json: Expr, keys: Expr[]): Expr {
   return { op: 'call', fn: 'inline', args: [{ op: 'call', fn: 'array', args: [{ op: 'call', fn: 'named_struct', args: fields }] }] };
 }
 
+/** date_part's fields (and EXTRACT's), Spark's spellings, as the function that gives each. */
+const DATE_PART_FIELDS: Record<string, FunctionName> = Object.fromEntries(
+  (
+    [
+      [['YEAR', 'Y', 'YEARS', 'YR', 'YRS'], 'year'],
+      [['QUARTER', 'QTR'], 'quarter'],
+      [['MONTH', 'MON', 'MONS', 'MONTHS'], 'month'],
+      [['WEEK', 'W', 'WEEKS'], 'weekofyear'],
+      [['DAY', 'D', 'DAYS', 'DAYOFMONTH'], 'dayofmonth'],
+      [['DAYOFWEEK', 'DOW'], 'dayofweek'],
+      [['DAYOFWEEK_ISO', 'DOW_ISO'], 'weekday'],
+      [['DOY'], 'dayofyear'],
+      [['HOUR', 'H', 'HOURS', 'HR', 'HRS'], 'hour'],
+      [['MINUTE', 'M', 'MIN', 'MINS', 'MINUTES'], 'minute'],
+      [['SECOND', 'S', 'SEC', 'SECONDS', 'SECS'], 'second'],
+    ] as Array<[string[], FunctionName]>
+  ).flatMap(([names, fn]) => names.map((n) => [n, fn])),
+);
+
+/**
+ * date_part(field, source) and EXTRACT(field FROM source): the field's function of the source;
+ * SECOND has its fraction, as Spark's (a DOUBLE here, a DECIMAL there), and DAYOFWEEK_ISO is 1
+ * (Monday) to 7.
+ */
+export function datePart(field: string, source: Expr, sql: string): Expr {
+  const fn = DATE_PART_FIELDS[field.toUpperCase()];
+  if (fn === undefined) {
+    throw new SluiceError('INVALID_EXPRESSION', `[INVALID_EXTRACT_FIELD] cannot extract ${field} from a date or timestamp; the fields are ${Object.keys(DATE_PART_FIELDS).join(', ')} (in '${sql}')`);
+  }
+  const call = (f: FunctionName, ...args: Expr[]): Expr => ({ op: 'call', fn: f, args });
+  const num = (value: number): Expr => ({ op: 'lit', value, type: 'int' });
+  if (fn === 'second') return { op: 'binary', fn: 'divide', left: call('pmod', call('unix_millis', source), num(60_000)), right: num(1000) };
+  if (fn === 'weekday') return { op: 'binary', fn: 'plus', left: call('weekday', source), right: num(1) };
+  return call(fn, source);
+}
+
 /** An aggregate call, named as Spark names it (count(*) is count(1)). */
 function aggregate(fn: AggFn, shownAs: string = fn) {
   return (args: Expr[]): Parsed => ({ kind: 'aggregate', agg: aggregateOf(fn, args[0] ?? null, shownAs) });
@@ -82,6 +118,10 @@ const FUNCTIONS: Record<string, SqlFunction> = {
   positive: { arity: [1, 1], build: ([x]) => column(x!) },
   named_struct: call('named_struct'),
   json_tuple: { arity: [2, Infinity], build: ([json, ...keys]) => column(jsonTuple(json!, keys)) },
+  date_part: {
+    arity: [2, 2],
+    build: ([field, source], sql) => column(datePart(String(literalArg(field, 'date_part', 'the field', sql)), source!, sql)),
+  },
   /** struct(a, b): fields named after the columns, col1, col2... for other expressions (Spark's rule). */
   struct: {
     arity: [1, Infinity],
@@ -185,7 +225,7 @@ const KINDS: Record<string, string> = {
       'variance', 'var_samp', 'var_pop', 'min_by', 'max_by', 'count_if', 'bool_and', 'every', 'bool_or', 'some', 'any', 'approx_count_distinct'].map((n) => [n, 'aggregate']),
   ),
   window: 'time window',
-  named_struct: 'collection', struct: 'collection', json_tuple: 'generator',
+  named_struct: 'collection', struct: 'collection', json_tuple: 'generator', date_part: 'datetime',
   ...Object.fromEntries(GENERATORS.map((g) => [g, 'generator'])),
   ...Object.fromEntries(CASTS.map((t) => [t, 'cast'])),
 };
