@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { col, explode, posexplode, explode_outer, split, Session, size, array_contains, element_at } from '@sluice/driver';
+import { aggregate, col, explode, posexplode, explode_outer, filter, split, Session, size, array_contains, element_at, transform } from '@sluice/driver';
 import { removeTempDirs, tempDir, writeInput } from './helpers.js';
 
 let session: Session;
@@ -108,6 +108,38 @@ describe('generators', () => {
     expect(() => df.selectExpr('explode(array(value))', 'explode(array(value)) AS b')).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', message: expect.stringContaining('MULTI_GENERATOR') }));
     expect(() => df.select(posexplode(split(col('value').cast('string'), ',')).alias('only_one'))).toThrow(expect.objectContaining({ code: 'INVALID_EXPRESSION' }));
     expect(() => df.select(explode('value'))).toThrow(expect.objectContaining({ code: 'DATATYPE_MISMATCH' }));
+  });
+});
+
+describe('higher-order functions', () => {
+  it('lambdas read their parameters and the row\'s columns, from Column calls and SQL text, on the column path of a JSON source', async () => {
+    const input = tempDir();
+    writeInput(input, 'a.json', ['{"k":10,"xs":[1,2,3]}', '{"k":2,"xs":[5,1]}', '{"k":0,"xs":null}']);
+    const q = await session.readStream
+      .schema('k INT, xs ARRAY<INT>')
+      .format('json')
+      .load(input)
+      .select(
+        col('k'),
+        transform('xs', (x) => x.plus(col('k'))).alias('shifted'),
+        filter('xs', (x, i) => x.gt(i.plus(1))).alias('above'),
+        aggregate('xs', 0, (acc, x) => acc.plus(x)).alias('total'),
+      )
+      .selectExpr('*', 'exists(shifted, s -> s > k * 2) AS big', "transform(above, (a, i) -> concat(CAST(i AS STRING), ':', CAST(a AS STRING))) AS labels")
+      .writeStream.format('memory').queryName('hof_out').start();
+    await q.processAllAvailable();
+    expect(await session.memoryTable('hof_out')).toEqual([
+      { k: 10, shifted: [11, 12, 13], above: [], total: 6, big: false, labels: [] },
+      { k: 2, shifted: [7, 3], above: [5], total: 6, big: true, labels: ['0:5'] },
+      { k: 0, shifted: null, above: null, total: null, big: null, labels: null },
+    ]);
+  });
+
+  it('a lambda of the wrong arity or type, or outside a higher-order function, is refused where the DataFrame is built', () => {
+    const df = session.readStream.format('rate').load().selectExpr('array(value) AS xs');
+    expect(() => df.selectExpr('transform(xs, (a, b, c) -> a)')).toThrow(expect.objectContaining({ code: 'DATATYPE_MISMATCH', message: expect.stringContaining('takes 1 or 2 parameters') }));
+    expect(() => df.selectExpr('filter(xs, x -> x + 1)')).toThrow(expect.objectContaining({ code: 'DATATYPE_MISMATCH', message: expect.stringContaining('must give a boolean') }));
+    expect(() => df.selectExpr('transform(xs, 1)')).toThrow(expect.objectContaining({ code: 'DATATYPE_MISMATCH', message: expect.stringContaining('must be a lambda') }));
   });
 });
 

@@ -249,6 +249,34 @@ export const str_to_map = (c: Column | string, pairDelim = ',', keyValueDelim = 
 export const map_concat = (...cs: Array<Column | string>): Column => call('map_concat', cols(cs));
 export const map_from_entries = oneCol('map_from_entries');
 
+/**
+ * A lambda from a JavaScript function of Columns: `(x) => x.plus(1)`, `(acc, x) => acc.plus(x)`.
+ * Its parameters get names no column has, so the body may read the row's columns too.
+ */
+let lambdas = 0;
+function lambda(fn: (...params: Column[]) => Column, arity = fn.length): Expr {
+  if (typeof fn !== 'function') throw new SluiceError('INVALID_EXPRESSION', 'a higher-order function takes a JavaScript function of Columns, as (x) => x.plus(1)');
+  const id = ++lambdas;
+  const params = Array.from({ length: Math.max(arity, 1) }, (_, i) => `${'xyzw'[i] ?? `p${i}`}__${id}`);
+  const body = fn(...params.map((p) => new Column({ op: 'col', name: p })));
+  if (!(body instanceof Column)) throw new SluiceError('INVALID_EXPRESSION', 'the function given to a higher-order function must return a Column');
+  return { op: 'lambda', params, body: body.expr };
+}
+
+/** transform(c, (x) => ..., or (x, i) => ...): each element of an array mapped. */
+export const transform = (c: Column | string, fn: (x: Column, i: Column) => Column): Column => call('transform', [toColumn(c).expr, lambda(fn)]);
+/** filter(c, (x) => ...): the elements for which the predicate holds. */
+export const filter = (c: Column | string, fn: (x: Column, i: Column) => Column): Column => call('filter', [toColumn(c).expr, lambda(fn)]);
+export const exists = (c: Column | string, fn: (x: Column) => Column): Column => call('exists', [toColumn(c).expr, lambda(fn)]);
+export const forall = (c: Column | string, fn: (x: Column) => Column): Column => call('forall', [toColumn(c).expr, lambda(fn)]);
+/** aggregate(c, initial, (acc, x) => merged[, (acc) => finished]): a fold over the elements. */
+export const aggregate = (c: Column | string, initial: ColumnOrLiteral, merge: (acc: Column, x: Column) => Column, finish?: (acc: Column) => Column): Column =>
+  call('aggregate', [toColumn(c).expr, lit(initial).expr, lambda(merge, 2), ...(finish === undefined ? [] : [lambda(finish, 1)])]);
+export const zip_with = (a: Column | string, b: Column | string, fn: (x: Column, y: Column) => Column): Column => call('zip_with', [toColumn(a).expr, toColumn(b).expr, lambda(fn, 2)]);
+export const map_filter = (c: Column | string, fn: (k: Column, v: Column) => Column): Column => call('map_filter', [toColumn(c).expr, lambda(fn, 2)]);
+export const transform_keys = (c: Column | string, fn: (k: Column, v: Column) => Column): Column => call('transform_keys', [toColumn(c).expr, lambda(fn, 2)]);
+export const transform_values = (c: Column | string, fn: (k: Column, v: Column) => Column): Column => call('transform_values', [toColumn(c).expr, lambda(fn, 2)]);
+
 /** struct(a, b): a struct whose fields are named after the columns (col1, col2... for other expressions), as in Spark. */
 export function struct(...cs: Array<Column | string>): Column {
   const args = cols(cs).flatMap((e, i): Expr[] => {

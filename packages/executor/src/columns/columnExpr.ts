@@ -18,7 +18,7 @@ import { ARITHMETIC_OPS, binaryTypes, callTypes, constantOf, exprType, widerNume
 import { isScalarFunction, SCALAR_FUNCTIONS } from '../expressions/scalarFunctions.js';
 import { compileExpr } from '../expressions/compileExpr.js';
 import { resolveColumn } from '../expressions/resolveColumn.js';
-import { walkExpr } from '../expressions/exprTree.js';
+import { childrenOf } from '../expressions/exprTree.js';
 import type { UdfRegistry } from '../expressions/udfs.js';
 import { createCast, isNumberBacked, isNumericType, sameType, toInternal } from '../schema/values.js';
 import { VectorBuilder, valueAt, type ColumnBatch, type Vector } from './vectors.js';
@@ -83,9 +83,13 @@ function viaRows(expr: Expr, schema: Schema, udfs: UdfRegistry): ColumnEvaluator
   const ev = compileExpr(expr, schema, udfs);
   const type = exprType(expr, schema);
   const names = new Set<string>();
-  walkExpr(expr, (e) => {
-    if (e.op === 'col') names.add(resolveColumn(e.name, schema).path[0]!);
-  });
+  // The row's columns it reads; inside a lambda, its parameters are not columns of the row.
+  const visit = (e: Expr, hidden: ReadonlySet<string>): void => {
+    if (e.op === 'col' && !hidden.has(e.name.split('.')[0]!.toLowerCase())) names.add(resolveColumn(e.name, schema).path[0]!);
+    const inner = e.op === 'lambda' ? new Set([...hidden, ...e.params.map((p) => p.toLowerCase())]) : hidden;
+    for (const c of childrenOf(e)) visit(c, inner);
+  };
+  visit(expr, new Set());
   const fields = [...names];
   return (batch) => {
     const vectors = fields.map((f) => batch.columns.get(f)!);

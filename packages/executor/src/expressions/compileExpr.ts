@@ -7,9 +7,9 @@
  * LONG values are JS numbers, so they are exact up to 2^53 and do not wrap at 2^63.
  */
 import { SluiceError } from '@sluice/state';
-import type { Expr } from './types.js';
+import { HIGHER_ORDER, type Expr, type HigherOrderName } from './types.js';
 import type { DataType, Row, Schema } from '../schema/types.js';
-import { ARITHMETIC_OPS, binaryTypes, callTypes, constantOf, exprType, widerNumeric, type Arithmetic, type Comparison, type DatetimeArithmetic } from './exprTypes.js';
+import { ARITHMETIC_OPS, binaryTypes, callTypes, constantOf, exprType, lambdaScope, widerNumeric, type Arithmetic, type Comparison, type DatetimeArithmetic } from './exprTypes.js';
 import { timestampPlusInterval, type Interval } from '../schema/intervals.js';
 import { MS_PER_DAY } from '../schema/timestamps.js';
 import { exprSql } from './exprNames.js';
@@ -153,7 +153,112 @@ function compileUnary(expr: Extract<Expr, { op: 'unary' }>, schema: Schema, udfs
   }
 }
 
+/**
+ * A higher-order function: its lambda's body compiled over the row's columns and the lambda's
+ * parameters, evaluated per element in one scope object per row (the row's fields, then the
+ * parameters, set anew for each element).
+ */
+function compileHigherOrder(expr: Extract<Expr, { op: 'call' }>, schema: Schema, udfs: UdfRegistry): Evaluator {
+  callTypes(expr, schema); // type errors fail here, before any row
+  const input = compile(expr.args[0]!, schema, udfs);
+  const inputType = exprType(expr.args[0]!, schema);
+  const elementOf = (t: DataType): DataType => (typeof t === 'object' && 'array' in t ? t.array : 'null');
+  /** Lambda `at` over parameters of `types` (the arity its own parameter list has): a function of the row and the parameters' values. */
+  const lambda = (at: number, ...types: DataType[][]): ((row: Row, ...values: unknown[]) => unknown) => {
+    const l = expr.args[at] as Extract<Expr, { op: 'lambda' }>;
+    const scope = lambdaScope(schema, l.params, types.find((t) => t.length === l.params.length)!);
+    const body = compile(l.body, scope, udfs);
+    const params = l.params;
+    return (row, ...values) => {
+      const s: Row = { ...row };
+      for (let i = 0; i < params.length; i++) s[params[i]!] = values[i] ?? null;
+      return body(s);
+    };
+  };
+  const fn = expr.fn as HigherOrderName;
+  if (fn === 'aggregate') {
+    const accType = exprType(expr.args[1]!, schema);
+    const start = compile(expr.args[1]!, schema, udfs);
+    const merge = lambda(2, [accType, elementOf(inputType)]);
+    const mergedType = exprType((expr.args[2] as Extract<Expr, { op: 'lambda' }>).body, lambdaScope(schema, (expr.args[2] as Extract<Expr, { op: 'lambda' }>).params, [accType, elementOf(inputType)]));
+    const toAcc = createCast(mergedType, accType)!;
+    const finish = expr.args.length === 4 ? lambda(3, [accType]) : undefined;
+    return (row) => {
+      const xs = input(row) as unknown[] | null;
+      if (xs == null) return null;
+      let acc = start(row);
+      for (const x of xs) {
+        const m = merge(row, acc, x);
+        acc = m == null ? null : toAcc(m);
+      }
+      return finish === undefined ? acc : finish(row, acc);
+    };
+  }
+  if (fn === 'zip_with') {
+    const other = compile(expr.args[1]!, schema, udfs);
+    const f = lambda(2, [elementOf(inputType), elementOf(exprType(expr.args[1]!, schema))]);
+    return (row) => {
+      const a = input(row) as unknown[] | null;
+      const b = other(row) as unknown[] | null;
+      if (a == null || b == null) return null;
+      return Array.from({ length: Math.max(a.length, b.length) }, (_, i) => f(row, a[i] ?? null, b[i] ?? null));
+    };
+  }
+  if (fn === 'map_filter' || fn === 'transform_keys' || fn === 'transform_values') {
+    const m = (inputType as { map: { key: DataType; value: DataType } }).map;
+    const f = lambda(1, [m.key, m.value]);
+    return (row) => {
+      const entries = input(row) as Array<[unknown, unknown]> | null;
+      if (entries == null) return null;
+      if (fn === 'map_filter') return entries.filter(([k, v]) => f(row, k, v) === true);
+      if (fn === 'transform_values') return entries.map(([k, v]) => [k, f(row, k, v) ?? null]);
+      const out = entries.map(([k, v]): [unknown, unknown] => {
+        const key = f(row, k, v);
+        if (key == null) throw new SluiceError('INVALID_EXPRESSION', '[NULL_MAP_KEY] Cannot use null as map key.');
+        return [key, v];
+      });
+      if (new Set(out.map(([k]) => (typeof k === 'object' ? JSON.stringify(k) : k))).size !== out.length) {
+        throw new SluiceError('INVALID_EXPRESSION', '[DUPLICATED_MAP_KEY] transform_keys gave a duplicate map key.');
+      }
+      return out;
+    };
+  }
+  // transform, filter, exists, forall: the lambda takes the element, and its 0-based index when it has two parameters.
+  const e = elementOf(inputType);
+  const f = lambda(1, [e], [e, 'int']);
+  return (row) => {
+    const xs = input(row) as unknown[] | null;
+    if (xs == null) return null;
+    switch (fn) {
+      case 'transform':
+        return xs.map((x, i) => f(row, x, i) ?? null);
+      case 'filter':
+        return xs.filter((x, i) => f(row, x, i) === true);
+      case 'exists': {
+        // Three-valued, as Spark's default: true if one holds, else null if one is unknown.
+        let unknown = false;
+        for (let i = 0; i < xs.length; i++) {
+          const p = f(row, xs[i], i);
+          if (p === true) return true;
+          if (p == null) unknown = true;
+        }
+        return unknown ? null : false;
+      }
+      default: {
+        let unknown = false;
+        for (let i = 0; i < xs.length; i++) {
+          const p = f(row, xs[i], i);
+          if (p === false) return false;
+          if (p == null) unknown = true;
+        }
+        return unknown ? null : true;
+      }
+    }
+  };
+}
+
 function compileCall(expr: Extract<Expr, { op: 'call' }>, schema: Schema, udfs: UdfRegistry): Evaluator {
+  if (HIGHER_ORDER.includes(expr.fn as HigherOrderName)) return compileHigherOrder(expr, schema, udfs);
   const { args: argTypes, result } = callTypes(expr, schema);
   const args = expr.args.map((a, i) => coerce(compile(a, schema, udfs), exprType(a, schema), argTypes[i]!));
   const [a0 = () => null, a1 = () => null, a2] = args;
@@ -383,6 +488,8 @@ function compile(expr: Expr, schema: Schema, udfs: UdfRegistry): Evaluator {
       return compileUdf(expr, schema, udfs);
     case 'window':
       return compileWindow(expr, schema, udfs);
+    case 'lambda':
+      throw new SluiceError('INVALID_EXPRESSION', `a lambda (${exprSql(expr)}) is only an argument of a higher-order function such as transform`);
   }
 }
 

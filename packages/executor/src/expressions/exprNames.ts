@@ -56,6 +56,8 @@ export function exprSql(expr: Expr): string {
       return `${expr.fn}(${expr.args.map(exprSql).join(', ')})`;
     case 'udf':
       return `${expr.exportName}(${expr.args.map(exprSql).join(', ')})`;
+    case 'lambda':
+      return `${expr.params.length === 1 ? expr.params[0] : `(${expr.params.join(', ')})`} -> ${exprSql(expr.body)}`;
     case 'window': {
       // Durations print as interval strings, which window() accepts back.
       const ms = (n: number): string => `${n} milliseconds`;

@@ -18,6 +18,8 @@ export function childrenOf(expr: Expr): Expr[] {
     case 'call':
     case 'udf':
       return expr.args;
+    case 'lambda':
+      return [expr.body];
   }
 }
 

@@ -6,7 +6,7 @@
  */
 import { SluiceError } from '@sluice/state';
 import { childrenOf } from './exprTree.js';
-import { GENERATORS, type BinaryOp, type Expr, type FunctionName, type GeneratorName } from './types.js';
+import { GENERATORS, HIGHER_ORDER, type BinaryOp, type Expr, type FunctionName, type GeneratorName, type HigherOrderName } from './types.js';
 import type { Op } from '../operators/types.js';
 import type { DataType, Schema, StructType } from '../schema/types.js';
 import { exprName, exprSql } from './exprNames.js';
@@ -145,6 +145,15 @@ const ARITY: Record<Exclude<FunctionName, ScalarFunctionName>, [min: number, max
   posexplode_outer: [1, 1],
   inline: [1, 1],
   inline_outer: [1, 1],
+  transform: [2, 2],
+  filter: [2, 2],
+  exists: [2, 2],
+  forall: [2, 2],
+  aggregate: [3, 4],
+  zip_with: [3, 3],
+  map_filter: [2, 2],
+  transform_keys: [2, 2],
+  transform_values: [2, 2],
 };
 
 /** The argument counts function `fn` takes: [min, max] (max Infinity: any number). */
@@ -160,6 +169,7 @@ export function callTypes(expr: Extract<Expr, { op: 'call' }>, schema: Schema): 
   if (GENERATORS.includes(expr.fn as GeneratorName)) {
     throw new SluiceError('UNSUPPORTED_OPERATION', `[UNSUPPORTED_GENERATOR.OUTSIDE_SELECT] the generator ${exprSql(expr)} can only be a select item, not inside an expression`);
   }
+  if (HIGHER_ORDER.includes(expr.fn as HigherOrderName)) return higherOrderTypes(expr, schema);
   const types = expr.args.map((a) => exprType(a, schema));
   if (expr.fn === 'named_struct') return { args: types, result: { struct: namedStructFields(expr, types, schema) } };
   if (isScalarFunction(expr.fn)) {
@@ -196,6 +206,75 @@ export function constantOf(e: Expr): unknown {
     return xs.flatMap((x, i) => (i % 2 === 0 ? [[x, xs[i + 1]]] : []));
   }
   return undefined;
+}
+
+/** The schema a lambda's body reads: the row's columns, then its parameters (which hide columns of the same name). */
+export function lambdaScope(schema: Schema, params: readonly string[], types: readonly DataType[]): Schema {
+  const lower = new Set(params.map((p) => p.toLowerCase()));
+  return [...schema.filter((f) => !lower.has(f.name.toLowerCase())), ...params.map((name, i) => ({ name, type: types[i] ?? 'null', nullable: true }))];
+}
+
+/** A lambda argument of `expr` taking parameters of `types` (its arity checked), and its body's type over them. */
+function lambdaType(expr: Extract<Expr, { op: 'call' }>, at: number, schema: Schema, ...types: DataType[][]): DataType {
+  const lambda = expr.args[at];
+  if (lambda?.op !== 'lambda') throw mismatch(expr, `argument ${at + 1} of ${expr.fn} must be a lambda such as x -> x + 1`);
+  const fit = types.find((t) => t.length === lambda.params.length);
+  if (fit === undefined) throw mismatch(expr, `the lambda of ${expr.fn} takes ${types.map((t) => t.length).join(' or ')} parameters, not ${lambda.params.length}`);
+  return exprType(lambda.body, lambdaScope(schema, lambda.params, fit));
+}
+
+/**
+ * Types of the higher-order functions: the collection argument as it is, a lambda by its body's
+ * type over its parameters (elements, their 0-based index, a map's key and value, an accumulator).
+ */
+function higherOrderTypes(expr: Extract<Expr, { op: 'call' }>, schema: Schema): { args: DataType[]; result: DataType } {
+  const first = exprType(expr.args[0]!, schema);
+  const predicate = (t: DataType): void => {
+    if (t !== 'boolean' && t !== 'null') throw mismatch(expr, `the lambda of ${expr.fn} must give a boolean, not ${typeName(t)}`);
+  };
+  const element = (t: DataType): DataType => {
+    if (isArrayType(t)) return t.array;
+    if (t === 'null') return 'null';
+    throw mismatch(expr, `${expr.fn} needs an array, not ${typeName(t)}`);
+  };
+  const mapOf = (t: DataType): { key: DataType; value: DataType } => {
+    if (isMapType(t)) return t.map;
+    throw mismatch(expr, `${expr.fn} needs a map, not ${typeName(t)}`);
+  };
+  const lambdaArg: DataType = 'null'; // a lambda is no value: compileExpr reads it itself
+  switch (expr.fn as HigherOrderName) {
+    case 'transform':
+    case 'filter':
+    case 'exists':
+    case 'forall': {
+      const e = element(first);
+      const body = lambdaType(expr, 1, schema, [e], [e, 'int']);
+      if (expr.fn !== 'transform') predicate(body);
+      const result: DataType = expr.fn === 'transform' ? { array: body } : expr.fn === 'filter' ? first : 'boolean';
+      return { args: [first, lambdaArg], result };
+    }
+    case 'aggregate': {
+      const e = element(first);
+      const acc = exprType(expr.args[1]!, schema);
+      const merged = lambdaType(expr, 2, schema, [acc, e]);
+      if (createCast(merged, acc) === undefined) throw mismatch(expr, `the merge lambda gives ${typeName(merged)}, which is not the accumulator's ${typeName(acc)}`);
+      const result = expr.args.length === 4 ? lambdaType(expr, 3, schema, [acc]) : acc;
+      return { args: [first, acc, lambdaArg, ...(expr.args.length === 4 ? [lambdaArg] : [])], result };
+    }
+    case 'zip_with': {
+      const b = exprType(expr.args[1]!, schema);
+      const body = lambdaType(expr, 2, schema, [element(first), element(b)]);
+      return { args: [first, b, lambdaArg], result: { array: body } };
+    }
+    default: {
+      // map_filter, transform_keys, transform_values
+      const m = mapOf(first);
+      const body = lambdaType(expr, 1, schema, [m.key, m.value]);
+      if (expr.fn === 'map_filter') predicate(body);
+      const result: DataType = expr.fn === 'map_filter' ? first : expr.fn === 'transform_keys' ? { map: { key: body, value: m.value } } : { map: { key: m.key, value: body } };
+      return { args: [first, lambdaArg], result };
+    }
+  }
 }
 
 /** named_struct's fields: its odd arguments must be literal names (Spark's rule), its even ones the values. */
@@ -268,6 +347,8 @@ export function exprType(expr: Expr, schema: Schema): DataType {
     case 'window':
       checkWindow(expr, schema);
       return WINDOW_TYPE;
+    case 'lambda':
+      throw new SluiceError('INVALID_EXPRESSION', `a lambda (${exprSql(expr)}) is only an argument of a higher-order function such as transform`);
   }
 }
 
@@ -301,6 +382,8 @@ export function exprNullable(expr: Expr, schema: Schema): boolean {
       return true;
     case 'window':
       return exprNullable(expr.expr, schema);
+    case 'lambda':
+      return true;
   }
 }
 

@@ -29,6 +29,7 @@ export type FunctionName =
   | 'coalesce'
   /** named_struct('a', x, 'b', y): a struct of the named values (struct(x, y) names them by column). */
   | 'named_struct'
+  | HigherOrderName
   | GeneratorName
   | ScalarFunctionName;
 
@@ -37,6 +38,14 @@ export type FunctionName =
  * are only valid as a select item, which the driver turns into a `generate` operator.
  */
 export type GeneratorName = 'explode' | 'explode_outer' | 'posexplode' | 'posexplode_outer' | 'inline' | 'inline_outer';
+
+/**
+ * Spark's higher-order functions: each takes a lambda (`x -> x + 1`, `(acc, x) -> acc + x`) that
+ * it applies to elements, whose parameters are columns of the lambda's body.
+ */
+export type HigherOrderName = 'transform' | 'filter' | 'exists' | 'forall' | 'aggregate' | 'zip_with' | 'map_filter' | 'transform_keys' | 'transform_values';
+
+export const HIGHER_ORDER: readonly HigherOrderName[] = ['transform', 'filter', 'exists', 'forall', 'aggregate', 'zip_with', 'map_filter', 'transform_keys', 'transform_values'];
 
 export const GENERATORS: readonly GeneratorName[] = ['explode', 'explode_outer', 'posexplode', 'posexplode_outer', 'inline', 'inline_outer'];
 
@@ -51,6 +60,8 @@ export type Expr =
   | { op: 'when'; branches: Array<{ cond: Expr; value: Expr }>; otherwise?: Expr }
   | { op: 'call'; fn: FunctionName; args: Expr[] }
   | { op: 'udf'; moduleUrl: string; exportName: string; returnType: DataType; args: Expr[] }
+  /** A lambda, only as an argument of a higher-order function: its body reads its parameters as columns. */
+  | { op: 'lambda'; params: string[]; body: Expr }
   /**
    * window(timeColumn, size[, slide]): struct<start: TIMESTAMP, end: TIMESTAMP>. A tumbling window
    * (slide = size) evaluates anywhere; a sliding one is a grouping key that expands each row into

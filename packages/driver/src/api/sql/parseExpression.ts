@@ -379,6 +379,13 @@ export class Parser {
       case 'op':
         if (this.acceptOp('(')) {
           const inner = this.expression();
+          if (this.isOp(',')) {
+            // (a, b): a struct of the values, fields named as struct(a, b) names them (Spark's row constructor).
+            const items = [this.column(inner, t)];
+            while (this.acceptOp(',')) items.push(this.sub(() => this.expression()));
+            this.expectOp(')');
+            return resolveFunction('struct', items.map((expr) => ({ expr })), this.sql);
+          }
           this.expectOp(')');
           return inner;
         }
@@ -444,6 +451,11 @@ export class Parser {
           args.push({ star: true });
           continue;
         }
+        const lambda = this.lambdaParams();
+        if (lambda !== undefined) {
+          args.push({ expr: { op: 'lambda', params: lambda, body: this.sub(() => this.expression()) } });
+          continue;
+        }
         const at = this.t;
         const p = this.expression();
         args.push({ expr: this.column(p, at) });
@@ -457,6 +469,28 @@ export class Parser {
     }
     this.expectOp(')');
     return resolveFunction(name.text, args, this.sql);
+  }
+
+  /** A lambda's parameters, `x ->` or `(x, y) ->`, consumed; undefined (nothing consumed) when no lambda starts here. */
+  private lambdaParams(): string[] | undefined {
+    const t = this.t;
+    if (t.kind === 'name' && this.isOp('->', this.peek())) {
+      this.i += 2;
+      return [t.text];
+    }
+    if (!this.isOp('(')) return undefined;
+    const names: string[] = [];
+    let j = 1;
+    for (;;) {
+      const n = this.peek(j);
+      if (n.kind !== 'name') return undefined;
+      names.push(n.text);
+      if (this.isOp(',', this.peek(j + 1))) j += 2;
+      else if (this.isOp(')', this.peek(j + 1)) && this.isOp('->', this.peek(j + 2))) break;
+      else return undefined;
+    }
+    this.i += j + 3;
+    return names;
   }
 
   /** CASE WHEN c THEN v ... [ELSE e] END, and CASE x WHEN v1 THEN r1 ... END (x = v1, ...). */

@@ -5,7 +5,7 @@
  * (`ucase`, `substr`, `ifnull`); forms Spark defines by rewriting (`if`, `nvl2`, `nullif`) are
  * rewritten into CASE the way Spark's own definitions read.
  */
-import { COLLECTION_FUNCTIONS, DATETIME_FUNCTIONS, JSON_FUNCTIONS, exprName, parseDataType, functionArity, GENERATORS, MATH_FUNCTIONS, SCALAR_FUNCTIONS, type AggFn, type Expr, type FunctionName } from '@sluice/executor';
+import { COLLECTION_FUNCTIONS, DATETIME_FUNCTIONS, JSON_FUNCTIONS, exprName, parseDataType, functionArity, GENERATORS, HIGHER_ORDER, MATH_FUNCTIONS, SCALAR_FUNCTIONS, type AggFn, type Expr, type FunctionName } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import { aggregateOf, boolAggregateOf, byOrderingOf, countIfOf, window } from '../aggregates.js';
 import { Column } from '../Column.js';
@@ -211,7 +211,7 @@ for (const t of CASTS) {
 }
 
 /** The executor's table functions (math, strings, collections) and generators, each a call of its own name. */
-for (const name of [...Object.keys(SCALAR_FUNCTIONS), ...GENERATORS]) FUNCTIONS[name] = call(name as FunctionName);
+for (const name of [...Object.keys(SCALAR_FUNCTIONS), ...GENERATORS, ...HIGHER_ORDER]) FUNCTIONS[name] = call(name as FunctionName);
 
 /** The kind of each function defined here; the executor's table functions are math or string. */
 const KINDS: Record<string, string> = {
@@ -227,6 +227,7 @@ const KINDS: Record<string, string> = {
   window: 'time window',
   named_struct: 'collection', struct: 'collection', json_tuple: 'generator', date_part: 'datetime',
   ...Object.fromEntries(GENERATORS.map((g) => [g, 'generator'])),
+  ...Object.fromEntries(HIGHER_ORDER.map((g) => [g, 'higher-order'])),
   ...Object.fromEntries(CASTS.map((t) => [t, 'cast'])),
 };
 
