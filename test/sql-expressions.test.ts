@@ -148,6 +148,11 @@ describe('session.sql over temporary views', () => {
     const left = await session
       .sql('SELECT c.page, p.name FROM clicks2 c LEFT JOIN people p ON c.id = p.pid')
       .writeStream.format('memory').queryName('sql_view_left').start();
+    // alias.* is that relation's columns (a USING key once), in its order.
+    expect(session.sql('SELECT u.*, c.page FROM clicks c JOIN users u USING (id)').columns).toEqual(['id', 'name', 'page']);
+    expect(session.sql('SELECT c.* FROM clicks2 c LEFT JOIN people p ON c.id = p.pid').columns).toEqual(['id', 'page']);
+    expect(session.sql('SELECT p.* FROM clicks2 c LEFT JOIN people p ON c.id = p.pid').columns).toEqual(['pid', 'name']);
+    expect(() => session.sql('SELECT q.* FROM clicks c')).toThrow(expect.objectContaining({ code: 'UNRESOLVED_COLUMN' }));
     const unioned = await session.sql("SELECT id, page FROM clicks WHERE page = 'home' UNION ALL SELECT id, upper(page) AS page FROM clicks2").writeStream.format('memory').queryName('sql_view_union').start();
     s1.addData([{ id: 'a', page: 'home' }, { id: 'x', page: 'home' }, { id: 'b', page: 'cart' }]);
     s2.addData([{ id: 'b', page: 'faq' }, { id: 'y', page: 'faq' }]);

@@ -76,16 +76,15 @@ export class Column {
 
   /** SQL LIKE: `_` one character, `%` any run, `\\` escapes; the whole string must match. */
   like(pattern: string): Column {
-    return new Column({ op: 'call', fn: 'like', args: [this.expr, lit(pattern).expr] });
+    return new Column(patternMatch('like', this.expr, lit(pattern).expr));
   }
   /** LIKE ignoring case. */
   ilike(pattern: string): Column {
-    const lower = (e: Expr): Expr => ({ op: 'call', fn: 'lower', args: [e] });
-    return new Column({ op: 'call', fn: 'like', args: [lower(this.expr), lower(lit(pattern).expr)] });
+    return new Column(patternMatch('ilike', this.expr, lit(pattern).expr));
   }
   /** Whether the regular expression matches somewhere in the string. */
   rlike(pattern: string): Column {
-    return new Column({ op: 'call', fn: 'rlike', args: [this.expr, lit(pattern).expr] });
+    return new Column(patternMatch('rlike', this.expr, lit(pattern).expr));
   }
 
   /** `to` is a type name as in a schema ('double', 'BIGINT', 'timestamp', 'struct<a: int>') or a DataType. */
@@ -156,6 +155,13 @@ export class Column {
  * A literal column (Spark's lit). Integral numbers become LONG, other numbers DOUBLE, Dates
  * TIMESTAMP (held as epoch ms); a Column is returned as it is.
  */
+/** x LIKE p, x ILIKE p (LIKE of both in lower case, as Spark defines it) and x RLIKE p. */
+export function patternMatch(how: 'like' | 'ilike' | 'rlike', x: Expr, pattern: Expr): Expr {
+  if (how === 'rlike') return { op: 'call', fn: 'rlike', args: [x, pattern] };
+  const lower = (e: Expr): Expr => ({ op: 'call', fn: 'lower', args: [e] });
+  return { op: 'call', fn: 'like', args: how === 'ilike' ? [lower(x), lower(pattern)] : [x, pattern] };
+}
+
 export function lit(value: ColumnOrLiteral | undefined): Column {
   if (value instanceof Column) return value;
   return new Column(literalExpr(value));

@@ -16,7 +16,7 @@
 import { addIntervals, exprName, formatInterval, GENERATORS, intervalOf, intervalUnit, parseDataType, parseInterval, toInternal, type Expr, type GeneratorName, type Interval } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import { AggregateColumn } from '../aggregates.js';
-import { Column } from '../Column.js';
+import { Column, patternMatch } from '../Column.js';
 import { syntaxError, tokenize, type Token } from './sqlLexer.js';
 import { datePart, resolveFunction, type SqlArg } from './sqlFunctions.js';
 
@@ -216,13 +216,10 @@ export class Parser {
     }
     for (const w of ['like', 'ilike', 'rlike', 'regexp']) {
       if (!this.acceptWord(w)) continue;
-      let x = this.column(value, at);
+      const x = this.column(value, at);
       let pattern = this.sub(() => this.comparison());
       if ((w === 'like' || w === 'ilike') && this.acceptWord('escape')) pattern = this.escapedPattern(pattern);
-      // ILIKE is LIKE of both sides in lower case, as Spark defines it.
-      if (w === 'ilike') [x, pattern] = [{ op: 'call', fn: 'lower', args: [x] }, { op: 'call', fn: 'lower', args: [pattern] }];
-      const fn = w === 'like' || w === 'ilike' ? 'like' : 'rlike';
-      return negated({ op: 'call', fn, args: [x, pattern] }, neg);
+      return negated(patternMatch(w === 'regexp' ? 'rlike' : (w as 'like' | 'ilike' | 'rlike'), x, pattern), neg);
     }
     this.i = save;
     return value;

@@ -52,9 +52,13 @@ function keyRefs(e: Expr, keys: Array<{ expr: Expr; name: string }>): Expr {
   });
 }
 
+/** The names that qualify columns (a view's name or alias, a subquery's alias), each with its relation's columns. */
+type Qualifiers = Map<string, readonly string[]>;
+
 interface Item {
-  /** `*` or `alias.*`: every column of the FROM frame. */
+  /** `*`: every column of the FROM frame; `alias.*` (qualifier set): that relation's. */
   star?: true;
+  qualifier?: string;
   parsed?: Parsed;
   /** The item's output name: its alias, else Spark's name for it. */
   name?: string;
@@ -113,7 +117,7 @@ class StatementParser {
     const items: Item[] = [];
     do items.push(this.item());
     while (this.p.acceptOp(','));
-    const qualifiers = new Set<string>();
+    const qualifiers: Qualifiers = new Map();
     // SELECT without FROM reads one row with no columns, as Spark's does.
     let df = this.p.acceptWord('from') ? this.relation(qualifiers) : this.ctx.oneRow();
     for (;;) {
@@ -146,7 +150,7 @@ class StatementParser {
     const grouped = keys.length > 0 || this.aggregates.length > 0;
     if (!grouped) {
       if (having !== undefined) throw new SluiceError('UNSUPPORTED_OPERATION', `HAVING needs GROUP BY or an aggregate (in '${this.sql}')`);
-      return df.select(...items.flatMap((it, i) => (it.star ? this.star(df) : [new Column(this.named(unqualify(exprs[i]!), it))])));
+      return df.select(...items.flatMap((it, i) => (it.star ? this.star(df, qualifiers, it.qualifier) : [new Column(this.named(unqualify(exprs[i]!), it))])));
     }
     const aggregated = df.groupBy(...keys.map((k) => new Column(k))).agg(...this.aggregates.map((a) => a.agg.alias(a.column)));
     const keyCols = keys.map((k) => ({ expr: k, name: exprName(k, df.schema) }));
@@ -175,10 +179,10 @@ class StatementParser {
     if (this.p.acceptOp('*')) return { star: true };
     const t = this.p.t;
     if (t.kind === 'name' && this.p.isOp('.', this.p.peek()) && this.p.isOp('*', this.p.peek(2))) {
-      this.p.aliasName();
+      const qualifier = this.p.aliasName();
       this.p.expectOp('.');
       this.p.expectOp('*');
-      return { star: true };
+      return { star: true, qualifier };
     }
     const parsed = this.p.namedExpression(true);
     // The output name: an alias as written; an aggregate by its own name (count(1)); else Spark's.
@@ -187,8 +191,15 @@ class StatementParser {
     return { parsed, name: e.op === 'alias' ? e.name : (parsed.name ?? undefined) };
   }
 
-  private star(df: DataFrame): Column[] {
-    return df.columns.map((c) => new Column({ op: 'col', name: c }));
+  /** `*`: the frame's columns; `t.*`: those of relation t that the frame has (a USING key once). */
+  private star(df: DataFrame, qualifiers: Qualifiers, qualifier?: string): Column[] {
+    let names = df.columns;
+    if (qualifier !== undefined) {
+      const own = qualifiers.get(qualifier.toLowerCase());
+      if (own === undefined) throw new SluiceError('UNRESOLVED_COLUMN', `cannot resolve '${qualifier}.*': no relation is named ${qualifier} (in '${this.sql}')`, { column: `${qualifier}.*` });
+      names = own.filter((c) => df.columns.includes(c));
+    }
+    return names.map((c) => new Column({ op: 'col', name: c }));
   }
 
   /** A condition or key: an aggregate only where `aggregates` (HAVING), as in Spark. */
@@ -203,7 +214,7 @@ class StatementParser {
   }
 
   /** LATERAL VIEW [OUTER] generator(args) [alias] AS name, ...: the frame's columns and the generator's, as select('*', generator). */
-  private lateralView(df: DataFrame, qualifiers: Set<string>): DataFrame {
+  private lateralView(df: DataFrame, qualifiers: Qualifiers): DataFrame {
     this.p.expectWord('view');
     const outer = this.p.acceptWord('outer');
     const call = columnOf(this.p, this.p.expression()) as Expr;
@@ -211,18 +222,20 @@ class StatementParser {
       throw new SluiceError('UNSUPPORTED_OPERATION', `LATERAL VIEW needs a generator such as explode(...), not ${exprName(call)} (in '${this.sql}')`);
     }
     const fn = (outer && !call.fn.endsWith('_outer') ? `${call.fn}_outer` : call.fn) as GeneratorName;
-    if (!this.p.isWord('as')) qualifiers.add(this.p.aliasName().toLowerCase());
+    const alias = this.p.isWord('as') ? undefined : this.p.aliasName();
     const names: string[] = [];
     if (this.p.acceptWord('as')) {
       do names.push(this.p.aliasName());
       while (this.p.acceptOp(','));
     }
     const generator = new Column({ op: 'call', fn, args: call.args.map((a) => this.unqualified(a, qualifiers)) });
-    return df.select('*', names.length > 0 ? generator.alias(...names) : generator);
+    const out = df.select('*', names.length > 0 ? generator.alias(...names) : generator);
+    if (alias !== undefined) qualifiers.set(alias.toLowerCase(), out.columns.filter((c) => !df.columns.includes(c)));
+    return out;
   }
 
   /** An inline table: VALUES (1, 'a'), (2, 'b') [[AS] tab(c1, c2)]; its columns are col1, col2, ... unless named. */
-  private inlineTable(qualifiers: Set<string>): DataFrame {
+  private inlineTable(qualifiers: Qualifiers): DataFrame {
     const rows: Expr[][] = [];
     do {
       if (this.p.acceptOp('(')) {
@@ -237,8 +250,9 @@ class StatementParser {
       throw new SluiceError('INVALID_EXPRESSION', `[INVALID_INLINE_TABLE.NUM_COLUMNS_MISMATCH] the rows of VALUES must all have ${width} values (in '${this.sql}')`);
     }
     let names = Array.from({ length: width }, (_, i) => `col${i + 1}`);
+    let alias: string | undefined;
     if (this.p.acceptWord('as') || (this.p.t.kind === 'name' && !this.followsRelation(this.p.t.text))) {
-      qualifiers.add(this.p.aliasName().toLowerCase());
+      alias = this.p.aliasName().toLowerCase();
       if (this.p.acceptOp('(')) {
         names = [this.p.aliasName()];
         while (this.p.acceptOp(',')) names.push(this.p.aliasName());
@@ -246,11 +260,12 @@ class StatementParser {
         if (names.length !== width) throw new SluiceError('INVALID_EXPRESSION', `[INVALID_INLINE_TABLE] VALUES has ${width} columns but ${names.length} names (in '${this.sql}')`);
       }
     }
+    if (alias !== undefined) qualifiers.set(alias, names);
     const structs = rows.map((r): Expr => ({ op: 'call', fn: 'named_struct', args: r.flatMap((e, i): Expr[] => [{ op: 'lit', value: names[i]!, type: 'string' }, e]) }));
     return this.ctx.oneRow().select(new Column({ op: 'call', fn: 'inline', args: [{ op: 'call', fn: 'array', args: structs }] }));
   }
 
-  private relation(qualifiers: Set<string>): DataFrame {
+  private relation(qualifiers: Qualifiers): DataFrame {
     if (this.p.acceptWord('values')) return this.inlineTable(qualifiers);
     if (this.p.acceptOp('(')) {
       // A subquery: its own SELECT, with its own aggregates.
@@ -258,7 +273,7 @@ class StatementParser {
       const df = this.unionOfSelects();
       this.aggregates = outerAggregates;
       this.p.expectOp(')');
-      if (this.p.acceptWord('as') || (this.p.t.kind === 'name' && !this.followsRelation(this.p.t.text))) qualifiers.add(this.p.aliasName().toLowerCase());
+      if (this.p.acceptWord('as') || (this.p.t.kind === 'name' && !this.followsRelation(this.p.t.text))) qualifiers.set(this.p.aliasName().toLowerCase(), df.columns);
       return df;
     }
     const t = this.p.t;
@@ -268,9 +283,9 @@ class StatementParser {
     if (df === undefined) {
       throw new SluiceError('TABLE_OR_VIEW_NOT_FOUND', `[TABLE_OR_VIEW_NOT_FOUND] The table or view \`${t.text}\` cannot be found: register it with df.createOrReplaceTempView('${t.text}') (in '${this.sql}')`);
     }
-    qualifiers.add(t.text.toLowerCase());
+    qualifiers.set(t.text.toLowerCase(), df.columns);
     if (this.p.acceptWord('as') || (this.p.t.kind === 'name' && !this.followsRelation(this.p.t.text))) {
-      qualifiers.add(this.p.aliasName().toLowerCase());
+      qualifiers.set(this.p.aliasName().toLowerCase(), df.columns);
     }
     return df;
   }
@@ -298,7 +313,7 @@ class StatementParser {
   }
 
   /** `t.col` with t a view or alias of this SELECT is `col`. */
-  private unqualified(e: Expr, qualifiers: Set<string>): Expr {
+  private unqualified(e: Expr, qualifiers: Qualifiers): Expr {
     return rewrite(e, (node) => {
       if (node.op !== 'col') return undefined;
       const dot = node.name.indexOf('.');
