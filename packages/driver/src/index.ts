@@ -2,7 +2,8 @@ export { Session, type SessionMetrics, type SessionOptions } from './api/Session
 export { DataFrame, GroupedData } from './api/DataFrame.js';
 export {
   AggregateColumn, count, sum, avg, mean, min, max, window, first, last, collect_list, collect_set, stddev, stddev_samp, stddev_pop,
-  variance, var_samp, var_pop, min_by, max_by, count_if, bool_and, bool_or, every, some, approx_count_distinct,
+  variance, var_samp, var_pop, min_by, max_by, count_if, bool_and, bool_or, every, some, approx_count_distinct, array_agg,
+  first_value, last_value, any_value, std, any,
 } from './api/aggregates.js';
 export { DataStreamReader } from './api/DataStreamReader.js';
 export { DataFrameReader } from './api/DataFrameReader.js';

@@ -113,6 +113,12 @@ export const first = (c: Column | string, ignoreNulls = false): AggregateColumn 
 export const last = (c: Column | string, ignoreNulls = false): AggregateColumn => aggregateOf('last', toColumn(c).expr, 'last', ignoreNulls ? { ignoreNulls } : {});
 export const collect_list = (c: Column | string): AggregateColumn => aggregate('collect_list', c);
 export const collect_set = (c: Column | string): AggregateColumn => aggregate('collect_set', c);
+export const array_agg = (c: Column | string): AggregateColumn => aggregateOf('collect_list', toColumn(c).expr, 'array_agg');
+export const first_value = (c: Column | string, ignoreNulls = false): AggregateColumn => aggregateOf('first', toColumn(c).expr, 'first_value', ignoreNulls ? { ignoreNulls } : {});
+export const last_value = (c: Column | string, ignoreNulls = false): AggregateColumn => aggregateOf('last', toColumn(c).expr, 'last_value', ignoreNulls ? { ignoreNulls } : {});
+export const any_value = (c: Column | string, ignoreNulls = false): AggregateColumn => aggregateOf('first', toColumn(c).expr, 'any_value', ignoreNulls ? { ignoreNulls } : {});
+export const std = (c: Column | string): AggregateColumn => aggregateOf('stddev_samp', toColumn(c).expr, 'std');
+export const any = (c: Column | string): AggregateColumn => boolAggregateOf('any', toColumn(c).expr);
 export const stddev = (c: Column | string): AggregateColumn => aggregateOf('stddev_samp', toColumn(c).expr, 'stddev');
 export const stddev_samp = (c: Column | string): AggregateColumn => aggregate('stddev_samp', c);
 export const stddev_pop = (c: Column | string): AggregateColumn => aggregate('stddev_pop', c);

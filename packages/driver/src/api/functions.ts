@@ -409,3 +409,42 @@ function moduleHref(moduleUrl: string | URL): string {
   if (/^[a-z][a-z\d+.-]+:/i.test(moduleUrl)) return moduleUrl;
   return pathToFileURL(isAbsolute(moduleUrl) ? moduleUrl : resolve(moduleUrl)).href;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Spark's other names for the functions above, and the conditionals SQL text has
+
+export const ceiling = ceil;
+export const ln = unaryMath('ln');
+export const power = pow;
+export const sign = signum;
+export const chr = one('chr');
+export const char = chr;
+export const len = length;
+export const char_length = length;
+export const character_length = length;
+export const ucase = upper;
+export const lcase = lower;
+export const substr = substring;
+export const day = dayofmonth;
+export const date_diff = datediff;
+export const to_unix_timestamp = unix_timestamp;
+export const curdate = current_date;
+export const isnull = (c: Column | string): Column => toColumn(c).isNull();
+export const isnotnull = (c: Column | string): Column => toColumn(c).isNotNull();
+export const like = (c: Column | string, pattern: string): Column => toColumn(c).like(pattern);
+export const ilike = (c: Column | string, pattern: string): Column => toColumn(c).ilike(pattern);
+export const rlike = (c: Column | string, pattern: string): Column => toColumn(c).rlike(pattern);
+export const regexp_like = rlike;
+/** nvl(a, b) and ifnull(a, b): a unless it is null, then b. */
+export const nvl = (a: Column | string, b: ColumnOrLiteral): Column => call('coalesce', [toColumn(a).expr, lit(b).expr]);
+export const ifnull = nvl;
+/** nvl2(x, a, b): a when x is not null, else b. */
+export const nvl2 = (x: Column | string, a: ColumnOrLiteral, b: ColumnOrLiteral): Column => when(toColumn(x).isNotNull(), a).otherwise(b);
+/** nullif(a, b): null when a = b, else a. */
+export const nullif = (a: Column | string, b: ColumnOrLiteral): Column => when(toColumn(a).equalTo(lit(b)), null).otherwise(toColumn(a));
+/** make_interval(years, months, weeks, days, hours, mins, secs): an INTERVAL, for timestamp arithmetic (ts.plus(make_interval(0, 0, 0, 1))). */
+export const make_interval = (...parts: Array<Column | string | number>): Column => call('make_interval', parts.map((p) => lit(p).expr));
+export const negative = (c: Column | string): Column => toColumn(c).negate();
+export const positive = (c: Column | string): Column => toColumn(c);
+export const mod = (a: Column | string, b: ColumnOrLiteral): Column => toColumn(a).mod(b);
+export const dateadd = date_add;

@@ -516,6 +516,13 @@ describe('SQL expressions', () => {
     for (const name of sqlFunctionNames()) expect(block).toContain(`\`${name}\``);
   });
 
+  it('has every SQL function as a functions export too, but the casts, if, e, pi and map (create_map)', async () => {
+    const exports: Record<string, unknown> = { ...(await import('../functions.js')), ...(await import('../aggregates.js')) };
+    const sqlOnly = sqlFunctionNames().filter((n) => typeof exports[n] !== 'function');
+    expect(sqlOnly).toEqual(['bigint', 'boolean', 'date', 'double', 'e', 'float', 'if', 'int', 'map', 'pi', 'smallint', 'string', 'timestamp', 'tinyint']);
+    expect(typeof exports['create_map']).toBe('function');
+  });
+
   it('lists its functions with their aliases', () => {
     expect(sqlFunctionNames()).toEqual(expect.arrayContaining(['upper', 'ucase', 'substr', 'coalesce', 'nvl2', 'count', 'window']));
   });
