@@ -123,8 +123,9 @@ function compileTableCall(expr: Extract<Expr, { op: 'call' }>, schema: Schema, u
   const castColumn = createCast(exprType(expr.args[at]!, schema), argTypes[at]!)!;
   const input = compile(expr.args[at]!, schema, udfs);
   const call = (x: unknown): unknown => {
-    if (nullArg || (x == null && !f.nulls)) return null;
-    args[at] = x == null ? null : castColumn(x);
+    const cast = x == null ? null : castColumn(x);
+    if (nullArg || (cast == null && !f.nulls)) return null;
+    args[at] = cast;
     return value(...args);
   };
   return (batch) => {

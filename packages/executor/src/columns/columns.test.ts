@@ -96,6 +96,9 @@ describe('column expressions give what the row evaluator gives', () => {
     call('lpad', col('id'), lit(3), lit(null)),
     call('round', col('v'), lit(1)),
     call('size', call('split', col('id'), lit('k'))),
+    // Text cast to a number for the function, null where it does not parse.
+    call('sqrt', col('id')),
+    call('date_add', lit('2024-01-01'), col('id')),
   ];
   for (const e of exprs) {
     it(JSON.stringify(e), () => {

@@ -234,24 +234,17 @@ function compileHigherOrder(expr: Extract<Expr, { op: 'call' }>, schema: Schema,
         return xs.map((x, i) => f(row, x, i) ?? null);
       case 'filter':
         return xs.filter((x, i) => f(row, x, i) === true);
-      case 'exists': {
-        // Three-valued, as Spark's default: true if one holds, else null if one is unknown.
-        let unknown = false;
-        for (let i = 0; i < xs.length; i++) {
-          const p = f(row, xs[i], i);
-          if (p === true) return true;
-          if (p == null) unknown = true;
-        }
-        return unknown ? null : false;
-      }
       default: {
+        // Three-valued, as Spark's defaults: exists is true when one element holds and forall false
+        // when one does not; else null when one is unknown.
+        const decisive = fn === 'exists';
         let unknown = false;
         for (let i = 0; i < xs.length; i++) {
           const p = f(row, xs[i], i);
-          if (p === false) return false;
+          if (p === decisive) return decisive;
           if (p == null) unknown = true;
         }
-        return unknown ? null : true;
+        return unknown ? null : !decisive;
       }
     }
   };
