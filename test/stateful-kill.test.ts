@@ -101,6 +101,8 @@ interface OutRow {
   count: number;
 }
 
+const rowKey = (r: OutRow) => `${r.start}|${r.end}|${r.id}`;
+
 interface Expected {
   /** Rows appended by each batch (data batches, then the trailing no-data batch). */
   perBatch: OutRow[][];
@@ -111,6 +113,8 @@ interface Expected {
   droppedRows: number;
   /** Late rows of LATE_FILES that were dropped. */
   lateRowsDropped: number;
+  /** The distinct minutes of each appended (window, id)'s events, ascending: collect_set's value. */
+  minutes: Map<string, number[]>;
 }
 
 /**
@@ -123,6 +127,8 @@ interface Expected {
  */
 function model(files: Ev[][]): Expected {
   const state = new Map<string, OutRow>();
+  const stateMinutes = new Map<string, Set<number>>();
+  const minutes = new Map<string, number[]>();
   const perBatch: OutRow[][] = [];
   const watermarks: number[] = [];
   let wm = 0;
@@ -135,6 +141,7 @@ function model(files: Ev[][]): Expected {
       if (Date.parse(row.end) <= batchWm) {
         out.push(row);
         state.delete(key);
+        minutes.set(rowKey(row), [...(stateMinutes.get(key) as Set<number>)].sort((a, b) => a - b));
       }
     }
     perBatch.push(out);
@@ -143,6 +150,7 @@ function model(files: Ev[][]): Expected {
   for (let first = 0; first < files.length; first += FILES_PER_BATCH) {
     const batch = files.slice(first, first + FILES_PER_BATCH);
     const partials = new Map<string, OutRow>();
+    const partialMinutes = new Map<string, Set<number>>();
     let maxT = -Infinity;
     batch.forEach((events, i) => {
       for (const e of events) {
@@ -152,6 +160,7 @@ function model(files: Ev[][]): Expected {
         const p = partials.get(key) ?? { start: new Date(start).toISOString(), end: new Date(start + WINDOW).toISOString(), id: e.id, count: 0 };
         p.count += 1;
         partials.set(key, p);
+        partialMinutes.set(key, (partialMinutes.get(key) ?? new Set<number>()).add(new Date(e.t).getUTCMinutes()));
         const late = LATE_FILES.includes(first + i) && e.t < T0 + (first + i) * FILE_STEP - 30 * MIN;
         if (late && start + WINDOW <= wm) lateRowsDropped += 1;
       }
@@ -165,19 +174,21 @@ function model(files: Ev[][]): Expected {
       const have = state.get(key);
       if (have) have.count += p.count;
       else state.set(key, p);
+      const m = stateMinutes.get(key) ?? new Set<number>();
+      for (const x of partialMinutes.get(key) as Set<number>) m.add(x);
+      stateMinutes.set(key, m);
     }
     close(wm);
     wm = Math.max(wm, maxT - DELAY);
   }
   if (wm > (watermarks.at(-1) as number)) close(wm);
-  return { perBatch, watermarks, dropped, droppedRows, lateRowsDropped };
+  return { perBatch, watermarks, dropped, droppedRows, lateRowsDropped, minutes };
 }
 
 const EXPECTED = model(INPUT);
 const NUM_BATCHES = EXPECTED.perBatch.length;
 const EXPECTED_ROWS = EXPECTED.perBatch.flat();
 
-const rowKey = (r: OutRow) => `${r.start}|${r.end}|${r.id}`;
 const sortRows = (rows: OutRow[]) => [...rows].sort((a, b) => rowKey(a).localeCompare(rowKey(b)));
 
 /** The sink's rows, which must have the query's shape exactly: {window: {start, end}, id, count}. */
@@ -434,6 +445,38 @@ async function runInProcess(dirs: ChildDirs, post: (df: DataFrame) => DataFrame,
     await session.close();
   }
 }
+
+describe('generic aggregation buffers (collect_set) through the same crashes', () => {
+  // SLUICE_TEST_MINUTES=1: the child also keeps collect_set(minute(event_time)), a buffer the
+  // state codec stores as msgpack (tag 6), through undo records, rollback and replay.
+  const withMinutes = async <T>(fn: () => Promise<T>): Promise<T> => {
+    process.env['SLUICE_TEST_MINUTES'] = '1';
+    try {
+      return await fn();
+    } finally {
+      delete process.env['SLUICE_TEST_MINUTES'];
+    }
+  };
+  const minutesOut = (out: string): Map<string, number[]> =>
+    new Map(committedRows(out).map((r) => {
+      const w = r['window'] as { start: string; end: string };
+      return [`${w.start}|${w.end}|${r['id'] as string}`, r['minutes'] as number[]];
+    }));
+
+  it.each(['after-state-commit:8', 'before-commit-log:8'])('dies at %s, and a restart gives every window its count and its distinct minutes once', async (fault) => {
+    await withMinutes(async () => {
+      const dirs = scenarioDirs();
+      expectKilled(await runChild(dirs, { fault }), `at ${fault}`);
+      expectCompleted(await runChild(dirs));
+      const rows = committedRows(dirs.out);
+      expect(rows).toHaveLength(EXPECTED_ROWS.length);
+      expect(new Map(rows.map((r) => [`${(r['window'] as { start: string }).start}|${(r['window'] as { end: string }).end}|${r['id'] as string}`, r['count']]))).toEqual(
+        new Map(EXPECTED_ROWS.map((r) => [rowKey(r), r.count])),
+      );
+      expect(minutesOut(dirs.out)).toEqual(EXPECTED.minutes);
+    });
+  });
+});
 
 describe('a failed state task attempt is rerun in the same process', () => {
   it('a udf that crashes its worker thread: the task reruns from the committed state, and the output is exact', async () => {
