@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  approx_count_distinct, bool_and, col, collect_list, collect_set, count_if, first, last, max_by, min_by, Session, stddev, var_pop, window,
+  approx_count_distinct, bool_and, col, collect_list, collect_set, count_if, first, last, max_by, min_by, percentile, percentile_approx, Session, stddev, var_pop, window,
 } from '@sluice/driver';
 import { removeTempDirs, tempDir } from './helpers.js';
 
@@ -56,6 +56,13 @@ const EXAMPLES: Array<[string, unknown[][], string]> = [
   ['var_samp(col)', [[1], [2], [3]], '1.0'],
   ['variance(col)', [[1], [2], [3]], '1.0'],
   ['stddev_samp(col)', [[1]], 'NULL'],
+  ['percentile_approx(col, array(0.5, 0.4, 0.1), 100)', [[0], [1], [2], [10]], '[1,1,0]'],
+  ['percentile_approx(col, 0.5, 100)', [[0], [6], [7], [9], [10]], '7'],
+  ['approx_percentile(col, array(0.5, 0.4, 0.1), 100)', [[0], [1], [2], [10]], '[1,1,0]'],
+  ['approx_percentile(col, 0.5, 100)', [[0], [6], [7], [9], [10]], '7'],
+  ['percentile(col, 0.3)', [[0], [10]], '3.0'],
+  ['percentile(col, array(0.25, 0.75))', [[0], [10]], '[2.5,7.5]'],
+  ['median(col)', [[0], [10]], '5.0'],
 ];
 
 const printed = (v: unknown): string => (v === null ? 'NULL' : Array.isArray(v) ? `[${v.join(',')}]` : String(v));
@@ -73,7 +80,7 @@ describe("Spark's aggregate examples through session.sql", () => {
       expect(out).toHaveLength(1);
       const v = out[0]!['result'];
       // Spark prints a DOUBLE with its fraction (1.0), a collection as [a,b].
-      const shown = typeof v === 'number' && /stddev|std\(|var/.test(sql) && Number.isInteger(v) ? `${v}.0` : printed(v);
+      const shown = typeof v === 'number' && /stddev|std\(|var|^percentile\(|median/.test(sql) && Number.isInteger(v) ? `${v}.0` : printed(v);
       expect(shown).toBe(expected);
     } finally {
       await q.stop();
@@ -101,6 +108,27 @@ describe('the new aggregates as Column calls, by key, across batches', () => {
     expect(a['sd']).toBeCloseTo(Math.sqrt(((1 - 2.25) ** 2 + 2 * (2 - 2.25) ** 2 + (4 - 2.25) ** 2) / 3), 12);
     expect(a['vp']).toBeCloseTo(((1 - 2.25) ** 2 + 2 * (2 - 2.25) ** 2 + (4 - 2.25) ** 2) / 4, 12);
     expect(rows[1]).toMatchObject({ k: 'b', vs: [5, 5], set: [5], first: 5, last: 5, sd: 0, vp: 0, big: 2, all_ok: false, n: 1 });
+    await q.stop();
+  });
+});
+
+describe('percentile_approx past its accuracy', () => {
+  it('keeps at most 2 × accuracy samples, and each answer within n / accuracy ranks of the exact one, across batches', async () => {
+    const stream = session.memoryStream('pct_many', 'k STRING, v INT');
+    const q = await session.readStream.format('memory').load('pct_many').groupBy('k')
+      .agg(percentile_approx('v', [0.1, 0.5, 0.99], 100).alias('p'), percentile('v', 0.5).alias('exact'))
+      .writeStream.format('memory').queryName('pct_many_out').outputMode('complete').option('checkpointLocation', tempDir()).start();
+    // 20,000 distinct values in 4 batches, shuffled: the sketch compresses many times.
+    const values = Array.from({ length: 20_000 }, (_, i) => (i * 7919) % 20_000);
+    for (let b = 0; b < 4; b++) {
+      stream.addData(values.slice(b * 5000, (b + 1) * 5000).map((v) => ({ k: 'a', v })));
+      await q.processAllAvailable();
+    }
+    const [row] = await session.memoryTable('pct_many_out');
+    const p = row!['p'] as number[];
+    // Value v is the v-th smallest (0..19999): its rank is v + 1; the exact rank is ceil(p × n).
+    [0.1, 0.5, 0.99].forEach((pct, i) => expect(Math.abs(p[i]! + 1 - Math.ceil(pct * 20_000))).toBeLessThanOrEqual(20_000 / 100));
+    expect(row!['exact']).toBe(9999.5);
     await q.stop();
   });
 });

@@ -5,6 +5,9 @@
  * argument names a column; count('*') counts rows.
  */
 import type { AggFn, AggSpec, Expr } from '@sluice/executor';
+
+/** The options some aggregates take besides their argument. */
+export type AggOptions = Pick<AggSpec, 'ignoreNulls' | 'rsd' | 'percentages' | 'percentagesArray' | 'accuracy'>;
 import { SluiceError } from '@sluice/state';
 import { Column, toColumn } from './Column.js';
 import { parseDuration } from '../conf/parsers.js';
@@ -22,7 +25,7 @@ export class AggregateColumn extends Column {
     /** The name before any alias: Spark's name for the aggregate (count(1), sum(v)). */
     readonly unaliasedName: string = name,
     /** first and last's ignoreNulls, approx_count_distinct's rsd. */
-    readonly options: Pick<AggSpec, 'ignoreNulls' | 'rsd'> = {},
+    readonly options: AggOptions = {},
   ) {
     super({ op: 'col', name });
     Object.defineProperty(this, 'expr', {
@@ -53,7 +56,7 @@ export class AggregateColumn extends Column {
  * Aggregate `fn` of `arg` (null: of every row, count(1)), named as Spark names it: `fn(x)` for a
  * column or alias x, `fn(expr)` otherwise; `shownAs` is the name a call was written with (mean).
  */
-export function aggregateOf(fn: AggFn, arg: Expr | null, shownAs: string = fn, options: Pick<AggSpec, 'ignoreNulls' | 'rsd'> = {}): AggregateColumn {
+export function aggregateOf(fn: AggFn, arg: Expr | null, shownAs: string = fn, options: AggOptions = {}): AggregateColumn {
   const name = `${shownAs}(${argName(arg)})`;
   return new AggregateColumn(fn, arg, name, name, options);
 }
@@ -133,6 +136,33 @@ export const bool_and = (c: Column | string): AggregateColumn => boolAggregateOf
 export const bool_or = (c: Column | string): AggregateColumn => boolAggregateOf('bool_or', toColumn(c).expr);
 export const every = (c: Column | string): AggregateColumn => boolAggregateOf('every', toColumn(c).expr);
 export const some = (c: Column | string): AggregateColumn => boolAggregateOf('some', toColumn(c).expr);
+/**
+ * percentile_approx(c, percentage[, accuracy]): the least value with at least percentage × n
+ * values at or below it, from a sketch of at most 2 × accuracy samples (exact while the group has
+ * no more values); an array of percentages gives an array.
+ */
+export function percentile_approx(c: Column | string, percentage: number | number[], accuracy = 10_000): AggregateColumn {
+  return percentileOf('percentile_approx', toColumn(c).expr, percentage, accuracy, 'percentile_approx');
+}
+export const approx_percentile = (c: Column | string, percentage: number | number[], accuracy = 10_000): AggregateColumn =>
+  percentileOf('percentile_approx', toColumn(c).expr, percentage, accuracy, 'approx_percentile');
+/** percentile(c, percentage): the exact percentile, interpolated between values, as Spark's (every value is kept). */
+export const percentile = (c: Column | string, percentage: number | number[]): AggregateColumn => percentileOf('percentile', toColumn(c).expr, percentage, undefined, 'percentile');
+/** median(c): percentile(c, 0.5). */
+export const median = (c: Column | string): AggregateColumn => {
+  const agg = percentileOf('percentile', toColumn(c).expr, 0.5, undefined, 'median');
+  return new AggregateColumn(agg.fn, agg.arg, `median(${argName(agg.arg)})`, `median(${argName(agg.arg)})`, agg.options);
+};
+
+/** A percentile aggregate, named as Spark names it: percentile_approx(v, 0.5, 10000). */
+export function percentileOf(fn: 'percentile' | 'percentile_approx', arg: Expr, percentage: number | number[], accuracy: number | undefined, shownAs: string): AggregateColumn {
+  const percentages = Array.isArray(percentage) ? percentage : [percentage];
+  if (!percentages.every((p) => typeof p === 'number')) throw new SluiceError('INVALID_EXPRESSION', `${shownAs}: the percentage must be a number or an array of numbers`);
+  const shown = Array.isArray(percentage) ? `array(${percentages.join(', ')})` : String(percentage);
+  const name = `${shownAs}(${argName(arg)}, ${shown}${accuracy === undefined ? '' : `, ${accuracy}`})`;
+  return new AggregateColumn(fn, arg, name, name, { percentages, percentagesArray: Array.isArray(percentage), ...(accuracy !== undefined && { accuracy }) });
+}
+
 /** approx_count_distinct(c[, rsd]): a HyperLogLog++ estimate of the distinct values (Spark's rsd 0.05 by default). */
 export const approx_count_distinct = (c: Column | string, rsd?: number): AggregateColumn =>
   aggregateOf('approx_count_distinct', toColumn(c).expr, 'approx_count_distinct', rsd === undefined ? {} : { rsd });

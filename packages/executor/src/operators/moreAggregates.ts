@@ -9,11 +9,13 @@
  *   var_*, stddev_*            [n, mean, m2]      Welford's update and Chan's merge
  *   min_by(x, o), max_by(x, o) [x, o] | null      the x of the least (greatest) o; the arg is named_struct(x, o)
  *   approx_count_distinct(x)   registers          HyperLogLog++ over Spark's XxHash64 (seed 42)
+ *   percentile(x, p)           values             every value, as Spark's percentile keeps them
+ *   percentile_approx(x, p)    { levels, n }      a compacting sketch of at most 2 × accuracy values a level
  */
 import { SluiceError } from '@sluice/state';
 import type { DataType } from '../schema/types.js';
 import { comparator } from '../schema/ordering.js';
-import { isAtomicType, typeName } from '../schema/values.js';
+import { isAtomicType, isNumericType, typeName } from '../schema/values.js';
 import { xxhash64Value } from '../expressions/sparkHashes.js';
 import type { AggFn, AggSpec } from './types.js';
 
@@ -30,7 +32,57 @@ export interface GenericAggregator {
 
 export const GENERIC_AGGREGATES = new Set<AggFn>([
   'first', 'last', 'collect_list', 'collect_set', 'var_samp', 'var_pop', 'stddev_samp', 'stddev_pop', 'min_by', 'max_by', 'approx_count_distinct',
+  'percentile_approx', 'percentile',
 ]);
+
+/** Spark's default accuracy of percentile_approx. */
+export const DEFAULT_ACCURACY = 10_000;
+
+/**
+ * percentile_approx's sketch: levels of values, a value at level h standing for 2^h of them. Level
+ * 0 takes the values as they come; a level that reaches `k` values is sorted and compacted: every
+ * other value (starting at the first or the second, alternately, so the errors cancel) moves up a
+ * level, keeping the total weight n exactly. While a group has fewer than k values it is exact.
+ */
+type Sketch = { levels: number[][]; flips: boolean[]; n: number };
+
+function compact(s: Sketch, h: number, k: number): void {
+  while (h < s.levels.length && s.levels[h]!.length >= k) {
+    const level = s.levels[h]!.sort((x, y) => x - y);
+    const keep = level.length % 2 === 1 ? [level.pop()!] : [];
+    const offset = s.flips[h] ? 1 : 0;
+    s.flips[h] = !s.flips[h];
+    const up: number[] = [];
+    for (let i = offset; i < level.length; i += 2) up.push(level[i]!);
+    s.levels[h] = keep;
+    if (s.levels.length === h + 1) {
+      s.levels.push([]);
+      s.flips.push(false);
+    }
+    s.levels[h + 1]!.push(...up);
+    h += 1;
+  }
+}
+
+/** The least value whose cumulative weight reaches ceil(p × n) (the first for p = 0), as Spark's percentile_approx answers. */
+function sketchPercentile(s: Sketch, p: number): number {
+  const weighted = s.levels.flatMap((level, h) => level.map((v): [number, number] => [v, 2 ** h])).sort((a, b) => a[0] - b[0]);
+  const rank = Math.max(1, Math.ceil(p * s.n));
+  let seen = 0;
+  for (const [v, w] of weighted) {
+    seen += w;
+    if (seen >= rank) return v;
+  }
+  return weighted[weighted.length - 1]![0];
+}
+
+/** Spark's percentile: linear interpolation between the values around position p × (n - 1). */
+function exactPercentile(sorted: number[], p: number): number {
+  const pos = p * (sorted.length - 1);
+  const lo = Math.floor(pos);
+  const hi = Math.ceil(pos);
+  return lo === hi ? sorted[lo]! : sorted[lo]! + (pos - lo) * (sorted[hi]! - sorted[lo]!);
+}
 
 /** Spark's default relative standard deviation of approx_count_distinct. */
 export const DEFAULT_RSD = 0.05;
@@ -85,6 +137,18 @@ export function genericTypes(spec: AggSpec, t: DataType): { input: DataType; res
     }
     case 'approx_count_distinct':
       return { input: t, result: 'long' };
+    case 'percentile':
+    case 'percentile_approx': {
+      const approx = spec.fn === 'percentile_approx';
+      const ok = isNumericType(t) || t === 'string' || t === 'null' || (approx && (t === 'timestamp' || t === 'date'));
+      if (!ok) return `${spec.fn} needs a number${approx ? ', a date or a timestamp' : ''}, not ${typeName(t)}`;
+      const bad = (spec.percentages ?? []).find((p) => !(p >= 0 && p <= 1));
+      if (bad !== undefined || (spec.percentages ?? []).length === 0) return `${spec.fn}: each percentage must be between 0.0 and 1.0, not ${String(bad)}`;
+      if (approx && !(Number.isInteger(spec.accuracy ?? DEFAULT_ACCURACY) && (spec.accuracy ?? DEFAULT_ACCURACY) > 0)) return `${spec.fn}: the accuracy must be a positive integer, not ${String(spec.accuracy)}`;
+      const input: DataType = approx && t !== 'string' && t !== 'null' ? t : 'double';
+      const one: DataType = approx ? input : 'double';
+      return { input, result: spec.percentagesArray ? { array: one } : one };
+    }
     default:
       return `${spec.fn} is not a generic aggregate`;
   }
@@ -232,6 +296,61 @@ export function genericAggregator(spec: AggSpec, inputType: DataType, resultType
           return a;
         },
         finalize: (b) => hllEstimate(b.g as number[], p),
+      };
+    }
+    case 'percentile': {
+      const ps = spec.percentages as number[];
+      return {
+        ...common,
+        newBuffer: () => ({ g: [] }),
+        update: (b, v) => {
+          if (v != null) (b.g as number[]).push(v as number);
+          return b;
+        },
+        merge: (a, b) => ({ g: [...(a.g as number[]), ...(b.g as number[])] }),
+        finalize: (b) => {
+          const sorted = [...(b.g as number[])].sort((x, y) => x - y);
+          if (sorted.length === 0) return null;
+          const values = ps.map((p) => exactPercentile(sorted, p));
+          return spec.percentagesArray ? values : values[0];
+        },
+      };
+    }
+    case 'percentile_approx': {
+      const ps = spec.percentages as number[];
+      const k = 2 * (spec.accuracy ?? DEFAULT_ACCURACY);
+      return {
+        ...common,
+        newBuffer: () => ({ g: { levels: [[]], flips: [false], n: 0 } satisfies Sketch }),
+        update: (b, v) => {
+          if (v == null) return b;
+          const s = b.g as Sketch;
+          s.levels[0]!.push(v as number);
+          s.n += 1;
+          if (s.levels[0]!.length >= k) compact(s, 0, k);
+          return b;
+        },
+        merge: (a, b) => {
+          const x = a.g as Sketch;
+          const y = b.g as Sketch;
+          y.levels.forEach((level, h) => {
+            if (x.levels.length <= h) {
+              x.levels.push([]);
+              x.flips.push(false);
+            }
+            x.levels[h]!.push(...level);
+          });
+          x.n += y.n;
+          compact(x, 0, k);
+          for (let h = 1; h < x.levels.length; h++) compact(x, h, k);
+          return a;
+        },
+        finalize: (b) => {
+          const s = b.g as Sketch;
+          if (s.n === 0) return null;
+          const values = ps.map((p) => sketchPercentile(s, p));
+          return spec.percentagesArray ? values : values[0];
+        },
       };
     }
     default:

@@ -40,7 +40,7 @@ export type Op =
 
 export type AggFn =
   | 'count' | 'sum' | 'avg' | 'min' | 'max' | 'first' | 'last' | 'collect_list' | 'collect_set' | 'var_samp' | 'var_pop'
-  | 'stddev_samp' | 'stddev_pop' | 'min_by' | 'max_by' | 'approx_count_distinct';
+  | 'stddev_samp' | 'stddev_pop' | 'min_by' | 'max_by' | 'approx_count_distinct' | 'percentile_approx' | 'percentile';
 
 /** One aggregate of groupBy(...).agg(...); `arg` null is count(*); min_by and max_by take named_struct(value, ordering). */
 export interface AggSpec {
@@ -51,6 +51,11 @@ export interface AggSpec {
   ignoreNulls?: boolean;
   /** approx_count_distinct: the relative standard deviation (Spark's default 0.05). */
   rsd?: number;
+  /** percentile and percentile_approx: the percentages, and whether they were given as an array (the result is then an array). */
+  percentages?: number[];
+  percentagesArray?: boolean;
+  /** percentile_approx: the accuracy (Spark's default 10000); 1/accuracy is the relative error. */
+  accuracy?: number;
 }
 
 /** The stateful operator of a query (one per query). */

@@ -7,7 +7,7 @@
  */
 import { COLLECTION_FUNCTIONS, DATETIME_FUNCTIONS, JSON_FUNCTIONS, exprName, parseDataType, functionArity, GENERATORS, HIGHER_ORDER, MATH_FUNCTIONS, SCALAR_FUNCTIONS, type AggFn, type Expr, type FunctionName } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
-import { aggregateOf, boolAggregateOf, byOrderingOf, countIfOf, window } from '../aggregates.js';
+import { AggregateColumn, aggregateOf, boolAggregateOf, byOrderingOf, countIfOf, percentileOf, window } from '../aggregates.js';
 import { Column } from '../Column.js';
 import type { Parsed } from './parseExpression.js';
 
@@ -77,6 +77,19 @@ export function datePart(field: string, source: Expr, sql: string): Expr {
 /** An aggregate call, named as Spark names it (count(*) is count(1)). */
 function aggregate(fn: AggFn, shownAs: string = fn) {
   return (args: Expr[]): Parsed => ({ kind: 'aggregate', agg: aggregateOf(fn, args[0] ?? null, shownAs) });
+}
+
+/** percentile(x, p) and percentile_approx(x, p[, accuracy]): p a literal number or array(...) of them. */
+function percentileCall(fn: 'percentile' | 'percentile_approx', shownAs: string, [x, p, accuracy]: Expr[], sql: string): Parsed {
+  const number = (e: Expr | undefined): number | undefined => (e?.op === 'lit' && typeof e.value === 'number' ? e.value : undefined);
+  const list = p?.op === 'call' && p.fn === 'array' ? p.args.map(number) : undefined;
+  const percentage = list ?? number(p);
+  if (percentage === undefined || (Array.isArray(percentage) && percentage.some((v) => v === undefined))) {
+    throw new SluiceError('INVALID_EXPRESSION', `${shownAs}: the percentage must be a literal number or array(...) of numbers (in '${sql}')`);
+  }
+  const acc = accuracy === undefined ? undefined : number(accuracy);
+  if (accuracy !== undefined && acc === undefined) throw new SluiceError('INVALID_EXPRESSION', `${shownAs}: the accuracy must be a literal integer (in '${sql}')`);
+  return { kind: 'aggregate', agg: percentileOf(fn, x!, percentage as number | number[], acc, shownAs) };
 }
 
 /** first(x[, ignoreNulls]) and last: ignoreNulls a literal boolean. */
@@ -161,6 +174,16 @@ const FUNCTIONS: Record<string, SqlFunction> = {
   bool_or: { arity: [1, 1], build: ([c]) => ({ kind: 'aggregate', agg: boolAggregateOf('bool_or', c!) }) },
   some: { arity: [1, 1], build: ([c]) => ({ kind: 'aggregate', agg: boolAggregateOf('some', c!) }) },
   any: { arity: [1, 1], build: ([c]) => ({ kind: 'aggregate', agg: boolAggregateOf('any', c!) }) },
+  percentile_approx: { arity: [2, 3], build: (args, sql) => percentileCall('percentile_approx', 'percentile_approx', args, sql) },
+  approx_percentile: { arity: [2, 3], build: (args, sql) => percentileCall('percentile_approx', 'approx_percentile', args, sql) },
+  percentile: { arity: [2, 2], build: (args, sql) => percentileCall('percentile', 'percentile', args, sql) },
+  median: {
+    arity: [1, 1],
+    build: ([x], sql) => {
+      const p = percentileCall('percentile', 'median', [x!, { op: 'lit', value: 0.5, type: 'double' }], sql);
+      return p.kind === 'aggregate' ? { kind: 'aggregate', agg: new AggregateColumn(p.agg.fn, p.agg.arg, `median(${exprName(x!)})`, `median(${exprName(x!)})`, p.agg.options) } : p;
+    },
+  },
   approx_count_distinct: {
     arity: [1, 2],
     build: ([x, rsd], sql) => {
@@ -222,7 +245,8 @@ const KINDS: Record<string, string> = {
   count: 'aggregate', sum: 'aggregate', avg: 'aggregate', mean: 'aggregate', min: 'aggregate', max: 'aggregate',
   ...Object.fromEntries(
     ['first', 'first_value', 'last', 'last_value', 'any_value', 'collect_list', 'array_agg', 'collect_set', 'stddev', 'std', 'stddev_samp', 'stddev_pop',
-      'variance', 'var_samp', 'var_pop', 'min_by', 'max_by', 'count_if', 'bool_and', 'every', 'bool_or', 'some', 'any', 'approx_count_distinct'].map((n) => [n, 'aggregate']),
+      'variance', 'var_samp', 'var_pop', 'min_by', 'max_by', 'count_if', 'bool_and', 'every', 'bool_or', 'some', 'any', 'approx_count_distinct',
+      'percentile_approx', 'approx_percentile', 'percentile', 'median'].map((n) => [n, 'aggregate']),
   ),
   window: 'time window',
   named_struct: 'collection', struct: 'collection', json_tuple: 'generator', date_part: 'datetime',
