@@ -144,6 +144,30 @@ describe('higher-order functions', () => {
 });
 
 describe('ARRAY, MAP and DATE columns in files', () => {
+  it('timestampFormat and dateFormat read datetime text by Spark patterns, on the column path of a JSON source and in CSV; a bad pattern is INVALID_OPTION', async () => {
+    const json = tempDir();
+    const csv = tempDir();
+    writeInput(json, 'a.json', ['{"id":"a","at":"26/08/2015 13:05:09","day":"12/31/2015"}', '{"id":"b","at":"2015-08-26","day":"12/31/2015"}']);
+    writeInput(csv, 'a.csv', ['a,26/08/2015 13:05:09,12/31/2015']);
+    const read = (format: string, dir: string) =>
+      session.readStream.format(format).schema('id STRING, at TIMESTAMP, day DATE').option('timestampFormat', 'dd/MM/yyyy HH:mm:ss').option('dateFormat', 'MM/dd/yyyy').load(dir);
+    const qs = [
+      await read('json', json).writeStream.format('memory').queryName('fmt_json').start(),
+      await read('csv', csv).writeStream.format('memory').queryName('fmt_csv').start(),
+    ];
+    for (const q of qs) await q.processAllAvailable();
+    const at = new Date(Date.UTC(2015, 7, 26, 13, 5, 9));
+    const day = new Date(Date.UTC(2015, 11, 31));
+    expect(await session.memoryTable('fmt_json')).toEqual([
+      { id: 'a', at, day },
+      { id: 'b', at: null, day },
+    ]);
+    expect(await session.memoryTable('fmt_csv')).toEqual([{ id: 'a', at, day }]);
+    expect(() => session.readStream.format('json').schema('at TIMESTAMP').option('timestampFormat', 'YYYY-ww').load(json)).toThrow(
+      expect.objectContaining({ code: 'INVALID_OPTION', option: 'timestampFormat' }),
+    );
+  });
+
   it('read from JSON, transformed, and written to a JSON file sink as Spark writes them', async () => {
     const input = tempDir();
     const output = tempDir();

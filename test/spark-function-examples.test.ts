@@ -248,6 +248,8 @@ export const JSON_EXAMPLES: Array<[string, string]> = [
   ['from_json(\'{"a": "x"}\', \'a INT\')', '{"a":null}'],
   ['from_json(\'{"d": "2024-02-29", "t": "2024-02-29T10:00:00Z"}\', \'d DATE, t TIMESTAMP\')', '{"d":2024-02-29,"t":2024-02-29 10:00:00}'],
   ['from_json(NULL, \'a INT\')', 'NULL'],
+  ['from_json(\'{"time":"26/08/2015"}\', \'time Timestamp\', map(\'timestampFormat\', \'dd/MM/yyyy\'))', '{"time":2015-08-26 00:00:00}'],
+  ['from_json(\'{"d":"08/26/2015"}\', \'d DATE\', map(\'dateFormat\', \'MM/dd/yyyy\'))', '{"d":2015-08-26}'],
   ['get_json_object(\'{"a":"b"}\', \'$.a\')', 'b'],
   ['get_json_object(\'{"a":{"b":[1,{"c":2}]}}\', \'$.a.b[1].c\')', '2'],
   ['get_json_object(\'{"a":{"b":[1,2]}}\', \'$.a\')', '{"b":[1,2]}'],

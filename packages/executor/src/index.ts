@@ -12,6 +12,7 @@ export { DATETIME_FUNCTIONS, type DatetimeFunctionName } from './expressions/dat
 export { JSON_FUNCTIONS, type JsonFunctionName } from './expressions/jsonFunctions.js';
 export { createCast, rowToExternal, rowToInternal, toExternal, toInternal, typeName } from './schema/values.js';
 export { formatDate, parseDate } from './schema/timestamps.js';
+export { datetimePatternProblem } from './schema/datetimePatterns.js';
 export { addIntervals, formatInterval, intervalOf, intervalUnit, parseInterval, type Interval } from './schema/intervals.js';
 export { parseSchema, parseDataType, schemaToDDL } from './schema/schema.js';
 export { readFileRecords } from './formats/readers.js';

@@ -3,7 +3,7 @@
  * All option checks happen here, at `load()`, so a bad option never reaches a running query.
  */
 import { resolve } from 'node:path';
-import { parseSchema, validateReadSchema, withCorruptRecordColumn, type ReadOptions, type Row, type Schema } from '@sluice/executor';
+import { datetimePatternProblem, parseSchema, validateReadSchema, withCorruptRecordColumn, type ReadOptions, type Row, type Schema } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import type { Options } from '../conf/Options.js';
 import { parseBoolean, parseBytes, parseDuration, parseEnum, parseNonNegativeNumber, parsePositiveInt } from '../conf/parsers.js';
@@ -58,7 +58,15 @@ export function readOptions(format: 'json' | 'csv' | 'text', o: Options): ReadOp
     }
     sep = s;
   }
-  return { mode, columnNameOfCorruptRecord: corrupt, header, sep };
+  const formats: Pick<ReadOptions, 'timestampFormat' | 'dateFormat'> = {};
+  for (const key of ['timestampFormat', 'dateFormat'] as const) {
+    const v = format === 'text' ? undefined : o.take(key);
+    if (v === undefined) continue;
+    const problem = typeof v === 'string' ? datetimePatternProblem(v) : 'it is not text';
+    if (problem !== undefined) throw new SluiceError('INVALID_OPTION', `options.${key}: ${problem}`, { option: key });
+    formats[key] = v as string;
+  }
+  return { mode, columnNameOfCorruptRecord: corrupt, header, sep, ...formats };
 }
 
 /** Parse options and schema of a file source, for readStream and read alike. */

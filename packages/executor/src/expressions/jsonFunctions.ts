@@ -9,7 +9,8 @@ import { SluiceError } from '@sluice/state';
 import type { DataType } from '../schema/types.js';
 import { parseDataType, parseSchema } from '../schema/schema.js';
 import { isAtomicType, isStructType, typeName, type MapEntries } from '../schema/values.js';
-import { BAD, compileObjectBuilder, jsonConv, type Flag } from '../formats/rowBuilders.js';
+import { BAD, compileObjectBuilder, jsonConv, type Flag, type TextFormats } from '../formats/rowBuilders.js';
+import { datetimePatternProblem } from '../schema/datetimePatterns.js';
 import { jsonValue } from '../formats/writers.js';
 import { inferJsonValueType } from '../formats/inferJsonSchema.js';
 import type { ScalarFunction } from './mathFunctions.js';
@@ -32,12 +33,26 @@ export function jsonSchemaOf(ddl: unknown): DataType | string {
   }
 }
 
-/** The options map of from_json and to_json: only `mode` (PERMISSIVE or FAILFAST) changes anything. */
-function modeOf(options: unknown): 'PERMISSIVE' | 'FAILFAST' | string {
-  if (options === undefined) return 'PERMISSIVE';
-  if (!Array.isArray(options)) return 'takes its options as map(...) of literal strings';
-  const mode = String((options as MapEntries).find(([k]) => String(k).toLowerCase() === 'mode')?.[1] ?? 'PERMISSIVE').toUpperCase();
-  return mode === 'PERMISSIVE' || mode === 'FAILFAST' ? mode : `mode ${mode} is not supported (PERMISSIVE or FAILFAST)`;
+/** An option of from_json's options map (keys in any case), or undefined. */
+function optionOf(options: unknown, key: string): string | undefined {
+  const hit = Array.isArray(options) ? (options as MapEntries).find(([k]) => String(k).toLowerCase() === key.toLowerCase()) : undefined;
+  return hit === undefined ? undefined : String(hit[1]);
+}
+
+/** from_json's options: `mode` (PERMISSIVE or FAILFAST), `timestampFormat` and `dateFormat`; a string is what is wrong. */
+function readOptionsOf(options: unknown): { mode: 'PERMISSIVE' | 'FAILFAST'; formats: TextFormats } | string {
+  if (options !== undefined && !Array.isArray(options)) return 'takes its options as map(...) of literal strings';
+  const mode = (optionOf(options, 'mode') ?? 'PERMISSIVE').toUpperCase();
+  if (mode !== 'PERMISSIVE' && mode !== 'FAILFAST') return `mode ${mode} is not supported (PERMISSIVE or FAILFAST)`;
+  const formats: TextFormats = {};
+  for (const key of ['timestampFormat', 'dateFormat'] as const) {
+    const v = optionOf(options, key);
+    if (v === undefined) continue;
+    const problem = datetimePatternProblem(v);
+    if (problem !== undefined) return `option ${key}: ${problem}`;
+    formats[key] = v;
+  }
+  return { mode, formats };
 }
 
 function parseJson(text: string): unknown {
@@ -99,16 +114,17 @@ export const JSON_FUNCTIONS: Record<JsonFunctionName, ScalarFunction> = {
       if (!isAtomicType(args[0] ?? 'null')) return `needs JSON text, not ${typeName(args[0] as DataType)}`;
       const schema = jsonSchemaOf(constants[1]);
       if (typeof schema === 'string') return schema;
-      const mode = modeOf(constants[2]);
-      if (mode !== 'PERMISSIVE' && mode !== 'FAILFAST') return mode;
+      const read = readOptionsOf(constants[2]);
+      if (typeof read === 'string') return read;
       return { args: [args[0] === 'null' ? 'null' : 'string', ...args.slice(1)], result: schema };
     },
     bind: (_, constants) => {
       const schema = jsonSchemaOf(constants[1]) as DataType;
-      const failfast = modeOf(constants[2]) === 'FAILFAST';
+      const { mode, formats } = readOptionsOf(constants[2]) as Exclude<ReturnType<typeof readOptionsOf>, string>;
+      const failfast = mode === 'FAILFAST';
       // A struct keeps the fields that convert (Spark's partial results); any other type is whole or null.
       const flag: Flag = { bad: false };
-      const build = isStructType(schema) ? compileObjectBuilder(schema.struct, null, flag) : undefined;
+      const build = isStructType(schema) ? compileObjectBuilder(schema.struct, null, flag, formats) : undefined;
       const conv: (v: unknown) => unknown = build
         ? (v) => {
             if (typeof v !== 'object' || Array.isArray(v)) return BAD;
@@ -116,7 +132,7 @@ export const JSON_FUNCTIONS: Record<JsonFunctionName, ScalarFunction> = {
             const row = build(v as Record<string, unknown>);
             return flag.bad && failfast ? BAD : row;
           }
-        : jsonConv(schema);
+        : jsonConv(schema, formats);
       const nulls = isStructType(schema) ? () => Object.fromEntries(schema.struct.map((f) => [f.name, null])) : () => null;
       return (text) => {
         const parsed = parseJson(text as string);

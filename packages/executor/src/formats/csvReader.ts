@@ -6,7 +6,7 @@ import type { Row, Schema } from '../schema/types.js';
 import { type Malformed, malformedHandler, preview } from './malformed.js';
 import { corruptName } from './options.js';
 import type { Reader } from './readers.js';
-import { BAD, compileTokenBuilder, csvConv, type Flag } from './rowBuilders.js';
+import { BAD, compileTokenBuilder, csvConv, type Flag, type TextFormats } from './rowBuilders.js';
 import { forEachLine, isBlank } from './sourceLines.js';
 
 /** Tokens past the end read as undefined: a column absent from the header points here. */
@@ -20,7 +20,7 @@ export function compileCsvReader(schema: Schema, options: ReadOptions): Reader {
 
   const sep = options.sep;
   const flag: Flag = { bad: false };
-  const bindBuilder = compileTokenBuilder(schema, inSchema, flag);
+  const bindBuilder = compileTokenBuilder(schema, inSchema, flag, options);
   const positional = new Int32Array(schema.length).fill(kMissing);
   dataFields.forEach((f, pos) => (positional[schema.indexOf(f)] = pos));
   return (text, file) => {
@@ -50,7 +50,7 @@ export function compileCsvReader(schema: Schema, options: ReadOptions): Reader {
       if (flag.bad || t.length !== expected) {
         const n = t.length;
         return malformed(rows, row, line, lineNo, file, () =>
-          n !== expected ? { message: `expected ${expected} fields, found ${n}` } : diagnoseCsv(schema, corrupt, map, t),
+          n !== expected ? { message: `expected ${expected} fields, found ${n}` } : diagnoseCsv(schema, corrupt, map, t, options),
         );
       }
       rows.push(row);
@@ -73,12 +73,12 @@ function headerMap(schema: Schema, corrupt: string, header: Array<string | null>
   return m;
 }
 
-function diagnoseCsv(schema: Schema, corrupt: string, m: Int32Array, t: Array<string | null>): Malformed {
+function diagnoseCsv(schema: Schema, corrupt: string, m: Int32Array, t: Array<string | null>, formats: TextFormats): Malformed {
   for (let i = 0; i < schema.length; i++) {
     const f = schema[i]!;
     const v = t[m[i]!];
     if (f.name === corrupt || f.type === 'string' || v == null || v === '') continue;
-    if (csvConv(f.type)(v) === BAD) {
+    if (csvConv(f.type, formats)(v) === BAD) {
       return { message: `column '${f.name}': cannot read ${preview(v)} as ${dataTypeToDDL(f.type)}`, column: f.name };
     }
   }

@@ -32,7 +32,7 @@ export function compileJsonColumnReader(schema: Schema, options: ReadOptions): J
   const convs: Array<Conv | null> = schema.map((f, i) => {
     if (f.name === corrupt || f.type === 'null') return null;
     fieldOf.set(f.name, i);
-    return jsonConv(f.type);
+    return jsonConv(f.type, options);
   });
   const scannable = schema.every((f) => typeof f.type === 'string');
   const width = schema.length;
@@ -60,7 +60,10 @@ export function compileJsonColumnReader(schema: Schema, options: ReadOptions): J
   const NUM_DOUBLE = 3;
   const NUM_TIMESTAMP = 4;
   const NUM_KINDS: Partial<Record<string, number>> = { long: NUM_LONG, int: NUM_INT, double: NUM_DOUBLE, timestamp: NUM_TIMESTAMP };
-  const numKind = schema.map((f, i) => (convs[i] === null || typeof f.type !== 'string' ? 0 : (NUM_KINDS[f.type] ?? 0)));
+  // With a timestampFormat, timestamp text goes through its pattern (jsonConv), not the ISO fast path.
+  const numKind = schema.map((f, i) =>
+    convs[i] === null || typeof f.type !== 'string' || (f.type === 'timestamp' && options.timestampFormat !== undefined) ? 0 : (NUM_KINDS[f.type] ?? 0),
+  );
 
   /** Scans the line s[start, end) into `values`; false when the row reader must take it. */
   function scan(s: string, start: number, n: number): boolean {

@@ -18,7 +18,7 @@ export function compileJsonLineReader(schema: Schema, options: ReadOptions): Jso
   const malformed = malformedHandler('json', options.mode, inSchema);
 
   const flag: Flag = { bad: false };
-  const build = compileObjectBuilder(schema, inSchema, flag);
+  const build = compileObjectBuilder(schema, inSchema, flag, options);
   return (line, lineNo, file, rows) => {
     let o: unknown;
     try {
@@ -31,7 +31,7 @@ export function compileJsonLineReader(schema: Schema, options: ReadOptions): Jso
       return malformed(rows, build({}), line, lineNo, file, () => ({ message: 'a line must hold one JSON object' }));
     }
     const row = build(o as Record<string, unknown>);
-    if (flag.bad) return malformed(rows, row, line, lineNo, file, () => diagnose(dataFields, o, jsonConv, ''));
+    if (flag.bad) return malformed(rows, row, line, lineNo, file, () => diagnose(dataFields, o, (t) => jsonConv(t, options), ''));
     rows.push(row);
   };
 }

@@ -23,7 +23,7 @@ export type Reader = (text: string, file: string) => Row[];
 
 /** Parses the lines of one file's text; `file` is for error messages. */
 export function parseRecords(format: ReadFormat, text: string, schema: Schema, options: ReadOptions, file: string): Row[] {
-  return compiled(`r\0${format}\0${options.mode}\0${corruptName(options)}\0${options.header}\0${options.sep}`, schema, () =>
+  return compiled(`r\0${format}\0${options.mode}\0${corruptName(options)}\0${options.header}\0${options.sep}\0${formatsKey(options)}`, schema, () =>
     compileReader(format, schema, options),
   )(text, file);
 }
@@ -34,7 +34,7 @@ export function readFileRecords(format: ReadFormat, path: string, schema: Schema
 
 /** A JSON-lines file as column batches of at most `maxRows` rows (jsonColumns.ts); returns the rows. */
 export function readJsonFileColumns(path: string, schema: Schema, options: ReadOptions, maxRows: number, fn: (batch: ColumnBatch) => void): number {
-  const reader = compiled(`c\0json\0${options.mode}\0${corruptName(options)}`, schema, () => {
+  const reader = compiled(`c\0json\0${options.mode}\0${corruptName(options)}\0${formatsKey(options)}`, schema, () => {
     validateReadSchema('json', schema, options);
     return compileJsonColumnReader(schema, options);
   });
@@ -45,4 +45,9 @@ function compileReader(format: ReadFormat, schema: Schema, options: ReadOptions)
   validateReadSchema(format, schema, options);
   if (format === 'text') return compileTextReader(schema);
   return format === 'json' ? compileJsonReader(schema, options) : compileCsvReader(schema, options);
+}
+
+/** The datetime patterns of a read, as part of its readers' cache key. */
+function formatsKey(options: ReadOptions): string {
+  return `${options.timestampFormat ?? ''}\0${options.dateFormat ?? ''}`;
 }

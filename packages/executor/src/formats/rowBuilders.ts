@@ -7,16 +7,23 @@
  * is null).
  */
 import type { DataType, Field, Row } from '../schema/types.js';
-import { parseDate, parseTimestampText } from '../schema/timestamps.js';
+import { MS_PER_DAY, parseDate, parseTimestampText } from '../schema/timestamps.js';
+import { parseWithPattern } from '../schema/datetimePatterns.js';
 import { parseInterval } from '../schema/intervals.js';
 
 export const BAD: unique symbol = Symbol('malformed');
+
+/** The datetime patterns of a read (Spark's timestampFormat and dateFormat options); unset, CAST's grammar. */
+export interface TextFormats {
+  timestampFormat?: string;
+  dateFormat?: string;
+}
 export type Conv = (v: unknown) => unknown;
 export interface Flag {
   bad: boolean;
 }
 
-export function jsonConv(t: DataType): Conv {
+export function jsonConv(t: DataType, formats: TextFormats = {}): Conv {
   switch (t) {
     case 'string':
       return (v) => (typeof v === 'string' ? v : JSON.stringify(v)); // Spark keeps a non-string as its JSON text
@@ -29,24 +36,38 @@ export function jsonConv(t: DataType): Conv {
       return (v) => (typeof v === 'number' ? v : typeof v === 'string' ? specialDouble(v) : BAD);
     case 'boolean':
       return (v) => (typeof v === 'boolean' ? v : BAD);
-    case 'timestamp':
-      return (v) =>
-        typeof v === 'number' ? (Number.isFinite(v) ? Math.floor(v) : BAD) : typeof v === 'string' ? isoOrBad(v) : BAD;
-    case 'date':
-      return (v) => (typeof v === 'string' ? dateOrBad(v) : BAD);
+    case 'timestamp': {
+      const text = timestampText(formats);
+      return (v) => (typeof v === 'number' ? (Number.isFinite(v) ? Math.floor(v) : BAD) : typeof v === 'string' ? text(v) : BAD);
+    }
+    case 'date': {
+      const text = dateText(formats);
+      return (v) => (typeof v === 'string' ? text(v) : BAD);
+    }
     case 'interval':
       return (v) => (typeof v === 'string' ? (parseInterval(v) ?? BAD) : BAD);
     case 'null':
       return () => null;
     default:
-      if ('array' in t) return arrayConv(jsonConv(t.array));
-      if ('map' in t) return mapConv(csvConv(t.map.key), jsonConv(t.map.value));
-      return structConv(t.struct);
+      if ('array' in t) return arrayConv(jsonConv(t.array, formats));
+      if ('map' in t) return mapConv(csvConv(t.map.key, formats), jsonConv(t.map.value, formats));
+      return structConv(t.struct, formats);
   }
 }
 
-function dateOrBad(s: string): unknown {
-  return parseDate(s) ?? BAD;
+/** TIMESTAMP text: by the read's pattern, else CAST's grammar. */
+function timestampText(formats: TextFormats): (s: string) => unknown {
+  const fmt = formats.timestampFormat;
+  return fmt === undefined ? isoOrBad : (s) => parseWithPattern(s, fmt) ?? BAD;
+}
+
+function dateText(formats: TextFormats): (s: string) => unknown {
+  const fmt = formats.dateFormat;
+  if (fmt === undefined) return (s) => parseDate(s) ?? BAD;
+  return (s) => {
+    const ms = parseWithPattern(s, fmt);
+    return ms === null ? BAD : Math.floor(ms / MS_PER_DAY);
+  };
 }
 
 /** A JSON array, element by element; a bad element makes the whole value bad, as in Spark. */
@@ -78,7 +99,7 @@ function mapConv(key: Conv, value: Conv): Conv {
   };
 }
 
-export function csvConv(t: DataType): Conv {
+export function csvConv(t: DataType, formats: TextFormats = {}): Conv {
   switch (t) {
     case 'string':
       return (v) => v;
@@ -102,17 +123,19 @@ export function csvConv(t: DataType): Conv {
         const s = (v as string).toLowerCase();
         return s === 'true' ? true : s === 'false' ? false : BAD;
       };
-    case 'timestamp':
-      return (v) => (/^-?\d+$/.test(v as string) ? Number(v) : isoOrBad(v as string));
+    case 'timestamp': {
+      const text = timestampText(formats);
+      return (v) => (formats.timestampFormat === undefined && /^-?\d+$/.test(v as string) ? Number(v) : text(v as string));
+    }
     case 'date':
-      return (v) => dateOrBad(v as string);
+      return dateText(formats) as Conv;
     case 'interval':
       return (v) => parseInterval(v as string) ?? BAD;
     case 'null':
       return () => null;
     default: {
       // A CSV struct, array or map field holds the value's JSON text, as the CSV writer writes it.
-      const c = jsonConv(t);
+      const c = jsonConv(t, formats);
       return (v) => {
         try {
           return c(JSON.parse(v as string));
@@ -136,9 +159,9 @@ function isoOrBad(s: string): unknown {
   return ms === ms ? ms : BAD;
 }
 
-function structConv(fields: Field[]): Conv {
+function structConv(fields: Field[], formats: TextFormats): Conv {
   const flag: Flag = { bad: false };
-  const build = compileObjectBuilder(fields, null, flag);
+  const build = compileObjectBuilder(fields, null, flag, formats);
   return (v) => {
     if (v === null || typeof v !== 'object' || Array.isArray(v)) return BAD;
     const row = build(v as Record<string, unknown>);
@@ -152,7 +175,7 @@ export function litKey(name: string): string {
 }
 
 /** Builds rows from parsed JSON objects. The corrupt-record column, if given, is set to null. */
-export function compileObjectBuilder(fields: Field[], corrupt: string | null, flag: Flag): (o: Record<string, unknown>) => Row {
+export function compileObjectBuilder(fields: Field[], corrupt: string | null, flag: Flag, formats: TextFormats = {}): (o: Record<string, unknown>) => Row {
   const convs: Array<Conv | undefined> = [];
   const body: string[] = [];
   const props: string[] = [];
@@ -161,7 +184,7 @@ export function compileObjectBuilder(fields: Field[], corrupt: string | null, fl
       props.push(`${litKey(f.name)}: null`);
       return;
     }
-    convs[i] = jsonConv(f.type);
+    convs[i] = jsonConv(f.type, formats);
     const k = JSON.stringify(f.name);
     // A missing "constructor" must not read Object.prototype's.
     const read = f.name in Object.prototype ? `(Object.hasOwn(o, ${k}) ? o[${k}] : undefined)` : `o[${k}]`;
@@ -199,7 +222,7 @@ function jsonFastTest(t: DataType): string | null {
  * Builds rows from CSV tokens (null = empty unquoted field). Binding a per-file index map `m`
  * (schema position → token position) gives the builder for that file's header.
  */
-export function compileTokenBuilder(fields: Field[], corrupt: string | null, flag: Flag): (m: Int32Array) => (t: Array<string | null>) => Row {
+export function compileTokenBuilder(fields: Field[], corrupt: string | null, flag: Flag, formats: TextFormats = {}): (m: Int32Array) => (t: Array<string | null>) => Row {
   const convs: Array<Conv | undefined> = [];
   const body: string[] = [];
   const props: string[] = [];
@@ -214,7 +237,7 @@ export function compileTokenBuilder(fields: Field[], corrupt: string | null, fla
       // A quoted empty field ("") stays an empty string; an unquoted one is null.
       body.push(`v = t[m${i}]; const x${i} = v == null ? null : v;`);
     } else {
-      convs[i] = csvConv(f.type);
+      convs[i] = csvConv(f.type, formats);
       body.push(
         `v = t[m${i}]; let x${i};`,
         `if (v == null || v === "") x${i} = null; else { x${i} = c${i}(v); if (x${i} === BAD) { b = true; x${i} = null; } }`,

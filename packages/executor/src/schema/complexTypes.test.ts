@@ -122,3 +122,17 @@ describe('file formats', () => {
     expect(parseRecords('csv', text, schema, kDefaultReadOptions, 'f.csv')).toEqual([row]);
   });
 });
+
+describe('timestampFormat and dateFormat', () => {
+  const schema = parseSchema('t TIMESTAMP, d DATE');
+  const opts = { ...kDefaultReadOptions, timestampFormat: 'dd/MM/yyyy HH:mm', dateFormat: 'MM/dd/yyyy' };
+
+  it('read TIMESTAMP and DATE text by their patterns in JSON and CSV, and text of another form is malformed', () => {
+    const want = [{ t: Date.UTC(2015, 7, 26, 13, 5), d: day('2015-12-31') }];
+    expect(parseRecords('json', '{"t":"26/08/2015 13:05","d":"12/31/2015"}\n', schema, opts, 'f.json')).toEqual(want);
+    expect(parseRecords('csv', '26/08/2015 13:05,12/31/2015\n', schema, opts, 'f.csv')).toEqual(want);
+    expect(parseRecords('json', '{"t":"2015-08-26T13:05:00Z","d":"2015-12-31"}\n', schema, opts, 'f.json')).toEqual([{ t: null, d: null }]);
+    // Without the options, CAST's grammar.
+    expect(parseRecords('json', '{"t":"2015-08-26T13:05:00Z","d":"2015-12-31"}\n', schema, kDefaultReadOptions, 'f.json')).toEqual([{ t: Date.UTC(2015, 7, 26, 13, 5), d: day('2015-12-31') }]);
+  });
+});

@@ -68,6 +68,16 @@ function pieces(pattern: string): Piece[] {
   return out;
 }
 
+/** Why `pattern` is not a datetime pattern, or undefined when it is one. */
+export function datetimePatternProblem(pattern: string): string | undefined {
+  try {
+    pieces(pattern);
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
 const pad = (n: number, width: number): string => (n < 0 ? '-' + String(-n).padStart(width, '0') : String(n).padStart(width, '0'));
 
 /**

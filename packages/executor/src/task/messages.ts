@@ -16,6 +16,9 @@ export interface ReadOptions {
   /** CSV only. */
   header: boolean;
   sep: string;
+  /** Spark's datetime patterns for TIMESTAMP and DATE text; unset, text is read as CAST reads it. */
+  timestampFormat?: string;
+  dateFormat?: string;
 }
 
 export type InputSplit =
