@@ -205,3 +205,23 @@ describe('udf', () => {
     expect(codeOf(() => udf(fixtures, '', 'double'))).toBe('INVALID_EXPRESSION');
   });
 });
+
+describe("Spark's other Column methods", () => {
+  const row = { id: 'Spark', v: Number.NaN, n: 3, ts: null };
+  it('isin, between, eqNullSafe, startsWith, endsWith, contains, substr, isNaN and getItem give what Spark gives', () => {
+    expect(evaluate(col('n').isin(1, 2, 3), row)).toBe(true);
+    expect(evaluate(col('n').isin([1, 2]), row)).toBe(false);
+    expect(evaluate(col('n').isin(1, null), row)).toBeNull();
+    expect(evaluate(col('n').between(3, 5), row)).toBe(true);
+    expect(evaluate(col('ts').eqNullSafe(null), row)).toBe(true);
+    expect(evaluate(col('n').eqNullSafe(null), row)).toBe(false);
+    expect(evaluate(col('n').eqNullSafe(3), row)).toBe(true);
+    expect(evaluate(col('id').startsWith('Sp'), row)).toBe(true);
+    expect(evaluate(col('id').endsWith('rk'), row)).toBe(true);
+    expect(evaluate(col('id').contains('par'), row)).toBe(true);
+    expect(evaluate(col('id').contains(null), row)).toBeNull();
+    expect(evaluate(col('id').substr(2, 3), row)).toBe('par');
+    expect(evaluate(col('v').isNaN(), row)).toBe(true);
+    expect(codeOf(() => col('n').isin())).toBe('INVALID_EXPRESSION');
+  });
+});

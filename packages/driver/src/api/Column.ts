@@ -104,6 +104,46 @@ export class Column {
     return this.alias(...names);
   }
 
+  /** Whether the value is one of `values` (SQL's IN: null when none matches and a null is among them). */
+  isin(...values: ColumnOrLiteral[]): Column {
+    const list = values.length === 1 && Array.isArray(values[0]) ? (values[0] as ColumnOrLiteral[]) : values;
+    if (list.length === 0) throw new SluiceError('INVALID_EXPRESSION', 'isin needs at least one value');
+    return list.map((v) => this.equalTo(v)).reduce((a, b) => a.or(b));
+  }
+  /** lower <= this <= upper. */
+  between(lower: ColumnOrLiteral, upper: ColumnOrLiteral): Column {
+    return this.geq(lower).and(this.leq(upper));
+  }
+  /** Null-safe equality (SQL's <=>): true for two nulls, false for one. */
+  eqNullSafe(other: ColumnOrLiteral): Column {
+    const o = lit(other);
+    const isNull = (c: Column): Column => c.isNull();
+    return new Column({
+      op: 'when',
+      branches: [
+        { cond: isNull(this).expr, value: isNull(o).expr },
+        { cond: isNull(o).expr, value: lit(false).expr },
+      ],
+      otherwise: this.equalTo(o).expr,
+    });
+  }
+  startsWith(prefix: ColumnOrLiteral): Column {
+    return new Column({ op: 'call', fn: 'startswith', args: [this.expr, lit(prefix).expr] });
+  }
+  endsWith(suffix: ColumnOrLiteral): Column {
+    return new Column({ op: 'call', fn: 'endswith', args: [this.expr, lit(suffix).expr] });
+  }
+  contains(part: ColumnOrLiteral): Column {
+    return new Column({ op: 'call', fn: 'contains', args: [this.expr, lit(part).expr] });
+  }
+  /** substr(pos, len): substring, 1-based. */
+  substr(pos: number | Column, len: number | Column): Column {
+    return new Column({ op: 'call', fn: 'substring', args: [this.expr, lit(pos).expr, lit(len).expr] });
+  }
+  isNaN(): Column {
+    return new Column({ op: 'call', fn: 'isnan', args: [this.expr] });
+  }
+
   /** An element of an array (0-based, null out of range) or a map's value for a key, as SQL's x[i]. */
   getItem(key: ColumnOrLiteral): Column {
     return new Column({ op: 'call', fn: 'get', args: [this.expr, lit(key).expr] });

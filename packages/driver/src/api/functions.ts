@@ -448,3 +448,6 @@ export const negative = (c: Column | string): Column => toColumn(c).negate();
 export const positive = (c: Column | string): Column => toColumn(c);
 export const mod = (a: Column | string, b: ColumnOrLiteral): Column => toColumn(a).mod(b);
 export const dateadd = date_add;
+export const startswith = (c: Column | string, prefix: ColumnOrLiteral): Column => toColumn(c).startsWith(prefix);
+export const endswith = (c: Column | string, suffix: ColumnOrLiteral): Column => toColumn(c).endsWith(suffix);
+export const contains = (c: Column | string, part: ColumnOrLiteral): Column => toColumn(c).contains(part);

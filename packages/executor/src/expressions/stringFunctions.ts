@@ -18,7 +18,8 @@ import { typeName } from '../schema/values.js';
 export type StringFunctionName =
   | 'concat_ws' | 'instr' | 'locate' | 'lpad' | 'rpad' | 'ltrim' | 'rtrim' | 'replace' | 'translate' | 'initcap' | 'reverse'
   | 'repeat' | 'substring_index' | 'split_part' | 'left' | 'right' | 'ascii' | 'chr' | 'md5' | 'sha1' | 'sha2' | 'crc32'
-  | 'base64' | 'hex' | 'regexp_extract' | 'regexp_replace' | 'rlike' | 'like' | 'regexp_extract_all' | 'regexp_count' | 'levenshtein';
+  | 'base64' | 'hex' | 'regexp_extract' | 'regexp_replace' | 'rlike' | 'like' | 'regexp_extract_all' | 'regexp_count' | 'levenshtein'
+  | 'startswith' | 'endswith' | 'contains';
 
 type S = string;
 type N = number;
@@ -235,6 +236,9 @@ export const STRING_FUNCTIONS: Record<StringFunctionName, ScalarFunction> = {
       return n;
     },
   },
+  startswith: { arity: [2, 2], types: sig('boolean', 's'), value: (s, p) => (s as S).startsWith(p as S) },
+  endswith: { arity: [2, 2], types: sig('boolean', 's'), value: (s, p) => (s as S).endsWith(p as S) },
+  contains: { arity: [2, 2], types: sig('boolean', 's'), value: (s, p) => (s as S).includes(p as S) },
   /** levenshtein(a, b[, threshold]): the edit distance in code points; -1 past the threshold. */
   levenshtein: {
     arity: [2, 3],
