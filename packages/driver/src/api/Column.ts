@@ -104,6 +104,16 @@ export class Column {
     return this.alias(...names);
   }
 
+  bitwiseAND(other: ColumnOrLiteral): Column {
+    return this.binary('bitwiseAnd', other);
+  }
+  bitwiseOR(other: ColumnOrLiteral): Column {
+    return this.binary('bitwiseOr', other);
+  }
+  bitwiseXOR(other: ColumnOrLiteral): Column {
+    return this.binary('bitwiseXor', other);
+  }
+
   /** Whether the value is one of `values` (SQL's IN: null when none matches and a null is among them). */
   isin(...values: ColumnOrLiteral[]): Column {
     const list = values.length === 1 && Array.isArray(values[0]) ? (values[0] as ColumnOrLiteral[]) : values;

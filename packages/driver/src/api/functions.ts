@@ -451,3 +451,10 @@ export const dateadd = date_add;
 export const startswith = (c: Column | string, prefix: ColumnOrLiteral): Column => toColumn(c).startsWith(prefix);
 export const endswith = (c: Column | string, suffix: ColumnOrLiteral): Column => toColumn(c).endsWith(suffix);
 export const contains = (c: Column | string, part: ColumnOrLiteral): Column => toColumn(c).contains(part);
+/** bitwise_not(c): ~c. */
+export const bitwise_not = (c: Column | string): Column => new Column({ op: 'unary', fn: 'bitwiseNot', expr: toColumn(c).expr });
+export const shiftleft = (c: Column | string, n: number): Column => call('shiftleft', [toColumn(c).expr, int(n, 'shiftleft', 'n')]);
+export const shiftright = (c: Column | string, n: number): Column => call('shiftright', [toColumn(c).expr, int(n, 'shiftright', 'n')]);
+export const shiftrightunsigned = (c: Column | string, n: number): Column => call('shiftrightunsigned', [toColumn(c).expr, int(n, 'shiftrightunsigned', 'n')]);
+export const bit_count = (c: Column | string): Column => call('bit_count', [toColumn(c).expr]);
+export const bit_get = (c: Column | string, pos: number | Column): Column => call('bit_get', [toColumn(c).expr, lit(pos).expr]);

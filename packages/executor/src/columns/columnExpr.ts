@@ -14,7 +14,7 @@
  */
 import type { Expr } from '../expressions/types.js';
 import type { DataType, Row, Schema } from '../schema/types.js';
-import { ARITHMETIC_OPS, binaryTypes, callTypes, constantOf, exprType, widerNumeric, type Arithmetic, type Comparison } from '../expressions/exprTypes.js';
+import { ARITHMETIC_OPS, BITWISE_OPS, binaryTypes, callTypes, constantOf, exprType, widerNumeric, type Arithmetic, type Comparison } from '../expressions/exprTypes.js';
 import { isScalarFunction, SCALAR_FUNCTIONS } from '../expressions/scalarFunctions.js';
 import { compileExpr } from '../expressions/compileExpr.js';
 import { resolveColumn } from '../expressions/resolveColumn.js';
@@ -161,7 +161,7 @@ function constant(value: unknown, type: DataType): ColumnEvaluator {
 
 function compileBinary(expr: Extract<Expr, { op: 'binary' }>, schema: Schema, udfs: UdfRegistry): ColumnEvaluator | undefined {
   const { operand, result, datetime } = binaryTypes(expr, schema);
-  if (result === 'null' || datetime !== undefined) return undefined;
+  if (result === 'null' || datetime !== undefined || BITWISE_OPS.has(expr.fn)) return undefined;
   const lt = exprType(expr.left, schema);
   const rt = exprType(expr.right, schema);
   if (!identityCoercion(lt, operand) || !identityCoercion(rt, operand)) return undefined;

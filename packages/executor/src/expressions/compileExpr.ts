@@ -7,9 +7,9 @@
  * LONG values are JS numbers, so they are exact up to 2^53 and do not wrap at 2^63.
  */
 import { SluiceError } from '@sluice/state';
-import { HIGHER_ORDER, type Expr, type HigherOrderName } from './types.js';
+import { HIGHER_ORDER, type BinaryOp, type Expr, type HigherOrderName } from './types.js';
 import type { DataType, Row, Schema } from '../schema/types.js';
-import { ARITHMETIC_OPS, binaryTypes, callTypes, constantOf, exprType, lambdaScope, widerNumeric, type Arithmetic, type Comparison, type DatetimeArithmetic } from './exprTypes.js';
+import { ARITHMETIC_OPS, BITWISE_OPS, binaryTypes, callTypes, constantOf, exprType, lambdaScope, widerNumeric, type Arithmetic, type Comparison, type DatetimeArithmetic } from './exprTypes.js';
 import { timestampPlusInterval, type Interval } from '../schema/intervals.js';
 import { MS_PER_DAY } from '../schema/timestamps.js';
 import { exprSql } from './exprNames.js';
@@ -104,6 +104,7 @@ function compileBinary(expr: Extract<Expr, { op: 'binary' }>, schema: Schema, ud
   const r = coerce(compile(expr.right, schema, udfs), exprType(expr.right, schema), operand);
   const fn = expr.fn;
   if (fn === 'and' || fn === 'or') return LOGIC[fn](l, r);
+  if (BITWISE_OPS.has(fn)) return bitwise(fn, operand === 'int', l, r);
   if (ARITHMETIC_OPS.has(fn)) {
     const f = fn as Arithmetic;
     return ((operand === 'int' && INT_ARITHMETIC[f]) || ARITHMETIC[f])(l, r);
@@ -114,6 +115,22 @@ function compileBinary(expr: Extract<Expr, { op: 'binary' }>, schema: Schema, ud
     return (row) => { const a = l(row); if (a == null) return null; const b = r(row); return b == null ? null : structEquals(a, b) === eq; };
   }
   return (operand === 'double' ? DOUBLE_COMPARISON : COMPARISON)[c](l, r);
+}
+
+/**
+ * a & b, a | b, a ^ b: on INT as 32-bit integers; on BIGINT as 64-bit two's complement, whose
+ * result of two values within ±2^53 is within that range too (their top bits all repeat the sign).
+ */
+function bitwise(fn: BinaryOp, int: boolean, l: Evaluator, r: Evaluator): Evaluator {
+  const op32 = fn === 'bitwiseAnd' ? (a: N, b: N) => a & b : fn === 'bitwiseOr' ? (a: N, b: N) => a | b : (a: N, b: N) => a ^ b;
+  const op64 = fn === 'bitwiseAnd' ? (a: bigint, b: bigint) => a & b : fn === 'bitwiseOr' ? (a: bigint, b: bigint) => a | b : (a: bigint, b: bigint) => a ^ b;
+  return (row) => {
+    const a = l(row);
+    if (a == null) return null;
+    const b = r(row);
+    if (b == null) return null;
+    return int ? op32(a as N, b as N) : Number(op64(BigInt(a as N), BigInt(b as N)));
+  };
 }
 
 function compileDatetimeArithmetic(dt: DatetimeArithmetic, left: Evaluator, right: Evaluator): Evaluator {
@@ -143,6 +160,9 @@ function compileUnary(expr: Extract<Expr, { op: 'unary' }>, schema: Schema, udfs
       return (row) => x(row) == null;
     case 'isNotNull':
       return (row) => x(row) != null;
+    case 'bitwiseNot':
+      // ~x is -x - 1 in two's complement, for INT and BIGINT alike.
+      return t === 'int' ? (row) => { const a = x(row); return a == null ? null : ~(a as N); } : (row) => { const a = x(row); return a == null ? null : -(a as N) - 1; };
     case 'negate': {
       const operand = exprType(expr, schema);
       const v = coerce(x, t, operand);

@@ -22,6 +22,9 @@ const BINARY_SYMBOL: Record<BinaryOp, string> = {
   notEqual: '!=',
   and: 'AND',
   or: 'OR',
+  bitwiseAnd: '&',
+  bitwiseOr: '|',
+  bitwiseXor: '^',
 };
 
 /** Spark's printed form of an expression: (v > 10), upper(id), CAST(v AS DOUBLE), CASE WHEN … END. */
@@ -43,6 +46,7 @@ export function exprSql(expr: Expr): string {
       if (expr.fn === 'not') return `(NOT ${x})`;
       if (expr.fn === 'isNull') return `(${x} IS NULL)`;
       if (expr.fn === 'isNotNull') return `(${x} IS NOT NULL)`;
+      if (expr.fn === 'bitwiseNot') return `~${x}`;
       return `(- ${x})`;
     }
     case 'cast':

@@ -61,6 +61,8 @@ function commonType(types: DataType[], expr: Expr): DataType {
 export type Arithmetic = 'plus' | 'minus' | 'multiply' | 'divide' | 'mod';
 export type Comparison = 'gt' | 'geq' | 'lt' | 'leq' | 'equalTo' | 'notEqual';
 export const ARITHMETIC_OPS = new Set<BinaryOp>(['plus', 'minus', 'multiply', 'divide', 'mod']);
+export const BITWISE_OPS = new Set<BinaryOp>(['bitwiseAnd', 'bitwiseOr', 'bitwiseXor']);
+const isIntegral = (t: DataType): boolean => t === 'int' || t === 'long' || t === 'null';
 
 /** Text in arithmetic is read as DOUBLE, as Spark's non-ANSI implicit cast does. */
 function arithmeticOperand(t: DataType): DataType | undefined {
@@ -106,6 +108,11 @@ export function binaryTypes(expr: Extract<Expr, { op: 'binary' }>, schema: Schem
     const operand = widerNumeric(l, r);
     if (operand === 'null') return { operand, result: 'null' };
     return { operand, result: expr.fn === 'divide' ? 'double' : operand };
+  }
+  if (BITWISE_OPS.has(expr.fn)) {
+    if (!isIntegral(lt) || !isIntegral(rt)) throw mismatch(expr, `bitwise operators need integers (INT or BIGINT), not ${pair}`);
+    const operand = widerNumeric(lt, rt);
+    return { operand, result: operand };
   }
   if (expr.fn === 'and' || expr.fn === 'or') {
     if ((lt !== 'boolean' && lt !== 'null') || (rt !== 'boolean' && rt !== 'null')) {
@@ -320,6 +327,10 @@ export function exprType(expr: Expr, schema: Schema): DataType {
       if (expr.fn === 'not') {
         if (t !== 'boolean' && t !== 'null') throw mismatch(expr, `NOT needs a boolean, not ${typeName(t)}`);
         return 'boolean';
+      }
+      if (expr.fn === 'bitwiseNot') {
+        if (!isIntegral(t)) throw mismatch(expr, `~ needs an integer (INT or BIGINT), not ${typeName(t)}`);
+        return t;
       }
       const operand = arithmeticOperand(t); // negate
       if (operand === undefined) throw mismatch(expr, `negation needs a number, not ${typeName(t)}`);

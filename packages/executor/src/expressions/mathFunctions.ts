@@ -5,12 +5,14 @@
  * null is false). Logarithms of values at or below zero are null, as in Spark.
  */
 import type { DataType } from '../schema/types.js';
+import { SluiceError } from '@sluice/state';
 import { isNumericType } from '../schema/values.js';
 
 export type MathFunctionName =
   | 'abs' | 'round' | 'bround' | 'floor' | 'ceil' | 'sqrt' | 'cbrt' | 'exp' | 'expm1' | 'ln' | 'log' | 'log10' | 'log2' | 'log1p'
   | 'pow' | 'pmod' | 'greatest' | 'least' | 'signum' | 'degrees' | 'radians' | 'sin' | 'cos' | 'tan' | 'cot' | 'asin' | 'acos'
-  | 'atan' | 'atan2' | 'sinh' | 'cosh' | 'tanh' | 'hypot' | 'isnan' | 'nanvl' | 'pi' | 'e';
+  | 'atan' | 'atan2' | 'sinh' | 'cosh' | 'tanh' | 'hypot' | 'isnan' | 'nanvl' | 'pi' | 'e' | 'shiftleft' | 'shiftright'
+  | 'shiftrightunsigned' | 'bit_count' | 'bit_get';
 
 type N = number;
 
@@ -123,9 +125,48 @@ export const MATH_FUNCTIONS: Record<MathFunctionName, ScalarFunction> = {
   isnan: { arity: [1, 1], types: doubles('boolean'), nulls: true, value: (x) => typeof x === 'number' && Number.isNaN(x) },
   /** nanvl(a, b): b when a is NaN, else a. */
   nanvl: { arity: [2, 2], types: doubles(), value: (a, b) => (Number.isNaN(a as N) ? b : a) },
+  /** shiftleft(x, n) and the right shifts: Java's on INT (32 bits) and BIGINT (64 bits; null past ±2^53). */
+  shiftleft: { arity: [2, 2], types: shiftTypes, bind: ([t]) => shift(t === 'int', (a, n) => a << n) },
+  shiftright: { arity: [2, 2], types: shiftTypes, bind: ([t]) => shift(t === 'int', (a, n) => a >> n) },
+  shiftrightunsigned: { arity: [2, 2], types: shiftTypes, bind: ([t]) => shift(t === 'int', (a, n, bits) => BigInt.asUintN(bits, a) >> n) },
+  /** bit_count(x): the set bits of its two's complement (32 for INT, 64 for BIGINT). */
+  bit_count: {
+    arity: [1, 1],
+    types: (args) => (integral(args[0] ?? 'null') ? { args: [args[0] === 'int' ? 'int' : 'long'], result: 'int' } : `needs an integer, not ${args.join(', ')}`),
+    bind: ([t]) => (x) => [...BigInt.asUintN(t === 'int' ? 32 : 64, BigInt(x as N)).toString(2)].filter((c) => c === '1').length,
+  },
+  /** bit_get(x, pos): bit pos (0 the lowest) of x's two's complement. */
+  bit_get: {
+    arity: [2, 2],
+    types: (args) => (integral(args[0] ?? 'null') && integral(args[1] ?? 'null') ? { args: [args[0] === 'int' ? 'int' : 'long', 'int'], result: 'int' } : `needs integers, not ${args.join(', ')}`),
+    bind: ([t]) => (x, pos) => {
+      const bits = t === 'int' ? 32 : 64;
+      if ((pos as N) < 0 || (pos as N) >= bits) throw new SluiceError('INVALID_EXPRESSION', `[INVALID_PARAMETER_VALUE.BIT_POSITION_RANGE] bit_get: the position ${String(pos)} must be in [0, ${bits})`);
+      return Number((BigInt.asUintN(bits, BigInt(x as N)) >> BigInt(pos as N)) & 1n);
+    },
+  },
   pi: { arity: [0, 0], types: doubles(), value: () => Math.PI },
   e: { arity: [0, 0], types: doubles(), value: () => Math.E },
 };
+
+const integral = (t: DataType): boolean => t === 'int' || t === 'long' || t === 'null';
+
+/** A shift's arguments: the value as INT or BIGINT (its own type), the distance as INT. */
+function shiftTypes(args: DataType[]): { args: DataType[]; result: DataType } | string {
+  const [x = 'null', n = 'null'] = args;
+  if (!integral(x) || !integral(n)) return `needs integers, not ${args.join(', ')}`;
+  const t: DataType = x === 'int' ? 'int' : 'long';
+  return { args: [t, 'int'], result: t };
+}
+
+/** A shift on 32 or 64 bits, its distance taken modulo the width, as Java's; a BIGINT result past ±2^53 is null (Sluice keeps no wider LONG). */
+function shift(int: boolean, f: (a: bigint, n: bigint, bits: number) => bigint): (a: unknown, n: unknown) => unknown {
+  const bits = int ? 32 : 64;
+  return (a, n) => {
+    const r = BigInt.asIntN(bits, f(BigInt.asIntN(bits, BigInt(a as N)), BigInt((n as N) & (bits - 1)), bits));
+    return r >= BigInt(Number.MIN_SAFE_INTEGER) && r <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(r) : null;
+  };
+}
 
 /** a > b, with NaN above every number (Spark's ordering of doubles). */
 const above = (a: N, b: N): boolean => (Number.isNaN(a) ? !Number.isNaN(b) : !Number.isNaN(b) && a > b);

@@ -15,9 +15,12 @@ export type BinaryOp =
   | 'equalTo'
   | 'notEqual'
   | 'and'
-  | 'or';
+  | 'or'
+  | 'bitwiseAnd'
+  | 'bitwiseOr'
+  | 'bitwiseXor';
 
-export type UnaryOp = 'not' | 'isNull' | 'isNotNull' | 'negate';
+export type UnaryOp = 'not' | 'isNull' | 'isNotNull' | 'negate' | 'bitwiseNot';
 
 export type FunctionName =
   | 'upper'

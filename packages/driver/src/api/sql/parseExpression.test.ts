@@ -499,14 +499,12 @@ describe('SQL expressions', () => {
     expect(errorOf(() => expr('upper(*)')).code).toBe('INVALID_EXPRESSION');
   });
 
-  it('says which Spark forms are not supported yet, by name', () => {
-    for (const sql of ['~1']) {
-      const e = errorOf(() => expr(sql));
-      expect(e.code, sql).toBe('INVALID_EXPRESSION');
-      expect(e.message, sql).toMatch(/not supported yet/);
-    }
+  it('refuses what a stream cannot do, an unknown type, and bitwise operators on non-integers, by name', () => {
     expect(errorOf(() => expr('count(DISTINCT id)'))).toMatchObject({ code: 'UNSUPPORTED_OPERATION', message: expect.stringContaining('approx_count_distinct') });
     expect(errorOf(() => expr('CAST(1 AS no_type)')).code).toBe('INVALID_EXPRESSION');
+    expect(errorOf(() => exprType(expr('v & 1').expr, SCHEMA))).toMatchObject({ code: 'DATATYPE_MISMATCH', message: expect.stringContaining('bitwise operators need integers') });
+    expect(errorOf(() => exprType(expr('~ id').expr, SCHEMA))).toMatchObject({ code: 'DATATYPE_MISMATCH' });
+    expect(exprName(expr('n & 3').expr)).toBe('(n & 3)');
   });
 
   it("is documented by the README's function table, which the registry makes", () => {

@@ -55,6 +55,8 @@ function nullSafeEqual(a: Expr, b: Expr): Expr {
   return { op: 'when', branches: [{ cond: isNull(a), value: isNull(b) }, { cond: isNull(b), value: lit(false, 'boolean') }], otherwise: binary('equalTo', a, b) };
 }
 
+const BITWISE_LEVELS: Array<[string, 'bitwiseOr' | 'bitwiseXor' | 'bitwiseAnd']> = [['|', 'bitwiseOr'], ['^', 'bitwiseXor'], ['&', 'bitwiseAnd']];
+
 export class Parser {
   private readonly tokens: Token[];
   private i = 0;
@@ -251,16 +253,30 @@ export class Parser {
 
   private comparison(): Parsed {
     const at = this.t;
-    let left = this.additive();
+    let left = this.bitwise(0);
     for (;;) {
       const t = this.t;
       const fn = t.kind === 'op' ? COMPARISONS[t.text] : undefined;
       if (fn === undefined) return left;
       this.i++;
       const l = this.column(left, at);
-      const r = this.sub(() => this.additive());
+      const r = this.sub(() => this.bitwise(0));
       left = fn === 'nullSafeEqual' ? { kind: 'column', expr: nullSafeEqual(l, r), name: `(${exprName(l)} <=> ${exprName(r)})` } : { kind: 'column', expr: binary(fn, l, r) };
     }
+  }
+
+  /** `|`, then `^`, then `&` (Spark's precedence: all below + and -, above comparisons). */
+  private bitwise(level: number): Parsed {
+    if (level === BITWISE_LEVELS.length) return this.additive();
+    const [symbol, fn] = BITWISE_LEVELS[level]!;
+    const at = this.t;
+    let left = this.bitwise(level + 1);
+    while (this.acceptOp(symbol)) {
+      const l = this.column(left, at);
+      const r = this.sub(() => this.bitwise(level + 1));
+      left = { kind: 'column', expr: binary(fn, l, r) };
+    }
+    return left;
   }
 
   private additive(): Parsed {
@@ -306,7 +322,7 @@ export class Parser {
       const x = this.sub(() => this.unary());
       return { kind: 'column', expr: minus ? { op: 'unary', fn: 'negate', expr: x } : x };
     }
-    if (this.isOp('~')) throw new SluiceError('INVALID_EXPRESSION', `bitwise NOT (~) is not supported yet (at pos ${this.t.pos} of '${this.sql}')`);
+    if (this.acceptOp('~')) return { kind: 'column', expr: { op: 'unary', fn: 'bitwiseNot', expr: this.sub(() => this.unary()) } };
     const at = this.t;
     const p = this.primary();
     if (p.kind === 'aggregate') {
