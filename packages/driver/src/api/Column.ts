@@ -115,8 +115,8 @@ export class Column {
   }
 
   /** Whether the value is one of `values` (SQL's IN: null when none matches and a null is among them). */
-  isin(...values: ColumnOrLiteral[]): Column {
-    const list = values.length === 1 && Array.isArray(values[0]) ? (values[0] as ColumnOrLiteral[]) : values;
+  isin(...values: Array<ColumnOrLiteral | ColumnOrLiteral[]>): Column {
+    const list = (values.length === 1 && Array.isArray(values[0]) ? values[0] : values) as ColumnOrLiteral[];
     if (list.length === 0) throw new SluiceError('INVALID_EXPRESSION', 'isin needs at least one value');
     return list.map((v) => this.equalTo(v)).reduce((a, b) => a.or(b));
   }
