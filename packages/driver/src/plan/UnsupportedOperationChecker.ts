@@ -1,7 +1,9 @@
 /**
  * Spark's output-mode matrix for streaming queries, checked when a query starts
- * (UNSUPPORTED_OUTPUT_MODE), so no batch ever runs with a mode the plan cannot honour.
+ * (UNSUPPORTED_OUTPUT_MODE), so no batch ever runs with a mode the plan cannot honour; and Spark's
+ * rules for a join of two streams.
  */
+import { stateValueWatermark, type Expr } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import { watermarkOf, type LogicalPlan } from './LogicalPlan.js';
 import type { OutputMode } from './QuerySpec.js';
@@ -23,6 +25,59 @@ export function checkOutputMode(plan: LogicalPlan, mode: OutputMode): void {
     throw refuse(
       'append output mode is not supported when there are streaming aggregations without a watermark on a grouping key ' +
         "(add withWatermark on the event-time column and group by it or by a window over it, or use 'update' or 'complete')",
+    );
+  }
+}
+
+/** The join types of a join of two streams, by Spark's names. */
+export type StreamJoinType = 'inner' | 'left_outer' | 'right_outer' | 'full_outer' | 'left_semi' | 'left_anti';
+
+const SPARK_JOIN_NAMES: Record<StreamJoinType, string> = {
+  inner: 'Inner',
+  left_outer: 'LeftOuter',
+  right_outer: 'RightOuter',
+  full_outer: 'FullOuter',
+  left_semi: 'LeftSemi',
+  left_anti: 'LeftAnti',
+};
+
+/** A join of two streams as the checks see it: its columns by side (lower case), the watermarked ones, its equi-join keys and condition. */
+export interface StreamStreamJoin {
+  how: StreamJoinType;
+  left: ReadonlySet<string>;
+  right: ReadonlySet<string>;
+  leftWatermarked: ReadonlySet<string>;
+  rightWatermarked: ReadonlySet<string>;
+  /** Pairs of equal columns [left, right] of the condition. */
+  keys: ReadonlyArray<[string, string]>;
+  condition?: Expr;
+}
+
+/**
+ * Spark's rules for a join of two streams (UnsupportedOperationChecker): append mode only; no
+ * left anti join; and an outer or semi join needs a watermarked join key, or a watermark on the
+ * nullable side and a range condition that bounds the other side's state (StreamingJoinHelper, tried
+ * with a watermark of 1000000 as Spark does). An inner join without either is allowed, with state
+ * that grows without bound. UNSUPPORTED_OPERATION with Spark's message otherwise.
+ */
+export function checkStreamStreamJoin(join: StreamStreamJoin, mode: OutputMode): void {
+  const name = SPARK_JOIN_NAMES[join.how];
+  if (mode !== 'append') {
+    const shown = mode === 'update' ? 'Update' : 'Complete';
+    throw new SluiceError('UNSUPPORTED_OUTPUT_MODE', `Join between two streaming DataFrames/Datasets is not supported in ${shown} output mode, only in Append output mode`, { option: 'outputMode' });
+  }
+  if (join.how === 'left_anti') throw new SluiceError('UNSUPPORTED_OPERATION', 'Left anti joins with a streaming DataFrame/Dataset on the right are not supported');
+  if (join.how === 'inner') return;
+  const watermarkInKeys = join.keys.some(([l, r]) => join.leftWatermarked.has(l) || join.rightWatermarked.has(r));
+  const bounds = (side: ReadonlySet<string>, watermarked: ReadonlySet<string>): boolean =>
+    join.condition !== undefined && stateValueWatermark(join.condition, { side, watermarked }, 1_000_000) !== undefined;
+  const leftBounded = (): boolean => bounds(join.left, join.rightWatermarked);
+  const rightBounded = (): boolean => bounds(join.right, join.leftWatermarked);
+  const validRange = join.how === 'right_outer' ? rightBounded() : join.how === 'full_outer' ? leftBounded() || rightBounded() : leftBounded();
+  if (!watermarkInKeys && !validRange) {
+    throw new SluiceError(
+      'UNSUPPORTED_OPERATION',
+      `Stream-stream ${name} join between two streaming DataFrame/Datasets is not supported without a watermark in the join keys, or a watermark on the nullable side and an appropriate range condition`,
     );
   }
 }
