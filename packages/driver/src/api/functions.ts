@@ -458,3 +458,24 @@ export const shiftright = (c: Column | string, n: number): Column => call('shift
 export const shiftrightunsigned = (c: Column | string, n: number): Column => call('shiftrightunsigned', [toColumn(c).expr, int(n, 'shiftrightunsigned', 'n')]);
 export const bit_count = (c: Column | string): Column => call('bit_count', [toColumn(c).expr]);
 export const bit_get = (c: Column | string, pos: number | Column): Column => call('bit_get', [toColumn(c).expr, lit(pos).expr]);
+export const elt = (n: Column | string | number, ...cs: Array<Column | string>): Column => call('elt', [lit(n).expr, ...cs.map((c) => toColumn(c).expr)]);
+export const find_in_set = (c: Column | string, list: Column | string): Column => call('find_in_set', [toColumn(c).expr, toColumn(list).expr]);
+export const soundex = one('soundex' as StringFunctionName);
+export const btrim = (c: Column | string, chars?: string): Column => call('btrim', [toColumn(c).expr, ...(chars === undefined ? [] : [text(chars)])]);
+export const position = (substr: string | Column, c: Column | string, pos = 1): Column => call('position', [text(substr), toColumn(c).expr, int(pos, 'position', 'pos')]);
+export const octet_length = one('octet_length' as StringFunctionName);
+export const bit_length = one('bit_length' as StringFunctionName);
+export const url_encode = one('url_encode' as StringFunctionName);
+export const url_decode = one('url_decode' as StringFunctionName);
+/** parse_url(url, part[, key]): 'HOST', 'PATH', 'QUERY' (with a key, that parameter), 'REF', 'PROTOCOL', 'FILE', 'AUTHORITY', 'USERINFO'. */
+export const parse_url = (c: Column | string, part: string, key?: string): Column => call('parse_url', [toColumn(c).expr, text(part), ...(key === undefined ? [] : [text(key)])]);
+export const arrays_zip = (...cs: Array<Column | string>): Column => call('arrays_zip', cs.map((c) => toColumn(c).expr));
+export const array_insert = (c: Column | string, pos: number | Column, value: ColumnOrLiteral): Column => call('array_insert', [toColumn(c).expr, lit(pos).expr, lit(value).expr]);
+export const try_add = (a: Column | string, b: ColumnOrLiteral): Column => toColumn(a).plus(b);
+export const try_subtract = (a: Column | string, b: ColumnOrLiteral): Column => toColumn(a).minus(b);
+export const try_multiply = (a: Column | string, b: ColumnOrLiteral): Column => toColumn(a).multiply(b);
+export const try_divide = (a: Column | string, b: ColumnOrLiteral): Column => toColumn(a).divide(b);
+export const try_element_at = element_at;
+export const try_to_timestamp = to_timestamp;
+/** equal_null(a, b): a <=> b. */
+export const equal_null = (a: Column | string, b: ColumnOrLiteral): Column => toColumn(a).eqNullSafe(b);

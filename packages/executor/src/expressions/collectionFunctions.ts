@@ -18,7 +18,7 @@ export type CollectionFunctionName =
   | 'array_min' | 'array_max' | 'array_position' | 'array_remove' | 'array_repeat' | 'array_union' | 'array_intersect'
   | 'array_except' | 'arrays_overlap' | 'flatten' | 'slice' | 'sequence' | 'map' | 'map_keys' | 'map_values'
   | 'map_entries' | 'map_from_arrays' | 'map_contains_key' | 'split' | 'array_append' | 'array_prepend' | 'array_compact'
-  | 'array_size' | 'get' | 'str_to_map' | 'map_concat' | 'map_from_entries';
+  | 'array_size' | 'get' | 'str_to_map' | 'map_concat' | 'map_from_entries' | 'arrays_zip' | 'array_insert';
 
 type Typed = { args: DataType[]; result: DataType } | string;
 type A = unknown[];
@@ -398,6 +398,43 @@ export const COLLECTION_FUNCTIONS: Record<CollectionFunctionName, ScalarFunction
     bind: ([a]) => {
       const [k, v] = ((elementOf(a as DataType) as { struct: Array<{ name: string }> }).struct).map((f) => f.name) as [string, string];
       return (arr) => ((arr as A).includes(null) ? null : dedupKeys((arr as Array<Record<string, unknown>>).map((x) => [nonNullKey(x[k]), x[v] ?? null])));
+    },
+  },
+  /** arrays_zip(a, b, ...): an array of structs whose field i is the i-th array's element (null past its end), fields named 0, 1, ... */
+  arrays_zip: {
+    arity: [1, Infinity],
+    types: (args) => {
+      const elements = args.map(elementOf);
+      if (elements.some((e) => e === undefined)) return `needs arrays, not ${args.map(typeName).join(', ')}`;
+      const struct = { struct: elements.map((e, i) => ({ name: String(i), type: e as DataType, nullable: true })) };
+      return { args, result: { array: struct } };
+    },
+    value: (...arrays) => {
+      const xs = arrays as A[];
+      const n = Math.max(0, ...xs.map((a) => a.length));
+      return Array.from({ length: n }, (_, i) => Object.fromEntries(xs.map((a, j) => [String(j), a[i] ?? null])));
+    },
+  },
+  /** array_insert(arr, pos, v): v inserted at 1-based pos (from the end when negative: -1 after the last); a pos past the end pads with nulls. */
+  array_insert: {
+    arity: [3, 3],
+    types: ([a = 'null', p = 'null', v = 'null']) => {
+      const e = elementOf(a);
+      const w = e === undefined ? undefined : widerType([e, v]);
+      if (w === undefined || !numberLike(p)) return `needs an array, an integer position and a value, not ${typeName(a)}, ${typeName(p)} and ${typeName(v)}`;
+      return { args: [{ array: w }, 'int', w], result: { array: w } };
+    },
+    nulls: true,
+    value: (arr, pos, v) => {
+      if (arr == null || pos == null) return null;
+      const xs = [...(arr as A)];
+      const p = pos as N;
+      if (p === 0) throw new SluiceError('INVALID_EXPRESSION', '[INVALID_INDEX_OF_ZERO] array_insert: the position 0 is invalid; positions start at 1 (or at -1 from the end)');
+      const at = p > 0 ? p - 1 : xs.length + p + 1;
+      if (at < 0) return [v ?? null, ...new Array<null>(-at).fill(null), ...xs];
+      while (xs.length < at) xs.push(null);
+      xs.splice(at, 0, v ?? null);
+      return xs;
     },
   },
   /** split(s, regex[, limit]): the parts around matches; with limit > 0 at most limit parts, the last holding the rest. */

@@ -19,7 +19,8 @@ export type StringFunctionName =
   | 'concat_ws' | 'instr' | 'locate' | 'lpad' | 'rpad' | 'ltrim' | 'rtrim' | 'replace' | 'translate' | 'initcap' | 'reverse'
   | 'repeat' | 'substring_index' | 'split_part' | 'left' | 'right' | 'ascii' | 'chr' | 'md5' | 'sha1' | 'sha2' | 'crc32'
   | 'base64' | 'hex' | 'regexp_extract' | 'regexp_replace' | 'rlike' | 'like' | 'regexp_extract_all' | 'regexp_count' | 'levenshtein'
-  | 'startswith' | 'endswith' | 'contains';
+  | 'startswith' | 'endswith' | 'contains' | 'elt' | 'find_in_set' | 'soundex' | 'btrim' | 'position' | 'octet_length'
+  | 'bit_length' | 'url_encode' | 'url_decode' | 'parse_url';
 
 type S = string;
 type N = number;
@@ -39,6 +40,56 @@ function sig(result: DataType, ...kinds: Array<'s' | 'i'>) {
 }
 
 const chars = (s: S): S[] => Array.from(s);
+
+/** American Soundex: the first letter, then the codes of the next consonants, repeats and vowels between them dropped, padded to 4. */
+function soundex(s: S): S {
+  const codes: Record<string, string> = { B: '1', F: '1', P: '1', V: '1', C: '2', G: '2', J: '2', K: '2', Q: '2', S: '2', X: '2', Z: '2', D: '3', T: '3', L: '4', M: '5', N: '5', R: '6' };
+  const up = s.toUpperCase();
+  if (!/^[A-Z]/.test(up)) return s;
+  let out = up[0]!;
+  let last = codes[up[0]!] ?? '';
+  for (const c of up.slice(1)) {
+    if (out.length === 4) break;
+    const code = codes[c];
+    if (code === undefined) {
+      // H and W do not separate equal codes; vowels do.
+      if (c !== 'H' && c !== 'W') last = '';
+      continue;
+    }
+    if (code !== last) out += code;
+    last = code;
+  }
+  return out.padEnd(4, '0');
+}
+
+/** Java's URL parts, as parse_url returns them. */
+function parseUrlPart(u: S, part: S, key: S | undefined): S | null {
+  const m = /^([A-Za-z][A-Za-z0-9+.-]*):(?:\/\/(?:([^@/?#]*)@)?([^/?#:]*)(?::(\d+))?)?([^?#]*)(?:\?([^#]*))?(?:#(.*))?$/.exec(u);
+  if (m === null) return null;
+  const [, protocol, userinfo, host, port, path, query, ref] = m;
+  switch (part) {
+    case 'HOST':
+      return host || null;
+    case 'PATH':
+      return path ?? '';
+    case 'QUERY':
+      if (query === undefined) return null;
+      if (key === undefined) return query;
+      return new RegExp(`(?:^|&)${key.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}=([^&]*)`).exec(query)?.[1] ?? null;
+    case 'REF':
+      return ref ?? null;
+    case 'PROTOCOL':
+      return protocol ?? null;
+    case 'FILE':
+      return query === undefined ? (path ?? '') : `${path ?? ''}?${query}`;
+    case 'AUTHORITY':
+      return host === undefined ? null : `${userinfo ? `${userinfo}@` : ''}${host}${port ? `:${port}` : ''}`;
+    case 'USERINFO':
+      return userinfo ?? null;
+    default:
+      return null;
+  }
+}
 
 function editDistance(a: S[], b: S[]): N {
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
@@ -236,6 +287,56 @@ export const STRING_FUNCTIONS: Record<StringFunctionName, ScalarFunction> = {
       return n;
     },
   },
+  /** elt(n, s1, s2, ...): the n-th string (1-based); null out of range (Spark without ANSI). */
+  elt: {
+    arity: [2, Infinity],
+    types: (args) => {
+      const typed = sig('string', 'i', 's')(args);
+      return typed;
+    },
+    nulls: true,
+    value: (n, ...xs) => (n == null ? null : ((xs[(n as N) - 1] as S | undefined) ?? null)),
+  },
+  /** find_in_set(s, list): the 1-based position of s among list's comma-separated parts; 0 if absent or s has a comma. */
+  find_in_set: { arity: [2, 2], types: sig('int', 's'), value: (s, list) => ((s as S).includes(',') ? 0 : (list as S).split(',').indexOf(s as S) + 1) },
+  soundex: { arity: [1, 1], types: sig('string', 's'), value: (s) => soundex(s as S) },
+  /** btrim(s[, chars]): the characters (spaces by default) removed from both ends. */
+  btrim: {
+    arity: [1, 2],
+    types: sig('string', 's'),
+    value: (s, set = ' ') => {
+      const cs = chars(s as S);
+      const drop = new Set(chars(set as S));
+      let a = 0;
+      let b = cs.length;
+      while (a < b && drop.has(cs[a]!)) a++;
+      while (b > a && drop.has(cs[b - 1]!)) b--;
+      return cs.slice(a, b).join('');
+    },
+  },
+  /** position(sub, s[, pos]): locate's other name. */
+  position: {
+    arity: [2, 3],
+    types: sig('int', 's', 's', 'i'),
+    value: (sub, s, pos = 1) => ((pos as N) < 1 ? 0 : position(s as S, sub as S, pos as N)),
+  },
+  octet_length: { arity: [1, 1], types: sig('int', 's'), value: (s) => Buffer.byteLength(s as S, 'utf8') },
+  bit_length: { arity: [1, 1], types: sig('int', 's'), value: (s) => Buffer.byteLength(s as S, 'utf8') * 8 },
+  /** url_encode(s): application/x-www-form-urlencoded, as Java's URLEncoder (a space is +). */
+  url_encode: { arity: [1, 1], types: sig('string', 's'), value: (s) => encodeURIComponent(s as S).replace(/[!'()~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).replace(/%20/g, '+') },
+  url_decode: {
+    arity: [1, 1],
+    types: sig('string', 's'),
+    value: (s) => {
+      try {
+        return decodeURIComponent((s as S).replace(/\+/g, ' '));
+      } catch {
+        throw new SluiceError('INVALID_EXPRESSION', `[CANNOT_DECODE_URL] url_decode cannot decode '${String(s)}'`);
+      }
+    },
+  },
+  /** parse_url(url, part[, key]): HOST, PATH, QUERY (or one query key's value), REF, PROTOCOL, FILE, AUTHORITY or USERINFO; null if absent or not a URL. */
+  parse_url: { arity: [2, 3], types: sig('string', 's'), value: (u, part, key) => parseUrlPart(u as S, part as S, key as S | undefined) },
   startswith: { arity: [2, 2], types: sig('boolean', 's'), value: (s, p) => (s as S).startsWith(p as S) },
   endswith: { arity: [2, 2], types: sig('boolean', 's'), value: (s, p) => (s as S).endsWith(p as S) },
   contains: { arity: [2, 2], types: sig('boolean', 's'), value: (s, p) => (s as S).includes(p as S) },

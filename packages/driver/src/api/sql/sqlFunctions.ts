@@ -131,6 +131,26 @@ const FUNCTIONS: Record<string, SqlFunction> = {
   positive: { arity: [1, 1], build: ([x]) => column(x!) },
   named_struct: call('named_struct'),
   json_tuple: { arity: [2, Infinity], build: ([json, ...keys]) => column(jsonTuple(json!, keys)) },
+  // The try_ forms of the arithmetic: what Spark's non-ANSI operators already do (null, not an error).
+  try_add: { arity: [2, 2], build: ([a, b]) => column({ op: 'binary', fn: 'plus', left: a!, right: b! }) },
+  try_subtract: { arity: [2, 2], build: ([a, b]) => column({ op: 'binary', fn: 'minus', left: a!, right: b! }) },
+  try_multiply: { arity: [2, 2], build: ([a, b]) => column({ op: 'binary', fn: 'multiply', left: a!, right: b! }) },
+  try_divide: { arity: [2, 2], build: ([a, b]) => column({ op: 'binary', fn: 'divide', left: a!, right: b! }) },
+  /** equal_null(a, b): a <=> b. */
+  equal_null: {
+    arity: [2, 2],
+    build: ([a, b]) => {
+      const isNull = (e: Expr): Expr => ({ op: 'unary', fn: 'isNull', expr: e });
+      return column({
+        op: 'when',
+        branches: [
+          { cond: isNull(a!), value: isNull(b!) },
+          { cond: isNull(b!), value: { op: 'lit', value: false, type: 'boolean' } },
+        ],
+        otherwise: { op: 'binary', fn: 'equalTo', left: a!, right: b! },
+      });
+    },
+  },
   date_part: {
     arity: [2, 2],
     build: ([field, source], sql) => column(datePart(String(literalArg(field, 'date_part', 'the field', sql)), source!, sql)),
@@ -223,6 +243,8 @@ const ALIASES: Record<string, string> = {
   date_diff: 'datediff',
   dateadd: 'date_add',
   printf: 'format_string',
+  try_element_at: 'element_at',
+  try_to_timestamp: 'to_timestamp',
   now: 'current_timestamp',
   curdate: 'current_date',
 };
@@ -250,6 +272,7 @@ const KINDS: Record<string, string> = {
   ),
   window: 'time window',
   named_struct: 'collection', struct: 'collection', json_tuple: 'generator', date_part: 'datetime',
+  try_add: 'math', try_subtract: 'math', try_multiply: 'math', try_divide: 'math', equal_null: 'predicate',
   ...Object.fromEntries(GENERATORS.map((g) => [g, 'generator'])),
   ...Object.fromEntries(HIGHER_ORDER.map((g) => [g, 'higher-order'])),
   ...Object.fromEntries(CASTS.map((t) => [t, 'cast'])),
