@@ -148,6 +148,11 @@ describe('session.sql over temporary views', () => {
     const left = await session
       .sql('SELECT c.page, p.name FROM clicks2 c LEFT JOIN people p ON c.id = p.pid')
       .writeStream.format('memory').queryName('sql_view_left').start();
+    // ON c.id = u.id: the right side's shared column is u.id after the join.
+    const onShared = session.sql('SELECT c.id, u.name, c.page FROM clicks c JOIN users u ON c.id = u.id AND u.name <> \'nobody\'');
+    expect(onShared.columns).toEqual(['id', 'name', 'page']);
+    expect(session.sql('SELECT * FROM clicks c JOIN users u ON c.id = u.id').columns).toEqual(['id', 'page', 'u.id', 'name']);
+    const onSharedQ = await onShared.writeStream.format('memory').queryName('sql_view_on_shared').start();
     // alias.* is that relation's columns (a USING key once), in its order.
     expect(session.sql('SELECT u.*, c.page FROM clicks c JOIN users u USING (id)').columns).toEqual(['id', 'name', 'page']);
     expect(session.sql('SELECT c.* FROM clicks2 c LEFT JOIN people p ON c.id = p.pid').columns).toEqual(['id', 'page']);
@@ -156,7 +161,11 @@ describe('session.sql over temporary views', () => {
     const unioned = await session.sql("SELECT id, page FROM clicks WHERE page = 'home' UNION ALL SELECT id, upper(page) AS page FROM clicks2").writeStream.format('memory').queryName('sql_view_union').start();
     s1.addData([{ id: 'a', page: 'home' }, { id: 'x', page: 'home' }, { id: 'b', page: 'cart' }]);
     s2.addData([{ id: 'b', page: 'faq' }, { id: 'y', page: 'faq' }]);
-    for (const q of [joined, left, unioned]) await q.processAllAvailable();
+    for (const q of [joined, left, unioned, onSharedQ]) await q.processAllAvailable();
+    expect(sorted(await session.memoryTable('sql_view_on_shared'), 'id')).toEqual([
+      { id: 'a', name: 'Ann', page: 'home' },
+      { id: 'b', name: 'Bob', page: 'cart' },
+    ]);
     expect(sorted(await session.memoryTable('sql_view_join'), 'id')).toEqual([
       { id: 'a', name: 'Ann', page: 'home' },
       { id: 'b', name: 'Bob', page: 'cart' },

@@ -66,6 +66,8 @@ interface Item {
 
 class StatementParser {
   private readonly p: Parser;
+  /** Qualified names (`u.id`, lower case) of right-side columns an ON join renamed, to their new names. */
+  private readonly renamed = new Map<string, string>();
   /** Aggregates the current SELECT uses, each once, with the column the aggregation gives it. */
   private aggregates: Array<{ agg: AggregateColumn; column: string }> = [];
 
@@ -123,7 +125,8 @@ class StatementParser {
     for (;;) {
       const how = this.joinType();
       if (how === undefined) break;
-      const other = this.relation(qualifiers);
+      const before = new Set(qualifiers.keys());
+      let other = this.relation(qualifiers);
       if (this.p.acceptWord('using')) {
         this.p.expectOp('(');
         const cols = [this.p.aliasName()];
@@ -132,6 +135,7 @@ class StatementParser {
         df = df.join(other, cols, how);
       } else {
         this.p.expectWord('on');
+        other = this.renameShared(df, other, [...qualifiers.keys()].filter((q) => !before.has(q)), qualifiers);
         df = df.join(other, new Column(this.unqualified(this.condition('ON'), qualifiers)), how);
       }
     }
@@ -313,9 +317,28 @@ class StatementParser {
   }
 
   /** `t.col` with t a view or alias of this SELECT is `col`. */
+  /**
+   * An ON join's right relation with the columns the left also has renamed `t.c` (t its alias, or
+   * its name): rows hold one value per name, so `c.id = u.id` joins `id` with `u.id`, and
+   * `u.id` (any of its qualifiers) names the right one after the join.
+   */
+  private renameShared(left: DataFrame, right: DataFrame, names: string[], qualifiers: Qualifiers): DataFrame {
+    const shared = right.columns.filter((c) => left.columns.includes(c));
+    const q = names.at(-1);
+    if (shared.length === 0 || q === undefined) return right;
+    const renamed = right.select(...right.columns.map((c) => (shared.includes(c) ? new Column({ op: 'col', name: c }).alias(`${q}.${c}`) : new Column({ op: 'col', name: c }))));
+    for (const n of names) {
+      qualifiers.set(n, renamed.columns);
+      for (const c of shared) this.renamed.set(`${n}.${c}`.toLowerCase(), `${q}.${c}`);
+    }
+    return renamed;
+  }
+
   private unqualified(e: Expr, qualifiers: Qualifiers): Expr {
     return rewrite(e, (node) => {
       if (node.op !== 'col') return undefined;
+      const renamed = this.renamed.get(node.name.toLowerCase());
+      if (renamed !== undefined) return { op: 'col', name: renamed };
       const dot = node.name.indexOf('.');
       return dot > 0 && qualifiers.has(node.name.slice(0, dot).toLowerCase()) ? { op: 'col', name: node.name.slice(dot + 1) } : node;
     });
