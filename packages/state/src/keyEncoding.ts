@@ -97,19 +97,13 @@ function writeValue(w: Writer, v: unknown, t: KeyType): void {
   }
   if (typeof t === 'object' && 'array' in t) {
     if (!Array.isArray(v)) throw mismatch(v, 'array');
-    w.ensure(5);
-    w.buf[w.pos++] = TAG_PRESENT;
-    w.view.setUint32(w.pos, v.length);
-    w.pos += 4;
+    writeCount(w, v.length);
     for (const x of v) writeValue(w, x, t.array);
     return;
   }
   if (typeof t === 'object' && 'map' in t) {
     if (!Array.isArray(v)) throw mismatch(v, 'map');
-    w.ensure(5);
-    w.buf[w.pos++] = TAG_PRESENT;
-    w.view.setUint32(w.pos, v.length);
-    w.pos += 4;
+    writeCount(w, v.length);
     for (const [k, x] of v as Array<[unknown, unknown]>) {
       writeValue(w, k, t.map.key);
       writeValue(w, x, t.map.value);
@@ -154,6 +148,14 @@ function writeValue(w: Writer, v: unknown, t: KeyType): void {
     default:
       throw new SluiceError('INVALID_STATE_KEY', `unknown key type ${JSON.stringify(t)}`);
   }
+}
+
+/** A present array's or map's header: the tag, then its element count (u32 BE). */
+function writeCount(w: Writer, n: number): void {
+  w.ensure(5);
+  w.buf[w.pos++] = TAG_PRESENT;
+  w.view.setUint32(w.pos, n);
+  w.pos += 4;
 }
 
 function writeNumber(w: Writer, v: unknown, t: KeyType): void {
@@ -270,17 +272,13 @@ function readValue(b: Uint8Array, view: DataView, r: { pos: number }, t: KeyType
   const tag = b[r.pos++];
   if (tag === TAG_NULL) return null;
   if (typeof t === 'object' && 'array' in t) {
-    if (tag !== TAG_PRESENT || r.pos + 4 > b.length) throw corruptKey();
-    const n = view.getUint32(r.pos);
-    r.pos += 4;
+    const n = readCount(tag, b, view, r);
     const out: unknown[] = [];
     for (let i = 0; i < n; i++) out.push(readValue(b, view, r, t.array));
     return out;
   }
   if (typeof t === 'object' && 'map' in t) {
-    if (tag !== TAG_PRESENT || r.pos + 4 > b.length) throw corruptKey();
-    const n = view.getUint32(r.pos);
-    r.pos += 4;
+    const n = readCount(tag, b, view, r);
     const out: Array<[unknown, unknown]> = [];
     for (let i = 0; i < n; i++) out.push([readValue(b, view, r, t.map.key), readValue(b, view, r, t.map.value)]);
     return out;
@@ -327,6 +325,13 @@ function readValue(b: Uint8Array, view: DataView, r: { pos: number }, t: KeyType
       return numScratchView.getFloat64(0);
     }
   }
+}
+
+function readCount(tag: number | undefined, b: Uint8Array, view: DataView, r: { pos: number }): number {
+  if (tag !== TAG_PRESENT || r.pos + 4 > b.length) throw corruptKey();
+  const n = view.getUint32(r.pos);
+  r.pos += 4;
+  return n;
 }
 
 function readString(b: Uint8Array, r: { pos: number }): string {

@@ -63,17 +63,8 @@ function compileJsonWriter(fields: Field[], close: string): PieceWriter {
         value = `(${v} === true ? "true" : ${v} === false ? "false" : e${i}(${v}))`;
         encs[i] = genericJson;
         break;
-      case 'double':
-        encs[i] = (x: unknown) => (typeof x === 'number' ? (Number.isFinite(x) ? formatDouble(x) : `"${x}"`) : genericJson(x));
-        break;
-      case 'timestamp': {
-        const iso = isoFormatter(true);
-        encs[i] = (x: unknown) => (typeof x === 'number' && x === x ? iso(x) : x instanceof Date ? iso(x.getTime()) : genericJson(x));
-        break;
-      }
-      case 'date':
-      case 'interval':
       default: {
+        // DOUBLE, TIMESTAMP, DATE, INTERVAL, arrays and maps: one value's JSON text (jsonValue).
         if (typeof f.type === 'string' || !('struct' in f.type)) {
           encs[i] = jsonValue(f.type);
           break;
@@ -156,7 +147,7 @@ export function jsonValue(t: DataType): Enc {
   if (t === 'interval') return (v) => (Array.isArray(v) ? JSON.stringify(formatInterval(v as Interval)) : genericJson(v));
   if (t === 'timestamp') {
     const iso = isoFormatter(true);
-    return (v) => (typeof v === 'number' && v === v ? iso(v) : genericJson(v));
+    return (v) => (typeof v === 'number' && v === v ? iso(v) : v instanceof Date ? iso(v.getTime()) : genericJson(v));
   }
   if (t === 'double') return (v) => (typeof v === 'number' ? (Number.isFinite(v) ? formatDouble(v) : `"${v}"`) : genericJson(v));
   if (typeof t === 'string') return genericJson;

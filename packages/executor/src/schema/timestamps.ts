@@ -28,12 +28,10 @@ export function parseTimestamp(text: string): number | null {
   const second = m[6] === undefined ? 0 : Number(m[6]);
   const ms = m[7] === undefined ? 0 : Number(m[7].slice(0, 3).padEnd(3, '0'));
   if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return null;
-  const date = new Date(Date.UTC(2000, month - 1, day, hour, minute, second, ms));
-  // Date.UTC maps years 0..99 to 1900..1999, so the year is set separately.
-  date.setUTCFullYear(year);
-  // Rejects 2023-02-30 and the like, which Date would roll over into March.
+  let t = utcMs(year, month - 1, day, hour, minute, second, ms);
+  const date = new Date(t);
+  // Rejects 2023-02-30 and the like, which roll over into March.
   if (date.getUTCDate() !== day || date.getUTCMonth() !== month - 1) return null;
-  let t = date.getTime();
   const zone = m[8];
   if (zone !== undefined && zone.toUpperCase() !== 'Z' && zone.toUpperCase() !== 'UTC') {
     const z = /^([+-])(\d{1,2}):?(\d{2})?$/.exec(zone);
