@@ -78,8 +78,8 @@ export interface KillAt {
  * SIGKILLs it then, unless it ended first. `fault` sets SLUICE_FAULT; the variable is removed
  * otherwise, so a restart never inherits it. A child past CHILD_TIME_LIMIT_MS is hung: it rejects.
  */
-export function runChild(child: string, dirs: ChildDirs | readonly string[], opts: { kill?: KillAt; fault?: string } = {}): Promise<ChildRun> {
-  const env: NodeJS.ProcessEnv = { ...process.env };
+export function runChild(child: string, dirs: ChildDirs | readonly string[], opts: { kill?: KillAt; fault?: string } = {}, baseEnv: NodeJS.ProcessEnv = process.env): Promise<ChildRun> {
+  const env: NodeJS.ProcessEnv = { ...baseEnv };
   delete env['SLUICE_FAULT'];
   if (opts.fault) env['SLUICE_FAULT'] = opts.fault;
   const started = Date.now();

@@ -54,5 +54,5 @@ export { DEDUP_VALUE_VERSION, decodeDedupValue, encodeDedupValue } from './dedup
 export { asEnvironmentError, environmentError, openFilesLimit } from './environment.js';
 export { planRepartition, movesBetween } from './repartition.js';
 export type { AssignedLayout, KeyGroupMove, RepartitionPlan } from './repartition.js';
-export { copyKeyGroups, clearKeyGroups, rangeInChunks, type IndexTimeOf } from './keyGroupMoves.js';
+export { copyKeyGroups, clearKeyGroups, rangeInChunks, type IndexTimeOf, type RowsIn } from './keyGroupMoves.js';
 export type { CopyResult, CopyTarget, KeyGroupRange, KnownKeys } from './keyGroupMoves.js';

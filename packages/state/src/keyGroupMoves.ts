@@ -21,6 +21,12 @@ import type { ShardStore } from './ShardStore.js';
  */
 export type IndexTimeOf = (dataKey: Uint8Array, value: Uint8Array) => number | null | undefined;
 
+/**
+ * The state rows one stored value holds, when it may hold several (a stream join keeps a key's rows
+ * in one value): the shards' row counts follow the moved values' rows. Without it, one each.
+ */
+export type RowsIn = (value: Uint8Array) => number;
+
 /** Key groups [start, end). */
 export type KeyGroupRange = readonly [number, number];
 
@@ -105,9 +111,11 @@ export async function indexKeysOf(store: ShardStore, ranges: readonly KeyGroupRa
   return out;
 }
 
-/** What a copy read of its source: the data and index keys of the ranges it copied. */
+/** What a copy read of its source: the data and index keys of the ranges it copied, and the rows of each data key. */
 export interface KnownKeys {
   data: readonly Uint8Array[];
+  /** With a RowsIn: the rows `data[i]`'s value holds (else one each). */
+  rows?: readonly number[];
   index: readonly Uint8Array[];
 }
 
@@ -118,7 +126,7 @@ export interface KnownKeys {
  * reached after each chunk. `known`: the keys the copy out of these ranges read (nothing wrote to
  * the shard since), so that nothing is scanned again.
  */
-export async function clearKeyGroups(store: ShardStore, ranges: readonly KeyGroupRange[], point?: string, known?: KnownKeys): Promise<number> {
+export async function clearKeyGroups(store: ShardStore, ranges: readonly KeyGroupRange[], point?: string, known?: KnownKeys, rowsIn?: RowsIn): Promise<number> {
   if (known === undefined && !(await hasData(store, ranges))) return 0;
   // The index first: data then never lacks the index entries that let eviction find it.
   const index = known?.index ?? (await indexKeysOf(store, ranges));
@@ -127,18 +135,22 @@ export async function clearKeyGroups(store: ShardStore, ranges: readonly KeyGrou
     if (point) fault(point);
   }
   let rows = 0;
-  const deleteRows = async (keys: readonly Uint8Array[]): Promise<void> => {
-    await store.applyMove(keys.map((key) => ({ type: 'del' as const, key })), -keys.length);
-    rows += keys.length;
+  const deleteRows = async (keys: readonly Uint8Array[], n = keys.length): Promise<void> => {
+    await store.applyMove(keys.map((key) => ({ type: 'del' as const, key })), -n);
+    rows += n;
     if (point) fault(point);
   };
   if (known !== undefined) {
-    for (let i = 0; i < known.data.length; i += CHUNK) await deleteRows(known.data.slice(i, i + CHUNK));
+    for (let i = 0; i < known.data.length; i += CHUNK) {
+      const counts = known.rows?.slice(i, i + CHUNK);
+      await deleteRows(known.data.slice(i, i + CHUNK), counts?.reduce((a, b) => a + b, 0));
+    }
     return rows;
   }
   for (const [a, b] of ranges) {
     const [gte, lt] = keyGroupsDataRange(a, b);
-    await pipelined(keysInChunks(store, gte, lt), deleteRows);
+    if (rowsIn === undefined) await pipelined(keysInChunks(store, gte, lt), (keys) => deleteRows(keys));
+    else await pipelined(rangeInChunks(store, gte, lt), (batch) => deleteRows(batch.map(([k]) => k), batch.reduce((n, [, v]) => n + rowsIn(v), 0)));
   }
   return rows;
 }
@@ -167,13 +179,15 @@ export async function copyKeyGroups(
   targets: readonly CopyTarget[],
   onChunk?: (rows: number) => void,
   indexTimeOf?: IndexTimeOf,
+  rowsIn?: RowsIn,
 ): Promise<CopyResult> {
-  for (const { to, ranges } of targets) await clearKeyGroups(to, ranges, 'repartition-mid-copy');
+  for (const { to, ranges } of targets) await clearKeyGroups(to, ranges, 'repartition-mid-copy', undefined, rowsIn);
   const all = targets.flatMap((t) => t.ranges);
   if (!(await hasData(from, all))) return { rows: 0, bytes: 0, sourceKeys: { data: [], index: [] } };
   let rows = 0;
   let bytes = 0;
   const dataKeys: Uint8Array[] = [];
+  const dataRows: number[] | undefined = rowsIn ? [] : undefined;
   // The index keys of the rows copied, while every row's time is known.
   let derived: Uint8Array[] | undefined = indexTimeOf ? [] : undefined;
   for (const { to, ranges } of targets) {
@@ -195,16 +209,20 @@ export async function copyKeyGroups(
             ops.push({ type: 'put', key: ik, value: EMPTY });
           }
         }
-        await to.applyMove(ops, batch.length);
+        const counts = rowsIn && batch.map(([, value]) => rowsIn(value));
+        const n = counts ? counts.reduce((a, b) => a + b, 0) : batch.length;
+        await to.applyMove(ops, n);
         for (const [key] of batch) dataKeys.push(key);
-        rows += batch.length;
+        if (counts) dataRows?.push(...counts);
+        rows += n;
         for (const op of ops) bytes += op.key.length + op.value.length;
         fault('repartition-mid-copy');
-        onChunk?.(batch.length);
+        onChunk?.(n);
       });
     }
   }
-  if (derived !== undefined) return { rows, bytes, sourceKeys: { data: dataKeys, index: derived } };
+  const data = { data: dataKeys, ...(dataRows && { rows: dataRows }) };
+  if (derived !== undefined) return { rows, bytes, sourceKeys: { ...data, index: derived } };
   // Some row's time was not known: every target gets the index entries the scan finds (putting
   // again one already written beside its row is harmless).
   const index = await indexKeysOf(from, all);
@@ -218,5 +236,5 @@ export async function copyKeyGroups(
       onChunk?.(0);
     }
   }
-  return { rows, bytes, sourceKeys: { data: dataKeys, index } };
+  return { rows, bytes, sourceKeys: { ...data, index } };
 }

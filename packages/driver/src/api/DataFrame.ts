@@ -4,13 +4,29 @@
  * checked against the schema when it is called, so an unknown column fails at the line naming it.
  */
 import { randomUUID } from 'node:crypto';
-import { exprName, exprType, planOutputSchema, statefulOutputSchema, typeName, walkExpr, type Expr, type JoinType, type Op, type Schema, type StatefulOp } from '@sluice/executor';
+import {
+  exprName,
+  exprType,
+  joinExpiry,
+  planOutputSchema,
+  statefulOutputSchema,
+  typeName,
+  walkExpr,
+  type Expr,
+  type JoinType,
+  type Op,
+  type Schema,
+  type StatefulOp,
+  type StreamJoinOp,
+  type StreamJoinSide,
+  type StreamJoinType,
+} from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import { Column, toColumn } from './Column.js';
 import { AggregateColumn, avg, count, max, min, sum } from './aggregates.js';
 import type { Session } from './Session.js';
 import { DataStreamWriter } from './DataStreamWriter.js';
-import { carriesEventTime, eventTimeColumns, planInputs, statefulInputSchema, watermarkOf, type LogicalPlan, type PlanInput } from '../plan/LogicalPlan.js';
+import { carriesEventTime, eventTimeColumns, eventTimeColumnsOf, planInputs, statefulInputSchema, watermarkOf, type LogicalPlan, type PlanInput } from '../plan/LogicalPlan.js';
 import { parseDuration } from '../conf/parsers.js';
 import { parseColumn } from './sql/parseExpression.js';
 import { generatorOf } from './generators.js';
@@ -225,21 +241,57 @@ export class DataFrame {
    * once, in a SharedArrayBuffer.
    */
   join(other: DataFrame, on: string | string[] | Column, how = 'inner'): DataFrame {
-    if (!this.isStreaming || other.isStreaming) {
-      throw new SluiceError('UNSUPPORTED_OPERATION', 'join takes a stream on the left and a static DataFrame (session.read) on the right');
+    if (this.isStreaming && other.isStreaming) return this.streamJoin(other, on, how);
+    if (!this.isStreaming) {
+      throw new SluiceError('UNSUPPORTED_OPERATION', 'join takes a stream on the left and a static DataFrame (session.read) or another stream on the right');
     }
     if (this.plan.stateful) throw new SluiceError('UNSUPPORTED_OPERATION', 'join must come before the aggregation or deduplication');
     const id = `static-${randomUUID()}`;
     const common = { kind: 'join' as const, how: joinType(how), rightSchema: other.schema, broadcastId: id };
-    let op: Op;
-    if (on instanceof Column) op = { ...common, ...equiJoinKeys(on.expr, this.schema, other.schema) };
-    else if (typeof on === 'string' || (Array.isArray(on) && on.length > 0 && on.every((k) => typeof k === 'string'))) {
-      op = { ...common, keys: typeof on === 'string' ? [on] : on };
-    } else {
-      throw new SluiceError('INVALID_OPTION', 'join on: a column name, an array of names, or a Column condition', { option: 'on' });
-    }
+    const { keys, rightKeys, residual } = joinOn(on, this.schema, other.schema);
+    const op: Op = { ...common, keys, ...(rightKeys !== undefined && { rightKeys }), ...(residual !== undefined && { residual }) };
     const joined = this.with(op);
     return new DataFrame(this.session, { ...joined.plan, statics: [...(this.plan.statics ?? []), { id, plan: other.plan }] }, true);
+  }
+
+  /**
+   * A join of two streams (Spark's stream-stream join): each side's rows are kept in state until
+   * the watermark says no row of the other side can match them (README: stream-stream joins). The
+   * query reads both sides' sources, the left's first; each side keeps its own operators.
+   */
+  private streamJoin(other: DataFrame, on: string | string[] | Column, how: string): DataFrame {
+    for (const df of [this, other]) {
+      if (df.plan.stateful || df.plan.exchange) {
+        throw new SluiceError('UNSUPPORTED_OPERATION', 'a join of two streams must come before repartition, aggregation or deduplication on either side');
+      }
+      if (df.plan.inputs && df.plan.ops.some((o) => o.kind === 'watermark')) {
+        throw new SluiceError('UNSUPPORTED_OPERATION', 'a side of a join of two streams is a union with a withWatermark after it: put withWatermark on its inputs');
+      }
+    }
+    const sideInputs = (df: DataFrame): PlanInput[] => planInputs(df.plan).map((i) => ({ source: i.source, ops: [...i.ops, ...df.plan.ops] }));
+    const leftInputs = sideInputs(this);
+    const rightInputs = sideInputs(other);
+    const { keys, rightKeys, residual } = joinOn(on, this.schema, other.schema);
+    const side = (df: DataFrame, input: PlanInput): StreamJoinSide => {
+      const watermarked = eventTimeColumnsOf(input);
+      const eventTime = df.schema.find((f) => watermarked.has(f.name))?.name ?? null;
+      return { schema: df.schema, watermarked: [...watermarked], eventTime, eviction: null };
+    };
+    const base: StreamJoinOp = {
+      kind: 'streamJoin',
+      how: streamJoinType(how),
+      leftKeys: keys,
+      rightKeys: rightKeys ?? keys,
+      using: rightKeys === undefined,
+      ...(residual !== undefined && { residual }),
+      left: side(this, leftInputs[0] as PlanInput),
+      right: side(other, rightInputs[0] as PlanInput),
+      leftInputs: leftInputs.length,
+    };
+    const op: StreamJoinOp = { ...base, left: { ...base.left, eviction: evictionOf(base, 0) }, right: { ...base.right, eviction: evictionOf(base, 1) } };
+    const statics = [...(this.plan.statics ?? []), ...(other.plan.statics ?? [])];
+    const plan: LogicalPlan = { source: (leftInputs[0] as PlanInput).source, inputs: [...leftInputs, ...rightInputs], ops: [], stateful: op, post: [], ...(statics.length > 0 && { statics }) };
+    return new DataFrame(this.session, plan, true);
   }
 
   get writeStream(): DataStreamWriter {
@@ -335,6 +387,46 @@ function joinType(how: string): JoinType {
     throw new SluiceError('UNSUPPORTED_OPERATION', `join type ${how}: a stream joins a static side as inner, left_outer, left_semi or left_anti`, { option: 'how' });
   }
   return t;
+}
+
+const STREAM_JOIN_TYPES: Record<string, StreamJoinType> = {
+  ...JOIN_TYPES,
+  right: 'right_outer',
+  rightouter: 'right_outer',
+  outer: 'full_outer',
+  full: 'full_outer',
+  fullouter: 'full_outer',
+};
+
+/** A join of two streams' type, by Spark's names; left anti is refused as in Spark (UnsupportedOperationChecker). */
+function streamJoinType(how: string): StreamJoinOp['how'] {
+  const t = STREAM_JOIN_TYPES[String(how).toLowerCase().replaceAll('_', '')];
+  if (t === undefined) {
+    throw new SluiceError('UNSUPPORTED_OPERATION', `join type ${how}: two streams join as inner, left_outer, right_outer, full_outer or left_semi`, { option: 'how' });
+  }
+  if (t === 'left_anti') throw new SluiceError('UNSUPPORTED_OPERATION', 'Left anti joins with a streaming DataFrame/Dataset on the right are not supported', { option: 'how' });
+  return t;
+}
+
+/**
+ * How a side's state rows expire (Spark's getOneSideStateWatermarkPredicate): by a join key that
+ * carries the side's watermark, else by its event time when the condition bounds it by the other
+ * side's watermark, else never.
+ */
+function evictionOf(op: StreamJoinOp, side: 0 | 1): StreamJoinSide['eviction'] {
+  const s = side === 0 ? op.left : op.right;
+  const keys = side === 0 ? op.leftKeys : op.rightKeys;
+  const key = keys.findIndex((k) => s.watermarked.includes(k));
+  if (key >= 0) return { kind: 'key', key };
+  const trial: StreamJoinOp = { ...op, [side === 0 ? 'left' : 'right']: { ...s, eviction: { kind: 'value' } } };
+  return joinExpiry(trial, side) === undefined ? null : { kind: 'value' };
+}
+
+/** A join's `on`: names (a join on equal columns of those names), or a condition whose equalities of a left and a right column are the keys. */
+function joinOn(on: string | string[] | Column, left: Schema, right: Schema): { keys: string[]; rightKeys?: string[]; residual?: Expr } {
+  if (on instanceof Column) return equiJoinKeys(on.expr, left, right);
+  if (typeof on === 'string' || (Array.isArray(on) && on.length > 0 && on.every((k) => typeof k === 'string'))) return { keys: typeof on === 'string' ? [on] : on };
+  throw new SluiceError('INVALID_OPTION', 'join on: a column name, an array of names, or a Column condition', { option: 'on' });
 }
 
 /**

@@ -10,6 +10,11 @@ import { readVersioned, writeVersioned } from './versionedFile.js';
 export interface StateLayoutRecord extends StateLayout {
   /** Shard of each partition (index: partition). */
   shardOfPartition: ShardAssignment;
+  /**
+   * The operator whose state this is (its progress name), so that tools moving the state offline
+   * know how its values count rows; absent in layouts written before it was recorded.
+   */
+  operator?: string;
 }
 
 function isRecord(v: unknown): v is StateLayoutRecord {

@@ -14,6 +14,7 @@ import {
   SluiceError,
   type ShardOptions,
 } from '@sluice/state';
+import { rowsInOf } from '@sluice/executor';
 import { BatchTransaction } from '../checkpoint/BatchTransaction.js';
 import { CheckpointLock } from '../checkpoint/CheckpointLock.js';
 import { CheckpointPaths } from '../checkpoint/CheckpointPaths.js';
@@ -38,6 +39,8 @@ export interface CheckpointReport {
   /** Settings fixed at creation. */
   pinned: { keyHash?: string; keyGroups?: number };
   state?: {
+    /** The stateful operator's name (progress's operatorName), when the layout file records it. */
+    operator?: string;
     layout: { partitions: number; shards: number; shardOfPartition: number[] };
     shards: Array<{ shard: number; partitions: number[]; rows: number; bytes: number; marker: number }>;
     partitions: Array<{ partition: number; shard: number; rows: number; bytes: number }>;
@@ -99,12 +102,14 @@ export function inspectCheckpoint(dir: string): Promise<CheckpointReport> {
         try {
           row.marker = store.marker;
           const [gte, lt] = dataRange();
+          const { rowsIn } = rowsInOf(layout.operator);
           for await (const chunk of rangeInChunks(store, gte, lt)) {
             for (const [k, v] of chunk) {
               const p = partitions[partitionOfKeyGroup(decodeDataKey(k).kg, layout)] as (typeof partitions)[number];
-              p.rows += 1;
+              const rows = rowsIn?.(v) ?? 1;
+              p.rows += rows;
               p.bytes += k.length + v.length;
-              row.rows += 1;
+              row.rows += rows;
               row.bytes += k.length + v.length;
             }
           }
@@ -114,7 +119,12 @@ export function inspectCheckpoint(dir: string): Promise<CheckpointReport> {
       }
       shards.push(row);
     }
-    report.state = { layout: { partitions: layout.partitions, shards: layout.shards, shardOfPartition: [...layout.shardOfPartition] }, shards, partitions };
+    report.state = {
+      ...(layout.operator !== undefined && { operator: layout.operator }),
+      layout: { partitions: layout.partitions, shards: layout.shards, shardOfPartition: [...layout.shardOfPartition] },
+      shards,
+      partitions,
+    };
     return report;
   });
 }
@@ -180,7 +190,7 @@ export function repartitionCheckpoint(
       const { control } = step;
       const { from, to } = control;
       await options.onPlan?.(async () => (sameLayout(current, to) ? 0 : rowsToMove(paths, control)));
-      const result = await runControlBatch(txn, step, meta.numSources, TOOL_STORE, options);
+      const result = await runControlBatch(txn, step, meta.numSources, TOOL_STORE, { ...options, ...rowsInOf(current.operator) });
       ran.push({
         numKeyGroupsMoved: result.numKeyGroupsMoved,
         numRowsMoved: result.numRowsMoved,

@@ -27,7 +27,7 @@ function printReport(r: CheckpointReport): void {
   );
   if (r.pinned.keyGroups !== undefined) out.push(`pinned      key hash ${r.pinned.keyHash ?? '?'}, ${r.pinned.keyGroups} key groups`);
   if (r.state) {
-    out.push(`state       ${r.state.layout.partitions} partitions in ${r.state.layout.shards} shards`);
+    out.push(`state       ${r.state.operator ? `${r.state.operator}: ` : ''}${r.state.layout.partitions} partitions in ${r.state.layout.shards} shards`);
     for (const s of r.state.shards) {
       const span = s.partitions.length === 0 ? 'no partitions' : `${s.partitions.length} partitions (${s.partitions[0]}..${s.partitions.at(-1)})`;
       out.push(`  shard ${s.shard}: ${span}, ${s.rows} rows, ${s.bytes} bytes, last committed batch ${s.marker}`);

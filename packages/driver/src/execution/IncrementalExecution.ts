@@ -161,6 +161,7 @@ export class IncrementalExecution {
     shufflePartitions?: number,
     expectedMarkers: Array<number | null> = [],
     batchTimestampMs: number = Date.now(),
+    lateWatermarkMs: number = watermarkMs,
   ): BatchPlan {
     const committed = this.sink.isCommitted(batchId);
     const join = this.o.statics.joinShuffle;
@@ -183,7 +184,7 @@ export class IncrementalExecution {
             keys: exchange.keys,
             partitions,
           }
-        : this.firstStageTask(batchId, batchTimestampMs, partition, s, committed, watermarkMs),
+        : this.firstStageTask(batchId, batchTimestampMs, partition, s, committed, watermarkMs, lateWatermarkMs),
     );
     const info = this.o.stateful?.info;
     const shardPartitions = info ? Array.from({ length: info.shards }, (_, shard) => info.partitionsOf(shard)) : [];
@@ -315,7 +316,15 @@ export class IncrementalExecution {
     });
   }
 
-  private firstStageTask(batchId: number, batchTimestampMs: number, partition: number, split: SplitOfSource, committed: boolean, watermarkMs: number): StatelessTask | MapTask {
+  private firstStageTask(
+    batchId: number,
+    batchTimestampMs: number,
+    partition: number,
+    split: SplitOfSource,
+    committed: boolean,
+    watermarkMs: number,
+    lateWatermarkMs: number,
+  ): StatelessTask | MapTask {
     const common = { queryId: this.o.queryId, runId: this.o.runId, batchId, batchTimestampMs, partition, attempt: 0, input: split.input, inputSchema: split.schema };
     // A union input's own operators come first.
     const ops = this.bindJoins(this.plan.inputs ? [...(this.plan.inputs[split.source]?.ops ?? []), ...this.plan.ops] : this.plan.ops);
@@ -335,10 +344,21 @@ export class IncrementalExecution {
       ops,
       stateful: info.op,
       layout: layoutCounts(info.layout),
-      // A deduplication that uses the watermark drops late rows before it keeps a first row per key.
-      lateThresholdMs: info.op.kind !== 'aggregate' && info.usesWatermark ? watermarkMs : null,
+      lateThresholdMs: this.lateThreshold(info, watermarkMs, lateWatermarkMs),
+      ...(info.op.kind === 'streamJoin' && { joinSide: split.source < info.op.leftInputs ? 0 : 1 }),
     };
     return task;
+  }
+
+  /**
+   * The event time at or below which a map task drops rows as late: a deduplication that uses the
+   * watermark drops them before it keeps a first row per key, by the batch's watermark; a join of
+   * two streams by the watermark of the batch before (Spark's watermark for late events), so
+   * that rows the last batch could still have joined are not lost.
+   */
+  private lateThreshold(info: StatefulOperatorInfo, watermarkMs: number, lateWatermarkMs: number): number | null {
+    if (info.op.kind === 'aggregate' || !info.usesWatermark) return null;
+    return info.op.kind === 'streamJoin' ? lateWatermarkMs : watermarkMs;
   }
 
   private stateTask(batch: BatchPlan, shard: number, partitions: number[], blocks: StateTask['blocks']): StateTask {

@@ -9,7 +9,7 @@
  * latest offset (admission control) and runs a data batch when there is new data, or a no-data
  * batch when one is due.
  */
-import { decodeRows, indexTimeOf, type Row, type Schema } from '@sluice/executor';
+import { decodeRows, indexTimeOf, rowsInOf, type Row, type Schema } from '@sluice/executor';
 import { CONF_KEYS, SluiceError } from '@sluice/state';
 import type { BatchTransaction } from '../checkpoint/BatchTransaction.js';
 import type { DataOffsetSeq, SourceOffset } from '../checkpoint/OffsetLog.js';
@@ -19,7 +19,7 @@ import type { QuerySpec } from '../plan/QuerySpec.js';
 import { sameOffset, type StreamSource } from '../sources/Source.js';
 import { clock } from './clock.js';
 import { IncrementalExecution, inputBytes, type SplitOfSource } from './IncrementalExecution.js';
-import { committedEnds, nextBatch, nextWatermark, type NextBatch, type RunSettings } from './nextBatch.js';
+import { committedEnds, lateWatermark, nextBatch, nextWatermark, type NextBatch, type RunSettings } from './nextBatch.js';
 import { openQuery, WATERMARK_POLICY_CONF, type OpenedQuery } from './openQuery.js';
 import { ProgressReporter } from './ProgressReporter.js';
 import { runControlBatch } from './Repartition.js';
@@ -193,6 +193,7 @@ export class MicroBatchExecution extends StreamExecution {
     };
     // A stateless shuffle's count comes from the splits, planned once for the batch's entry.
     let splits = step.kind !== 'replay' && this.plan.exchange ? await getBatch(step.offsets) : undefined;
+    const lateWatermarkMs = lateWatermark(this.txn.tail);
     const batch = step.kind === 'replay' ? step.batch : this.dataEntry(step, triggerStart, splits);
     const { batchId } = batch;
     this.status = { message: `Processing new data (batch ${batchId})`, isDataAvailable: true, isTriggerActive: true };
@@ -204,7 +205,7 @@ export class MicroBatchExecution extends StreamExecution {
       // A replay shuffles into the partitions its offsets entry recorded.
       const recorded = batch.conf['shufflePartitions'];
       const shufflePartitions = this.plan.exchange ? (typeof recorded === 'number' ? recorded : this.shufflePartitionsOf(splits)) : undefined;
-      const physical = execution.planBatch(batchId, batch.batchWatermarkMs, splits, shufflePartitions, this.expectedMarkers(), batch.batchTimestampMs);
+      const physical = execution.planBatch(batchId, batch.batchWatermarkMs, splits, shufflePartitions, this.expectedMarkers(), batch.batchTimestampMs, lateWatermarkMs);
       phases.queryPlanning = clock.now() - p0;
       const a0 = clock.now();
       const ran = await execution.run(physical, this.sources.length);
@@ -307,6 +308,7 @@ export class MicroBatchExecution extends StreamExecution {
         },
         checkpoint: () => this.assertRunning(),
         indexTimeOf: indexTimeOf(info.op, statefulInputSchema(this.plan), info.usesWatermark),
+        ...rowsInOf(info.operatorName),
       });
       // Two control batches before one data batch (an unfinished one, then the asked one) add up.
       const before = this.controlProgress;

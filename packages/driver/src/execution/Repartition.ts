@@ -23,6 +23,7 @@ import {
   openLevelShard,
   SluiceError,
   type IndexTimeOf,
+  type RowsIn,
   type KeyGroupRange,
   type KnownKeys,
   type ShardOptions,
@@ -60,6 +61,8 @@ export interface RepartitionHooks {
   onRows?(rows: number): void;
   /** The operator's index time of a stored row (executor's indexTimeOf): the copy then needs no scan of the index. */
   indexTimeOf?: IndexTimeOf;
+  /** The rows a stored value holds, for an operator that keeps several in one (executor's stateRowsIn). */
+  rowsIn?: RowsIn;
   /** Called between chunks; throwing stops the repartition there (it resumes at the next start). */
   checkpoint?(): void;
 }
@@ -178,6 +181,7 @@ export async function runRepartition(
               hooks.checkpoint?.();
             },
             hooks.indexTimeOf,
+            hooks.rowsIn,
           );
           numRowsMoved += copied.rows;
           numBytesMoved += copied.bytes;
@@ -185,14 +189,14 @@ export async function runRepartition(
         }),
       );
       hooks.checkpoint?.();
-      writeStateLayout(layoutPath, to);
+      writeStateLayout(layoutPath, { ...to, ...(current?.operator !== undefined && { operator: current.operator }) });
       fault('repartition-after-layout-commit');
     }
     await settleAll(
       givers
         .filter((shard) => shard < to.shards) // a vanished shard's whole directory goes below
         .map(async (shard) => {
-          await clearKeyGroups(await store(shard), rangesOf((m) => m.from === shard), 'repartition-mid-gc', found.get(shard));
+          await clearKeyGroups(await store(shard), rangesOf((m) => m.from === shard), 'repartition-mid-gc', found.get(shard), hooks.rowsIn);
           hooks.checkpoint?.();
         }),
     );

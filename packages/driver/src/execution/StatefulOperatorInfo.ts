@@ -167,6 +167,7 @@ const OPERATOR_NAMES: Record<StatefulOp['kind'], string> = {
   aggregate: 'stateStoreSave',
   dropDuplicates: 'dedupe',
   dropDuplicatesWithinWatermark: 'dedupeWithinWatermark',
+  streamJoin: 'symmetricHashJoin',
 };
 
 export class StatefulOperatorInfo {
@@ -206,9 +207,14 @@ export class StatefulOperatorInfo {
     return partitionsIn(this.layout.shardOfPartition, shard);
   }
 
+  /** Spark's name of the operator, as progress events give it. */
+  get operatorName(): string {
+    return OPERATOR_NAMES[this.op.kind];
+  }
+
   progress(m: StateOperatorMetrics, customMetrics: Record<string, number> = {}): StateOperatorProgress {
     return {
-      operatorName: OPERATOR_NAMES[this.op.kind],
+      operatorName: this.operatorName,
       numRowsTotal: m.numRowsTotal,
       numRowsUpdated: m.numRowsUpdated,
       numRowsRemoved: m.numRowsRemoved,

@@ -60,6 +60,16 @@ export function nextWatermark(tail: CheckpointTail): number {
   return tail.commit?.nextBatchWatermarkMs ?? 0;
 }
 
+/**
+ * The watermark of the batch before the next data batch (Spark's watermark for late events): the
+ * last batch's for a new one, the one before it for a replay; 0 before any batch. A control batch
+ * repeats the watermark of the data batch before it.
+ */
+export function lateWatermark(tail: CheckpointTail): number {
+  const before = tail.last && !tail.committed && tail.last.kind === 'data' ? tail.previous : tail.last;
+  return before?.batchWatermarkMs ?? 0;
+}
+
 export function nextBatch(tail: CheckpointTail, settings: RunSettings, latest?: ReadonlyArray<SourceOffset | null>): NextBatch {
   const last = tail.last;
   if (last && !tail.committed) {

@@ -115,7 +115,7 @@ function open(ctx: ExecutionContext, plan: LogicalPlan, spec: QuerySpec, paths: 
   });
   // Files are written only once everything above was validated. The layout goes first: metadata
   // on disk implies a layout file.
-  if (stateInfo && layoutToWrite) writeStateLayout(paths.stateLayout(0), stateInfo.layout);
+  if (stateInfo && layoutToWrite) writeStateLayout(paths.stateLayout(0), { ...stateInfo.layout, operator: stateInfo.operatorName });
   if (loaded.write) writeVersioned(paths.metadata, loaded.meta);
   if (triggers.pinsAvailableData) for (const s of sources) s.prepareForAvailableNow?.();
   return {

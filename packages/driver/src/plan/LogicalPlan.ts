@@ -84,9 +84,14 @@ export function statefulInputSchema(plan: LogicalPlan): Schema {
  */
 export function eventTimeColumns(plan: LogicalPlan): Set<string> {
   const first = planInputs(plan)[0] as PlanInput;
-  let schema = first.source.schema;
+  return eventTimeColumnsOf({ source: first.source, ops: [...first.ops, ...plan.ops] });
+}
+
+/** The same, for the rows leaving one input's operators. */
+export function eventTimeColumnsOf(input: PlanInput): Set<string> {
+  let schema = input.source.schema;
   let columns = new Set<string>();
-  for (const op of [...first.ops, ...plan.ops]) {
+  for (const op of input.ops) {
     if (op.kind === 'watermark') columns = new Set([op.column]);
     else if (op.kind === 'project') {
       const next = new Set<string>();

@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Expr } from '@sluice/executor';
-import { checkStreamStreamJoin, type StreamJoinType, type StreamStreamJoin } from './UnsupportedOperationChecker.js';
+import type { StreamJoinType } from '@sluice/executor';
+import { checkStreamStreamJoin, type StreamStreamJoin } from './UnsupportedOperationChecker.js';
 
 const col = (name: string): Expr => ({ op: 'col', name });
 const ten: Expr = { op: 'lit', value: 10, type: 'int' };

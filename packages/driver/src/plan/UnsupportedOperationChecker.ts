@@ -3,7 +3,7 @@
  * (UNSUPPORTED_OUTPUT_MODE), so no batch ever runs with a mode the plan cannot honour; and Spark's
  * rules for a join of two streams.
  */
-import { stateValueWatermark, type Expr } from '@sluice/executor';
+import { stateValueWatermark, type Expr, type StreamJoinOp, type StreamJoinType } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import { watermarkOf, type LogicalPlan } from './LogicalPlan.js';
 import type { OutputMode } from './QuerySpec.js';
@@ -14,6 +14,10 @@ function refuse(message: string): SluiceError {
 
 export function checkOutputMode(plan: LogicalPlan, mode: OutputMode): void {
   const op = plan.stateful;
+  if (op?.kind === 'streamJoin') {
+    checkStreamStreamJoin(streamStreamJoinOf(op), mode);
+    return;
+  }
   if (!op || op.kind !== 'aggregate') {
     if (mode === 'complete') {
       throw refuse('complete output mode is not supported when there are no streaming aggregations on streaming DataFrames');
@@ -29,8 +33,6 @@ export function checkOutputMode(plan: LogicalPlan, mode: OutputMode): void {
   }
 }
 
-/** The join types of a join of two streams, by Spark's names. */
-export type StreamJoinType = 'inner' | 'left_outer' | 'right_outer' | 'full_outer' | 'left_semi' | 'left_anti';
 
 const SPARK_JOIN_NAMES: Record<StreamJoinType, string> = {
   inner: 'Inner',
@@ -51,6 +53,20 @@ export interface StreamStreamJoin {
   /** Pairs of equal columns [left, right] of the condition. */
   keys: ReadonlyArray<[string, string]>;
   condition?: Expr;
+}
+
+/** The checks' view of a join's operator. */
+function streamStreamJoinOf(op: StreamJoinOp): StreamStreamJoin {
+  const lower = (names: Iterable<string>): Set<string> => new Set([...names].map((n) => n.toLowerCase()));
+  return {
+    how: op.how,
+    left: lower(op.left.schema.map((f) => f.name)),
+    right: lower(op.right.schema.map((f) => f.name)),
+    leftWatermarked: lower(op.left.watermarked),
+    rightWatermarked: lower(op.right.watermarked),
+    keys: op.leftKeys.map((k, i) => [k.toLowerCase(), (op.rightKeys[i] as string).toLowerCase()]),
+    ...(op.residual !== undefined && { condition: op.residual }),
+  };
 }
 
 /**

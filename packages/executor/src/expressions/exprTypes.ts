@@ -8,7 +8,7 @@ import { SluiceError } from '@sluice/state';
 import { childrenOf } from './exprTree.js';
 import { GENERATORS, HIGHER_ORDER, type BinaryOp, type Expr, type FunctionName, type GeneratorName, type HigherOrderName } from './types.js';
 import type { Op } from '../operators/types.js';
-import type { DataType, Schema, StructType } from '../schema/types.js';
+import type { DataType, Field, Schema, StructType } from '../schema/types.js';
 import { exprName, exprSql } from './exprNames.js';
 import { resolveColumn } from './resolveColumn.js';
 import { isScalarFunction, SCALAR_FUNCTIONS, type ScalarFunctionName } from './scalarFunctions.js';
@@ -456,36 +456,57 @@ export function planOutputSchema(ops: readonly Op[], schema: Schema): Schema {
   return ops.reduce((s, op) => opOutputSchema(op, s), schema);
 }
 
-/** The keys (the stream's fields), the stream's other fields, then the table's other fields. */
+/** A join of a stream with a static table: the stream is the left side. */
 function joinOutputSchema(op: Extract<Op, { kind: 'join' }>, left: Schema): Schema {
+  const using = op.rightKeys === undefined;
+  const join = { how: op.how, leftKeys: op.keys, rightKeys: op.rightKeys ?? op.keys, using, ...(op.residual && { residual: op.residual }) };
+  return joinedSchema(join, left, op.rightSchema, ['stream', 'static side']);
+}
+
+/** A join as its output schema sees it (both kinds: with a static table, and of two streams). */
+export interface JoinShape {
+  how: string;
+  leftKeys: readonly string[];
+  rightKeys: readonly string[];
+  using: boolean;
+  residual?: Expr;
+}
+
+/**
+ * The output of a join: on names (`using`) the keys once, then the left side's other fields, then
+ * the right side's; on a condition every field of both sides, as in Spark. A semi or anti join
+ * gives the left side's only. The keys are the left side's, the right's for a right outer join;
+ * a full outer join's may be either's. The side that may be missing has nullable fields.
+ */
+export function joinedSchema(op: JoinShape, left: Schema, right: Schema, sides: [string, string] = ['left side', 'right side']): Schema {
   const field = (schema: Schema, name: string, side: string) => {
     const f = schema.find((x) => x.name === name);
     if (!f) throw new SluiceError('UNRESOLVED_COLUMN', `join key ${name} is not a column of the ${side} (${schema.map((x) => x.name).join(', ')})`, { column: name });
     return f;
   };
-  const rightKeys = op.rightKeys ?? op.keys;
-  const keys = op.keys.map((k, i) => {
-    const l = field(left, k, 'stream');
-    const r = field(op.rightSchema, rightKeys[i] as string, 'static side');
+  const leftNullable = op.how === 'right_outer' || op.how === 'full_outer';
+  const rightNullable = op.how === 'left_outer' || op.how === 'full_outer';
+  const keys = op.leftKeys.map((k, i) => {
+    const l = field(left, k, sides[0]);
+    const r = field(right, op.rightKeys[i] as string, sides[1]);
     if (typeName(l.type) !== typeName(r.type)) {
-      throw new SluiceError('DATATYPE_MISMATCH', `join key ${k} is ${typeName(l.type)} in the stream and ${typeName(r.type)} in the static side`, { column: k });
+      throw new SluiceError('DATATYPE_MISMATCH', `join key ${k} is ${typeName(l.type)} in the ${sides[0]} and ${typeName(r.type)} in the ${sides[1]}`, { column: k });
     }
-    return l;
+    return op.how === 'right_outer' ? r : op.how === 'full_outer' ? { ...l, nullable: l.nullable || r.nullable } : l;
   });
-  // On a condition every column of both sides stays, as in Spark; on names the keys appear once.
-  const using = op.rightKeys === undefined;
   if (op.residual !== undefined) {
-    const t = exprType(op.residual, [...left, ...op.rightSchema]);
+    const t = exprType(op.residual, [...left, ...right]);
     if (t !== 'boolean' && t !== 'null') throw mismatch(op.residual, `a join condition must be boolean, not ${typeName(t)}`);
   }
-  const others = using ? left.filter((f) => !op.keys.includes(f.name)) : left;
-  const head = using ? keys : [];
+  const nullable = (f: Field, yes: boolean): Field => (yes ? { ...f, nullable: true } : f);
+  const others = (op.using ? left.filter((f) => !op.leftKeys.includes(f.name)) : left).map((f) => nullable(f, leftNullable));
+  const head = op.using ? keys : [];
   if (op.how === 'left_semi' || op.how === 'left_anti') return [...head, ...others];
-  const right = using ? op.rightSchema.filter((f) => !op.keys.includes(f.name)) : op.rightSchema;
-  for (const f of right) {
+  const rest = op.using ? right.filter((f) => !op.rightKeys.includes(f.name)) : right;
+  for (const f of rest) {
     if (others.some((o) => o.name === f.name)) {
       throw new SluiceError('COLUMN_ALREADY_EXISTS', `column '${f.name}' is on both sides of the join; rename one side's first`, { column: f.name });
     }
   }
-  return [...head, ...others, ...right.map((f) => (op.how === 'left_outer' ? { ...f, nullable: true } : f))];
+  return [...head, ...others, ...rest.map((f) => nullable(f, rightNullable))];
 }

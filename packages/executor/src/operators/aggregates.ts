@@ -14,7 +14,7 @@
  */
 import { SluiceError } from '@sluice/state';
 import { compileExpr, type Evaluator } from '../expressions/compileExpr.js';
-import { exprNullable, exprType, rejectSlidingWindow, WINDOW_TYPE } from '../expressions/exprTypes.js';
+import { exprNullable, exprType, joinedSchema, rejectSlidingWindow, WINDOW_TYPE } from '../expressions/exprTypes.js';
 import { exprSql } from '../expressions/exprNames.js';
 import { resolveColumn } from '../expressions/resolveColumn.js';
 import type { UdfRegistry } from '../expressions/udfs.js';
@@ -222,9 +222,10 @@ export function aggregateOutputSchema(op: AggregateOp, inputSchema: Schema): Sch
   return out;
 }
 
-/** The schema of the rows a stateful operator emits; a deduplication passes rows unchanged. */
+/** The schema of the rows a stateful operator emits; a deduplication passes rows unchanged (a join's input schema is its sides'). */
 export function statefulOutputSchema(op: StatefulOp, inputSchema: Schema): Schema {
   if (op.kind === 'aggregate') return aggregateOutputSchema(op, inputSchema);
+  if (op.kind === 'streamJoin') return joinedSchema(op, op.left.schema, op.right.schema);
   for (const c of op.columns) resolveColumn(c, inputSchema);
   if (op.eventTimeColumn !== null) {
     const f = resolveColumn(op.eventTimeColumn, inputSchema).field;

@@ -7,15 +7,18 @@
  *   decoded from the key; null for a key without one, or an aggregation without an event-time key;
  * - a deduplication that uses the watermark: the expiry its value records (dedupState.ts), which
  *   a value of the format before it does not (undefined: the repartition scans the index then);
- *   one that does not use the watermark writes no index entries (null).
+ *   one that does not use the watermark writes no index entries (null);
+ * - a join of two streams: the time its value records (streamJoin.ts), its rows' least expiry.
  */
 import { decodeDataKey, decodeDedupValue, decodeKey, type IndexTimeOf } from '@sluice/state';
 import { exprType } from '../expressions/exprTypes.js';
 import type { Schema } from '../schema/types.js';
 import { eventTimeOfKey } from './aggregates.js';
+import { decodeJoinValue } from './streamJoin.js';
 import type { StatefulOp } from './types.js';
 
 export function indexTimeOf(op: StatefulOp, stateInputSchema: Schema, usesWatermark: boolean): IndexTimeOf {
+  if (op.kind === 'streamJoin') return (_key, value) => decodeJoinValue(value).indexTime;
   if (op.kind !== 'aggregate') return usesWatermark ? (_key, value) => decodeDedupValue(value).expiryMs : () => null;
   const keyTypes = op.keys.map((k) => exprType(k, stateInputSchema));
   const timeOf = eventTimeOfKey(op, keyTypes);

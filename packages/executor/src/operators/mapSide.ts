@@ -5,7 +5,8 @@
  *
  * An aggregation combines the task's rows of each key into one partial (Spark's partial
  * aggregation), so a block carries keys, not rows: its rows are batched into columns for the one
- * map-side aggregation (columns/columnAggregate.ts). A deduplication keeps the first row per key.
+ * map-side aggregation (columns/columnAggregate.ts). A deduplication keeps the first row per key;
+ * a join of two streams sends every row of its side (MapTask.joinSide).
  */
 import { statefulOutputSchema } from './aggregates.js';
 import { compileExpr } from '../expressions/compileExpr.js';
@@ -20,6 +21,7 @@ import { resolveColumn } from '../expressions/resolveColumn.js';
 import type { DedupRecord } from '../shuffle/shuffleCodec.js';
 import { ShuffleWriter } from '../shuffle/ShuffleWriter.js';
 import type { Expr } from '../expressions/types.js';
+import { eventTimeOf, type JoinSide, type StreamJoinOp } from './streamJoin.js';
 import type { StatefulOp } from './types.js';
 import type { DataType, Row, Schema } from '../schema/types.js';
 import { isArrayType, isMapType, isNumberBacked, isStructType } from '../schema/values.js';
@@ -98,7 +100,7 @@ function normalizer(type: DataType): ((v: unknown) => unknown) | undefined {
 // ---------------------------------------------------------------------------------------------
 // Deduplication
 
-type DedupOp = Exclude<StatefulOp, { kind: 'aggregate' }>;
+type DedupOp = Extract<StatefulOp, { kind: 'dropDuplicates' | 'dropDuplicatesWithinWatermark' }>;
 
 function compileDedup(op: DedupOp, schema: Schema): MapSide {
   statefulOutputSchema(op, schema); // the columns exist, the event time is a TIMESTAMP
@@ -131,6 +133,44 @@ function compileDedup(op: DedupOp, schema: Schema): MapSide {
       };
       return { add, finish: () => ({ entries: [...firsts.values()], late }) };
     },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// A join of two streams: every row of the side is sent, under its join key
+
+function joinPartials(op: StreamJoinOp, side: JoinSide, layout: StateLayoutMsg, lateThresholdMs: number | null): { add(row: Row): void; finish(): PartitionedPartials } {
+  const keys = side === 0 ? op.leftKeys : op.rightKeys;
+  // Both sides encode keys with the left's types (the join checked that they are the same).
+  const types = op.leftKeys.map((k) => resolveColumn(k, op.left.schema).field.type);
+  const norms = types.map(normalizer);
+  const time = (side === 0 ? op.left : op.right).eventTime;
+  const writer = new ShuffleWriter(layout, types);
+  let numRecords = 0;
+  let numLate = 0;
+  return {
+    add(row) {
+      if (lateThresholdMs !== null && time !== null) {
+        const t = eventTimeOf(row[time]);
+        if (t !== null && t <= lateThresholdMs) {
+          numLate += 1;
+          return;
+        }
+      }
+      let values: unknown[] | null = [];
+      for (let i = 0; i < keys.length; i++) {
+        const v = row[keys[i] as string];
+        if (v === null || v === undefined) {
+          values = null;
+          break;
+        }
+        const norm = norms[i];
+        values.push(norm === undefined ? v : norm(v));
+      }
+      writer.addJoinRow(values, row, side);
+      numRecords += 1;
+    },
+    finish: () => ({ blocks: writer.finish(), numRecords, numLate }),
   };
 }
 
@@ -170,7 +210,9 @@ export function streamPartials(
   layout: StateLayoutMsg,
   udfs: UdfRegistry = new Map(),
   lateThresholdMs: number | null = null,
+  joinSide: JoinSide = 0,
 ): { add(row: Row): void; finish(): PartitionedPartials } {
+  if (op.kind === 'streamJoin') return joinPartials(op, joinSide, layout, lateThresholdMs);
   if (op.kind === 'aggregate') {
     // Rows in batches of BATCH_ROWS, for the one aggregation (it holds no row between batches).
     const aggregation = aggregations.of(JSON.stringify([schema, op]), () => columnAggregation(op, schema, udfs))();

@@ -33,6 +33,7 @@ import type { StateOperatorMetrics, StateResult, StateTask } from '../task/messa
 import { decodeBlock, type DedupRecord } from '../shuffle/shuffleCodec.js';
 import { compileStages, runStages } from '../task/stages.js';
 import { deliver } from '../task/taskOutput.js';
+import { symmetricHashJoin } from './streamJoin.js';
 import { operatorUsesWatermark } from './watermark.js';
 import type { StatefulOp } from './types.js';
 import type { Row } from '../schema/types.js';
@@ -53,9 +54,7 @@ export function useShardRegistry(registry: ShardRegistry): ShardRegistry {
   return previous;
 }
 
-/** State values: an aggregation's in aggBufferCodec.ts's encoding, a deduplication's in @sluice/state's dedupState.ts. */
-
-type AggregateOp = Extract<StatefulOp, { kind: 'aggregate' }>;
+/** State values: an aggregation's in aggBufferCodec.ts's encoding, a deduplication's in @sluice/state's dedupState.ts, a join's in streamJoin.ts. */
 
 interface Counters {
   updated: number;
@@ -102,7 +101,9 @@ async function runOnShard(task: StateTask, store: ShardStore, cache: StateCache,
   const emitted =
     op.kind === 'aggregate'
       ? await aggregateCells(task, op, cellLayoutOf(op, task.stateInputSchema), store, cache, watermarkOf(task), out, counters)
-      : await deduplicate(task, op, store, changes, counters);
+      : op.kind === 'streamJoin'
+        ? await symmetricHashJoin(task, op, store, watermarkOf(task), changes, counters, udfs)
+        : await deduplicate(task, op, store, changes, counters);
   await out.add(changes);
 
   const post = await compileStages(schema, task.post, udfs);
@@ -170,7 +171,7 @@ async function evict(
 
 async function deduplicate(
   task: StateTask,
-  op: Exclude<StatefulOp, AggregateOp>,
+  op: Extract<StatefulOp, { kind: 'dropDuplicates' | 'dropDuplicatesWithinWatermark' }>,
   store: ShardStore,
   changes: ShardChange[],
   c: Counters,

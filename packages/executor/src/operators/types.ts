@@ -5,6 +5,28 @@ import type { Schema } from '../schema/types.js';
 /** The joins of a stream with a static table (Spark's names; the stream is the left side). */
 export type JoinType = 'inner' | 'left_outer' | 'left_semi' | 'left_anti';
 
+/** The joins of two streams (Spark's names; left anti is refused, as in Spark). */
+export type StreamJoinType = 'inner' | 'left_outer' | 'right_outer' | 'full_outer' | 'left_semi' | 'left_anti';
+
+/** One side of a join of two streams: its rows' schema, and what of them carries event time. */
+export interface StreamJoinSide {
+  schema: Schema;
+  /** The side's columns that carry its watermark (the watermarked column, and windows or aliases of it). */
+  watermarked: string[];
+  /**
+   * The watermarked column itself (a TIMESTAMP, or a window over it): a row at or below the late
+   * watermark is dropped, and a value-evicted side's rows expire by it. Null without a watermark.
+   */
+  eventTime: string | null;
+  /**
+   * How the side's state rows expire (Spark's state watermark predicates): `key`, when one of its
+   * join keys carries the watermark (a row goes once that key's time is at or below the watermark);
+   * `value`, when the condition bounds its event time by the other side's watermark
+   * (stateValueWatermark); null: the side's state is kept for ever.
+   */
+  eviction: { kind: 'key'; key: number } | { kind: 'value' } | null;
+}
+
 /** Stateless operators, applied in order to every row of a task. */
 export type Op =
   | { kind: 'filter'; cond: Expr }
@@ -80,6 +102,23 @@ export type StatefulOp =
       columns: string[];
       eventTimeColumn: string;
       delayMs: number;
+    }
+  /**
+   * A join of two streams (Spark's symmetric hash join): left column `leftKeys[i]` equals right
+   * column `rightKeys[i]`, and `residual` holds of the pair. `using` (a join on names): the keys
+   * once, then each side's other columns; else every left column, then every right column.
+   */
+  | {
+      kind: 'streamJoin';
+      how: Exclude<StreamJoinType, 'left_anti'>;
+      leftKeys: string[];
+      rightKeys: string[];
+      using: boolean;
+      residual?: Expr;
+      left: StreamJoinSide;
+      right: StreamJoinSide;
+      /** The query's sources 0 … leftInputs-1 feed the left side, the rest the right. */
+      leftInputs: number;
     };
 
 /** How a streaming query writes its result each batch (Spark's OutputMode). */

@@ -14,5 +14,7 @@ export function operatorUsesWatermark(op: StatefulOp, hasWatermark: boolean, out
   if (!hasWatermark || outputMode === 'complete') return false;
   if (op.kind === 'aggregate') return op.eventTimeKey !== null;
   if (op.kind === 'dropDuplicates') return op.eventTimeColumn !== null;
+  // A join drops late rows of a watermarked side, and evicts and emits outer rows by the watermark.
+  if (op.kind === 'streamJoin') return op.left.eventTime !== null || op.right.eventTime !== null;
   return true;
 }

@@ -6,11 +6,11 @@
 import { encodeKey, keyGroupOf, partitionOfKeyGroup, type KeyType } from '@sluice/state';
 import type { AggBuffer } from '../operators/aggregates.js';
 import type { ShuffleBlock, StateLayoutMsg } from '../task/messages.js';
-import { AggregateBlockWriter, encodeBlock, type DedupRecord } from './shuffleCodec.js';
+import { AggregateBlockWriter, encodeBlock, type DedupRecord, type JoinRecord } from './shuffleCodec.js';
 
 export class ShuffleWriter {
   private readonly aggregation = new Map<number, AggregateBlockWriter>();
-  private readonly dedup = new Map<number, DedupRecord[]>();
+  private readonly dedup = new Map<number, Array<DedupRecord | JoinRecord>>();
 
   constructor(
     private readonly layout: StateLayoutMsg,
@@ -46,9 +46,23 @@ export class ShuffleWriter {
   /** One deduplication record, built once its key's bytes and key group are known. */
   addDedup(values: unknown[], record: (keyBytes: Uint8Array, keyGroup: number) => DedupRecord): void {
     const { keyBytes, keyGroup, partition } = this.route(values);
+    this.push(partition, record(keyBytes, keyGroup));
+  }
+
+  /** One row of a side of a join of two streams; a key with a null goes to key group 0. */
+  addJoinRow(values: unknown[] | null, row: JoinRecord[2], side: 0 | 1): void {
+    if (values === null) {
+      this.push(partitionOfKeyGroup(0, this.layout), [0, null, row, side]);
+      return;
+    }
+    const { keyBytes, keyGroup, partition } = this.route(values);
+    this.push(partition, [keyGroup, keyBytes, row, side]);
+  }
+
+  private push(partition: number, record: DedupRecord | JoinRecord): void {
     let records = this.dedup.get(partition);
     if (records === undefined) this.dedup.set(partition, (records = []));
-    records.push(record(keyBytes, keyGroup));
+    records.push(record);
   }
 
   /** One block per partition that has records, in partition order. */

@@ -24,6 +24,9 @@
  *
  * A task sends each key at most once, but several tasks send the same key: the reduce side merges
  * aggregate records with equal keyBytes and keeps one deduplication record per key.
+ *
+ * A join of two streams sends every row: [keyGroup, keyBytes, row, side], side 0 for the left
+ * input's rows and 1 for the right's, keyBytes null for a key with a null (key group 0).
  */
 import { ByteBuffer, dataKey, decodeDataKey, decodeKey, PREFIX_DATA, type KeyType } from '@sluice/state';
 import { decodeBuffers, encodeBuffers } from '../operators/aggBufferCodec.js';
@@ -33,7 +36,9 @@ import { recordPackr as packr } from '../task/packers.js';
 
 export type AggregateRecord = [keyGroup: number, keyBytes: Uint8Array, keyValues: unknown[], buffers: AggBuffer[]];
 export type DedupRecord = [keyGroup: number, keyBytes: Uint8Array, row: Row, eventTimeMs: number | null];
-export type ShuffleRecord = AggregateRecord | DedupRecord;
+/** A row of one side of a join of two streams; keyBytes null: a key with a null in it (it matches nothing). */
+export type JoinRecord = [keyGroup: number, keyBytes: Uint8Array | null, row: Row, side: 0 | 1];
+export type ShuffleRecord = AggregateRecord | DedupRecord | JoinRecord;
 
 
 /**

@@ -87,10 +87,13 @@ export interface MapTask extends TaskIdentity {
   stateful: StatefulOp;
   layout: StateLayoutMsg;
   /**
-   * Deduplication only: rows whose event time is <= this are late and dropped before the task keeps
-   * a first row per key (else a late row could hide an on-time one). Null: nothing is late here.
+   * Deduplication and stream joins: rows whose event time is <= this are late and dropped before
+   * the task keeps a first row per key (else a late row could hide an on-time one) or sends them.
+   * Null: nothing is late here.
    */
   lateThresholdMs: number | null;
+  /** A join of two streams: the side whose rows the task reads (0: left, 1: right). */
+  joinSide?: 0 | 1;
 }
 
 /**

@@ -6,10 +6,11 @@
  *   (shuffleCodec.ts): rows of one shape share one field list per message, and decode into objects
  *   of one shape.
  * - `plainPackr`, records off: a join's static side (operators/join.ts), decoded once per worker
- *   into rows that outlive the message.
+ *   into rows that outlive the message; and the rows a join of two streams keeps in state
+ *   (operators/streamJoin.ts), which outlive the process.
  *
  * `moreTypes` is off in both: engine values are plain JSON-like values (timestamps are numbers).
- * State values never use msgpack: aggregations use aggBufferCodec.ts, deduplications
+ * Other state values do not use msgpack: aggregations use aggBufferCodec.ts, deduplications
  * @sluice/state's dedupState.ts.
  */
 import { Packr } from 'msgpackr';

@@ -68,7 +68,7 @@ async function runMap(task: MapTask): Promise<MapResult> {
   const columnar = columnMapSide(task, input, schema, udfs);
   if (columnar !== undefined) return { ok: true, kind: 'map', threadId, ...columnar };
   const pipeline = rowPipeline(plan);
-  const partials = streamPartials(task.stateful, plan.outputSchema, task.layout, udfs, task.lateThresholdMs);
+  const partials = streamPartials(task.stateful, plan.outputSchema, task.layout, udfs, task.lateThresholdMs, task.joinSide);
   const add = (row: Row): void => partials.add(row);
   const numInputRows = forEachInputRow(input, (row) => pipeline.push(row, add));
   const { blocks, numRecords, numLate } = partials.finish();
