@@ -88,6 +88,8 @@ describe('a checkpoint of an earlier Sluice', () => {
       partitions: 4,
       shards: 2,
       shardOfPartition: [0, 0, 1, 1],
+      // The operator's name, for tools that move its state offline (a join's values hold several rows).
+      operator: 'stateStoreSave',
     });
   });
 });
@@ -101,6 +103,8 @@ describe('the state layout file', () => {
       partitions: 4,
       shards: 2,
       shardOfPartition: [0, 0, 1, 1],
+      // The operator's name, for tools that move its state offline (a join's values hold several rows).
+      operator: 'stateStoreSave',
     });
     expect(readDoc(join(root, 'checkpoint', 'metadata'))).not.toHaveProperty('stateLayout');
   });

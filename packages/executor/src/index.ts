@@ -26,7 +26,7 @@ export { aggregateOutputSchema, statefulOutputSchema, aggResultType, aggregatorO
 export { decodeBlock, encodeBlock, type AggregateRecord, type DedupRecord, type ShuffleRecord } from './shuffle/shuffleCodec.js';
 export { operatorUsesWatermark } from './operators/watermark.js';
 export { indexTimeOf } from './operators/indexTime.js';
-export { joinExpiry, rowsInOf, type StreamJoinOp } from './operators/streamJoin.js';
+export { joinExpiry, rowsInOf, splitJoinCondition, type StreamJoinOp } from './operators/streamJoin.js';
 export { broadcastRows } from './operators/join.js';
 export { partitionRows, shufflePartition } from './shuffle/partitioner.js';
 export { walkExpr } from './expressions/exprTree.js';

@@ -7,27 +7,23 @@ import { randomUUID } from 'node:crypto';
 import {
   exprName,
   exprType,
-  joinExpiry,
   planOutputSchema,
   statefulOutputSchema,
   typeName,
-  walkExpr,
   type Expr,
   type JoinType,
   type Op,
   type Schema,
   type StatefulOp,
-  type StreamJoinOp,
-  type StreamJoinSide,
-  type StreamJoinType,
 } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import { Column, toColumn } from './Column.js';
 import { AggregateColumn, avg, count, max, min, sum } from './aggregates.js';
 import type { Session } from './Session.js';
 import { DataStreamWriter } from './DataStreamWriter.js';
-import { carriesEventTime, eventTimeColumns, eventTimeColumnsOf, planInputs, statefulInputSchema, watermarkOf, type LogicalPlan, type PlanInput } from '../plan/LogicalPlan.js';
+import { carriesEventTime, eventTimeColumns, planInputs, statefulInputSchema, watermarkOf, type LogicalPlan, type PlanInput } from '../plan/LogicalPlan.js';
 import { parseDuration } from '../conf/parsers.js';
+import { andAll, exprColumns, planStreamJoin } from '../plan/StreamJoinPlanner.js';
 import { parseColumn } from './sql/parseExpression.js';
 import { generatorOf } from './generators.js';
 
@@ -268,29 +264,7 @@ export class DataFrame {
         throw new SluiceError('UNSUPPORTED_OPERATION', 'a side of a join of two streams is a union with a withWatermark after it: put withWatermark on its inputs');
       }
     }
-    const sideInputs = (df: DataFrame): PlanInput[] => planInputs(df.plan).map((i) => ({ source: i.source, ops: [...i.ops, ...df.plan.ops] }));
-    const leftInputs = sideInputs(this);
-    const rightInputs = sideInputs(other);
-    const { keys, rightKeys, residual } = joinOn(on, this.schema, other.schema);
-    const side = (df: DataFrame, input: PlanInput): StreamJoinSide => {
-      const watermarked = eventTimeColumnsOf(input);
-      const eventTime = df.schema.find((f) => watermarked.has(f.name))?.name ?? null;
-      return { schema: df.schema, watermarked: [...watermarked], eventTime, eviction: null };
-    };
-    const base: StreamJoinOp = {
-      kind: 'streamJoin',
-      how: streamJoinType(how),
-      leftKeys: keys,
-      rightKeys: rightKeys ?? keys,
-      using: rightKeys === undefined,
-      ...(residual !== undefined && { residual }),
-      left: side(this, leftInputs[0] as PlanInput),
-      right: side(other, rightInputs[0] as PlanInput),
-      leftInputs: leftInputs.length,
-    };
-    const op: StreamJoinOp = { ...base, left: { ...base.left, eviction: evictionOf(base, 0) }, right: { ...base.right, eviction: evictionOf(base, 1) } };
-    const statics = [...(this.plan.statics ?? []), ...(other.plan.statics ?? [])];
-    const plan: LogicalPlan = { source: (leftInputs[0] as PlanInput).source, inputs: [...leftInputs, ...rightInputs], ops: [], stateful: op, post: [], ...(statics.length > 0 && { statics }) };
+    const plan = planStreamJoin({ plan: this.plan, schema: this.schema }, { plan: other.plan, schema: other.schema }, joinOn(on, this.schema, other.schema, true), how);
     return new DataFrame(this.session, plan, true);
   }
 
@@ -389,105 +363,73 @@ function joinType(how: string): JoinType {
   return t;
 }
 
-const STREAM_JOIN_TYPES: Record<string, StreamJoinType> = {
-  ...JOIN_TYPES,
-  right: 'right_outer',
-  rightouter: 'right_outer',
-  outer: 'full_outer',
-  full: 'full_outer',
-  fullouter: 'full_outer',
-};
-
-/** A join of two streams' type, by Spark's names; left anti is refused as in Spark (UnsupportedOperationChecker). */
-function streamJoinType(how: string): StreamJoinOp['how'] {
-  const t = STREAM_JOIN_TYPES[String(how).toLowerCase().replaceAll('_', '')];
-  if (t === undefined) {
-    throw new SluiceError('UNSUPPORTED_OPERATION', `join type ${how}: two streams join as inner, left_outer, right_outer, full_outer or left_semi`, { option: 'how' });
-  }
-  if (t === 'left_anti') throw new SluiceError('UNSUPPORTED_OPERATION', 'Left anti joins with a streaming DataFrame/Dataset on the right are not supported', { option: 'how' });
-  return t;
-}
-
-/**
- * How a side's state rows expire (Spark's getOneSideStateWatermarkPredicate): by a join key that
- * carries the side's watermark, else by its event time when the condition bounds it by the other
- * side's watermark, else never.
- */
-function evictionOf(op: StreamJoinOp, side: 0 | 1): StreamJoinSide['eviction'] {
-  const s = side === 0 ? op.left : op.right;
-  const keys = side === 0 ? op.leftKeys : op.rightKeys;
-  const key = keys.findIndex((k) => s.watermarked.includes(k));
-  if (key >= 0) return { kind: 'key', key };
-  const trial: StreamJoinOp = { ...op, [side === 0 ? 'left' : 'right']: { ...s, eviction: { kind: 'value' } } };
-  return joinExpiry(trial, side) === undefined ? null : { kind: 'value' };
-}
-
 /** A join's `on`: names (a join on equal columns of those names), or a condition whose equalities of a left and a right column are the keys. */
-function joinOn(on: string | string[] | Column, left: Schema, right: Schema): { keys: string[]; rightKeys?: string[]; residual?: Expr } {
-  if (on instanceof Column) return equiJoinKeys(on.expr, left, right);
+function joinOn(on: string | string[] | Column, left: Schema, right: Schema, streams = false): { keys: string[]; rightKeys?: string[]; nullSafe?: boolean[]; residual?: Expr } {
+  if (on instanceof Column) return equiJoinKeys(on.expr, left, right, streams);
   if (typeof on === 'string' || (Array.isArray(on) && on.length > 0 && on.every((k) => typeof k === 'string'))) return { keys: typeof on === 'string' ? [on] : on };
   throw new SluiceError('INVALID_OPTION', 'join on: a column name, an array of names, or a Column condition', { option: 'on' });
 }
 
 /**
- * A join condition as Spark plans it: the equalities of a stream column and a static column among
- * its `and`-ed parts are the keys; the other parts (any boolean expression over both sides) are
- * the residual, checked on each pair of rows with equal keys. A condition without such an
- * equality would join every pair (a cross join): refused, as is a name on both sides (there is
- * no way to say which side it means).
+ * A join condition as Spark plans it: the equalities of a left column and a right column among its
+ * `and`-ed parts are the keys (for two streams also a null-safe `<=>` one, under which null matches
+ * null); the other parts (any boolean expression over both sides) are the residual, checked on each
+ * pair of rows with equal keys. A condition without such an equality would join every pair (a
+ * cross join): refused, as is a name on both sides (there is no way to say which side it means).
  */
-function equiJoinKeys(cond: Expr, left: Schema, right: Schema): { keys: string[]; rightKeys: string[]; residual?: Expr } {
-  const keys: string[] = [];
-  const rightKeys: string[] = [];
-  const rest: Expr[] = [];
-  for (const name of new Set([...exprColumns(cond)])) {
-    if (left.some((f) => f.name === name) && right.some((f) => f.name === name)) {
+function equiJoinKeys(cond: Expr, left: Schema, right: Schema, streams: boolean): { keys: string[]; rightKeys: string[]; nullSafe?: boolean[]; residual?: Expr } {
+  const inLeft = (name: string): boolean => left.some((f) => f.name === name);
+  const inRight = (name: string): boolean => right.some((f) => f.name === name);
+  for (const name of new Set(exprColumns(cond))) {
+    if (inLeft(name) && inRight(name)) {
       throw new SluiceError('UNSUPPORTED_OPERATION', `column ${name} is on both sides of the join: join on its name (on = '${name}'), or rename one side's first`, { column: name });
     }
-    if (!left.some((f) => f.name === name) && !right.some((f) => f.name === name)) {
-      throw new SluiceError('UNRESOLVED_COLUMN', `join condition: no column ${name} on either side`, { column: name });
-    }
+    if (!inLeft(name) && !inRight(name)) throw new SluiceError('UNRESOLVED_COLUMN', `join condition: no column ${name} on either side`, { column: name });
   }
-  const visit = (e: Expr): void => {
+  const keys: string[] = [];
+  const rightKeys: string[] = [];
+  const nullSafe: boolean[] = [];
+  const rest: Expr[] = [];
+  /** The pair [left column, right column] of two operands that are columns of different sides. */
+  const pairOf = (a: Expr, b: Expr): [string, string] | undefined => {
+    if (a.op !== 'col' || b.op !== 'col' || inLeft(a.name) === inLeft(b.name)) return undefined;
+    return inLeft(a.name) ? [a.name, b.name] : [b.name, a.name];
+  };
+  const visit = (expr: Expr): void => {
+    let e = expr;
+    while (e.op === 'alias') e = e.expr; // expr('a <=> b') names its result
     if (e.op === 'binary' && e.fn === 'and') {
       visit(e.left);
       visit(e.right);
       return;
     }
-    if (e.op !== 'binary' || e.fn !== 'equalTo' || e.left.op !== 'col' || e.right.op !== 'col') {
+    const safe = streams ? nullSafeOperands(e) : undefined;
+    const pair = e.op === 'binary' && e.fn === 'equalTo' ? pairOf(e.left, e.right) : safe && pairOf(...safe);
+    if (pair === undefined) {
       rest.push(e);
       return;
     }
-    const sides = [e.left.name, e.right.name].map((name) => {
-      const inLeft = left.some((f) => f.name === name);
-      const inRight = right.some((f) => f.name === name);
-      if (inLeft && inRight) {
-        throw new SluiceError('UNSUPPORTED_OPERATION', `column ${name} is on both sides of the join: join on its name (on = '${name}'), or rename one side's first`, { column: name });
-      }
-      if (!inLeft && !inRight) throw new SluiceError('UNRESOLVED_COLUMN', `join condition: no column ${name} on either side`, { column: name });
-      return { name, inLeft };
-    });
-    const [a, b] = sides as [{ name: string; inLeft: boolean }, { name: string; inLeft: boolean }];
-    if (a.inLeft === b.inLeft) {
-      rest.push(e);
-      return;
-    }
-    keys.push(a.inLeft ? a.name : b.name);
-    rightKeys.push(a.inLeft ? b.name : a.name);
+    keys.push(pair[0]);
+    rightKeys.push(pair[1]);
+    nullSafe.push(safe !== undefined);
   };
   visit(cond);
   if (keys.length === 0) {
-    throw new SluiceError('UNSUPPORTED_OPERATION', 'a join condition needs an equality of a stream column and a static column (without one it is a cross join)', { option: 'on' });
+    throw streams
+      ? new SluiceError('UNSUPPORTED_OPERATION', 'Stream-stream join without equality predicate is not supported', { option: 'on' })
+      : new SluiceError('UNSUPPORTED_OPERATION', 'a join condition needs an equality of a stream column and a static column (without one it is a cross join)', { option: 'on' });
   }
-  const residual = rest.reduce<Expr | undefined>((acc, e) => (acc === undefined ? e : { op: 'binary', fn: 'and', left: acc, right: e }), undefined);
-  return { keys, rightKeys, ...(residual !== undefined && { residual }) };
+  const residual = andAll(rest);
+  return { keys, rightKeys, ...(nullSafe.some((x) => x) && { nullSafe }), ...(residual !== undefined && { residual }) };
 }
 
-/** The column names an expression reads. */
-function exprColumns(e: Expr): string[] {
-  const out: string[] = [];
-  walkExpr(e, (x) => {
-    if (x.op === 'col') out.push(x.name);
-  });
-  return out;
+/** The operands of `a <=> b` (Column.eqNullSafe and the SQL operator build the same CASE WHEN), if `e` is one. */
+function nullSafeOperands(e: Expr): [Expr, Expr] | undefined {
+  if (e.op !== 'when' || e.branches.length !== 2 || e.otherwise?.op !== 'binary' || e.otherwise.fn !== 'equalTo') return undefined;
+  const [a, b] = [e.otherwise.left, e.otherwise.right];
+  const isNullOf = (x: Expr, of: Expr): boolean => x.op === 'unary' && x.fn === 'isNull' && JSON.stringify(x.expr) === JSON.stringify(of);
+  const [first, second] = e.branches as [{ cond: Expr; value: Expr }, { cond: Expr; value: Expr }];
+  const falseLit = second.value.op === 'lit' && second.value.value === false;
+  return isNullOf(first.cond, a) && isNullOf(first.value, b) && isNullOf(second.cond, b) && falseLit ? [a, b] : undefined;
 }
+

@@ -14,11 +14,11 @@ import { decodeDataKey, decodeDedupValue, decodeKey, type IndexTimeOf } from '@s
 import { exprType } from '../expressions/exprTypes.js';
 import type { Schema } from '../schema/types.js';
 import { eventTimeOfKey } from './aggregates.js';
-import { decodeJoinValue } from './streamJoin.js';
+import { joinIndexTimeOf } from './streamJoin.js';
 import type { StatefulOp } from './types.js';
 
 export function indexTimeOf(op: StatefulOp, stateInputSchema: Schema, usesWatermark: boolean): IndexTimeOf {
-  if (op.kind === 'streamJoin') return (_key, value) => decodeJoinValue(value).indexTime;
+  if (op.kind === 'streamJoin') return (_key, value) => joinIndexTimeOf(value);
   if (op.kind !== 'aggregate') return usesWatermark ? (_key, value) => decodeDedupValue(value).expiryMs : () => null;
   const keyTypes = op.keys.map((k) => exprType(k, stateInputSchema));
   const timeOf = eventTimeOfKey(op, keyTypes);

@@ -161,6 +161,10 @@ function joinPartials(op: StreamJoinOp, side: JoinSide, layout: StateLayoutMsg, 
       for (let i = 0; i < keys.length; i++) {
         const v = row[keys[i] as string];
         if (v === null || v === undefined) {
+          if (op.nullSafe?.[i] === true) {
+            values.push(null);
+            continue;
+          }
           values = null;
           break;
         }

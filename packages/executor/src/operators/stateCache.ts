@@ -1,5 +1,5 @@
 /**
- * Decoded aggregation state of a shard, kept in its worker between batches so that a key updated
+ * Decoded aggregation or join state of a shard, kept in its worker between batches so that a key updated
  * every batch costs no LevelDB read and no decode. It holds exactly what the shard holds: every
  * write of a state task goes through it, and it is dropped when the shard rolls back, when a task
  * fails, and when the shard closes. When it outgrows its budget it is dropped whole (the keys are
@@ -7,15 +7,19 @@
  */
 import { cellTable, type CellLayout } from './aggCells.js';
 import type { KeyTable } from './keyTable.js';
+import type { JoinStateCache } from './streamJoin.js';
 
 export class StateCache {
   /** The shard's decoded aggregation state (compactAggregate.ts). */
   private cells: KeyTable | undefined;
+  /** The shard's decoded join state (streamJoin.ts). */
+  join: JoinStateCache | undefined;
 
   constructor(public budgetBytes: number) {}
 
   clear(): void {
     this.cells = undefined;
+    this.join = undefined;
   }
 
   /** The cell table of this shard (a fresh one if there is none, or one of another layout). */
@@ -31,7 +35,7 @@ export class StateCache {
   }
 
   get memoryUsedBytes(): number {
-    return this.cells?.memoryUsedBytes ?? 0;
+    return (this.cells?.memoryUsedBytes ?? 0) + (this.join?.bytes ?? 0);
   }
 }
 

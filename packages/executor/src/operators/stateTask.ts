@@ -102,7 +102,7 @@ async function runOnShard(task: StateTask, store: ShardStore, cache: StateCache,
     op.kind === 'aggregate'
       ? await aggregateCells(task, op, cellLayoutOf(op, task.stateInputSchema), store, cache, watermarkOf(task), out, counters)
       : op.kind === 'streamJoin'
-        ? await symmetricHashJoin(task, op, store, watermarkOf(task), changes, counters, udfs)
+        ? await symmetricHashJoin(task, op, store, cache, watermarkOf(task), changes, counters, udfs)
         : await deduplicate(task, op, store, changes, counters);
   await out.add(changes);
 

@@ -19,8 +19,22 @@
  * State, per side and key: the data key is [side u8][key bytes] under the key's key group, and its
  * value (encodeJoinValue) holds the side's rows of the key with their matched flags and the time
  * of its eviction index entry: the least index time of its rows (joinExpiry). numRows counts rows.
+ * The shard's worker keeps the state decoded between batches (JoinStateCache), within the state
+ * cache's budget.
  */
-import { dataKey, dataKeyOf, decodeDataKey, decodeIndexKey, indexKey, indexRangeUpTo, type ShardChange, type ShardStore } from '@sluice/state';
+import {
+  dataKey,
+  dataRange,
+  decodeDataKey,
+  decodeIndexKey,
+  indexKey,
+  indexRange,
+  indexRangeUpTo,
+  rangeInChunks,
+  SluiceError,
+  type ShardChange,
+  type ShardStore,
+} from '@sluice/state';
 import { compileExpr } from '../expressions/compileExpr.js';
 import { walkExpr } from '../expressions/exprTree.js';
 import { conjuncts, stateValueWatermark } from '../expressions/joinBounds.js';
@@ -30,7 +44,7 @@ import { decodeBlock, type JoinRecord } from '../shuffle/shuffleCodec.js';
 import type { StateTask } from '../task/messages.js';
 import { plainPackr as packr } from '../task/packers.js';
 import type { Row, Schema } from '../schema/types.js';
-import { keyString } from './stateCache.js';
+import { keyString, type StateCache } from './stateCache.js';
 import type { StatefulOp, StreamJoinSide } from './types.js';
 
 export type StreamJoinOp = Extract<StatefulOp, { kind: 'streamJoin' }>;
@@ -83,30 +97,75 @@ function valueEvictionOffset(op: StreamJoinOp, side: JoinSide): number | undefin
 /** A stored row and whether it has matched a row of the other side. */
 type Stored = [row: Row, matched: boolean];
 
-/** [index time or null, rows]: msgpack (plainPackr), rows in engine form. */
-export function encodeJoinValue(indexTime: number | null, rows: readonly Stored[]): Uint8Array {
-  return packr.pack([indexTime, rows]);
+/**
+ * A side's rows of one key as one msgpack array (plainPackr): [index time or null, row count, then
+ * for each row its matched flag (0 or 1) and its values in the side's schema order], engine form.
+ */
+export function encodeJoinValue(indexTime: number | null, rows: readonly Stored[], schema: Schema): Uint8Array {
+  const out: unknown[] = [indexTime, rows.length];
+  for (const [row, matched] of rows) {
+    out.push(matched ? 1 : 0);
+    for (const f of schema) out.push(row[f.name] ?? null);
+  }
+  return packr.pack(out);
 }
 
-export function decodeJoinValue(value: Uint8Array): { indexTime: number | null; rows: Stored[] } {
-  const [indexTime, rows] = packr.unpack(value) as [number | null, Stored[]];
-  return { indexTime, rows };
+export function decodeJoinValue(value: Uint8Array, schema: Schema): { indexTime: number | null; rows: Stored[] } {
+  const a = unpackJoinValue(value);
+  if ((a.length - 2) !== (a[1] as number) * (schema.length + 1)) {
+    throw new SluiceError(
+      'STATE_STORE_CORRUPT',
+      `a join state value holds ${String(a[1])} rows in ${a.length - 2} values, which rows of this side's ${schema.length} columns (${schema.map((f) => f.name).join(', ')}) cannot fill: the state was written by another query, or is damaged`,
+    );
+  }
+  const rows: Stored[] = [];
+  for (let i = 2; i < a.length; i += schema.length + 1) {
+    const row: Row = {};
+    for (let k = 0; k < schema.length; k++) row[(schema[k] as Schema[number]).name] = a[i + 1 + k];
+    rows.push([row, a[i] === 1]);
+  }
+  return { indexTime: a[0] as number | null, rows };
 }
+
+/** A stored value's array, checked for its header: [index time or null, row count, ...]. */
+function unpackJoinValue(value: Uint8Array): unknown[] {
+  let a: unknown;
+  try {
+    a = packr.unpack(value);
+  } catch (e) {
+    throw new SluiceError('STATE_STORE_CORRUPT', `a join state value does not decode: ${(e as Error).message}`);
+  }
+  if (!Array.isArray(a) || a.length < 2 || !(a[0] === null || typeof a[0] === 'number') || !Number.isInteger(a[1])) {
+    throw new SluiceError('STATE_STORE_CORRUPT', 'a join state value is not [index time, row count, rows...]: the state was written by another query, or is damaged');
+  }
+  return a;
+}
+
+/** The index time a stored value records (a repartition writes each moved value's index entry beside it). */
+export const joinIndexTimeOf = (value: Uint8Array): number | null => unpackJoinValue(value)[0] as number | null;
 
 /**
  * The repartition hook of an operator that keeps several rows in one state value (by its progress
  * name): a join's values count their rows. Empty for the others, whose values are one row each.
  */
 export function rowsInOf(operatorName: string | undefined): { rowsIn?: (value: Uint8Array) => number } {
-  return operatorName === 'symmetricHashJoin' ? { rowsIn: (value) => decodeJoinValue(value).rows.length } : {};
+  return operatorName === 'symmetricHashJoin' ? { rowsIn: (value) => unpackJoinValue(value)[1] as number } : {};
 }
 
-/** The state key of a side's rows of one join key (under the key's key group). */
-export function joinStateKey(keyGroup: number, side: JoinSide, keyBytes: Uint8Array): Uint8Array {
+
+/** The string a key's rows are known by in a task and in the cache (per side): key group and key bytes, latin1. */
+function stateId(keyGroup: number, keyBytes: Uint8Array): string {
+  let s = String.fromCharCode(keyGroup >>> 8, keyGroup & 0xff);
+  for (let i = 0; i < keyBytes.length; i += 4096) s += String.fromCharCode.apply(null, keyBytes.subarray(i, i + 4096) as unknown as number[]);
+  return s;
+}
+
+/** The key part of a side's state data key: [side u8][key bytes] (the data key puts it under the key group). */
+function sideKey(side: JoinSide, keyBytes: Uint8Array): Uint8Array {
   const key = new Uint8Array(keyBytes.length + 1);
   key[0] = side;
   key.set(keyBytes, 1);
-  return dataKey(keyGroup, key);
+  return key;
 }
 
 // ---- the join ----------------------------------------------------------------------------------
@@ -120,6 +179,7 @@ interface CompiledJoin {
   /** The output row of a pair (null: the side is missing). */
   output: (left: Row | null, right: Row | null) => Row;
   expiry: [((row: Row) => number | null) | undefined, ((row: Row) => number | null) | undefined];
+  schemas: [Schema, Schema];
 }
 
 const always = (): boolean => true;
@@ -132,12 +192,13 @@ function columnsOf(e: Expr): string[] {
   return out;
 }
 
-function compileJoin(op: StreamJoinOp, udfs: UdfRegistry): CompiledJoin {
+/**
+ * Spark's JoinConditionSplitPredicates: a conjunct on the left columns alone (or on none) is the
+ * left's pre-join filter, one on the right's alone the right's; the rest is checked on pairs.
+ */
+export function splitJoinCondition(op: { residual?: Expr | undefined; left: { schema: Schema }; right: { schema: Schema } }): [Expr[], Expr[], Expr[]] {
   const leftNames = new Set(op.left.schema.map((f) => f.name));
   const rightNames = new Set(op.right.schema.map((f) => f.name));
-  const both = [...op.left.schema, ...op.right.schema];
-  // Spark's JoinConditionSplitPredicates: a conjunct on the left columns alone (or on none) is the
-  // left's pre-join filter, one on the right's alone the right's; the rest is checked on pairs.
   const parts: [Expr[], Expr[], Expr[]] = [[], [], []];
   for (const c of op.residual === undefined ? [] : conjuncts(op.residual)) {
     const cols = columnsOf(c);
@@ -145,17 +206,35 @@ function compileJoin(op: StreamJoinOp, udfs: UdfRegistry): CompiledJoin {
     else if (cols.every((n) => rightNames.has(n))) parts[1].push(c);
     else parts[2].push(c);
   }
+  return parts;
+}
+
+function compileJoin(op: StreamJoinOp, udfs: UdfRegistry): CompiledJoin {
+  const parts = splitJoinCondition(op);
   const predicate = (exprs: Expr[], schema: Schema): ((row: Row) => boolean) => {
     if (exprs.length === 0) return always;
     const fns = exprs.map((e) => compileExpr(e, schema, udfs));
     return (row) => fns.every((f) => f(row) === true);
   };
+  const both = [...op.left.schema, ...op.right.schema];
   const pairs = predicate(parts[2], both);
+  // The pair's columns in one row, reused (the condition reads it, and keeps nothing of it).
+  const pairRow: Row = {};
+  const leftNames = op.left.schema.map((f) => f.name);
+  const rightNames = op.right.schema.map((f) => f.name);
   return {
     pre: [predicate(parts[0], op.left.schema), predicate(parts[1], op.right.schema)],
-    post: parts[2].length === 0 ? always : (l, r) => pairs({ ...l, ...r }),
+    post:
+      parts[2].length === 0
+        ? always
+        : (l, r) => {
+            for (const n of leftNames) pairRow[n] = l[n];
+            for (const n of rightNames) pairRow[n] = r[n];
+            return pairs(pairRow);
+          },
     output: outputOf(op),
     expiry: [joinExpiry(op, 0), joinExpiry(op, 1)],
+    schemas: [op.left.schema, op.right.schema],
   };
 }
 
@@ -178,14 +257,32 @@ function outputOf(op: StreamJoinOp): (left: Row | null, right: Row | null) => Ro
   };
 }
 
-/** A side's rows of one key, as read and as this batch leaves them. */
+/** A side's rows of one key, as the shard holds them and as this batch changes them. */
 interface KeyState {
-  dataKey: Uint8Array;
-  /** The stored value (null: none), and the time of its index entry. */
+  side: JoinSide;
+  keyGroup: number;
+  /** [side][key bytes]: the data key's and index entries' key. */
+  key: Uint8Array;
+  /** The value the shard holds (null: none), and the time of its index entry. */
   prior: Uint8Array | null;
   priorIndexTime: number | null;
   rows: Stored[];
   dirty: boolean;
+}
+
+/**
+ * A shard's decoded join state, kept between batches (StateCache.join), per side by stateId: every
+ * key the shard holds when `complete` (an absent key is then absent from the shard too, and needs
+ * no read; `expiring` then orders the keys by index time, so eviction needs no index scan), else
+ * some of them. `bytes` estimates what it takes in memory (its budget's measure).
+ */
+export interface JoinStateCache {
+  states: [Map<string, KeyState>, Map<string, KeyState>];
+  complete: boolean;
+  bytes: number;
+  expiring: ExpiryHeap | undefined;
+  /** Index entries naming no key's earliest expiry, found when the cache was filled: the next batch deletes them. */
+  stale: Uint8Array[];
 }
 
 interface JoinCounters {
@@ -195,53 +292,167 @@ interface JoinCounters {
 }
 
 const EMPTY = new Uint8Array(0);
+const NO_ROWS: readonly Stored[] = [];
 
-function keyStateOf(dk: Uint8Array, prior: Uint8Array | undefined): KeyState {
-  if (prior === undefined) return { dataKey: dk, prior: null, priorIndexTime: null, rows: [], dirty: false };
-  const { indexTime, rows } = decodeJoinValue(prior);
-  return { dataKey: dk, prior, priorIndexTime: indexTime, rows, dirty: false };
+function keyStateOf(side: JoinSide, keyGroup: number, key: Uint8Array, prior: Uint8Array | undefined, schema: Schema): KeyState {
+  if (prior === undefined) return { side, keyGroup, key, prior: null, priorIndexTime: null, rows: [], dirty: false };
+  const { indexTime, rows } = decodeJoinValue(prior, schema);
+  return { side, keyGroup, key, prior, priorIndexTime: indexTime, rows, dirty: false };
 }
 
 const outerSide = (op: StreamJoinOp, side: JoinSide): boolean =>
   op.how === 'full_outer' || (side === 0 ? op.how === 'left_outer' : op.how === 'right_outer');
 
+/** Keys by the time of their index entry, least first (a binary heap; an entry whose key has moved on is skipped when it comes up). */
+class ExpiryHeap {
+  private readonly times: number[] = [];
+  private readonly states: KeyState[] = [];
+
+  push(time: number, state: KeyState): void {
+    const { times, states } = this;
+    let i = times.length;
+    times.push(time);
+    states.push(state);
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if ((times[parent] as number) <= time) break;
+      times[i] = times[parent] as number;
+      states[i] = states[parent] as KeyState;
+      i = parent;
+    }
+    times[i] = time;
+    states[i] = state;
+  }
+
+  /** Removes and returns the keys whose entries are at or below `time`, with the entry's time. */
+  popUpTo(time: number, fn: (state: KeyState, entryTime: number) => void): void {
+    const { times, states } = this;
+    while (times.length > 0 && (times[0] as number) <= time) {
+      const t = times[0] as number;
+      const s = states[0] as KeyState;
+      const lastTime = times.pop() as number;
+      const lastState = states.pop() as KeyState;
+      if (times.length > 0) {
+        let i = 0;
+        for (;;) {
+          const l = 2 * i + 1;
+          if (l >= times.length) break;
+          const r = l + 1;
+          const c = r < times.length && (times[r] as number) < (times[l] as number) ? r : l;
+          if ((times[c] as number) >= lastTime) break;
+          times[i] = times[c] as number;
+          states[i] = states[c] as KeyState;
+          i = c;
+        }
+        times[i] = lastTime;
+        states[i] = lastState;
+      }
+      fn(s, t);
+    }
+  }
+}
+
+/** Decoded rows take about this many times the bytes of their encoded value (the cache's budget measure). */
+const DECODED_BYTES_PER_BYTE = 4;
+
+/**
+ * The shard's join cache, filled from the shard when it has none: a shard holding nothing gives a
+ * complete empty one; otherwise its data is read once, while it fits the cache's budget (past it,
+ * the cache keeps what it has read and the rest is read per key).
+ */
+async function joinCacheOf(cache: StateCache, store: ShardStore, schemas: [Schema, Schema]): Promise<JoinStateCache> {
+  if (cache.join !== undefined) return cache.join;
+  const join: JoinStateCache = { states: [new Map(), new Map()], complete: true, bytes: 0, expiring: new ExpiryHeap(), stale: [] };
+  if (store.numRows > 0) {
+    const [gte, lt] = dataRange();
+    scan: for await (const chunk of rangeInChunks(store, gte, lt)) {
+      for (const [dk, value] of chunk) {
+        if (join.bytes + value.length * DECODED_BYTES_PER_BYTE > cache.budgetBytes) {
+          join.complete = false;
+          join.expiring = undefined;
+          break scan;
+        }
+        const { kg, key } = decodeDataKey(dk);
+        const side = (key[0] ?? 0) as JoinSide;
+        const state = keyStateOf(side, kg, new Uint8Array(key), value, schemas[side]);
+        join.states[side].set(stateId(kg, key.subarray(1)), state);
+        if (state.priorIndexTime !== null) join.expiring?.push(state.priorIndexTime, state);
+        join.bytes += value.length * DECODED_BYTES_PER_BYTE;
+      }
+    }
+    // A complete cache evicts without the shard's index: entries naming no key's earliest expiry go now.
+    if (join.complete) {
+      const [ig, il] = indexRange();
+      for await (const chunk of rangeInChunks(store, ig, il)) {
+        for (const [ik] of chunk) {
+          const { timeMs, kg, key } = decodeIndexKey(ik);
+          if (join.states[(key[0] ?? 0) as JoinSide].get(stateId(kg, key.subarray(1)))?.priorIndexTime !== timeMs) join.stale.push(new Uint8Array(ik));
+        }
+      }
+    }
+  }
+  cache.join = join;
+  return join;
+}
+
+/** The batch's keys, per side by stateId: the cache's, or new ones (read from the shard when the cache is not complete). */
+type BatchStates = [Map<string, KeyState>, Map<string, KeyState>];
+
 /**
  * Runs the batch's records of this shard through the join (steps 1-3 above) and returns the rows
- * it emits; the state changes go into `changes`.
+ * it emits; the state changes go into `changes`, and into the shard's cache (a failed task drops
+ * the cache whole).
  */
 export async function symmetricHashJoin(
   task: StateTask,
   op: StreamJoinOp,
   store: ShardStore,
+  cache: StateCache,
   watermark: number | undefined,
   changes: ShardChange[],
   c: JoinCounters,
   udfs: UdfRegistry,
 ): Promise<Row[]> {
   const j = compileJoin(op, udfs);
+  const known = await joinCacheOf(cache, store, j.schemas);
   const records: [JoinRecord[], JoinRecord[]] = [[], []];
   for (const block of task.blocks) for (const rec of decodeBlock<JoinRecord>(block.data)) records[rec[3]].push(rec);
 
-  // The state of every key the batch's records have, both sides, in one read.
-  const states = new Map<string, KeyState>();
-  const wanted: Uint8Array[] = [];
+  // Every key of the batch, both sides: from the cache, the rest in one read.
+  const states: BatchStates = [new Map(), new Map()];
+  const ids: [string[], string[]] = [[], []];
+  const seen = new Set<string>();
+  // A key neither side holds yet gets its state when a row is stored under it.
+  const wanted: KeyState[] = [];
   for (const side of [0, 1] as const) {
     for (const rec of records[side]) {
-      if (rec[1] === null) continue;
+      if (rec[1] === null) {
+        ids[side].push('');
+        continue;
+      }
+      const id = stateId(rec[0], rec[1]);
+      ids[side].push(id);
+      if (seen.has(id)) continue;
+      seen.add(id);
       for (const s of [0, 1] as const) {
-        const dk = joinStateKey(rec[0], s, rec[1]);
-        const k = keyString(dk);
-        if (states.has(k)) continue;
-        states.set(k, keyStateOf(dk, undefined));
-        wanted.push(dk);
+        const st = known.states[s].get(id);
+        if (st !== undefined) states[s].set(id, st);
+        else if (!known.complete) wanted.push(keyStateOf(s, rec[0], sideKey(s, rec[1]), undefined, j.schemas[s]));
       }
     }
   }
-  const read = await store.getMany(wanted);
-  wanted.forEach((dk, i) => {
-    const prior = read[i];
-    if (prior !== undefined) states.set(keyString(dk), keyStateOf(dk, prior));
-  });
+  if (wanted.length > 0) {
+    const read = await store.getMany(wanted.map((st) => dataKey(st.keyGroup, st.key)));
+    wanted.forEach((st, i) => {
+      const prior = read[i];
+      if (prior === undefined) return;
+      const id = stateId(st.keyGroup, st.key.subarray(1));
+      const loaded = keyStateOf(st.side, st.keyGroup, st.key, prior, j.schemas[st.side]);
+      states[st.side].set(id, loaded);
+      known.states[st.side].set(id, loaded);
+      known.bytes += prior.length * DECODED_BYTES_PER_BYTE;
+    });
+  }
 
   const out: Row[] = [];
   const pair = (side: JoinSide, row: Row, other: Row | null): Row => (side === 0 ? j.output(row, other) : j.output(other, row));
@@ -249,119 +460,165 @@ export async function symmetricHashJoin(
     const other: JoinSide = side === 0 ? 1 : 0;
     const expiry = j.expiry[side];
     const outer = outerSide(op, side);
-    for (const [kg, keyBytes, row] of records[side]) {
-      if (keyBytes === null || !j.pre[side](row)) {
+    const sideIds = ids[side];
+    records[side].forEach((rec, n) => {
+      const row = rec[2];
+      if (rec[1] === null || !j.pre[side](row)) {
         if (outer) out.push(pair(side, row, null));
-        continue;
+        return;
       }
-      const theirs = states.get(keyString(joinStateKey(kg, other, keyBytes))) as KeyState;
+      const id = sideIds[n] as string;
+      const theirs = states[other].get(id);
       let matched = false;
-      for (const stored of theirs.rows) {
+      for (const stored of theirs?.rows ?? NO_ROWS) {
         // A left semi join emits a left row once: the right side skips the ones that matched.
         if (op.how === 'left_semi' && side === 1 && stored[1]) continue;
         if (!(side === 0 ? j.post(row, stored[0]) : j.post(stored[0], row))) continue;
         if (!stored[1]) {
           stored[1] = true;
-          theirs.dirty = true;
+          (theirs as KeyState).dirty = true;
         }
         if (op.how !== 'left_semi') out.push(pair(side, row, stored[0]));
         else if (side === 1) out.push(j.output(stored[0], null));
         else if (!matched) out.push(j.output(row, null));
         matched = true;
       }
-      if (op.how === 'left_semi' && side === 0 && matched) continue;
+      if (op.how === 'left_semi' && side === 0 && matched) return;
       // A row the watermark has already passed is not stored (an unmatched outer one is lost, as in Spark).
       const t = expiry?.(row) ?? null;
-      if (watermark !== undefined && t !== null && t <= watermark) continue;
-      const mine = states.get(keyString(joinStateKey(kg, side, keyBytes))) as KeyState;
+      if (watermark !== undefined && t !== null && t <= watermark) return;
+      let mine = states[side].get(id);
+      if (mine === undefined) states[side].set(id, (mine = keyStateOf(side, rec[0], sideKey(side, rec[1] as Uint8Array), undefined, j.schemas[side])));
       mine.rows.push([row, matched]);
       mine.dirty = true;
       c.updated += 1;
       c.rowDelta += 1;
-    }
+    });
   }
 
   const evicts = watermark !== undefined && (j.expiry[0] !== undefined || j.expiry[1] !== undefined);
-  const stale = evicts ? await evictJoinState(op, j, store, watermark, states, c, out) : new Map<string, Uint8Array>();
-
-  for (const s of states.values()) {
-    if (!s.dirty) continue;
-    const side = (decodeDataKey(s.dataKey).key[0] ?? 0) as JoinSide;
-    const expiry = j.expiry[side];
-    let indexTime: number | null = null;
-    if (expiry !== undefined) {
-      for (const [row] of s.rows) {
-        const t = expiry(row);
-        if (t !== null && (indexTime === null || t < indexTime)) indexTime = t;
-      }
-    }
-    const { kg, key } = decodeDataKey(s.dataKey);
-    if (s.rows.length === 0) {
-      if (s.prior !== null) changes.push({ key: s.dataKey, value: null, prior: s.prior });
-    } else changes.push({ key: s.dataKey, value: encodeJoinValue(indexTime, s.rows), prior: s.prior });
-    if (s.priorIndexTime !== null && (s.rows.length === 0 || s.priorIndexTime !== indexTime)) {
-      changes.push({ key: indexKey(s.priorIndexTime, kg, key), value: null, prior: EMPTY });
-    }
-    if (indexTime !== null && s.rows.length > 0 && indexTime !== s.priorIndexTime) {
-      const ik = indexKey(indexTime, kg, key);
-      if (!stale.delete(keyString(ik))) changes.push({ key: ik, value: EMPTY, prior: null });
-    }
-  }
-  for (const ik of stale.values()) changes.push({ key: ik, value: null, prior: EMPTY });
+  const stale = [...known.stale, ...(evicts ? await evictJoinState(op, j, store, watermark, known, states, c, out) : [])];
+  known.stale = [];
+  const written = writeStates(j, states, known, changes, stale.length > 0);
+  for (const ik of stale) if (!written.has(keyString(ik))) changes.push({ key: ik, value: null, prior: EMPTY });
+  // Over its budget the cache starts again empty, not complete: keys are then read as they come.
+  if (known.bytes > cache.budgetBytes) cache.join = { states: [new Map(), new Map()], complete: false, bytes: 0, expiring: undefined, stale: [] };
   return out;
 }
 
 /**
- * Step 3: the rows of either side whose index time is at or below the watermark, found through
- * the shard's time index (the cost is what expires, not the whole state), are removed; an outer
- * side's unmatched ones are emitted with nulls. An index entry that no longer names its key's
- * earliest expiry (the key's rows changed since) is removed without reading further.
+ * The batch's changed keys into `changes` and the cache: values, and index entries at their rows'
+ * least expiry. With `track`, returns the index entries it writes (keyString), which a stale one
+ * must not undo.
+ */
+function writeStates(j: CompiledJoin, states: BatchStates, known: JoinStateCache, changes: ShardChange[], track: boolean): Set<string> {
+  const written = new Set<string>();
+  for (const side of [0, 1] as const) {
+    const expiry = j.expiry[side];
+    for (const [id, s] of states[side]) {
+      if (!s.dirty) continue;
+      let indexTime: number | null = null;
+      if (expiry !== undefined) {
+        for (const [row] of s.rows) {
+          const t = expiry(row);
+          if (t !== null && (indexTime === null || t < indexTime)) indexTime = t;
+        }
+      }
+      const value = s.rows.length === 0 ? null : encodeJoinValue(indexTime, s.rows, j.schemas[side]);
+      if (value !== null || s.prior !== null) changes.push({ key: dataKey(s.keyGroup, s.key), value, prior: s.prior });
+      if (s.priorIndexTime !== null && (value === null || s.priorIndexTime !== indexTime)) {
+        changes.push({ key: indexKey(s.priorIndexTime, s.keyGroup, s.key), value: null, prior: EMPTY });
+      }
+      if (indexTime !== null && value !== null && indexTime !== s.priorIndexTime) {
+        const ik = indexKey(indexTime, s.keyGroup, s.key);
+        changes.push({ key: ik, value: EMPTY, prior: null });
+        if (track) written.add(keyString(ik));
+        known.expiring?.push(indexTime, s);
+      }
+      known.bytes += ((value?.length ?? 0) - (s.prior?.length ?? 0)) * DECODED_BYTES_PER_BYTE;
+      s.dirty = false;
+      s.priorIndexTime = value === null ? null : indexTime;
+      s.prior = value;
+      if (value === null) known.states[side].delete(id);
+      else known.states[side].set(id, s);
+    }
+  }
+  return written;
+}
+
+/**
+ * Step 3: the rows of either side whose index time is at or below the watermark are removed, and
+ * an outer side's unmatched ones emitted with nulls. A complete cache knows the keys in order of
+ * expiry; otherwise they are found through the shard's time index (either way the cost is what
+ * expires, not the whole state). Returns the index entries to delete that name no key's earliest
+ * expiry (left by an earlier Sluice, or by data that is gone).
  */
 async function evictJoinState(
   op: StreamJoinOp,
   j: CompiledJoin,
   store: ShardStore,
   watermark: number,
-  states: Map<string, KeyState>,
+  known: JoinStateCache,
+  states: BatchStates,
   c: JoinCounters,
   out: Row[],
-): Promise<Map<string, Uint8Array>> {
-  const [gte, lt] = indexRangeUpTo(Math.floor(watermark));
-  const index = await store.range(gte, lt);
-  const stale = new Map<string, Uint8Array>();
-  if (index.length === 0) return stale;
-  const unknown = new Map<string, Uint8Array>();
-  for (const [ik] of index) {
-    const dk = dataKeyOf(ik);
-    const k = keyString(dk);
-    if (!states.has(k)) unknown.set(k, dk);
-  }
-  const read = await store.getMany([...unknown.values()]);
-  [...unknown].forEach(([k, dk], i) => states.set(k, keyStateOf(dk, read[i])));
+): Promise<Uint8Array[]> {
   const removed: [Row[], Row[]] = [[], []];
-  for (const [ik] of index) {
-    const s = states.get(keyString(dataKeyOf(ik))) as KeyState;
-    if (s.priorIndexTime !== decodeIndexKey(ik).timeMs) {
-      // Not the key's entry (its rows are gone, or expire later): it goes, unless the batch writes it again.
-      stale.set(keyString(ik), new Uint8Array(ik));
-      continue;
-    }
-    const side = (decodeDataKey(s.dataKey).key[0] ?? 0) as JoinSide;
-    const expiry = j.expiry[side];
-    if (expiry === undefined) continue;
+  const expire = (s: KeyState): boolean => {
+    const expiry = j.expiry[s.side];
+    if (expiry === undefined) return false;
     const kept: Stored[] = [];
     for (const stored of s.rows) {
       const t = expiry(stored[0]);
       if (t === null || t > watermark) kept.push(stored);
       else {
-        if (!stored[1] && outerSide(op, side)) removed[side].push(stored[0]);
+        if (!stored[1] && outerSide(op, s.side)) removed[s.side].push(stored[0]);
         c.removed += 1;
         c.rowDelta -= 1;
       }
     }
-    if (kept.length === s.rows.length) continue;
+    if (kept.length === s.rows.length) return false;
     s.rows = kept;
     s.dirty = true;
+    states[s.side].set(stateId(s.keyGroup, s.key.subarray(1)), s);
+    return true;
+  };
+  const stale: Uint8Array[] = [];
+  if (known.expiring !== undefined) {
+    // An entry whose key has a later index time now (or no rows) was replaced when that changed;
+    // a key that somehow expires nothing keeps its entry.
+    const keep: Array<[number, KeyState]> = [];
+    known.expiring.popUpTo(Math.floor(watermark), (s, time) => {
+      if (s.priorIndexTime === time && !expire(s)) keep.push([time, s]);
+    });
+    for (const [time, s] of keep) known.expiring.push(time, s);
+  } else {
+    const [gte, lt] = indexRangeUpTo(Math.floor(watermark));
+    const index = await store.range(gte, lt);
+    const unknown: Array<{ ik: Uint8Array; side: JoinSide; kg: number; key: Uint8Array; id: string }> = [];
+    const found: Array<{ ik: Uint8Array; state: KeyState | undefined }> = index.map(([ik]) => {
+      const { kg, key } = decodeIndexKey(ik);
+      const side = (key[0] ?? 0) as JoinSide;
+      const id = stateId(kg, key.subarray(1));
+      const state = states[side].get(id) ?? known.states[side].get(id);
+      if (state === undefined) unknown.push({ ik, side, kg, key: new Uint8Array(key), id });
+      return { ik, state };
+    });
+    const read = await store.getMany(unknown.map((u) => dataKey(u.kg, u.key)));
+    const loaded = new Map<Uint8Array, KeyState>();
+    unknown.forEach((u, i) => {
+      const value = read[i];
+      if (value === undefined) return;
+      const state = keyStateOf(u.side, u.kg, u.key, value, j.schemas[u.side]);
+      known.states[u.side].set(u.id, state);
+      known.bytes += value.length * DECODED_BYTES_PER_BYTE;
+      loaded.set(u.ik, state);
+    });
+    for (const { ik, state } of found) {
+      const s = state ?? loaded.get(ik);
+      if (s === undefined || s.priorIndexTime !== decodeIndexKey(ik).timeMs) stale.push(new Uint8Array(ik));
+      else expire(s);
+    }
   }
   for (const row of removed[0]) out.push(j.output(row, null));
   for (const row of removed[1]) out.push(j.output(null, row));

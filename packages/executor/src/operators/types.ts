@@ -113,6 +113,8 @@ export type StatefulOp =
       how: Exclude<StreamJoinType, 'left_anti'>;
       leftKeys: string[];
       rightKeys: string[];
+      /** Keys compared null-safely (`<=>`): a null there matches a null. */
+      nullSafe?: boolean[];
       using: boolean;
       residual?: Expr;
       left: StreamJoinSide;
