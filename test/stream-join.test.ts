@@ -78,6 +78,54 @@ describe("Spark's ad impressions and clicks example", () => {
   });
 });
 
+describe('combined with union and stream-static joins', () => {
+  it('a side that is a union of two streams, the other joined with a static table first: every pair once, with the table\'s column', async () => {
+    const table = tempDir();
+    writeInput(table, 'names.json', jsonLines([{ uid: 'u1', name: 'Ann' }, { uid: 'u2', name: 'Bob' }]));
+    await withSession({ 'sluice.executor.cores': 2, 'sluice.sql.shuffle.partitions': 3 }, async (s) => {
+      const webA = s.memoryStream('web_a', 'user STRING, page STRING');
+      const webB = s.memoryStream('web_b', 'user STRING, page STRING');
+      const buys = s.memoryStream('buys', 'uid STRING, item STRING');
+      const views = s.readStream.format('memory').load('web_a').union(s.readStream.format('memory').load('web_b'));
+      const named = s.readStream.format('memory').load('buys').join(s.read.format('json').schema('uid STRING, name STRING').load(table), 'uid');
+      const q = await views.join(named, expr('user = uid')).writeStream.format('memory').queryName('combined').start();
+      try {
+        webA.addData([{ user: 'u1', page: 'home' }]);
+        webB.addData([{ user: 'u2', page: 'cart' }, { user: 'u3', page: 'home' }]);
+        buys.addData([{ uid: 'u1', item: 'book' }, { uid: 'u2', item: 'pen' }]);
+        await q.processAllAvailable();
+        // A later view of u1, from the second input, meets the stored purchase.
+        webB.addData([{ user: 'u1', page: 'faq' }]);
+        await q.processAllAvailable();
+        const rows = (await s.memoryTable('combined')).map((r) => `${String(r['user'])} ${String(r['page'])} ${String(r['item'])} ${String(r['name'])}`).sort();
+        expect(rows).toEqual(['u1 faq book Ann', 'u1 home book Ann', 'u2 cart pen Bob']);
+        // Three sources: the union's two inputs, then the right side's.
+        expect(q.lastProgress?.sources).toHaveLength(3);
+        expect(q.lastProgress?.stateOperators?.[0]?.numRowsTotal).toBe(6);
+      } finally {
+        await q.stop();
+      }
+    });
+  });
+
+  it('refuses what Spark refuses, or what needs a stateful operator after the join, with its code', async () => {
+    await withSession({ 'sluice.executor.cores': 1 }, async (s) => {
+      s.memoryStream('l1', 'k STRING, t TIMESTAMP');
+      s.memoryStream('r1', 'rk STRING, rt TIMESTAMP');
+      const l = s.readStream.format('memory').load('l1').withWatermark('t', '1 minute');
+      const r = s.readStream.format('memory').load('r1').withWatermark('rt', '1 minute');
+      const start = (df: ReturnType<typeof l.join>, mode = 'append') => df.writeStream.format('memory').queryName(`q${Math.random()}`).outputMode(mode).start();
+      // No bound on the state of an outer join: Spark's rule.
+      await expect(start(l.join(r, expr('k = rk'), 'left_outer'))).rejects.toMatchObject({ code: 'UNSUPPORTED_OPERATION' });
+      await expect(start(l.join(r, expr('k = rk')), 'update')).rejects.toMatchObject({ code: 'UNSUPPORTED_OUTPUT_MODE', option: 'outputMode' });
+      expect(() => l.join(r, expr('t > rt'))).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', message: 'Stream-stream join without equality predicate is not supported' }));
+      expect(() => l.join(r, expr('k = rk'), 'left_anti')).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', option: 'how' }));
+      expect(() => l.join(r, expr('k = rk')).groupBy('k').count()).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION' }));
+      expect(() => l.groupBy('k').count().join(r, expr('k = rk'))).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION' }));
+    });
+  });
+});
+
 // ---- the crash scenario ----------------------------------------------------------------------------
 
 interface Impression {
