@@ -10,7 +10,7 @@ export { conjuncts, stateValueWatermark, type JoinBoundSides } from './expressio
 export { COLLECTION_FUNCTIONS } from './expressions/collectionFunctions.js';
 export { DATETIME_FUNCTIONS, type DatetimeFunctionName } from './expressions/datetimeFunctions.js';
 export { JSON_FUNCTIONS, type JsonFunctionName } from './expressions/jsonFunctions.js';
-export { createCast, rowToExternal, rowToInternal, toExternal, toInternal, typeName } from './schema/values.js';
+export { createCast, isStructType, rowToExternal, rowToInternal, toExternal, toInternal, typeName } from './schema/values.js';
 export { formatDate, parseDate } from './schema/timestamps.js';
 export { datetimePatternProblem } from './schema/datetimePatterns.js';
 export { addIntervals, formatInterval, intervalOf, intervalUnit, parseInterval, type Interval } from './schema/intervals.js';
@@ -26,7 +26,7 @@ export { aggregateOutputSchema, statefulOutputSchema, aggResultType, aggregatorO
 export { decodeBlock, encodeBlock, type AggregateRecord, type DedupRecord, type ShuffleRecord } from './shuffle/shuffleCodec.js';
 export { operatorUsesWatermark } from './operators/watermark.js';
 export { indexTimeOf } from './operators/indexTime.js';
-export { joinExpiry, rowsInOf, splitJoinCondition, type StreamJoinOp } from './operators/streamJoin.js';
+export { joinExpiry, joinOutputWatermark, rowsInOf, splitJoinCondition, type StreamJoinOp } from './operators/streamJoin.js';
 export { broadcastRows } from './operators/join.js';
 export { partitionRows, shufflePartition } from './shuffle/partitioner.js';
 export { walkExpr } from './expressions/exprTree.js';

@@ -1,14 +1,14 @@
 /**
- * A DataFrame is a source, a chain of stateless operators, and at most one stateful operator
- * (an aggregation or a deduplication) followed by more stateless operators. Every operator is
- * checked against the schema when it is called, so an unknown column fails at the line naming it.
+ * A DataFrame is a source, a chain of stateless operators, then stateful operators (an
+ * aggregation, a deduplication or a join of two streams; the ones after the first in plan.chain),
+ * each followed by more stateless operators. Every operator is checked against the schema when it
+ * is called, so an unknown column fails at the line naming it.
  */
 import { randomUUID } from 'node:crypto';
 import {
   exprName,
   exprType,
-  planOutputSchema,
-  statefulOutputSchema,
+  isStructType,
   typeName,
   type Expr,
   type JoinType,
@@ -21,7 +21,7 @@ import { Column, toColumn } from './Column.js';
 import { AggregateColumn, avg, count, max, min, sum } from './aggregates.js';
 import type { Session } from './Session.js';
 import { DataStreamWriter } from './DataStreamWriter.js';
-import { carriesEventTime, eventTimeColumns, planInputs, statefulInputSchema, watermarkOf, type LogicalPlan, type PlanInput } from '../plan/LogicalPlan.js';
+import { carriesEventTime, eventTimeColumns, planInputs, planOutput, watermarkOf, type ChainedOperator, type LogicalPlan, type PlanInput } from '../plan/LogicalPlan.js';
 import { parseDuration } from '../conf/parsers.js';
 import { andAll, exprColumns, planStreamJoin } from '../plan/StreamJoinPlanner.js';
 import { parseColumn } from './sql/parseExpression.js';
@@ -35,12 +35,7 @@ export class DataFrame {
     readonly plan: LogicalPlan,
     readonly isStreaming: boolean,
   ) {
-    const before = statefulInputSchema(plan);
-    this.schema = plan.stateful
-      ? planOutputSchema(plan.post, statefulOutputSchema(plan.stateful, before))
-      : plan.exchange
-        ? planOutputSchema(plan.post, before)
-        : before;
+    this.schema = planOutput(plan);
   }
 
   get columns(): string[] {
@@ -48,9 +43,13 @@ export class DataFrame {
   }
 
   private with(op: Op): DataFrame {
-    const plan = this.plan.stateful || this.plan.exchange
-      ? { ...this.plan, post: [...this.plan.post, op] }
-      : { ...this.plan, ops: [...this.plan.ops, op] };
+    const { chain } = this.plan;
+    const last = chain?.[chain.length - 1];
+    const plan = last
+      ? { ...this.plan, chain: [...(chain as ChainedOperator[]).slice(0, -1), { ...last, post: [...last.post, op] }] }
+      : this.plan.stateful || this.plan.exchange
+        ? { ...this.plan, post: [...this.plan.post, op] }
+        : { ...this.plan, ops: [...this.plan.ops, op] };
     return new DataFrame(this.session, plan, this.isStreaming);
   }
 
@@ -79,9 +78,8 @@ export class DataFrame {
   /** A new DataFrame with `op` as its stateful operator. */
   withStateful(op: StatefulOp): DataFrame {
     if (this.plan.exchange) throw new SluiceError('UNSUPPORTED_OPERATION', 'a query with repartition cannot aggregate or deduplicate yet');
-    if (this.plan.stateful) {
-      throw new SluiceError('UNSUPPORTED_OPERATION', 'a query has at most one stateful operator (aggregation or deduplication)');
-    }
+    // Past a first stateful operator, the next ones chain (Spark's multiple stateful operators).
+    if (this.plan.stateful) return new DataFrame(this.session, { ...this.plan, chain: [...(this.plan.chain ?? []), { stateful: op, post: [] }] }, this.isStreaming);
     return new DataFrame(this.session, { ...this.plan, stateful: op }, this.isStreaming);
   }
 
@@ -290,13 +288,15 @@ export class DataFrame {
 /** `df.groupBy(...)`: the aggregations of a grouping (Spark's RelationalGroupedDataset). */
 export class GroupedData {
   private readonly keyNames: string[];
+  private readonly keys: Column[];
 
   constructor(
     private readonly df: DataFrame,
-    private readonly keys: Column[],
+    keys: Column[],
   ) {
     const schema = df.schema;
-    this.keyNames = keys.map((k) => {
+    this.keys = keys.map((k) => new Column(overWindowTime(k.expr, schema)));
+    this.keyNames = this.keys.map((k) => {
       exprType(k.expr, schema); // unknown columns and type errors fail here
       return exprName(k.expr, schema);
     });
@@ -342,6 +342,16 @@ export class GroupedData {
   max(...cols: string[]): DataFrame {
     return this.agg(...cols.map((c) => max(c)));
   }
+}
+
+/**
+ * `window(w, ...)` over a window column (an earlier aggregation's, as Spark allows): over its
+ * event time, window_time(w). Other expressions as they are.
+ */
+function overWindowTime(e: Expr, schema: Schema): Expr {
+  if (e.op === 'alias') return { ...e, expr: overWindowTime(e.expr, schema) };
+  if (e.op !== 'window' || typeName(exprType(e.expr, schema)) === 'timestamp') return e;
+  return isStructType(exprType(e.expr, schema)) ? { ...e, expr: { op: 'call', fn: 'window_time', args: [e.expr] } } : e;
 }
 
 const JOIN_TYPES: Record<string, JoinType> = {

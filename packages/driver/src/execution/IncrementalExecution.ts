@@ -11,7 +11,7 @@
  * shards their blocks, so the batch costs one round trip a shard (a one-shard query: one, not three).
  */
 import { statSync } from 'node:fs';
-import { mapTaskCallsUdfs, planOutputSchema } from '@sluice/executor';
+import { joinOutputWatermark, mapTaskCallsUdfs, planOutputSchema } from '@sluice/executor';
 import type {
   EventTimeStats,
   ExchangeResult,
@@ -56,12 +56,24 @@ export interface StatefulStage {
   hasWatermark: boolean;
   /** The slot owning each shard (its state task runs there). */
   slotOf: (shard: number) => number;
+  /** The stateful operators after the first (plan.chain): each shuffles the rows of the one before. */
+  downstream: DownstreamStage[];
+}
+
+/** A stateful operator after the first: its own layout and shards, and the operators after it. */
+export interface DownstreamStage {
+  info: StatefulOperatorInfo;
+  storeOptions: () => StateTask['storeOptions'];
+  stateInputSchema: Schema;
+  post: Op[];
 }
 
 /** A batch's physical plan: its first stage's tasks, and the partitions of each state task. */
 export interface BatchPlan {
   batchId: number;
   watermarkMs: number;
+  /** The watermark of the batch before (Spark's watermark for late events). */
+  lateWatermarkMs: number;
   /** The batch's timestamp from its offsets entry: current_timestamp() of every row, in a replay too. */
   batchTimestampMs: number;
   /** The sink already holds this batch (a replay): tasks compute but write nothing. */
@@ -124,7 +136,9 @@ export interface BatchExecution {
   /** The same, per source (a union's watermark inputs). */
   eventTimeBySource: Array<EventTimeStats | undefined>;
   state: StateOperatorMetrics | undefined;
-  /** Stateful queries: the batch each shard last committed after this one. */
+  /** With several stateful operators: each one's metrics, in plan order (`state` is the first's). */
+  states?: StateOperatorMetrics[];
+  /** Stateful queries: the batch each shard last committed after this one (the first operator's shards). */
   shardMarkers?: number[];
   shuffle?: ShuffleStats;
 }
@@ -191,6 +205,7 @@ export class IncrementalExecution {
     return {
       batchId,
       watermarkMs,
+      lateWatermarkMs,
       batchTimestampMs,
       committed,
       splits,
@@ -198,7 +213,7 @@ export class IncrementalExecution {
       shardPartitions,
       expectedMarkers,
       ...(exchange && partitions !== undefined && { shufflePartitions: partitions }),
-      fused: info !== undefined && fusible(firstStage, splits),
+      fused: info !== undefined && this.o.stateful?.downstream.length === 0 && fusible(firstStage, splits),
     };
   }
 
@@ -283,9 +298,27 @@ export class IncrementalExecution {
     const exchange = new ShuffleExchange(maps);
     // Every shard runs each batch: eviction and complete output touch shards without new data.
     const stateTasks = batch.shardPartitions.map((partitions, shard) => this.stateTask(batch, shard, partitions, exchange.blocksOf(partitions)));
-    const { slotOf } = this.o.stateful;
+    const { slotOf, downstream } = this.o.stateful;
     const outputs: StateResult[] = await scheduler.runTasks(stateTasks, (t) => slotOf(t.partition), pool);
-    return { ...facts, ...stateFacts(maps, outputs) };
+    if (downstream.length === 0) return { ...facts, ...stateFacts(maps, outputs) };
+    // Each operator after the first takes the blocks the one before made of its output.
+    const first0 = stateFacts(maps, outputs);
+    const states = [first0.state as StateOperatorMetrics];
+    let before = outputs;
+    for (const [k, stage] of downstream.entries()) {
+      const blocks = new ShuffleExchange(before.map((r) => ({ blocks: r.blocks ?? [] })));
+      const tasks = Array.from({ length: stage.info.shards }, (_, shard) => {
+        const partitions = stage.info.partitionsOf(shard);
+        return this.downstreamTask(batch, k, shard, partitions, blocks.blocksOf(partitions));
+      });
+      const results: StateResult[] = await scheduler.runTasks(tasks, (t) => slotOf(t.partition), pool);
+      const metrics = sumStateMetrics(results);
+      // The late rows its map side (in the state tasks before) dropped.
+      for (const r of before) metrics.numRowsDroppedByWatermark += r.numLateRows ?? 0;
+      states.push(metrics);
+      before = results;
+    }
+    return { ...facts, outputs: before, state: first0.state, states, ...(first0.shardMarkers && { shardMarkers: first0.shardMarkers }) };
   }
 
   /**
@@ -361,10 +394,55 @@ export class IncrementalExecution {
     return info.op.kind === 'streamJoin' ? lateWatermarkMs : watermarkMs;
   }
 
+  /** The state task of operator `k + 1` (downstream[k]) on `shard`: late rows by the batch before's watermark, as in Spark. */
+  private downstreamTask(batch: BatchPlan, k: number, shard: number, partitions: number[], blocks: StateTask['blocks']): StateTask {
+    const ctx = this.o.stateful as StatefulStage;
+    const stage = ctx.downstream[k] as DownstreamStage;
+    const { info } = stage;
+    const { next: _first, ...task } = this.stateTask(batch, shard, partitions, blocks);
+    // Its watermarks, as the operators before it pass them on (a join's is its state's).
+    const eviction = this.inputWatermark(k + 1, batch.watermarkMs);
+    const late = this.inputWatermark(k + 1, batch.lateWatermarkMs);
+    return {
+      ...task,
+      watermarkMs: eviction ?? 0,
+      hasWatermark: task.hasWatermark && eviction !== undefined,
+      operatorId: info.operatorId,
+      shardDir: info.shardDir(shard),
+      storeOptions: stage.storeOptions(),
+      layout: layoutCounts(info.layout),
+      stateful: info.op,
+      stateInputSchema: stage.stateInputSchema,
+      post: stage.post,
+      lateWatermarkMs: late ?? 0,
+      expectedMarker: null,
+      ...this.nextOf(k + 1, batch),
+    };
+  }
+
+  /** The watermark operator `n` (0: the first) runs with, from the query's: each join before it passes on its own. */
+  private inputWatermark(n: number, watermarkMs: number): number | undefined {
+    const ctx = this.o.stateful as StatefulStage;
+    const ops = [ctx.info.op, ...ctx.downstream.map((d) => d.info.op)].slice(0, n);
+    let wm: number | undefined = watermarkMs;
+    for (const op of ops) if (wm !== undefined && op.kind === 'streamJoin') wm = joinOutputWatermark(op, wm);
+    return wm;
+  }
+
+  /** The `next` of a state task whose operator is followed by downstream[k], if there is one. */
+  private nextOf(k: number, batch: BatchPlan): Pick<StateTask, 'next'> {
+    const next = (this.o.stateful as StatefulStage).downstream[k];
+    if (next === undefined) return {};
+    const late = this.inputWatermark(k + 1, batch.lateWatermarkMs);
+    const lateThresholdMs = next.info.op.kind === 'aggregate' || !next.info.usesWatermark || late === undefined ? null : late;
+    return { next: { stateful: next.info.op, layout: layoutCounts(next.info.layout), lateThresholdMs } };
+  }
+
   private stateTask(batch: BatchPlan, shard: number, partitions: number[], blocks: StateTask['blocks']): StateTask {
     const ctx = this.o.stateful as StatefulStage;
     const { info } = ctx;
     return {
+      ...this.nextOf(0, batch),
       kind: 'state',
       queryId: this.o.queryId,
       runId: this.o.runId,

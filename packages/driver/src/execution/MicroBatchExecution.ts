@@ -14,7 +14,8 @@ import { CONF_KEYS, SluiceError } from '@sluice/state';
 import type { BatchTransaction } from '../checkpoint/BatchTransaction.js';
 import type { DataOffsetSeq, SourceOffset } from '../checkpoint/OffsetLog.js';
 import { layoutCounts } from '../checkpoint/StateLayoutFile.js';
-import { statefulInputSchema, watermarkInputs, watermarkOf, type LogicalPlan } from '../plan/LogicalPlan.js';
+import { statefulInputSchema, statefulOperators, watermarkInputs, watermarkOf, type LogicalPlan } from '../plan/LogicalPlan.js';
+import type { StateOperatorProgress } from '../events/progress.js';
 import type { QuerySpec } from '../plan/QuerySpec.js';
 import { sameOffset, type StreamSource } from '../sources/Source.js';
 import { clock } from './clock.js';
@@ -47,6 +48,8 @@ export class MicroBatchExecution extends StreamExecution {
   private readonly watermarkInputs: ReturnType<typeof watermarkInputs>;
   /** The stateful operator and the layout it runs with now (a repartition replaces it). */
   private stateInfo: StatefulOperatorInfo | undefined;
+  /** The stateful operators after it (each keeps its layout). */
+  private readonly downstream: StatefulOperatorInfo[];
   /** The static sides of the joins and the batches' planner: from the first batch of the run on. */
   private statics: StaticSides | undefined;
   private execution: IncrementalExecution | undefined;
@@ -75,6 +78,7 @@ export class MicroBatchExecution extends StreamExecution {
     this.settings = opened.settings;
     this.triggers = opened.triggers;
     this.stateInfo = opened.stateInfo;
+    this.downstream = opened.downstream;
     this.watermarkInputs = watermarkInputs(plan);
     this.watermark = new WatermarkTracker(
       this.watermarkInputs.map((w) => w.delayMs),
@@ -92,14 +96,19 @@ export class MicroBatchExecution extends StreamExecution {
     return this.spec.pool;
   }
 
-  /** State shards this query keeps open in the workers (0 for a stateless query). */
+  /** State shards this query keeps open in the workers, every operator's (0 for a stateless query). */
   get stateShards(): number {
-    return this.stateInfo?.shards ?? 0;
+    return this.stateInfo ? this.operators().reduce((n, info) => n + info.shards, 0) : 0;
   }
 
-  /** The slot each state shard runs on (index: shard). */
+  /** The slot each state shard runs on (every operator's shards, in operator order). */
   get stateSlots(): number[] {
-    return Array.from({ length: this.stateShards }, (_, s) => this.slotOfShard(s));
+    return this.operators().flatMap((info) => Array.from({ length: info.shards }, (_, s) => this.slotOfShard(s)));
+  }
+
+  /** The query's stateful operators, in plan order. */
+  private operators(): StatefulOperatorInfo[] {
+    return this.stateInfo ? [this.stateInfo, ...this.downstream] : [];
   }
 
   private slotOfShard(shard: number): number {
@@ -125,11 +134,20 @@ export class MicroBatchExecution extends StreamExecution {
         stateful: {
           info,
           // Each batch takes its share of the worker budgets as the session's other queries stand then.
-          storeOptions: () => shardOptions(conf, budget, info.shards, slots, this.ctx.otherStateShards(this.id)),
+          storeOptions: () => shardOptions(conf, budget, this.stateShards, slots, this.ctx.otherStateShards(this.id)),
           workerBudget: budget,
           stateInputSchema: statefulInputSchema(this.plan),
           hasWatermark: watermarkOf(this.plan) !== undefined,
           slotOf: (shard) => this.slotOfShard(shard),
+          downstream: this.downstream.map((next, k) => {
+            const stage = statefulOperators(this.plan)[k + 1] as ReturnType<typeof statefulOperators>[number];
+            return {
+              info: next,
+              storeOptions: () => shardOptions(conf, budget, this.stateShards, slots, this.ctx.otherStateShards(this.id)),
+              stateInputSchema: stage.inputSchema,
+              post: stage.post,
+            };
+          }),
         },
       }),
       // Adaptive execution coalesces a stateless shuffle's small partitions (never a stateful one).
@@ -273,12 +291,23 @@ export class MicroBatchExecution extends StreamExecution {
       ...(eventTime && { eventTime: { min: eventTime.min, max: eventTime.max, avg: eventTime.sum / eventTime.count } }),
       ...(this.watermark.enabled && { watermarkMs: batch.batchWatermarkMs }),
       sink: { description: sink.description, numOutputRows: exec.outputs.reduce((s, r) => s + r.numOutputRows, 0) },
-      ...(exec.state && this.stateInfo && { stateOperators: [this.stateInfo.progress(exec.state, this.controlProgress?.customMetrics)] }),
+      ...(exec.state && this.stateInfo && { stateOperators: this.stateOperatorsProgress(exec) }),
       ...(exec.shuffle && { shuffle: exec.shuffle }),
     });
     this.controlProgress = undefined;
     this.ctx.metrics?.observe(progress);
     this.ctx.bus.post({ kind: 'onQueryProgress', event: { progress } });
+  }
+
+  /** One entry per stateful operator, nearest the sink first; the first operator's carries the control batch's metrics. */
+  private stateOperatorsProgress(exec: Awaited<ReturnType<IncrementalExecution['run']>>): StateOperatorProgress[] {
+    const first = this.stateInfo as StatefulOperatorInfo;
+    const entries = [first.progress(exec.state as NonNullable<typeof exec.state>, this.controlProgress?.customMetrics)];
+    this.downstream.forEach((info, k) => {
+      const metrics = exec.states?.[k + 1];
+      if (metrics) entries.push(info.progress(metrics));
+    });
+    return entries.reverse();
   }
 
   /**
@@ -341,9 +370,13 @@ export class MicroBatchExecution extends StreamExecution {
     return explainLeftOpen(e, this.stateInfo?.stateDir);
   }
 
-  private closeShards(): Promise<NotClosed[]> {
-    const stateDir = (this.stateInfo as StatefulOperatorInfo).stateDir;
-    return closeShardsInWorkers(this.ctx.scheduler, { queryId: this.id, runId: this.runId }, stateDir, this.ctx.conf.get(K.stopTimeout));
+  /** Closes every operator's shards in the workers (each operator's state directory in turn). */
+  private async closeShards(): Promise<NotClosed[]> {
+    const notClosed: NotClosed[] = [];
+    for (const info of this.operators()) {
+      notClosed.push(...(await closeShardsInWorkers(this.ctx.scheduler, { queryId: this.id, runId: this.runId }, info.stateDir, this.ctx.conf.get(K.stopTimeout))));
+    }
+    return notClosed;
   }
 
   /** The batch's input splits; a source with nothing yet (one input of a union) or nothing new has none. */

@@ -87,13 +87,14 @@ export function loadStateLayout(
   conf: RuntimeConf,
   slots: number,
   hasRunBatches: boolean,
+  operatorId = 0,
 ): { decision: LayoutDecision; onDisk: boolean } {
-  const layoutPath = paths.stateLayout(0);
+  const layoutPath = paths.stateLayout(operatorId);
   const onDisk = readStateLayout(layoutPath);
   if (!onDisk && !legacyLayout && hasRunBatches) {
     throw new SluiceError(
       'STATE_STORE_CORRUPT',
-      `state layout file ${layoutPath} is missing from a checkpoint that has run batches: its state (${paths.state(0)}) was deleted or damaged`,
+      `state layout file ${layoutPath} is missing from a checkpoint that has run batches: its state (${paths.state(operatorId)}) was deleted or damaged, or the query has a stateful operator its checkpoint did not`,
       { file: layoutPath },
     );
   }

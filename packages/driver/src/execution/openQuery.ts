@@ -34,6 +34,8 @@ export interface OpenedQuery {
   settings: RunSettings;
   /** The stateful operator and the layout its state has now. */
   stateInfo?: StatefulOperatorInfo;
+  /** The stateful operators after it (plan.chain), operator ids 1, 2, …, each with its own layout. */
+  downstream: StatefulOperatorInfo[];
   /** The checkpoint's logs, with their tail as the start found it. */
   txn: (live: () => void) => BatchTransaction;
   /** sluice.sql.streaming.multipleWatermarkPolicy as the checkpoint pinned it. */
@@ -71,20 +73,31 @@ function open(ctx: ExecutionContext, plan: LogicalPlan, spec: QuerySpec, paths: 
 
   let stateInfo: StatefulOperatorInfo | undefined;
   let layoutToWrite = false;
+  const downstreamToWrite: number[] = [];
   if (plan.stateful) {
     const { decision, onDisk } = loadStateLayout(paths, loaded.legacyLayout, loaded.meta.keyGroups as number, conf, slots, probe.last !== undefined);
     for (const w of decision.warnings) warn('SLUICE_CONF_IGNORED', w);
     layoutToWrite = !onDisk;
     stateInfo = new StatefulOperatorInfo(plan.stateful, decision.current, paths, watermarkOf(plan) !== undefined, spec.outputMode);
+  }
+  // The operators after the first keep the layout they were created with (a repartition moves the first's state).
+  const downstream = (plan.chain ?? []).map((next, i) => {
+    const operatorId = i + 1;
+    const { decision, onDisk } = loadStateLayout(paths, undefined, loaded.meta.keyGroups as number, conf, slots, probe.last !== undefined, operatorId);
+    if (!onDisk) downstreamToWrite.push(operatorId);
+    return new StatefulOperatorInfo(next.stateful, decision.current, paths, watermarkOf(plan) !== undefined, spec.outputMode, operatorId);
+  });
+  if (stateInfo) {
     // A budget that cannot hold this query beside the others is refused at start.
-    shardOptions(conf, workerBudget(conf, slots), stateInfo.shards, slots, ctx.otherStateShards(id), true);
+    const shards = [stateInfo, ...downstream].reduce((n, info) => n + info.shards, 0);
+    shardOptions(conf, workerBudget(conf, slots), shards, slots, ctx.otherStateShards(id), true);
   }
   const tail = { ...probe, ...(stateInfo && { layout: stateInfo.layout }) };
   const settings: RunSettings = {
     numSources: sources.length,
     ...(stateInfo && { state: stateSettings(conf, slots) }),
     runsNoDataBatches: triggers.runsNoDataBatches && conf.get(K.noDataMicroBatchesEnabled),
-    usesWatermark: stateInfo?.usesWatermark ?? false,
+    usesWatermark: stateInfo !== undefined && [stateInfo, ...downstream].some((info) => info.usesWatermark),
   };
   // What the checkpoint leaves to do decides the layout the state ends up with: warn about it now.
   const offsetLog = new OffsetLog(paths.offsets);
@@ -116,6 +129,10 @@ function open(ctx: ExecutionContext, plan: LogicalPlan, spec: QuerySpec, paths: 
   // Files are written only once everything above was validated. The layout goes first: metadata
   // on disk implies a layout file.
   if (stateInfo && layoutToWrite) writeStateLayout(paths.stateLayout(0), { ...stateInfo.layout, operator: stateInfo.operatorName });
+  for (const operatorId of downstreamToWrite) {
+    const info = downstream[operatorId - 1] as StatefulOperatorInfo;
+    writeStateLayout(paths.stateLayout(operatorId), { ...info.layout, operator: info.operatorName });
+  }
   if (loaded.write) writeVersioned(paths.metadata, loaded.meta);
   if (triggers.pinsAvailableData) for (const s of sources) s.prepareForAvailableNow?.();
   return {
@@ -126,6 +143,7 @@ function open(ctx: ExecutionContext, plan: LogicalPlan, spec: QuerySpec, paths: 
     triggers,
     settings,
     ...(stateInfo && { stateInfo }),
+    downstream,
     txn: (live) => new BatchTransaction(paths, { retain: conf.get(K.minBatchesToRetain), sink: spec.sink, live }, tail),
     watermarkPolicy: pinnedPolicy(tail.last?.conf, conf.get(K.multipleWatermarkPolicy), watermarkInputs(plan).length),
   };

@@ -4,13 +4,18 @@
  * It is plain data (the expression tree and operator specs of @sluice/executor), built by the
  * DataFrame API and read by the planner and the executors.
  */
-import { exprName, planOutputSchema, type Expr, type Op, type Schema, type StatefulOp } from '@sluice/executor';
+import { exprName, planOutputSchema, statefulOutputSchema, type Expr, type Op, type Schema, type StatefulOp } from '@sluice/executor';
 import type { SourceSpec } from '../sources/resolveSource.js';
 
 /** One input of a union: its source, and the operators its rows go through before the union. */
 export interface PlanInput {
   source: SourceSpec;
   ops: Op[];
+}
+
+export interface ChainedOperator {
+  stateful: StatefulOp;
+  post: Op[];
 }
 
 export interface LogicalPlan {
@@ -28,6 +33,11 @@ export interface LogicalPlan {
   exchange?: { keys: Expr[]; partitions?: number };
   /** Operators after the stateful one, or after the exchange. */
   post: Op[];
+  /**
+   * The stateful operators after the first, in order (several stateful operators in one query):
+   * each takes the rows of the one before it, after that one's `post`, and has its own `post`.
+   */
+  chain?: ChainedOperator[];
   /** The static sides of joins, by the `broadcastId` of their join operator (the driver reads them). */
   statics?: Array<{ id: string; plan: LogicalPlan }>;
 }
@@ -76,6 +86,25 @@ export function statefulInputSchema(plan: LogicalPlan): Schema {
   return planOutputSchema(plan.ops, opsInputSchema(plan));
 }
 
+/** The query's stateful operators in order, each with the schema of its input rows and the operators after it. */
+export function statefulOperators(plan: LogicalPlan): Array<{ stateful: StatefulOp; inputSchema: Schema; post: Op[] }> {
+  if (!plan.stateful) return [];
+  const out = [{ stateful: plan.stateful, inputSchema: statefulInputSchema(plan), post: plan.post }];
+  for (const next of plan.chain ?? []) {
+    const before = out[out.length - 1] as (typeof out)[number];
+    out.push({ stateful: next.stateful, inputSchema: planOutputSchema(before.post, statefulOutputSchema(before.stateful, before.inputSchema)), post: next.post });
+  }
+  return out;
+}
+
+/** The schema of the rows a plan outputs. */
+export function planOutput(plan: LogicalPlan): Schema {
+  const ops = statefulOperators(plan);
+  const last = ops[ops.length - 1];
+  if (last) return planOutputSchema(last.post, statefulOutputSchema(last.stateful, last.inputSchema));
+  return plan.exchange ? planOutputSchema(plan.post, statefulInputSchema(plan)) : statefulInputSchema(plan);
+}
+
 /**
  * The columns entering the stateful operator that carry event time: the watermarked column, and
  * every column projected from it or from a window over it under any name. Spark keeps the
@@ -84,14 +113,27 @@ export function statefulInputSchema(plan: LogicalPlan): Schema {
  */
 export function eventTimeColumns(plan: LogicalPlan): Set<string> {
   const first = planInputs(plan)[0] as PlanInput;
-  return eventTimeColumnsOf({ source: first.source, ops: [...first.ops, ...plan.ops] });
+  let columns = eventTimeColumnsOf({ source: first.source, ops: [...first.ops, ...plan.ops] });
+  // Past stateful operators: the columns of their output that carry event time, through their posts.
+  for (const { stateful, inputSchema, post } of statefulOperators(plan)) {
+    columns = carriedBy(stateful, columns);
+    columns = eventTimeThrough(post, statefulOutputSchema(stateful, inputSchema), columns);
+  }
+  return columns;
 }
 
-/** The same, for the rows leaving one input's operators. */
-export function eventTimeColumnsOf(input: PlanInput): Set<string> {
-  let schema = input.source.schema;
-  let columns = new Set<string>();
-  for (const op of input.ops) {
+/** The output columns of a stateful operator that carry event time, given its input's. */
+function carriedBy(op: StatefulOp, columns: ReadonlySet<string>): Set<string> {
+  if (op.kind === 'aggregate') return new Set(op.eventTimeKey === null ? [] : [op.keyNames[op.eventTimeKey] as string]);
+  if (op.kind === 'streamJoin') return new Set([...op.left.watermarked, ...op.right.watermarked]);
+  return new Set(columns);
+}
+
+/** Event-time columns through stateless operators (a select keeps those it projects, under their new names). */
+function eventTimeThrough(ops: readonly Op[], input: Schema, start: ReadonlySet<string>): Set<string> {
+  let schema = input;
+  let columns = new Set(start);
+  for (const op of ops) {
     if (op.kind === 'watermark') columns = new Set([op.column]);
     else if (op.kind === 'project') {
       const next = new Set<string>();
@@ -103,10 +145,17 @@ export function eventTimeColumnsOf(input: PlanInput): Set<string> {
   return columns;
 }
 
+/** The same, for the rows leaving one input's operators. */
+export function eventTimeColumnsOf(input: PlanInput): Set<string> {
+  return eventTimeThrough(input.ops, input.source.schema, new Set());
+}
+
 /** An event-time column, or a window over one, under any number of aliases. */
 export function carriesEventTime(e: Expr, columns: ReadonlySet<string>): boolean {
   let inner = e;
   while (inner.op === 'alias') inner = inner.expr;
   if (inner.op === 'window') return carriesEventTime(inner.expr, columns);
+  // window_time(w): the event time of a window an earlier aggregation emitted.
+  if (inner.op === 'call' && inner.fn === 'window_time') return carriesEventTime(inner.args[0] as Expr, columns);
   return inner.op === 'col' && columns.has(inner.name);
 }

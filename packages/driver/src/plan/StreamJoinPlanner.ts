@@ -72,7 +72,7 @@ export interface JoinKeys {
 export function planStreamJoin(left: JoinSidePlan, right: JoinSidePlan, on: JoinKeys, how: string): LogicalPlan {
   for (const side of [left, right]) {
     if (side.plan.stateful || side.plan.exchange) {
-      throw new SluiceError('UNSUPPORTED_OPERATION', 'a join of two streams must come before any aggregation, deduplication, other stream join or repartition on either side (one stateful operator per query)');
+      throw new SluiceError('UNSUPPORTED_OPERATION', 'a join of two streams must come before any aggregation, deduplication, other stream join or repartition on either side (a join after a stateful operator is not supported yet)');
     }
     if (side.plan.inputs && side.plan.ops.some((o) => o.kind === 'watermark')) {
       throw new SluiceError('UNSUPPORTED_OPERATION', 'a side of a join of two streams is a union with a withWatermark after it: put withWatermark on its inputs');

@@ -14,6 +14,14 @@ function refuse(message: string): SluiceError {
 
 export function checkOutputMode(plan: LogicalPlan, mode: OutputMode): void {
   const op = plan.stateful;
+  const chain = plan.chain ?? [];
+  if (chain.length > 0) {
+    // Spark runs several stateful operators in Append mode only (each emits what is final).
+    if (mode !== 'append') {
+      throw refuse(`multiple stateful operators (${[op, ...chain.map((c) => c.stateful)].map((o) => o?.kind).join(', ')}) are supported in Append output mode only, as in Spark`);
+    }
+    for (const next of chain) checkOutputMode({ ...plan, stateful: next.stateful, chain: [] }, mode);
+  }
   if (op?.kind === 'streamJoin') {
     checkStreamStreamJoin(streamStreamJoinOf(op), mode);
     return;

@@ -123,6 +123,7 @@ export async function aggregateCells(
 ): Promise<Row[]> {
   let state = cache.table(L);
   if (state.count - state.size > Math.max(1024, state.size)) state.compact();
+  const late = watermark === undefined ? undefined : (task.lateWatermarkMs ?? watermark);
   const keyTypes = op.keys.map((k) => exprType(k, task.stateInputSchema));
   const keyValues = (dk: Uint8Array): unknown[] => decodeKey(decodeDataKey(dk).key, keyTypes);
   const rowOf = (dk: Uint8Array, t: KeyTable, e: number): Row => {
@@ -190,7 +191,7 @@ export async function aggregateCells(
     const misses: number[] = [];
     for (let g = 0; g < n; g++) {
       const t = times[g]!;
-      if (watermark !== undefined && t === t && t <= watermark) {
+      if (late !== undefined && t === t && t <= late) {
         c.dropped += 1;
         continue;
       }
@@ -226,8 +227,16 @@ export async function aggregateCells(
         } else {
           prior = null;
           state.copyValues(e, batch, g);
-          c.rowDelta += 1;
           const t = times[g]!;
+          if (watermark !== undefined && op.eventTimeKey !== null && t === t && t <= watermark) {
+            // New, and already at or below the watermark (late rows drop by the batch before's,
+            // an operator after another): it is final now, emitted and never stored.
+            if (task.outputMode !== 'complete') rows.push(rowOf(dk, state, e));
+            state.remove(e);
+            c.removed += 1;
+            continue;
+          }
+          c.rowDelta += 1;
           if (t === t) {
             const { kg, key } = decodeDataKey(dk);
             out.change(indexKey(t, kg, key), EMPTY, null);
@@ -244,7 +253,7 @@ export async function aggregateCells(
     state = cache.table(L);
   }
 
-  // 4. Eviction: keys whose index time is <= the watermark (never one updated in this batch).
+  // 4. Eviction: keys whose index time is <= the watermark (one new in this batch went above).
   if (watermark !== undefined && op.eventTimeKey !== null) {
     await forEachIndexPage(store, watermark, async (index) => {
       await out.open();

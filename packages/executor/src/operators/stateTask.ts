@@ -32,6 +32,7 @@ import { aggregateCells, ChangeStream } from './compactAggregate.js';
 import type { StateOperatorMetrics, StateResult, StateTask } from '../task/messages.js';
 import { decodeBlock, type DedupRecord } from '../shuffle/shuffleCodec.js';
 import { compileStages, runStages } from '../task/stages.js';
+import { loadMapSideUdfs, streamPartials } from './mapSide.js';
 import { deliver } from '../task/taskOutput.js';
 import { symmetricHashJoin } from './streamJoin.js';
 import { operatorUsesWatermark } from './watermark.js';
@@ -108,6 +109,11 @@ async function runOnShard(task: StateTask, store: ShardStore, cache: StateCache,
 
   const post = await compileStages(schema, task.post, udfs);
   const { rows } = runStages(post, emitted);
+  // A stateful operator after this one: its map side runs here, on the rows this one emits.
+  if (task.next) await loadMapSideUdfs(task.next.stateful, udfs);
+  const next = task.next && streamPartials(task.next.stateful, post.outputSchema, task.next.layout, udfs, task.next.lateThresholdMs);
+  if (next) for (const row of rows) next.add(row);
+  const partials = next?.finish();
   const committed = await out.finish(counters.rowDelta, task.pruneUndoBelow);
   const commitTimeMs = committed === undefined ? 0 : Math.round(committed.commitTimeMs);
   const state: StateOperatorMetrics = {
@@ -119,6 +125,7 @@ async function runOnShard(task: StateTask, store: ShardStore, cache: StateCache,
     commitTimeMs,
   };
   const base: Omit<StateResult, 'stateStores'> = { ok: true, kind: 'state', threadId, numOutputRows: rows.length, state, shardMarker: store.marker };
+  if (partials) return { ...base, blocks: partials.blocks, ...(partials.numLate > 0 && { numLateRows: partials.numLate }) };
   return deliver(base, task.output, rows, post.outputSchema);
 }
 
@@ -183,7 +190,7 @@ async function deduplicate(
       // Late records drop before deduplicating (Spark filters late rows first), so a late record of
       // a key from one map task cannot hide an on-time record of it from another
       // (dropDuplicatesWithinWatermark, whose key leaves the event time out).
-      if (watermark !== undefined && rec[3] !== null && rec[3] <= watermark) {
+      if (watermark !== undefined && rec[3] !== null && rec[3] <= (task.lateWatermarkMs ?? watermark)) {
         c.dropped += 1;
         continue;
       }
@@ -201,6 +208,13 @@ async function deduplicate(
     const time = rec[3];
     // dropDuplicatesWithinWatermark keeps a key until its first event time plus the delay.
     const expiry = op.kind === 'dropDuplicatesWithinWatermark' && time !== null ? time + op.delayMs : time;
+    if (watermark !== undefined && expiry !== null && expiry <= watermark) {
+      // Already expired (late rows drop by the batch before's watermark, an operator after
+      // another): emitted, and never stored.
+      c.removed += 1;
+      rows.push(rec[2]);
+      return;
+    }
     const value = encodeDedupValue(expiry);
     changes.push({ key: keys[i] as Uint8Array, value, prior: null });
     if (expiry !== null && watermark !== undefined) {

@@ -82,6 +82,22 @@ export function joinExpiry(op: StreamJoinOp, side: JoinSide): ((row: Row) => num
   };
 }
 
+/**
+ * The watermark a join passes on to the operator after it (Spark's produceOutputWatermark): the
+ * least of its sides' state watermarks (a side evicted by key: the watermark; by value: the bound
+ * on its event time), since a row it may still emit is no older; undefined when neither side's
+ * state expires (the operator after it then has no watermark).
+ */
+export function joinOutputWatermark(op: StreamJoinOp, watermarkMs: number): number | undefined {
+  let least: number | undefined;
+  for (const side of [0, 1] as const) {
+    const eviction = sideOf(op, side).eviction;
+    const offset = eviction?.kind === 'key' ? 0 : eviction?.kind === 'value' ? valueEvictionOffset(op, side) : undefined;
+    if (offset !== undefined) least = least === undefined ? watermarkMs + offset : Math.min(least, watermarkMs + offset);
+  }
+  return least;
+}
+
 /** The constant the condition's bound on a side's event time adds to the other side's watermark, if it is one. */
 function valueEvictionOffset(op: StreamJoinOp, side: JoinSide): number | undefined {
   if (op.residual === undefined) return undefined;

@@ -121,7 +121,17 @@ export interface StateTask extends TaskIdentity {
   watermarkMs: number;
   /** Whether the query has a watermark at all (without one nothing is late or evicted). */
   hasWatermark: boolean;
+  /**
+   * Rows and keys at or below this are late (Spark's watermark for late events: the batch before's,
+   * for an operator after another); absent: the batch's watermark.
+   */
+  lateWatermarkMs?: number;
   post: Op[];
+  /**
+   * The stateful operator after this one, if any: the rows `post` gives go to its map side here,
+   * and the task returns their blocks (StateResult.blocks) instead of delivering them.
+   */
+  next?: { stateful: StatefulOp; layout: StateLayoutMsg; lateThresholdMs: number | null };
   output: TaskOutput;
   /** Undo records of batches below this are no longer needed (their commits/N is durable). */
   pruneUndoBelow: number;
@@ -229,6 +239,9 @@ export interface StateResult extends ResultBase, DeliveredRows {
   maps?: MapFacts[];
   /** Those map tasks' blocks of the partitions of other shards. */
   otherBlocks?: ShuffleBlock[];
+  /** With StateTask.next: the next operator's blocks of the rows this one emitted, and the late rows its map side dropped. */
+  blocks?: ShuffleBlock[];
+  numLateRows?: number;
 }
 
 export interface ReleaseResult extends ResultBase {
