@@ -23,8 +23,6 @@
  *   assertNumRowsDroppedByWatermark reads numRowsDroppedByWatermark of the last progress whose
  *   numInputRows is not 0 (the last data batch, not the no-data batch after it), and sums nothing.
  *   Both process all available data first.
- * - Each check is a soft assertion (expect.soft): a test fails on any mismatch, and every
- *   mismatch of a test is reported, not only the first.
  * - Spark's `timestamp_seconds($"value")` is timestamp_seconds; `window.start` cast to long is
  *   seconds. Timestamp.valueOf(...) is that wall-clock time in UTC (the session time zone of
  *   Spark's tests that print them).
@@ -57,7 +55,7 @@
  *   plan, delaying the watermark of the operators after the join by the join's interval, and the
  *   current revision's "stream-stream time interval left outer/right outer join -> aggregation"
  *   tests (ported below) check its answers. The two cannot both hold; the current one is ported.
- *   (Sluice neither refuses the plan nor delays that watermark: the query starts.)
+ *   (Sluice delays that watermark too: a join passes on the least of its sides' state watermarks.)
  * - The `Execute { query => ... }` steps of "stream-stream time interval left outer join ->
  *   aggregation, append mode" and "stream-stream time interval right outer join -> aggregation,
  *   append mode": they read Spark's physical plan (eventTimeWatermarkForLateEvents and
@@ -68,8 +66,7 @@
  *   API); its only answer check is an empty CheckAnswer().
  * - "SPARK-49829 time window agg per each source followed by stream-stream join": a stream-stream
  *   join of two aggregations. Sluice refuses the plan when the join is built
- *   (UNSUPPORTED_OPERATION: a join of two streams must come before repartition, aggregation or
- *   deduplication on either side), where Spark runs it.
+ *   (UNSUPPORTED_OPERATION: a join after a stateful operator is not supported yet), where Spark runs it.
  * - Spark's `withSQLConf("spark.sql.streaming.unsupportedOperationCheck" -> "false")` (earlier
  *   revision): Sluice has no such switch; the two plans it wraps are not refused by Sluice, so they
  *   run as they are.
@@ -78,114 +75,20 @@
  *   is left out.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { col, count, expr, sum, window, window_time, type DataFrame, type MemoryStream, type Session, type StreamingQuery } from '@sluice/driver';
-import { removeTempDirs, sleep, tempDir, withSession } from './helpers.js';
+import { col, count, expr, sum, window, window_time, type DataFrame, type MemoryStream, type Session } from '@sluice/driver';
+import { removeTempDirs } from './helpers.js';
+import { add, addTuples, memoryStream, runSparkTest, SparkStreamTest } from './sparkStreamTest.js';
 
 afterAll(removeTempDirs);
 
-/** Spark's StreamTest runs with 5 shuffle partitions. */
-const CONF = { 'sluice.executor.cores': 2, 'sluice.sql.shuffle.partitions': 5 };
-
-type Values = unknown[];
-
-let uniq = 0;
-/** A name no other memory stream or query of the file has. */
-const fresh = (what: string): string => `${what}_${++uniq}`;
-
-/** A sink value as compared: a timestamp by its instant, a BIGINT as a number. */
-function norm(v: unknown): unknown {
-  if (v instanceof Date) return v.toISOString();
-  if (typeof v === 'bigint') return Number(v);
-  return v;
-}
-
-/** Rows as a sorted multiset, each row the list of its values in column order. */
-const multiset = (rows: Values[]): string[] => rows.map((r) => JSON.stringify(r.map(norm))).sort();
-
-/** Spark's StreamTest actions over one query with a memory sink (see the file comment). */
-class MultiTest {
-  private q: StreamingQuery | undefined;
-  private readonly name = fresh('multi_out');
-  private readonly ckpt = tempDir();
-  /** Sink rows already checked (CheckAnswer / CheckNewAnswer). */
-  private seen = 0;
-
-  constructor(
-    private readonly s: Session,
-    private readonly df: DataFrame,
-  ) {}
-
-  get query(): StreamingQuery {
-    if (this.q === undefined) throw new Error('the query is not started');
-    return this.q;
-  }
-
-  async start(): Promise<this> {
-    this.q = await this.df.writeStream.format('memory').queryName(this.name).outputMode('append').option('checkpointLocation', this.ckpt).start();
-    return this;
-  }
-
-  async stop(): Promise<void> {
-    await this.q?.stop();
-  }
-
-  /** MultiAddData: every add runs between two triggers of the query, so one batch reads them all. */
-  async multiAdd(...adds: Array<() => void>): Promise<void> {
-    // Checked and added in one synchronous step: the query reads its sources' offsets only after
-    // marking its trigger active, so none of them can be read between two of these adds.
-    for (;;) {
-      if (!this.query.status.isTriggerActive) {
-        for (const add of adds) add();
-        return;
-      }
-      await sleep(1);
-    }
-  }
-
-  private async processAll(): Promise<void> {
-    await this.query.processAllAvailable();
-    if (this.query.exception) throw this.query.exception;
-  }
-
-  private async sinkRows(): Promise<Values[]> {
-    return (await this.s.memoryTable(this.name)).map((r) => Object.values(r));
-  }
-
-  /** What the progresses said, for a failure's message. */
-  private trace(): string {
-    return JSON.stringify(
-      this.query.recentProgress.map((p) => ({
-        batchId: p.batchId,
-        rows: p.numInputRows,
-        watermark: p.eventTime['watermark'],
-        ops: p.stateOperators.map((o) => [o.operatorName, o.numRowsTotal, o.numRowsDroppedByWatermark]),
-      })),
-    );
-  }
-
-  /** CheckAnswer: every row written so far. */
-  async checkAnswer(...expected: Values[]): Promise<void> {
-    await this.processAll();
-    const rows = await this.sinkRows();
-    this.seen = rows.length;
-    expect.soft(multiset(rows), `CheckAnswer; progress: ${this.trace()}`).toEqual(multiset(expected));
-  }
-
-  /** CheckNewAnswer: the rows written since the last check. */
-  async checkNewAnswer(...expected: Values[]): Promise<void> {
-    await this.processAll();
-    const rows = await this.sinkRows();
-    const fresh = rows.slice(this.seen);
-    this.seen = rows.length;
-    expect.soft(multiset(fresh), `CheckNewAnswer; progress: ${this.trace()}`).toEqual(multiset(expected));
-  }
-
+/** Spark's StreamTest actions, and the suite's per-operator assertions (see the file comment). */
+class MultiTest extends SparkStreamTest {
   /** The suite's assertNumStateRows(Seq(...)): numRowsTotal per operator of the last progress. */
   async assertNumStateRows(numTotalRows: number[]): Promise<void> {
     await this.processAll();
     const last = this.query.recentProgress[this.query.recentProgress.length - 1];
     if (last === undefined) throw new Error('no progress made');
-    expect.soft(
+    expect(
       last.stateOperators.map((o) => o.numRowsTotal),
       `assertNumStateRows; progress: ${this.trace()}`,
     ).toEqual(numTotalRows);
@@ -197,7 +100,7 @@ class MultiTest {
     const withData = this.query.recentProgress.filter((p) => p.numInputRows !== 0);
     const last = withData[withData.length - 1];
     if (last === undefined) throw new Error('no progress read rows');
-    expect.soft(
+    expect(
       last.stateOperators.map((o) => o.numRowsDroppedByWatermark),
       `assertNumRowsDroppedByWatermark; progress: ${this.trace()}`,
     ).toEqual(numRowsDroppedByWatermark);
@@ -205,31 +108,8 @@ class MultiTest {
 }
 
 /** Runs a Spark testStream: a session of the suite's conf, the query started, stopped at the end. */
-async function testStream(df: (s: Session) => DataFrame, body: (t: MultiTest) => Promise<void>): Promise<void> {
-  await withSession(CONF, async (s) => {
-    const t = await new MultiTest(s, df(s)).start();
-    try {
-      await body(t);
-    } finally {
-      await t.stop();
-    }
-  });
-}
+const testStream = (df: (s: Session) => DataFrame, body: (t: MultiTest) => Promise<void>): Promise<void> => runSparkTest((s, d) => new MultiTest(s, d), df, body);
 
-// ---- memory streams ---------------------------------------------------------------------------
-
-/** A MemoryStream of the columns `ddl` (`value INT` for Spark's MemoryStream[Int]) and its streaming DataFrame. */
-function memoryStream(s: Session, ddl = 'value INT'): [MemoryStream, DataFrame] {
-  const name = fresh('in');
-  const m = s.memoryStream(name, ddl);
-  return [m, s.readStream.format('memory').load(name)];
-}
-
-/** AddData(input, v1, v2, ...) of a MemoryStream[Int] (or [Long]). */
-const add = (m: MemoryStream, ...values: number[]): number => m.addData(values.map((value) => ({ value })));
-/** AddData(input, (a, b), ...) of a tuple stream whose columns are `names`. */
-const addTuples = (m: MemoryStream, names: string[], ...tuples: unknown[][]): number =>
-  m.addData(tuples.map((t) => Object.fromEntries(names.map((n, i) => [n, t[i]]))));
 /** Scala's `a to b`. */
 const to = (a: number, b: number): number[] => Array.from({ length: b - a + 1 }, (_, i) => a + i);
 /** Spark's Timestamp.valueOf, as that wall-clock time in UTC. */

@@ -60,103 +60,19 @@
  *   of partitions, which Sluice's memory source does not have.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { col, expr, window, type DataFrame, type MemoryStream, type Session, type StreamingQuery } from '@sluice/driver';
-import { removeTempDirs, sleep, tempDir, withSession } from './helpers.js';
+import { col, expr, window, type DataFrame, type MemoryStream, type Session } from '@sluice/driver';
+import { removeTempDirs, tempDir, withSession } from './helpers.js';
+import { add, addTuples, fresh, memoryStream, runSparkTest, SPARK_TEST_CONF as CONF, SparkStreamTest } from './sparkStreamTest.js';
 
 afterAll(removeTempDirs);
 
-/** Spark's suite runs with 5 shuffle partitions. */
-const CONF = { 'sluice.executor.cores': 2, 'sluice.sql.shuffle.partitions': 5 };
-
-type Values = unknown[];
-
-let uniq = 0;
-/** A name no other memory stream or query of the file has. */
-const fresh = (what: string): string => `${what}_${++uniq}`;
-
-/** A sink value as compared: a timestamp by its instant, a BIGINT as a number. */
-function norm(v: unknown): unknown {
-  if (v instanceof Date) return v.toISOString();
-  if (typeof v === 'bigint') return Number(v);
-  return v;
-}
-
-/** Rows as a sorted multiset, each row the list of its values in column order. */
-const multiset = (rows: Values[]): string[] => rows.map((r) => JSON.stringify(r.map(norm))).sort();
-
-/** Spark's StreamTest actions over one query with a memory sink (see the file comment). */
-class JoinTest {
-  private q: StreamingQuery | undefined;
-  private readonly name = fresh('join_out');
-  private readonly ckpt = tempDir();
-  /** Sink rows already checked (CheckAnswer / CheckNewAnswer). */
-  private seen = 0;
+/** Spark's StreamTest actions, and StateStoreMetricsTest's state assertions (see the file comment). */
+class JoinTest extends SparkStreamTest {
   /** recentProgress index of the last assertNumStateRows, in this run. */
   private checkedProgress = -1;
 
-  constructor(
-    private readonly s: Session,
-    private readonly df: DataFrame,
-  ) {}
-
-  get query(): StreamingQuery {
-    if (this.q === undefined) throw new Error('the query is not started');
-    return this.q;
-  }
-
-  async start(): Promise<this> {
-    this.q = await this.df.writeStream.format('memory').queryName(this.name).outputMode('append').option('checkpointLocation', this.ckpt).start();
+  protected override started(): void {
     this.checkedProgress = -1;
-    return this;
-  }
-
-  async stop(): Promise<void> {
-    await this.q?.stop();
-  }
-
-  /** StopStream, StartStream(). */
-  async restart(): Promise<void> {
-    await this.stop();
-    await this.start();
-  }
-
-  /** MultiAddData: every add runs between two triggers of the query, so one batch reads them all. */
-  async multiAdd(...adds: Array<() => void>): Promise<void> {
-    // Checked and added in one synchronous step: the query reads its sources' offsets only after
-    // marking its trigger active, so none of them can be read between two of these adds.
-    for (;;) {
-      if (!this.query.status.isTriggerActive) {
-        for (const add of adds) add();
-        return;
-      }
-      await sleep(1);
-    }
-  }
-
-  private async processAll(): Promise<void> {
-    await this.query.processAllAvailable();
-    if (this.query.exception) throw this.query.exception;
-  }
-
-  private async sinkRows(): Promise<Values[]> {
-    return (await this.s.memoryTable(this.name)).map((r) => Object.values(r));
-  }
-
-  /** CheckAnswer: every row written so far. */
-  async checkAnswer(...expected: Values[]): Promise<void> {
-    await this.processAll();
-    const rows = await this.sinkRows();
-    this.seen = rows.length;
-    expect(multiset(rows)).toEqual(multiset(expected));
-  }
-
-  /** CheckNewAnswer: the rows written since the last check. */
-  async checkNewAnswer(...expected: Values[]): Promise<void> {
-    await this.processAll();
-    const rows = await this.sinkRows();
-    const fresh = rows.slice(this.seen);
-    this.seen = rows.length;
-    expect(multiset(fresh)).toEqual(multiset(expected));
   }
 
   /** The progresses since the last check, of as many state operators as the last one has. */
@@ -199,38 +115,16 @@ class JoinTest {
 }
 
 /** Runs a Spark test body: a session of the suite's conf, the query started, stopped at the end. */
-async function testStream(df: (s: Session) => DataFrame, body: (t: JoinTest) => Promise<void>, conf: Record<string, unknown> = {}): Promise<void> {
-  await withSession({ ...CONF, ...conf }, async (s) => {
-    const t = await new JoinTest(s, df(s)).start();
-    try {
-      await body(t);
-    } finally {
-      await t.stop();
-    }
-  });
-}
+const testStream = (df: (s: Session) => DataFrame, body: (t: JoinTest) => Promise<void>, conf: Record<string, unknown> = {}): Promise<void> =>
+  runSparkTest((s, d) => new JoinTest(s, d), df, body, conf);
 
 // ---- memory streams ---------------------------------------------------------------------------
 
 /** A MemoryStream[Int] (column `value`) and its streaming DataFrame. */
-function intStream(s: Session, type = 'INT'): [MemoryStream, DataFrame] {
-  const name = fresh('ints');
-  const m = s.memoryStream(name, `value ${type}`);
-  return [m, s.readStream.format('memory').load(name)];
-}
+const intStream = (s: Session, type = 'INT'): [MemoryStream, DataFrame] => memoryStream(s, `value ${type}`);
 
 /** A MemoryStream of tuples, its columns named by `ddl` (Spark's `.toDF(names)` after `toDF()`). */
-function tupleStream(s: Session, ddl: string): [MemoryStream, DataFrame] {
-  const name = fresh('tuples');
-  const m = s.memoryStream(name, ddl);
-  return [m, s.readStream.format('memory').load(name)];
-}
-
-/** AddData(input, v1, v2, ...) of a MemoryStream[Int]. */
-const add = (m: MemoryStream, ...values: Array<number | null>): number => m.addData(values.map((value) => ({ value })));
-/** AddData(input, (a, b), ...) of a tuple stream whose columns are `names`. */
-const addTuples = (m: MemoryStream, names: string[], ...tuples: unknown[][]): number =>
-  m.addData(tuples.map((t) => Object.fromEntries(names.map((n, i) => [n, t[i]]))));
+const tupleStream = (s: Session, ddl: string): [MemoryStream, DataFrame] => memoryStream(s, ddl);
 
 // ---- the suite's setups (StreamingJoinSuite) -------------------------------------------------
 
