@@ -31,9 +31,10 @@ export class KeyTable {
   constructor(
     readonly width: number,
     readonly nullWidth: number,
-    capacity = 1024,
+    asked = 1024,
     readonly objWidth = 0,
   ) {
+    const capacity = powerOfTwo(asked);
     this.cells = new Float64Array(capacity * width);
     this.nulls = new Uint8Array(capacity * nullWidth);
     this.objects = [];
@@ -189,7 +190,8 @@ export class KeyTable {
     this.slots[s] = g + 1;
   }
 
-  private grow(capacity: number): void {
+  private grow(asked: number): void {
+    const capacity = powerOfTwo(asked);
     const widen = <T extends Int32Array | Uint8Array | Float64Array>(a: T, n: number): T => {
       const next = new (a.constructor as new (n: number) => T)(n);
       next.set(a);
@@ -206,4 +208,15 @@ export class KeyTable {
     this.mask = this.slots.length - 1;
     for (let g = 0; g < this.count; g++) if (this.live[g] === 1) this.place(g, this.hashes[g]!);
   }
+}
+
+/**
+ * The least power of two at or above n: the slots are probed `(s + 1) & mask`, which visits every
+ * slot only when their count is a power of two (with another count, a compaction's 2 × live
+ * entries say, the probe cycles through a part of them and an insert into a full part never ends).
+ */
+function powerOfTwo(n: number): number {
+  let p = 1;
+  while (p < n) p *= 2;
+  return p;
 }
