@@ -99,9 +99,8 @@ export class DataFrame {
   dropDuplicatesWithinWatermark(cols?: string[]): DataFrame {
     const columns = this.dedupColumns(cols, 'dropDuplicatesWithinWatermark');
     const wm = watermarkOf(this.plan);
-    if (!wm || this.plan.stateful) {
-      throw new SluiceError('UNSUPPORTED_OPERATION', 'dropDuplicatesWithinWatermark needs withWatermark before it');
-    }
+    if (this.plan.stateful) throw new SluiceError('UNSUPPORTED_OPERATION', 'dropDuplicatesWithinWatermark after another stateful operator is not supported yet');
+    if (!wm) throw new SluiceError('UNSUPPORTED_OPERATION', 'dropDuplicatesWithinWatermark needs withWatermark before it');
     const eventTime = eventTimeColumns(this.plan);
     const eventTimeColumn = this.columns.find((c) => eventTime.has(c));
     if (eventTimeColumn === undefined) {
