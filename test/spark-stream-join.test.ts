@@ -37,8 +37,7 @@
  * - "locality preferences of StateStoreAwareZippedRDD": Spark internals (RDD locality, the state
  *   store coordinator).
  * - "join between three streams": a join of a join's output with a third stream; Sluice refuses
- *   it (UNSUPPORTED_OPERATION: a join of two streams must come before repartition, aggregation or
- *   deduplication on either side; one stateful operator per query).
+ *   it (UNSUPPORTED_OPERATION: a join after a stateful operator is not supported yet).
  * - "streaming join should require StatefulOpClusteredDistribution from children": it repartitions
  *   one side before the join, which Sluice refuses (same message), and asserts on Spark's physical
  *   plan (ShuffleExchangeExec / HashPartitioning).
