@@ -17,7 +17,7 @@
 // SLUICE_BENCH_WARMUP (2), SLUICE_BENCH_CORES (2), SLUICE_BENCH_TMP.
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { cleanupOnExit, commandLine, envInt, loadDriver, machineFacts, makeTempDir, median, record, round } from './lib.mjs';
+import { cleanupOnExit, commandLine, envInt, loadDriver, machineFacts, makeTempDir, measureDataBatches, median, record, round } from './lib.mjs';
 
 const ROWS = envInt('SLUICE_BENCH_ROWS_PER_BATCH', 1_000_000);
 const MEASURED = envInt('SLUICE_BENCH_BATCHES', 20);
@@ -42,18 +42,8 @@ async function run(chained) {
     const q = await df.writeStream.foreachBatch((rows) => {
       emitted += rows.length;
     }).option('checkpointLocation', join(tmp, `ckpt-${chained}-${Date.now()}`)).start();
-    const dataBatches = () => q.recentProgress.filter((p) => p.numInputRows > 0).length;
-    while (dataBatches() < WARMUP + MEASURED) {
-      if (q.exception) throw q.exception;
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    await q.stop();
-    const progress = q.recentProgress;
-    const data = progress.filter((p) => p.numInputRows > 0).slice(WARMUP, WARMUP + MEASURED);
-    const within = progress.filter((p) => p.batchId >= data[0].batchId && p.batchId <= data.at(-1).batchId);
-    const rows = within.reduce((n, p) => n + p.numInputRows, 0);
-    const ms = within.reduce((n, p) => n + p.batchDuration, 0);
-    return { chained, rowsPerSec: (rows * 1000) / ms, medianBatchMs: median(data.map((p) => p.batchDuration)), emitted, operators: data.at(-1).stateOperators.length };
+    const { rowsPerSec, medianBatchMs, last } = await measureDataBatches(q, WARMUP, MEASURED);
+    return { chained, rowsPerSec, medianBatchMs, emitted, operators: last.stateOperators.length };
   } finally {
     await session.close();
   }

@@ -199,3 +199,22 @@ export function machineFacts(loadAtStart) {
     loadavg: [round(loadAtStart, 2), round(loadavg()[0], 2)],
   };
 }
+
+/**
+ * Runs `query` until it has made `warmup + measured` data batches, stops it, and measures the
+ * measured ones: input rows per second over their batchDuration, the no-data batches between them
+ * counted in (they are part of the work), the median data batch time, and the last data batch.
+ */
+export async function measureDataBatches(q, warmup, measured) {
+  const dataBatches = () => q.recentProgress.filter((p) => p.numInputRows > 0);
+  while (dataBatches().length < warmup + measured) {
+    if (q.exception) throw q.exception;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  await q.stop();
+  const data = dataBatches().slice(warmup, warmup + measured);
+  const within = q.recentProgress.filter((p) => p.batchId >= data[0].batchId && p.batchId <= data.at(-1).batchId);
+  const rows = within.reduce((n, p) => n + p.numInputRows, 0);
+  const ms = within.reduce((n, p) => n + p.batchDuration, 0);
+  return { rowsPerSec: (rows * 1000) / ms, medianBatchMs: median(data.map((p) => p.batchDuration)), last: data.at(-1) };
+}

@@ -25,7 +25,7 @@
 import { join } from 'node:path';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { cleanupOnExit, commandLine, envInt, loadDriver, machineFacts, makeTempDir, median, record, round } from './lib.mjs';
+import { cleanupOnExit, commandLine, envInt, loadDriver, machineFacts, makeTempDir, measureDataBatches, median, record, round } from './lib.mjs';
 
 const ROWS = envInt('SLUICE_BENCH_ROWS_PER_BATCH', 100_000);
 const MEASURED = envInt('SLUICE_BENCH_BATCHES', 10);
@@ -123,19 +123,8 @@ async function sluice() {
       })
       .option('checkpointLocation', join(tmp, `ckpt-${Date.now()}`))
       .start();
-    const dataBatches = () => q.recentProgress.filter((p) => p.numInputRows > 0).length;
-    while (dataBatches() < WARMUP + MEASURED) {
-      if (q.exception) throw q.exception;
-      await new Promise((r) => setTimeout(r, 5));
-    }
-    await q.stop();
-    const progress = q.recentProgress;
-    const data = progress.filter((p) => p.numInputRows > 0).slice(WARMUP, WARMUP + MEASURED);
-    const within = progress.filter((p) => p.batchId >= data[0].batchId && p.batchId <= data.at(-1).batchId);
-    const rows = within.reduce((n, p) => n + p.numInputRows, 0);
-    const ms = within.reduce((n, p) => n + p.batchDuration, 0);
-    const state = data.at(-1).stateOperators[0];
-    return { rowsPerSec: (rows * 1000) / ms, medianBatchMs: median(data.map((p) => p.batchDuration)), joined, stateRows: state.numRowsTotal };
+    const { rowsPerSec, medianBatchMs, last } = await measureDataBatches(q, WARMUP, MEASURED);
+    return { rowsPerSec, medianBatchMs, joined, stateRows: last.stateOperators[0].numRowsTotal };
   } finally {
     await session.close();
   }

@@ -6,7 +6,7 @@ export { encodeRows, decodeRows } from './task/rowCodec.js';
 export { exprName } from './expressions/exprNames.js';
 export { exprType, functionArity, generatorFields, planOutputSchema } from './expressions/exprTypes.js';
 export { expandsRows } from './operators/generate.js';
-export { conjuncts, stateValueWatermark, type JoinBoundSides } from './expressions/joinBounds.js';
+export { conjuncts, lowerCaseNames, stateValueWatermark, type JoinBoundSides } from './expressions/joinBounds.js';
 export { COLLECTION_FUNCTIONS } from './expressions/collectionFunctions.js';
 export { DATETIME_FUNCTIONS, type DatetimeFunctionName } from './expressions/datetimeFunctions.js';
 export { JSON_FUNCTIONS, type JsonFunctionName } from './expressions/jsonFunctions.js';

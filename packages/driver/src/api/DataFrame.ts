@@ -253,14 +253,6 @@ export class DataFrame {
    * query reads both sides' sources, the left's first; each side keeps its own operators.
    */
   private streamJoin(other: DataFrame, on: string | string[] | Column, how: string): DataFrame {
-    for (const df of [this, other]) {
-      if (df.plan.stateful || df.plan.exchange) {
-        throw new SluiceError('UNSUPPORTED_OPERATION', 'a join of two streams must come before repartition, aggregation or deduplication on either side');
-      }
-      if (df.plan.inputs && df.plan.ops.some((o) => o.kind === 'watermark')) {
-        throw new SluiceError('UNSUPPORTED_OPERATION', 'a side of a join of two streams is a union with a withWatermark after it: put withWatermark on its inputs');
-      }
-    }
     const plan = planStreamJoin({ plan: this.plan, schema: this.schema }, { plan: other.plan, schema: other.schema }, joinOn(on, this.schema, other.schema, true), how);
     return new DataFrame(this.session, plan, true);
   }
@@ -349,8 +341,8 @@ export class GroupedData {
  */
 function overWindowTime(e: Expr, schema: Schema): Expr {
   if (e.op === 'alias') return { ...e, expr: overWindowTime(e.expr, schema) };
-  if (e.op !== 'window' || typeName(exprType(e.expr, schema)) === 'timestamp') return e;
-  return isStructType(exprType(e.expr, schema)) ? { ...e, expr: { op: 'call', fn: 'window_time', args: [e.expr] } } : e;
+  if (e.op !== 'window' || !isStructType(exprType(e.expr, schema))) return e;
+  return { ...e, expr: { op: 'call', fn: 'window_time', args: [e.expr] } };
 }
 
 const JOIN_TYPES: Record<string, JoinType> = {

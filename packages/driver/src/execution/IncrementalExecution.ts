@@ -433,8 +433,9 @@ export class IncrementalExecution {
   private nextOf(k: number, batch: BatchPlan): Pick<StateTask, 'next'> {
     const next = (this.o.stateful as StatefulStage).downstream[k];
     if (next === undefined) return {};
+    // An operator after another drops late rows by the batch before's watermark, whatever its kind.
     const late = this.inputWatermark(k + 1, batch.lateWatermarkMs);
-    const lateThresholdMs = next.info.op.kind === 'aggregate' || !next.info.usesWatermark || late === undefined ? null : late;
+    const lateThresholdMs = late === undefined ? null : this.lateThreshold(next.info, late, late);
     return { next: { stateful: next.info.op, layout: layoutCounts(next.info.layout), lateThresholdMs } };
   }
 

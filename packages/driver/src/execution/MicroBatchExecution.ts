@@ -9,7 +9,7 @@
  * latest offset (admission control) and runs a data batch when there is new data, or a no-data
  * batch when one is due.
  */
-import { decodeRows, indexTimeOf, rowsInOf, type Row, type Schema } from '@sluice/executor';
+import { decodeRows, indexTimeOf, rowsInOf, type Row, type Schema, type StateTask } from '@sluice/executor';
 import { CONF_KEYS, SluiceError } from '@sluice/state';
 import type { BatchTransaction } from '../checkpoint/BatchTransaction.js';
 import type { DataOffsetSeq, SourceOffset } from '../checkpoint/OffsetLog.js';
@@ -98,7 +98,7 @@ export class MicroBatchExecution extends StreamExecution {
 
   /** State shards this query keeps open in the workers, every operator's (0 for a stateless query). */
   get stateShards(): number {
-    return this.stateInfo ? this.operators().reduce((n, info) => n + info.shards, 0) : 0;
+    return this.operators().reduce((n, info) => n + info.shards, 0);
   }
 
   /** The slot each state shard runs on (every operator's shards, in operator order). */
@@ -121,6 +121,9 @@ export class MicroBatchExecution extends StreamExecution {
     const { conf, scheduler } = this.ctx;
     const slots = scheduler.slots;
     const budget = workerBudget(conf, slots);
+    // Each batch takes its share of the worker budgets, every operator's shards counted, as the session's other queries stand then.
+    const storeOptions = (): StateTask['storeOptions'] => shardOptions(conf, budget, this.stateShards, slots, this.ctx.otherStateShards(this.id));
+    const stages = statefulOperators(this.plan);
     return new IncrementalExecution({
       queryId: this.id,
       runId: this.runId,
@@ -133,20 +136,14 @@ export class MicroBatchExecution extends StreamExecution {
       ...(info && {
         stateful: {
           info,
-          // Each batch takes its share of the worker budgets as the session's other queries stand then.
-          storeOptions: () => shardOptions(conf, budget, this.stateShards, slots, this.ctx.otherStateShards(this.id)),
+          storeOptions,
           workerBudget: budget,
           stateInputSchema: statefulInputSchema(this.plan),
           hasWatermark: watermarkOf(this.plan) !== undefined,
           slotOf: (shard) => this.slotOfShard(shard),
           downstream: this.downstream.map((next, k) => {
-            const stage = statefulOperators(this.plan)[k + 1] as ReturnType<typeof statefulOperators>[number];
-            return {
-              info: next,
-              storeOptions: () => shardOptions(conf, budget, this.stateShards, slots, this.ctx.otherStateShards(this.id)),
-              stateInputSchema: stage.inputSchema,
-              post: stage.post,
-            };
+            const stage = stages[k + 1] as (typeof stages)[number];
+            return { info: next, storeOptions, stateInputSchema: stage.inputSchema, post: stage.post };
           }),
         },
       }),

@@ -73,7 +73,7 @@ function open(ctx: ExecutionContext, plan: LogicalPlan, spec: QuerySpec, paths: 
 
   let stateInfo: StatefulOperatorInfo | undefined;
   let layoutToWrite = false;
-  const downstreamToWrite: number[] = [];
+  const downstreamToWrite: StatefulOperatorInfo[] = [];
   if (plan.stateful) {
     const { decision, onDisk } = loadStateLayout(paths, loaded.legacyLayout, loaded.meta.keyGroups as number, conf, slots, probe.last !== undefined);
     for (const w of decision.warnings) warn('SLUICE_CONF_IGNORED', w);
@@ -84,8 +84,9 @@ function open(ctx: ExecutionContext, plan: LogicalPlan, spec: QuerySpec, paths: 
   const downstream = (plan.chain ?? []).map((next, i) => {
     const operatorId = i + 1;
     const { decision, onDisk } = loadStateLayout(paths, undefined, loaded.meta.keyGroups as number, conf, slots, probe.last !== undefined, operatorId);
-    if (!onDisk) downstreamToWrite.push(operatorId);
-    return new StatefulOperatorInfo(next.stateful, decision.current, paths, watermarkOf(plan) !== undefined, spec.outputMode, operatorId);
+    const info = new StatefulOperatorInfo(next.stateful, decision.current, paths, watermarkOf(plan) !== undefined, spec.outputMode, operatorId);
+    if (!onDisk) downstreamToWrite.push(info);
+    return info;
   });
   if (stateInfo) {
     // A budget that cannot hold this query beside the others is refused at start.
@@ -129,10 +130,7 @@ function open(ctx: ExecutionContext, plan: LogicalPlan, spec: QuerySpec, paths: 
   // Files are written only once everything above was validated. The layout goes first: metadata
   // on disk implies a layout file.
   if (stateInfo && layoutToWrite) writeStateLayout(paths.stateLayout(0), { ...stateInfo.layout, operator: stateInfo.operatorName });
-  for (const operatorId of downstreamToWrite) {
-    const info = downstream[operatorId - 1] as StatefulOperatorInfo;
-    writeStateLayout(paths.stateLayout(operatorId), { ...info.layout, operator: info.operatorName });
-  }
+  for (const info of downstreamToWrite) writeStateLayout(paths.stateLayout(info.operatorId), { ...info.layout, operator: info.operatorName });
   if (loaded.write) writeVersioned(paths.metadata, loaded.meta);
   if (triggers.pinsAvailableData) for (const s of sources) s.prepareForAvailableNow?.();
   return {

@@ -3,7 +3,7 @@
  * (UNSUPPORTED_OUTPUT_MODE), so no batch ever runs with a mode the plan cannot honour; and Spark's
  * rules for a join of two streams.
  */
-import { stateValueWatermark, type Expr, type StreamJoinOp, type StreamJoinType } from '@sluice/executor';
+import { lowerCaseNames, stateValueWatermark, type Expr, type StreamJoinOp, type StreamJoinType } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import { watermarkOf, type LogicalPlan } from './LogicalPlan.js';
 import type { OutputMode } from './QuerySpec.js';
@@ -65,13 +65,12 @@ export interface StreamStreamJoin {
 
 /** The checks' view of a join's operator. */
 function streamStreamJoinOf(op: StreamJoinOp): StreamStreamJoin {
-  const lower = (names: Iterable<string>): Set<string> => new Set([...names].map((n) => n.toLowerCase()));
   return {
     how: op.how,
-    left: lower(op.left.schema.map((f) => f.name)),
-    right: lower(op.right.schema.map((f) => f.name)),
-    leftWatermarked: lower(op.left.watermarked),
-    rightWatermarked: lower(op.right.watermarked),
+    left: lowerCaseNames(op.left.schema.map((f) => f.name)),
+    right: lowerCaseNames(op.right.schema.map((f) => f.name)),
+    leftWatermarked: lowerCaseNames(op.left.watermarked),
+    rightWatermarked: lowerCaseNames(op.right.watermarked),
     keys: op.leftKeys.map((k, i) => [k.toLowerCase(), (op.rightKeys[i] as string).toLowerCase()]),
     ...(op.residual !== undefined && { condition: op.residual }),
   };

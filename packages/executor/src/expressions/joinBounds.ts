@@ -23,6 +23,11 @@ export interface JoinBoundSides {
   watermarked: ReadonlySet<string>;
 }
 
+/** Column names in lower case, as JoinBoundSides holds them. */
+export function lowerCaseNames(names: Iterable<string>): Set<string> {
+  return new Set([...names].map((n) => n.toLowerCase()));
+}
+
 type Term = { col: string; negated: boolean } | { ms: number; negated: boolean };
 
 /** The conjuncts of an AND chain. */

@@ -37,7 +37,7 @@ import {
 } from '@sluice/state';
 import { compileExpr } from '../expressions/compileExpr.js';
 import { walkExpr } from '../expressions/exprTree.js';
-import { conjuncts, stateValueWatermark } from '../expressions/joinBounds.js';
+import { conjuncts, lowerCaseNames, stateValueWatermark } from '../expressions/joinBounds.js';
 import type { UdfRegistry } from '../expressions/udfs.js';
 import type { Expr } from '../expressions/types.js';
 import { decodeBlock, type JoinRecord } from '../shuffle/shuffleCodec.js';
@@ -101,8 +101,7 @@ export function joinOutputWatermark(op: StreamJoinOp, watermarkMs: number): numb
 /** The constant the condition's bound on a side's event time adds to the other side's watermark, if it is one. */
 function valueEvictionOffset(op: StreamJoinOp, side: JoinSide): number | undefined {
   if (op.residual === undefined) return undefined;
-  const lower = (names: Iterable<string>): Set<string> => new Set([...names].map((n) => n.toLowerCase()));
-  const sides = { side: lower(sideOf(op, side).schema.map((f) => f.name)), watermarked: lower(sideOf(op, side === 0 ? 1 : 0).watermarked) };
+  const sides = { side: lowerCaseNames(sideOf(op, side).schema.map((f) => f.name)), watermarked: lowerCaseNames(sideOf(op, side === 0 ? 1 : 0).watermarked) };
   const at0 = stateValueWatermark(op.residual, sides, 0);
   const at1 = stateValueWatermark(op.residual, sides, 1_000_000_000);
   return at0 !== undefined && at1 === at0 + 1_000_000_000 ? at0 : undefined;
@@ -612,13 +611,13 @@ async function evictJoinState(
     const [gte, lt] = indexRangeUpTo(Math.floor(watermark));
     const index = await store.range(gte, lt);
     const unknown: Array<{ ik: Uint8Array; side: JoinSide; kg: number; key: Uint8Array; id: string }> = [];
-    const found: Array<{ ik: Uint8Array; state: KeyState | undefined }> = index.map(([ik]) => {
-      const { kg, key } = decodeIndexKey(ik);
+    const found: Array<{ ik: Uint8Array; timeMs: number; state: KeyState | undefined }> = index.map(([ik]) => {
+      const { timeMs, kg, key } = decodeIndexKey(ik);
       const side = (key[0] ?? 0) as JoinSide;
       const id = stateId(kg, key.subarray(1));
       const state = states[side].get(id) ?? known.states[side].get(id);
       if (state === undefined) unknown.push({ ik, side, kg, key: new Uint8Array(key), id });
-      return { ik, state };
+      return { ik, timeMs, state };
     });
     const read = await store.getMany(unknown.map((u) => dataKey(u.kg, u.key)));
     const loaded = new Map<Uint8Array, KeyState>();
@@ -630,9 +629,9 @@ async function evictJoinState(
       known.bytes += value.length * DECODED_BYTES_PER_BYTE;
       loaded.set(u.ik, state);
     });
-    for (const { ik, state } of found) {
+    for (const { ik, timeMs, state } of found) {
       const s = state ?? loaded.get(ik);
-      if (s === undefined || s.priorIndexTime !== decodeIndexKey(ik).timeMs) stale.push(new Uint8Array(ik));
+      if (s === undefined || s.priorIndexTime !== timeMs) stale.push(new Uint8Array(ik));
       else expire(s);
     }
   }
