@@ -1,8 +1,9 @@
 /**
  * The harness of the ports of Spark's streaming suites (spark-stream-join.test.ts,
- * spark-multi-stateful.test.ts): Spark's StreamTest actions (AddData, MultiAddData, CheckAnswer,
- * CheckNewAnswer, StopStream / StartStream) over one query writing to a memory sink in append mode,
- * and memory streams named apart from every other of the file. Each suite adds its own metric
+ * spark-multi-stateful.test.ts, spark-session-window.test.ts): Spark's StreamTest actions
+ * (AddData, MultiAddData, CheckAnswer, CheckNewAnswer, StopStream / StartStream) over one query
+ * writing to a memory sink (append mode unless a suite asks for another), and memory streams
+ * named apart from every other of the file. Each suite adds its own metric
  * assertions, read from progress as that suite's helpers read them.
  */
 import { expect } from 'vitest';
@@ -50,9 +51,11 @@ export class SparkStreamTest {
   /** Sink rows already checked (CheckAnswer / CheckNewAnswer). */
   private seen = 0;
 
+  /** `mode`: the query's output mode (Spark's testStream(df, OutputMode.X)). */
   constructor(
     private readonly s: Session,
     private readonly df: DataFrame,
+    private readonly mode: 'append' | 'complete' | 'update' = 'append',
   ) {}
 
   get query(): StreamingQuery {
@@ -61,7 +64,7 @@ export class SparkStreamTest {
   }
 
   async start(): Promise<this> {
-    this.q = await this.df.writeStream.format('memory').queryName(this.name).outputMode('append').option('checkpointLocation', this.ckpt).start();
+    this.q = await this.df.writeStream.format('memory').queryName(this.name).outputMode(this.mode).option('checkpointLocation', this.ckpt).start();
     this.started();
     return this;
   }
@@ -121,11 +124,11 @@ export class SparkStreamTest {
     expect(multiset(rows), `CheckAnswer; progress: ${this.trace()}`).toEqual(multiset(expected));
   }
 
-  /** CheckNewAnswer: the rows written since the last check. */
+  /** CheckNewAnswer: the rows written since the last check (complete mode: the last batch's, the whole result). */
   async checkNewAnswer(...expected: Values[]): Promise<void> {
     await this.processAll();
     const rows = await this.sinkRows();
-    const newRows = rows.slice(this.seen);
+    const newRows = this.mode === 'complete' ? rows : rows.slice(this.seen);
     this.seen = rows.length;
     expect(multiset(newRows), `CheckNewAnswer; progress: ${this.trace()}`).toEqual(multiset(expected));
   }

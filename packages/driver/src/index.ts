@@ -1,7 +1,7 @@
 export { Session, type SessionMetrics, type SessionOptions } from './api/Session.js';
 export { DataFrame, GroupedData } from './api/DataFrame.js';
 export {
-  AggregateColumn, count, sum, avg, mean, min, max, window, first, last, collect_list, collect_set, stddev, stddev_samp, stddev_pop,
+  AggregateColumn, count, sum, avg, mean, min, max, window, session_window, first, last, collect_list, collect_set, stddev, stddev_samp, stddev_pop,
   variance, var_samp, var_pop, min_by, max_by, count_if, bool_and, bool_or, every, some, approx_count_distinct, array_agg,
   first_value, last_value, any_value, std, any, percentile_approx, approx_percentile, percentile, median,
 } from './api/aggregates.js';

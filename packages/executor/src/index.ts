@@ -22,11 +22,12 @@ export { withCorruptRecordColumn, validateReadSchema } from './formats/options.j
 export { readInput } from './task/readInput.js';
 export { WINDOW_TYPE } from './expressions/exprTypes.js';
 export { windowsOf, lastWindowStart, type TimeWindow } from './expressions/windows.js';
-export { aggregateOutputSchema, statefulOutputSchema, aggResultType, aggregatorOf, type AggBuffer, type Aggregator } from './operators/aggregates.js';
+export { aggregateOutputSchema, statefulOutputSchema, aggResultType, aggregatorOf, sessionOfKey, type AggBuffer, type Aggregator } from './operators/aggregates.js';
 export { decodeBlock, encodeBlock, type AggregateRecord, type DedupRecord, type ShuffleRecord } from './shuffle/shuffleCodec.js';
 export { operatorUsesWatermark } from './operators/watermark.js';
-export { indexTimeOf } from './operators/indexTime.js';
-export { joinExpiry, joinOutputWatermark, rowsInOf, splitJoinCondition, type StreamJoinOp } from './operators/streamJoin.js';
+export { indexTimeOf, rowsInOf } from './operators/indexTime.js';
+export { sessionKeyOf } from './operators/sessionWindow.js';
+export { joinExpiry, joinOutputWatermark, splitJoinCondition, type StreamJoinOp } from './operators/streamJoin.js';
 export { broadcastRows } from './operators/join.js';
 export { partitionRows, shufflePartition } from './shuffle/partitioner.js';
 export { walkExpr } from './expressions/exprTree.js';

@@ -9,6 +9,7 @@ import {
   exprName,
   exprType,
   isStructType,
+  sessionOfKey,
   typeName,
   type Expr,
   type JoinType,
@@ -305,13 +306,27 @@ export class GroupedData {
     });
     const eventTime = eventTimeColumns(this.df.plan);
     const eventTimeKey = this.keys.findIndex((k) => carriesEventTime(k.expr, eventTime));
-    return this.df.withStateful({
+    return this.sessionRows().withStateful({
       kind: 'aggregate',
       keys: this.keys.map((k) => k.expr),
       keyNames: this.keyNames,
       aggs: specs,
       eventTimeKey: eventTimeKey < 0 ? null : eventTimeKey,
     });
+  }
+
+  /**
+   * The rows that open a session, when a key is a session window (Spark's SessionWindowing): a
+   * row without a time, or whose gap (given per row) is not positive, belongs to no session.
+   */
+  private sessionRows(): DataFrame {
+    const session = this.keys.map((k) => sessionOfKey(k.expr)).find((s) => s !== undefined);
+    if (session === undefined) return this.df;
+    const [time, gap] = session.args as [Expr, Expr];
+    const timed: Expr = { op: 'unary', fn: 'isNotNull', expr: time };
+    if (gap.op === 'lit') return this.df.filter(new Column(timed));
+    const end: Expr = { op: 'binary', fn: 'plus', left: time, right: { op: 'cast', expr: gap, to: 'interval' } };
+    return this.df.filter(new Column({ op: 'binary', fn: 'and', left: timed, right: { op: 'binary', fn: 'gt', left: end, right: time } }));
   }
 
   count(): DataFrame {

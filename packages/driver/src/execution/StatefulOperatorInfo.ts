@@ -3,7 +3,7 @@
  * partitions, shards, and which shard holds each partition), where its shards live, the resources
  * each shard may take, whether it uses the watermark, and how its metrics become a progress entry.
  */
-import { operatorUsesWatermark, type OutputMode, type StateOperatorMetrics, type StatefulOp, type StateTask } from '@sluice/executor';
+import { operatorUsesWatermark, sessionKeyOf, type OutputMode, type StateOperatorMetrics, type StatefulOp, type StateTask } from '@sluice/executor';
 import { CONF_KEYS, openFilesLimit, partitionsIn, SluiceError, validateLayout, type StateLayout, type WorkerBudget } from '@sluice/state';
 import type { CheckpointPaths } from '../checkpoint/CheckpointPaths.js';
 import { contiguousLayout, readStateLayout, type StateLayoutRecord } from '../checkpoint/StateLayoutFile.js';
@@ -210,7 +210,7 @@ export class StatefulOperatorInfo {
 
   /** Spark's name of the operator, as progress events give it. */
   get operatorName(): string {
-    return OPERATOR_NAMES[this.op.kind];
+    return sessionKeyOf(this.op) >= 0 ? 'sessionWindowStateStoreSaveExec' : OPERATOR_NAMES[this.op.kind];
   }
 
   progress(m: StateOperatorMetrics, customMetrics: Record<string, number> = {}): StateOperatorProgress {

@@ -155,6 +155,7 @@ export function carriesEventTime(e: Expr, columns: ReadonlySet<string>): boolean
   let inner = e;
   while (inner.op === 'alias') inner = inner.expr;
   if (inner.op === 'window') return carriesEventTime(inner.expr, columns);
+  if (inner.op === 'call' && inner.fn === 'session_window') return carriesEventTime(inner.args[0] as Expr, columns);
   // window_time(w): the event time of a window an earlier aggregation emitted.
   if (inner.op === 'call' && inner.fn === 'window_time') return carriesEventTime(inner.args[0] as Expr, columns);
   return inner.op === 'col' && columns.has(inner.name);

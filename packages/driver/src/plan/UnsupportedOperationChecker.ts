@@ -3,7 +3,7 @@
  * (UNSUPPORTED_OUTPUT_MODE), so no batch ever runs with a mode the plan cannot honour; and Spark's
  * rules for a join of two streams.
  */
-import { lowerCaseNames, stateValueWatermark, type Expr, type StreamJoinOp, type StreamJoinType } from '@sluice/executor';
+import { lowerCaseNames, sessionKeyOf, stateValueWatermark, type Expr, type StreamJoinOp, type StreamJoinType } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import { watermarkOf, type LogicalPlan } from './LogicalPlan.js';
 import type { OutputMode } from './QuerySpec.js';
@@ -31,6 +31,13 @@ export function checkOutputMode(plan: LogicalPlan, mode: OutputMode): void {
       throw refuse('complete output mode is not supported when there are no streaming aggregations on streaming DataFrames');
     }
     return;
+  }
+  // A session may merge with a later one, so no row of it is final before the watermark closes it.
+  const session = sessionKeyOf(op) >= 0;
+  if (mode === 'update' && session) throw refuse('Update output mode not supported for session window on streaming DataFrames/DataSets');
+  if (session && op.keys.length === 1) {
+    // Spark's words. A key's sessions merge in one task, so one global key would be one task.
+    throw new SluiceError('UNSUPPORTED_OPERATION', 'Global aggregation with session window in streaming query is not supported: group by another key as well');
   }
   // Append emits a group once, when the watermark says it can no longer change.
   if (mode === 'append' && (!watermarkOf(plan) || op.eventTimeKey === null)) {

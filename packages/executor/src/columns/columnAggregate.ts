@@ -325,6 +325,8 @@ export function columnAggregation(op: AggregateOp, schema: Schema, udfs: UdfRegi
   const timeOf = eventTimeOfKey(op, keyTypes);
   /** The key part that carries the event time (eventTimeOfKey: a window's end, or the value). */
   const eventPart = op.eventTimeKey ?? -1;
+  /** The key parts that choose the key group (op.routeKeys); -1: all of them. */
+  const route = op.routeKeys ?? -1;
   const key = new KeyWriter();
 
   return () => {
@@ -368,7 +370,9 @@ export function columnAggregation(op: AggregateOp, schema: Schema, udfs: UdfRegi
           // Numbers, booleans and windows: the key and buffers go straight into the block.
           key.reset();
           let time: number | null = null;
+          let routed = -1;
           for (let k = 0; k < w; k++) {
+            if (k === route) routed = key.pos;
             const p = taskParts[k]!;
             const at = g * w + k;
             if (table.nulls[at] === 1) {
@@ -384,7 +388,7 @@ export function columnAggregation(op: AggregateOp, schema: Schema, udfs: UdfRegi
             else key.number(x);
             if (k === eventPart) time = p.kind === 'window' ? x + p.sizeMs : x;
           }
-          const kg = murmur3_x86_32(key.buf, 0, key.pos) % writer.keyGroups;
+          const kg = murmur3_x86_32(key.buf, 0, routed < 0 ? key.pos : routed) % writer.keyGroups;
           const block = writer.aggregateBlockOf(kg);
           let pos = block.beginRecord(kg, key.buf, key.pos, time, maxBytes);
           for (const a of accs) pos = a.write(g, block.bytes, block.dataView, pos);

@@ -17,6 +17,7 @@ import { forEachInputBatch } from './columnSources.js';
 import { rowsFromBatch, type ColumnBatch } from './vectors.js';
 import type { Row } from '../schema/types.js';
 import { expandsRows } from '../operators/generate.js';
+import { mapSideOp } from '../operators/sessionWindow.js';
 
 interface Compiled {
   stages: ColumnStages;
@@ -49,13 +50,13 @@ export function mapBatches(
   source: (fn: (batch: ColumnBatch) => void) => number,
 ): MapOutput | undefined {
   // A join or a generator may turn a row into several: rows, not columns (task/stages.ts).
-  const op = task.stateful;
+  const op = mapSideOp(task.stateful);
   if (op.kind !== 'aggregate' || task.ops.some(expandsRows)) return undefined;
   const c = compiled({ ops: task.ops, stateful: op }, schema, udfs);
   const aggregation = c.aggregation();
   const stats: EventTimeStats = { min: Infinity, max: -Infinity, sum: 0, count: 0 };
   const numInputRows = source((batch) => aggregation.add(c.stages.run(batch, stats)));
-  const writer = new ShuffleWriter(task.layout, op.keys.map((k) => exprType(k, c.stages.outputSchema)));
+  const writer = new ShuffleWriter(task.layout, op.keys.map((k) => exprType(k, c.stages.outputSchema)), op.routeKeys);
   const numRecords = aggregation.finish(writer);
   return { numInputRows, numRecords, blocks: writer.finish(), ...(stats.count > 0 && { eventTime: stats }) };
 }

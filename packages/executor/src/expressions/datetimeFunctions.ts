@@ -6,11 +6,11 @@
  * past them are truncated.
  */
 import { SluiceError } from '@sluice/state';
-import type { DataType } from '../schema/types.js';
 import { typeName } from '../schema/values.js';
 import { formatWithPattern, parseWithPattern } from '../schema/datetimePatterns.js';
 import { MS_PER_DAY, utcMs } from '../schema/timestamps.js';
-import { addIntervals, addMonthsMs, intervalOf, type Interval } from '../schema/intervals.js';
+import { addIntervals, addMonthsMs, intervalOf, timestampPlusInterval, type Interval } from '../schema/intervals.js';
+import { WINDOW_TYPE, type DataType } from '../schema/types.js';
 import { numberLike, type ScalarFunction } from './mathFunctions.js';
 import { batchTimestamp } from './batchClock.js';
 
@@ -20,7 +20,7 @@ export type DatetimeFunctionName =
   | 'weekday' | 'dayofyear' | 'weekofyear' | 'hour' | 'minute' | 'second' | 'date_trunc' | 'trunc' | 'last_day' | 'next_day'
   | 'make_timestamp' | 'make_date' | 'make_interval' | 'timestamp_seconds' | 'timestamp_millis' | 'unix_seconds'
   | 'unix_millis' | 'unix_date' | 'date_from_unix_date' | 'window_time' | 'from_utc_timestamp' | 'to_utc_timestamp'
-  | 'current_timestamp' | 'current_date';
+  | 'current_timestamp' | 'current_date' | 'session_window';
 
 type N = number;
 type Typed = { args: DataType[]; result: DataType } | string;
@@ -247,6 +247,21 @@ export const DATETIME_FUNCTIONS: Record<DatetimeFunctionName, ScalarFunction> = 
       const end = (w as { end: N | null }).end;
       return end == null ? null : end - 1;
     },
+  },
+  /**
+   * session_window(time, gap): the session a row opens, [time, time + gap), as a window struct. As a
+   * groupBy key it is Spark's session window: the sessions of a key merge where they overlap
+   * (sessionWindow.ts). The gap is an interval, or its text ('5 minutes'), per row.
+   */
+  session_window: {
+    arity: [2, 2],
+    types: ([t = 'null', gap = 'null']) =>
+      t !== 'timestamp'
+        ? `argument 1 (the time column) must be TIMESTAMP, not ${typeName(t)}`
+        : gap !== 'string' && gap !== 'interval' && gap !== 'null'
+          ? `argument 2 (the gap) must be an interval or its text, not ${typeName(gap)}`
+          : { args: ['timestamp', 'interval'], result: WINDOW_TYPE },
+    value: (t, gap) => ({ start: t, end: timestampPlusInterval(t as N, gap as Interval, 1) }),
   },
   /** current_timestamp() (and now()): the batch's timestamp, the same for every row of a batch and again when the batch is replayed. */
   current_timestamp: { arity: [0, 0], types: () => ({ args: [], result: 'timestamp' }), value: () => batchTimestamp() },

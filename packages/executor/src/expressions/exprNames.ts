@@ -88,12 +88,13 @@ function literalSql(value: unknown, type: DataType): string {
  * The output column name of an expression: its alias, else its column name, else its printed
  * form. As in Spark, a cast of a column keeps the column's name; with a schema, a column is named
  * as the schema spells it ('ID' resolved to 'id') and a nested one by its last part
- * ('window.start' is 'start'); a window expression is `window`.
+ * ('window.start' is 'start'); a window expression is `window`, a session window `session_window`.
  */
 export function exprName(expr: Expr, schema?: Schema): string {
   if (expr.op === 'alias') return expr.name;
   // Spark names a window column `window`, whatever its time column and durations.
   if (expr.op === 'window') return 'window';
+  if (expr.op === 'call' && expr.fn === 'session_window') return 'session_window';
   if (expr.op === 'col') {
     if (schema === undefined) return expr.name;
     const path = resolveColumn(expr.name, schema).path;

@@ -8,7 +8,7 @@ import { SluiceError } from '@sluice/state';
 import { childrenOf } from './exprTree.js';
 import { GENERATORS, HIGHER_ORDER, type BinaryOp, type Expr, type FunctionName, type GeneratorName, type HigherOrderName } from './types.js';
 import type { Op } from '../operators/types.js';
-import type { DataType, Field, Schema, StructType } from '../schema/types.js';
+import { WINDOW_TYPE, type DataType, type Field, type Schema } from '../schema/types.js';
 import { exprName, exprSql } from './exprNames.js';
 import { resolveColumn } from './resolveColumn.js';
 import { isScalarFunction, SCALAR_FUNCTIONS, type ScalarFunctionName } from './scalarFunctions.js';
@@ -23,13 +23,7 @@ function mismatch(expr: Expr, why: string, column?: string): SluiceError {
   });
 }
 
-/** The type of window(...): Spark's struct<start: TIMESTAMP, end: TIMESTAMP>. */
-export const WINDOW_TYPE: StructType = {
-  struct: [
-    { name: 'start', type: 'timestamp', nullable: true },
-    { name: 'end', type: 'timestamp', nullable: true },
-  ],
-};
+export { WINDOW_TYPE };
 
 /** Checks a window's time column (TIMESTAMP only) and durations; shared by typing and compilation. */
 function checkWindow(expr: Extract<Expr, { op: 'window' }>, schema: Schema): void {

@@ -185,6 +185,13 @@ export function windowOfKey(key: Expr): Extract<Expr, { op: 'window' }> | undefi
   return e.op === 'window' ? e : undefined;
 }
 
+/** A grouping key that is a session window (under any aliases): session_window(time, gap). */
+export function sessionOfKey(key: Expr): Extract<Expr, { op: 'call' }> | undefined {
+  let e = key;
+  while (e.op === 'alias') e = e.expr;
+  return e.op === 'call' && e.fn === 'session_window' ? e : undefined;
+}
+
 type AggregateOp = Extract<StatefulOp, { kind: 'aggregate' }>;
 
 /**
@@ -200,7 +207,7 @@ export function aggregateOutputSchema(op: AggregateOp, inputSchema: Schema): Sch
     const win = windowOfKey(k);
     // Only a window that is itself the key may slide; one nested in a key or argument may not.
     rejectSlidingWindow(win === undefined ? k : win.expr);
-    if (win !== undefined) {
+    if (win !== undefined || sessionOfKey(k) !== undefined) {
       exprType(k, inputSchema);
       return { name, type: WINDOW_TYPE, nullable: false };
     }
@@ -216,8 +223,9 @@ export function aggregateOutputSchema(op: AggregateOp, inputSchema: Schema): Sch
     if (seen.has(f.name)) throw new SluiceError('COLUMN_ALREADY_EXISTS', `the aggregation outputs column '${f.name}' twice; alias one of them`, { column: f.name });
     seen.add(f.name);
   }
-  if (op.keys.filter((k) => windowOfKey(k) !== undefined).length > 1) {
-    throw new SluiceError('UNSUPPORTED_OPERATION', 'an aggregation can group by at most one window (several would be a cartesian product, as Spark says)');
+  const sessions = op.keys.filter((k) => sessionOfKey(k) !== undefined).length;
+  if (op.keys.filter((k) => windowOfKey(k) !== undefined).length + sessions > 1) {
+    throw new SluiceError('UNSUPPORTED_OPERATION', 'an aggregation can group by at most one window or session window (several would be a cartesian product, as Spark says)');
   }
   return out;
 }

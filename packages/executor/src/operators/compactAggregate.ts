@@ -67,7 +67,7 @@ export function useStateChunks(bytes: number, page: number): void {
 }
 
 /** The task's blocks in groups of whole partitions (keys of two partitions never meet). */
-function partitionGroups(blocks: readonly ShuffleBlock[]): ShuffleBlock[][] {
+export function partitionGroups(blocks: readonly ShuffleBlock[]): ShuffleBlock[][] {
   const byPartition = new Map<number, ShuffleBlock[]>();
   for (const b of blocks) {
     let list = byPartition.get(b.partition);
@@ -91,8 +91,26 @@ function partitionGroups(blocks: readonly ShuffleBlock[]): ShuffleBlock[][] {
   return groups;
 }
 
+/**
+ * The records of an aggregation block (shuffleCodec.ts's layout): each one's data key at
+ * data[k0, k0 + kl), its event time (NaN: none), and its buffers at data[b0, end).
+ */
+export function forEachAggregateRecord(data: Uint8Array, fn: (k0: number, kl: number, t: number, b0: number, end: number) => void): void {
+  let pos = 0;
+  while (pos < data.length) {
+    const kl = data[pos]! | (data[pos + 1]! << 8);
+    const k0 = pos + 2;
+    pos = k0 + kl;
+    const t = f64At(data, pos);
+    const bl = data[pos + 8]! | (data[pos + 9]! << 8);
+    const b0 = pos + 10;
+    pos = b0 + bl;
+    fn(k0, kl, t, b0, pos);
+  }
+}
+
 /** Index entries at or below the watermark, a page at a time (an eviction may be large). */
-async function forEachIndexPage(store: ShardStore, watermark: number, fn: (page: Uint8Array[]) => Promise<void>): Promise<void> {
+export async function forEachIndexPage(store: ShardStore, watermark: number, fn: (page: Uint8Array[]) => Promise<void>): Promise<void> {
   const [start, lt] = indexRangeUpTo(Math.floor(watermark));
   let gte = start;
   for (;;) {
@@ -157,20 +175,12 @@ export async function aggregateCells(
     batch.reset();
     for (const block of blocks) {
       const data = block.data;
-      let pos = 0;
-      while (pos < data.length) {
-        const kl = data[pos]! | (data[pos + 1]! << 8);
-        const k0 = pos + 2;
-        pos = k0 + kl;
-        const t = f64At(data, pos);
-        const bl = data[pos + 8]! | (data[pos + 9]! << 8);
-        const b0 = pos + 10;
-        pos = b0 + bl;
+      forEachAggregateRecord(data, (k0, kl, t, b0, end) => {
         const h = KeyTable.hash(data, k0, kl);
         let g = batch.find(data, k0, kl, h);
         if (g < 0) {
           g = batch.insert(data, k0, kl, h);
-          read(data, b0, pos, batch, g);
+          read(data, b0, end, batch, g);
           if (g >= times.length) {
             const next = new Float64Array(times.length * 2);
             next.set(times);
@@ -178,10 +188,10 @@ export async function aggregateCells(
           }
           times[g] = t;
         } else {
-          read(data, b0, pos, partial, slot);
+          read(data, b0, end, partial, slot);
           mergeCells(L, batch, g, partial, slot);
         }
-      }
+      });
     }
 
     // 2. Late keys drop; the others find their state in the cache, or in one getMany.

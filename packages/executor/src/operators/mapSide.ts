@@ -22,6 +22,7 @@ import type { DedupRecord } from '../shuffle/shuffleCodec.js';
 import { ShuffleWriter } from '../shuffle/ShuffleWriter.js';
 import type { Expr } from '../expressions/types.js';
 import { eventTimeOf, type JoinSide, type StreamJoinOp } from './streamJoin.js';
+import { mapSideOp } from './sessionWindow.js';
 import type { StatefulOp } from './types.js';
 import type { DataType, Row, Schema } from '../schema/types.js';
 import { isArrayType, isMapType, isNumberBacked, isStructType } from '../schema/values.js';
@@ -188,7 +189,8 @@ function compileMapSide(op: DedupOp, schema: Schema): MapSide {
 }
 
 /** The expressions a map side evaluates, for loading their udfs before streamPartials. */
-export function mapSideExprs(op: StatefulOp): Expr[] {
+export function mapSideExprs(stateful: StatefulOp): Expr[] {
+  const op = mapSideOp(stateful);
   if (op.kind !== 'aggregate') return [];
   return [...op.keys, ...op.aggs.flatMap((a) => (a.arg === null ? [] : [a.arg]))];
 }
@@ -209,13 +211,14 @@ export async function loadMapSideUdfs(op: StatefulOp, udfs: UdfRegistry): Promis
  * must be loaded.
  */
 export function streamPartials(
-  op: StatefulOp,
+  stateful: StatefulOp,
   schema: Schema,
   layout: StateLayoutMsg,
   udfs: UdfRegistry = new Map(),
   lateThresholdMs: number | null = null,
   joinSide: JoinSide = 0,
 ): { add(row: Row): void; finish(): PartitionedPartials } {
+  const op = mapSideOp(stateful);
   if (op.kind === 'streamJoin') return joinPartials(op, joinSide, layout, lateThresholdMs);
   if (op.kind === 'aggregate') {
     // Rows in batches of BATCH_ROWS, for the one aggregation (it holds no row between batches).
@@ -232,7 +235,7 @@ export function streamPartials(
       },
       finish() {
         flush();
-        const writer = new ShuffleWriter(layout, op.keys.map((k) => exprType(k, schema)));
+        const writer = new ShuffleWriter(layout, op.keys.map((k) => exprType(k, schema)), op.routeKeys);
         const numRecords = aggregation.finish(writer);
         return { blocks: writer.finish(), numRecords, numLate: 0 };
       },

@@ -35,6 +35,7 @@ import { compileStages, runStages } from '../task/stages.js';
 import { loadMapSideUdfs, streamPartials } from './mapSide.js';
 import { deliver } from '../task/taskOutput.js';
 import { symmetricHashJoin } from './streamJoin.js';
+import { sessionAggregate, sessionKeyOf } from './sessionWindow.js';
 import { operatorUsesWatermark } from './watermark.js';
 import type { StatefulOp } from './types.js';
 import type { Row } from '../schema/types.js';
@@ -55,7 +56,10 @@ export function useShardRegistry(registry: ShardRegistry): ShardRegistry {
   return previous;
 }
 
-/** State values: an aggregation's in aggBufferCodec.ts's encoding, a deduplication's in @sluice/state's dedupState.ts, a join's in streamJoin.ts. */
+/**
+ * State values: an aggregation's in aggBufferCodec.ts's encoding, a session window's in
+ * sessionWindow.ts, a deduplication's in @sluice/state's dedupState.ts, a join's in streamJoin.ts.
+ */
 
 interface Counters {
   updated: number;
@@ -101,7 +105,9 @@ async function runOnShard(task: StateTask, store: ShardStore, cache: StateCache,
   const out = new ChangeStream(store, task.batchId);
   const emitted =
     op.kind === 'aggregate'
-      ? await aggregateCells(task, op, cellLayoutOf(op, task.stateInputSchema), store, cache, watermarkOf(task), out, counters)
+      ? sessionKeyOf(op) >= 0
+        ? await sessionAggregate(task, op, store, watermarkOf(task), out, counters)
+        : await aggregateCells(task, op, cellLayoutOf(op, task.stateInputSchema), store, cache, watermarkOf(task), out, counters)
       : op.kind === 'streamJoin'
         ? await symmetricHashJoin(task, op, store, cache, watermarkOf(task), changes, counters, udfs)
         : await deduplicate(task, op, store, changes, counters);

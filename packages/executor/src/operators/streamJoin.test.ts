@@ -12,7 +12,8 @@ import type { ShuffleBlock } from '../task/messages.js';
 import { streamPartials } from './mapSide.js';
 import { sortRows } from './mapSideTestKit.js';
 import { CACHES, counts, freshShards, h, run, S, useFreshShards, type Query } from './stateTaskTestKit.js';
-import { decodeJoinValue, encodeJoinValue, joinIndexTimeOf, rowsInOf, type StreamJoinOp } from './streamJoin.js';
+import { decodeJoinValue, encodeJoinValue, joinIndexTimeOf, type StreamJoinOp } from './streamJoin.js';
+import { rowsInOf } from './indexTime.js';
 
 useFreshShards();
 

@@ -159,13 +159,8 @@ function unpackJoinValue(value: Uint8Array): unknown[] {
 /** The index time a stored value records (a repartition writes each moved value's index entry beside it). */
 export const joinIndexTimeOf = (value: Uint8Array): number | null => unpackJoinValue(value)[0] as number | null;
 
-/**
- * The repartition hook of an operator that keeps several rows in one state value (by its progress
- * name): a join's values count their rows. Empty for the others, whose values are one row each.
- */
-export function rowsInOf(operatorName: string | undefined): { rowsIn?: (value: Uint8Array) => number } {
-  return operatorName === 'symmetricHashJoin' ? { rowsIn: (value) => unpackJoinValue(value)[1] as number } : {};
-}
+/** The rows a stored value holds (a repartition counts rows, not keys). */
+export const joinRowsIn = (value: Uint8Array): number => unpackJoinValue(value)[1] as number;
 
 
 /** The string a key's rows are known by in a task and in the cache (per side): key group and key bytes, latin1. */

@@ -88,8 +88,14 @@ export type StatefulOp =
       keys: Expr[];
       keyNames: string[];
       aggs: AggSpec[];
-      /** Index in `keys` of the event-time key (a window, or the watermarked column), if any. */
+      /** Index in `keys` of the event-time key (a window, a session window, or the watermarked column), if any. */
       eventTimeKey: number | null;
+      /**
+       * Only the first `routeKeys` keys choose a partial's key group (all of them when absent): the
+       * map side of a session window, whose partials of one key and several session starts must
+       * meet in one state task (sessionWindow.ts).
+       */
+      routeKeys?: number;
     }
   | {
       kind: 'dropDuplicates';

@@ -35,3 +35,11 @@ export type Schema = Field[];
  * foreachBatch, udf arguments).
  */
 export type Row = Record<string, unknown>;
+
+/** The type of window(...) and session_window(...): Spark's struct<start: TIMESTAMP, end: TIMESTAMP>. */
+export const WINDOW_TYPE: StructType = {
+  struct: [
+    { name: 'start', type: 'timestamp', nullable: true },
+    { name: 'end', type: 'timestamp', nullable: true },
+  ],
+};

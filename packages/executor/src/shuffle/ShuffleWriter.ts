@@ -12,14 +12,18 @@ export class ShuffleWriter {
   private readonly aggregation = new Map<number, AggregateBlockWriter>();
   private readonly dedup = new Map<number, Array<DedupRecord | JoinRecord>>();
 
+  /** `routeKeys`: the leading keys whose encoding alone chooses the key group (all by default). */
   constructor(
     private readonly layout: StateLayoutMsg,
     private readonly keyTypes: readonly KeyType[],
+    private readonly routeKeys = keyTypes.length,
   ) {}
 
   private route(values: unknown[]): { keyBytes: Uint8Array; keyGroup: number; partition: number } {
     const keyBytes = encodeKey(values, this.keyTypes);
-    const keyGroup = keyGroupOf(keyBytes, this.layout.keyGroups);
+    const n = this.routeKeys;
+    const routed = n === values.length ? keyBytes : encodeKey(values.slice(0, n), this.keyTypes.slice(0, n));
+    const keyGroup = keyGroupOf(routed, this.layout.keyGroups);
     return { keyBytes, keyGroup, partition: partitionOfKeyGroup(keyGroup, this.layout) };
   }
 
