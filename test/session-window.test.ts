@@ -12,7 +12,7 @@ import { readdirSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { col, count, session_window, when, window, type DataFrame, type Session } from '@sluice/driver';
+import { col, count, session_window, when, window, window_time, type DataFrame, type Session } from '@sluice/driver';
 import { jsonLines, readSinkJson, removeTempDirs, tempDir, withSession, writeInput } from './helpers.js';
 import { calibrate, committedRows, expectCompleted, expectKilled, killAndRestart, logState, mulberry32, planKills, runChild as runKillChild, type ChildDirs, type KillAt } from './killHarness.js';
 
@@ -122,6 +122,38 @@ describe('session windows', () => {
         expect(await rows()).toEqual([['u1', 0, 11, 3], ['u2', 0, 35, 2]]);
       } finally {
         await q.stop();
+      }
+    });
+  });
+
+  it('chains with other stateful operators in append mode: a deduplication before, an aggregation over window_time after, a window count before', async () => {
+    await withSession({ 'sluice.executor.cores': 2, 'sluice.sql.shuffle.partitions': 4 }, async (s) => {
+      const m = s.memoryStream('session_chains', 'userId STRING, timestamp TIMESTAMP');
+      const events = s.readStream.format('memory').load('session_chains').withWatermark('timestamp', '10 minutes');
+      const perUser = (df: DataFrame) => df.groupBy(session_window('timestamp', '5 minutes'), 'userId');
+      const queries: Array<[string, DataFrame]> = [
+        ['dedup_then_session', perUser(events.dropDuplicates(['userId', 'timestamp'])).count()],
+        ['session_then_hourly', perUser(events).count().groupBy(window(window_time('session_window'), '1 hour')).agg(count('*').alias('sessions'))],
+        ['minutes_then_session', events.groupBy(window('timestamp', '1 minute'), 'userId').count().groupBy(session_window(window_time('window'), '5 minutes'), 'userId').agg(count('*').alias('minutes'))],
+      ];
+      const started = await Promise.all(queries.map(([name, df]) => df.writeStream.format('memory').queryName(name).outputMode('append').start()));
+      try {
+        m.addData([at('u1', 0), at('u1', 0), at('u1', 3), at('u2', 1)]);
+        for (const q of started) await q.processAllAvailable();
+        m.addData([at('u3', 200)]);
+        for (const q of started) await q.processAllAvailable();
+        const table = async (name: string) => JSON.parse(JSON.stringify(await s.memoryTable(name))) as OutRow[];
+        const sessionKey = (r: OutRow, n: string) => JSON.stringify([r['userId'], (r['session_window'] as { start: string }).start, (r['session_window'] as { end: string }).end, Number(r[n])]);
+        const k = (u: string, start: string, end: string, n: number) => JSON.stringify([u, `2026-01-01T00:${start}Z`, `2026-01-01T00:${end}Z`, n]);
+        // The duplicate row at minute 0 counts once: u1's session [0, 8) has 2 rows.
+        expect((await table('dedup_then_session')).map((r) => sessionKey(r, 'count')).sort()).toEqual([k('u1', '00:00.000', '08:00.000', 2), k('u2', '01:00.000', '06:00.000', 1)]);
+        // Two sessions closed in the first hour.
+        expect(await table('session_then_hourly')).toEqual([{ window: { start: '2026-01-01T00:00:00.000Z', end: '2026-01-01T01:00:00.000Z' }, sessions: 2 }]);
+        // u1's minutes 0 and 3 (window_time 0:00:59.999 and 0:03:59.999) are one session of 2 minutes.
+        expect((await table('minutes_then_session')).map((r) => sessionKey(r, 'minutes')).sort()).toEqual([k('u1', '00:59.999', '08:59.999', 2), k('u2', '01:59.999', '06:59.999', 1)]);
+        expect(started[1]!.lastProgress?.stateOperators.map((o) => o.operatorName)).toEqual(['stateStoreSave', 'sessionWindowStateStoreSaveExec']);
+      } finally {
+        for (const q of started) await q.stop();
       }
     });
   });

@@ -1,6 +1,6 @@
 /**
  * The key table of the decoded aggregation state (keyTable.ts): keys churned through removal and
- * compaction, as a windowed count whose keys all change every batch churns them.
+ * compaction, as a windowed count whose keys all change every batch churns them; keyless entries.
  */
 import { describe, expect, it } from 'vitest';
 import { KeyTable } from './keyTable.js';
@@ -32,5 +32,18 @@ describe('KeyTable', () => {
       expect(t.size).toBe(perBatch);
     }
     expect(find(t, 0)).toBe(-1);
+  });
+
+  it('holds keyless entries apart from the keys: find never gives them, growth keeps their cells', () => {
+    const t = new KeyTable(1, 1);
+    const kept = insert(t, 1);
+    const scratch = Array.from({ length: 5000 }, (_, i) => {
+      const e = t.append();
+      t.cells[e] = i;
+      return e;
+    });
+    expect(t.size).toBe(1);
+    expect(find(t, 1)).toBe(kept);
+    expect(scratch.every((e, i) => t.cells[e] === i && !t.isLive(e))).toBe(true);
   });
 });

@@ -101,6 +101,22 @@ export class KeyTable {
     return g;
   }
 
+  /**
+   * Adds an entry without a key, which `find` never gives and `compact` drops: cells for values
+   * held elsewhere (a session window's sessions, sessionWindow.ts). Its cells start at 0.
+   */
+  append(): number {
+    if (this.count === this.keyOff.length) this.grow(this.count * 2);
+    const g = this.count++;
+    this.keyOff[g] = this.used;
+    this.keyLen[g] = 0;
+    this.live[g] = 0;
+    this.cells.fill(0, g * this.width, (g + 1) * this.width);
+    this.nulls.fill(0, g * this.nullWidth, (g + 1) * this.nullWidth);
+    for (let o = 0; o < this.objWidth; o++) this.objects[g * this.objWidth + o] = null;
+    return g;
+  }
+
   /** Entry g of `other` (a table with the same hash), found here: -1 if absent. */
   findFrom(other: KeyTable, g: number): number {
     return this.find(other.arena, other.keyOff[g]!, other.keyLen[g]!, other.hashes[g]!);

@@ -136,7 +136,7 @@ function decodeSessions(value: Uint8Array, read: ReadCells, t: KeyTable): { inde
     const end = v.getFloat64(pos + 8, true);
     const len = v.getUint32(pos + 16, true);
     if (pos + 20 + len > value.length || !(end > start)) throw corrupt(`has a damaged session ${i + 1} of ${count}`);
-    const e = t.insert(EMPTY, 0, 0, 0);
+    const e = t.append();
     read(value, pos + 20, pos + 20 + len, t, e);
     sessions.push({ start, end, t, e, stored: true, changed: false });
     pos += 20 + len;
@@ -191,7 +191,7 @@ export async function sessionAggregate(
   const keyTypes = mapOp.keys.slice(0, -1).map((k) => exprType(k, schema));
   const arena = new ValueArena(L);
   const partial = cellTable(L, 1);
-  const slot = partial.insert(EMPTY, 0, 0, 0);
+  const slot = partial.append();
   const rows: Row[] = [];
   /** Keys changed in this batch: skipped by the eviction, and their rows for complete mode. */
   const touched = new Map<string, Row[]>();
