@@ -5,7 +5,8 @@
  * and one progress entry per operator, nearest the sink first. Spark's own scenarios are in
  * spark-multi-stateful.test.ts.
  */
-import { existsSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -14,6 +15,7 @@ import { jsonLines, readDoc, readSinkJson, removeTempDirs, tempDir, withSession,
 import { committedRows, expectCompleted, expectKilled, runChild as runKillChild, type ChildDirs } from './killHarness.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/chained-child.mjs', import.meta.url));
+const SLUICE = fileURLToPath(new URL('../packages/driver/dist/cli/sluice.js', import.meta.url));
 
 afterAll(removeTempDirs);
 
@@ -109,5 +111,117 @@ describe('through SIGKILL at fault points', () => {
     expectKilled(await runKillChild(CHILD, dirs, { fault: point }), `at ${point}`);
     expectCompleted(await runKillChild(CHILD, dirs));
     expect(hoursOf(committedRows(dirs.out))).toEqual(expectedHours());
+  });
+});
+
+interface OperatorReport {
+  operatorId: number;
+  operator: string;
+  layout: { partitions: number; shards: number };
+  shards: Array<{ rows: number }>;
+}
+
+/** Moves the input files from the `from`-th on into another directory, and back with the function it returns. */
+function holdBack(dirs: ChildDirs, from: number): () => void {
+  const rest = tempDir('sluice-chain-rest-');
+  const moves = readdirSync(dirs.input).sort().slice(from).map((f) => [join(dirs.input, f), join(rest, f)] as const);
+  for (const [a, b] of moves) renameSync(a, b);
+  return () => {
+    for (const [a, b] of moves) renameSync(b, a);
+  };
+}
+
+function inspectOperators(ckpt: string): OperatorReport[] {
+  const r = spawnSync(process.execPath, [SLUICE, 'checkpoint', 'inspect', ckpt, '--json'], { encoding: 'utf8', timeout: 60_000, killSignal: 'SIGKILL' });
+  expect(r.status, r.stderr).toBe(0);
+  return (JSON.parse(r.stdout) as { operators: OperatorReport[] }).operators;
+}
+
+describe('the state of both operators', () => {
+  it('repartitioned between runs (4 partitions to 3 offline with the CLI, then to 5 at a start): each operator\'s state moves, its rows kept, and the output is exact', async () => {
+    const dirs = scenarioDirs();
+    const restore = holdBack(dirs, 5);
+    expectCompleted(await runKillChild(CHILD, dirs));
+    const env = { ...process.env, SLUICE_TEST_PARTITIONS: '5' };
+    const sluice = (...args: string[]) => {
+      const r = spawnSync(process.execPath, [SLUICE, ...args], { env, encoding: 'utf8', timeout: 60_000, killSignal: 'SIGKILL' });
+      expect(r.status, r.stderr).toBe(0);
+      return r.stdout;
+    };
+    const inspect = () => inspectOperators(dirs.ckpt);
+    const rowsOf = (op: OperatorReport) => op.shards.reduce((n, s) => n + s.rows, 0);
+    const before = inspect();
+    expect(before.map((o) => [o.operatorId, o.operator, o.layout.partitions])).toEqual([
+      [0, 'stateStoreSave', 4],
+      [1, 'stateStoreSave', 4],
+    ]);
+    // Mid-stream: open 10-minute groups in the first operator, the open hour's counts in the second.
+    expect(before.map(rowsOf).every((n) => n > 0)).toBe(true);
+
+    // Offline with the CLI: one control batch per operator, the first operator's then the second's.
+    const printed = sluice('checkpoint', 'repartition', dirs.ckpt, '--partitions', '3');
+    expect(printed).toMatch(/in control batch \d+: 4 partitions in 2 shards -> 3 in 2/);
+    expect(printed).toMatch(/\(stateful operator 1\) in control batch \d+: 4 partitions in 2 shards -> 3 in 2/);
+    const after = inspect();
+    expect(after.map((o) => o.layout.partitions)).toEqual([3, 3]);
+    expect(after.map(rowsOf)).toEqual(before.map(rowsOf));
+    expect(sluice('checkpoint', 'inspect', dirs.ckpt)).toMatch(/state 1 +stateStoreSave: 3 partitions in 2 shards/);
+
+    // The rest of the files, and a start asking for 5 partitions: both move again, then the query runs to the end.
+    restore();
+    expectCompleted(await runKillChild(CHILD, dirs, {}, env));
+    expect(hoursOf(committedRows(dirs.out))).toEqual(expectedHours());
+    expect(inspect().map((o) => o.layout.partitions)).toEqual([5, 5]);
+  });
+
+  it("a restart with other counts moves each operator's state in its own control batch, and each progress entry shows what moved of its state", async () => {
+    const dirs = scenarioDirs();
+    const restore = holdBack(dirs, 5);
+    const run = (conf: Record<string, unknown>) =>
+      withSession({ 'sluice.sql.shuffle.partitions': 4, 'sluice.sql.streaming.stateStore.shards': 2, ...conf }, async (s) => {
+        const q = await s.readStream.format('json').schema('word STRING, timestamp TIMESTAMP').option('maxFilesPerTrigger', 1).load(dirs.input)
+          .withWatermark('timestamp', '10 minutes')
+          .groupBy(window('timestamp', '10 minutes'), 'word').count()
+          .groupBy(window(window_time('window'), '1 hour')).count()
+          .writeStream.format('json').option('checkpointLocation', dirs.ckpt).start(dirs.out);
+        try {
+          await q.processAllAvailable();
+          return q.recentProgress;
+        } finally {
+          await q.stop();
+        }
+      });
+    await run({});
+    const held = inspectOperators(dirs.ckpt).map((o) => o.shards[1]?.rows ?? 0);
+    expect(held.every((n) => n > 0)).toBe(true);
+    restore();
+    // 2 shards to 1: each operator's shard 1 moves whole into shard 0.
+    const [first] = await run({ 'sluice.sql.streaming.stateStore.shards': 1 });
+    expect(first?.stateOperators.map((o) => o.customMetrics?.['numRowsMoved'])).toEqual([...held].reverse());
+    expect(first?.durationMs['controlBatch.REPARTITION']).toBeGreaterThanOrEqual(0);
+    expect(inspectOperators(dirs.ckpt).map((o) => o.layout.shards)).toEqual([1, 1]);
+    expect(hoursOf(readSinkJson(dirs.out))).toEqual(expectedHours());
+  });
+
+  it.each([
+    ['a deleted', (shard: string) => rmSync(shard, { recursive: true })],
+    ['an emptied', (shard: string) => {
+      rmSync(shard, { recursive: true });
+      mkdirSync(shard);
+    }],
+  ])('%s shard of the second operator stops the restart with STATE_STORE_CORRUPT naming it, and nothing more is written', async (_how, damage) => {
+    const dirs = scenarioDirs();
+    const restore = holdBack(dirs, 5);
+    expectCompleted(await runKillChild(CHILD, dirs));
+    const written = committedRows(dirs.out);
+    const shard = join(dirs.ckpt, 'state', '1', 'shard-1');
+    expect(existsSync(shard)).toBe(true);
+    damage(shard);
+    restore();
+    const run = await runKillChild(CHILD, dirs);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/FAILED STATE_STORE_CORRUPT/);
+    expect(run.stderr).toContain(shard);
+    expect(committedRows(dirs.out)).toEqual(written);
   });
 });

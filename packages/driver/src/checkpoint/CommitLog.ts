@@ -8,6 +8,8 @@ export interface CommitMetadata {
    * detects a shard that is missing, emptied or behind. Absent from commits of an earlier Sluice.
    */
   stateShardMarkers?: number[];
+  /** The same for each stateful operator after the first (index: operator id - 1, then shard). */
+  downstreamShardMarkers?: number[][];
 }
 
 function isCommit(v: unknown): v is CommitMetadata {

@@ -24,7 +24,7 @@ import type { QueryMetadata } from '../checkpoint/QueryMetadata.js';
 import { contiguousLayout, readStateLayout, type StateLayoutRecord } from '../checkpoint/StateLayoutFile.js';
 import { readVersioned } from '../checkpoint/versionedFile.js';
 import { clock } from '../execution/clock.js';
-import { nextBatch } from '../execution/nextBatch.js';
+import { nextBatch, type RunSettings } from '../execution/nextBatch.js';
 import { runControlBatch, sameLayout, type RepartitionControl, type RepartitionHooks, type RepartitionResult } from '../execution/Repartition.js';
 
 /** Small caches: the tool reads each shard once. */
@@ -38,13 +38,19 @@ export interface CheckpointReport {
   lastBatch: { planned: number | null; kind: 'data' | 'control' | null; committed: number | null; uncommitted: boolean };
   /** Settings fixed at creation. */
   pinned: { keyHash?: string; keyGroups?: number };
-  state?: {
-    /** The stateful operator's name (progress's operatorName), when the layout file records it. */
-    operator?: string;
-    layout: { partitions: number; shards: number; shardOfPartition: number[] };
-    shards: Array<{ shard: number; partitions: number[]; rows: number; bytes: number; marker: number }>;
-    partitions: Array<{ partition: number; shard: number; rows: number; bytes: number }>;
-  };
+  /** The first stateful operator's state (operators[0]). */
+  state?: OperatorState;
+  /** Every stateful operator's state, by operator id (a query that chains several has several). */
+  operators?: OperatorState[];
+}
+
+export interface OperatorState {
+  operatorId: number;
+  /** The stateful operator's name (progress's operatorName), when the layout file records it. */
+  operator?: string;
+  layout: { partitions: number; shards: number; shardOfPartition: number[] };
+  shards: Array<{ shard: number; partitions: number[]; rows: number; bytes: number; marker: number }>;
+  partitions: Array<{ partition: number; shard: number; rows: number; bytes: number }>;
 }
 
 function withLock<T>(dir: string, fn: (paths: CheckpointPaths) => Promise<T>): Promise<T> {
@@ -63,6 +69,59 @@ function metadataOf(paths: CheckpointPaths): QueryMetadata {
 /** The layout in force: the layout file, or the one an earlier Sluice pinned in metadata. */
 function layoutOf(paths: CheckpointPaths, meta: QueryMetadata): StateLayoutRecord | undefined {
   return readStateLayout(paths.stateLayout(0)) ?? (meta.stateLayout && contiguousLayout(meta.stateLayout));
+}
+
+/** The layouts of the stateful operators after the first (ids 1, 2, ...: each one's layout file, in turn). */
+function downstreamLayouts(paths: CheckpointPaths): StateLayoutRecord[] {
+  const layouts: StateLayoutRecord[] = [];
+  for (let id = 1; ; id++) {
+    const layout = readStateLayout(paths.stateLayout(id));
+    if (layout === undefined) return layouts;
+    layouts.push(layout);
+  }
+}
+
+/** Rows and bytes of one operator's state, per shard and partition. */
+async function inspectOperator(paths: CheckpointPaths, operatorId: number, layout: StateLayoutRecord): Promise<OperatorState> {
+  const partitions = Array.from({ length: layout.partitions }, (_, partition) => ({
+    partition,
+    shard: layout.shardOfPartition[partition] as number,
+    rows: 0,
+    bytes: 0,
+  }));
+  const { rowsIn } = rowsInOf(layout.operator);
+  const shards = [];
+  for (let shard = 0; shard < layout.shards; shard++) {
+    const row = { shard, partitions: partitions.filter((p) => p.shard === shard).map((p) => p.partition), rows: 0, bytes: 0, marker: -1 };
+    const dirOfShard = paths.shard(operatorId, shard);
+    if (existsSync(dirOfShard)) {
+      const store = await openLevelShard(dirOfShard, TOOL_STORE);
+      try {
+        row.marker = store.marker;
+        const [gte, lt] = dataRange();
+        for await (const chunk of rangeInChunks(store, gte, lt)) {
+          for (const [k, v] of chunk) {
+            const p = partitions[partitionOfKeyGroup(decodeDataKey(k).kg, layout)] as (typeof partitions)[number];
+            const rows = rowsIn?.(v) ?? 1;
+            p.rows += rows;
+            p.bytes += k.length + v.length;
+            row.rows += rows;
+            row.bytes += k.length + v.length;
+          }
+        }
+      } finally {
+        await store.close();
+      }
+    }
+    shards.push(row);
+  }
+  return {
+    operatorId,
+    ...(layout.operator !== undefined && { operator: layout.operator }),
+    layout: { partitions: layout.partitions, shards: layout.shards, shardOfPartition: [...layout.shardOfPartition] },
+    shards,
+    partitions,
+  };
 }
 
 /** Query id, last batch, pinned settings, the state layout, rows and bytes per shard and partition. */
@@ -87,44 +146,10 @@ export function inspectCheckpoint(dir: string): Promise<CheckpointReport> {
     };
     const layout = layoutOf(paths, meta);
     if (!layout) return report;
-    const partitions = Array.from({ length: layout.partitions }, (_, partition) => ({
-      partition,
-      shard: layout.shardOfPartition[partition] as number,
-      rows: 0,
-      bytes: 0,
-    }));
-    const shards = [];
-    for (let shard = 0; shard < layout.shards; shard++) {
-      const row = { shard, partitions: partitions.filter((p) => p.shard === shard).map((p) => p.partition), rows: 0, bytes: 0, marker: -1 };
-      const dirOfShard = paths.shard(0, shard);
-      if (existsSync(dirOfShard)) {
-        const store = await openLevelShard(dirOfShard, TOOL_STORE);
-        try {
-          row.marker = store.marker;
-          const [gte, lt] = dataRange();
-          const { rowsIn } = rowsInOf(layout.operator);
-          for await (const chunk of rangeInChunks(store, gte, lt)) {
-            for (const [k, v] of chunk) {
-              const p = partitions[partitionOfKeyGroup(decodeDataKey(k).kg, layout)] as (typeof partitions)[number];
-              const rows = rowsIn?.(v) ?? 1;
-              p.rows += rows;
-              p.bytes += k.length + v.length;
-              row.rows += rows;
-              row.bytes += k.length + v.length;
-            }
-          }
-        } finally {
-          await store.close();
-        }
-      }
-      shards.push(row);
-    }
-    report.state = {
-      ...(layout.operator !== undefined && { operator: layout.operator }),
-      layout: { partitions: layout.partitions, shards: layout.shards, shardOfPartition: [...layout.shardOfPartition] },
-      shards,
-      partitions,
-    };
+    const operators = [];
+    for (const [id, l] of [layout, ...downstreamLayouts(paths)].entries()) operators.push(await inspectOperator(paths, id, l));
+    report.state = operators[0];
+    report.operators = operators;
     return report;
   });
 }
@@ -132,6 +157,8 @@ export function inspectCheckpoint(dir: string): Promise<CheckpointReport> {
 /** One control batch the tool ran: an unfinished one it finished, or the one the counts ask for. */
 export interface OfflineRepartition extends RepartitionResult {
   batchId: number;
+  /** The stateful operator whose state moved (0: the first). */
+  operatorId: number;
   from: { partitions: number; shards: number };
   to: { partitions: number; shards: number };
   durationMs: number;
@@ -173,7 +200,14 @@ export function repartitionCheckpoint(
       throw new SluiceError('INVALID_OPTION', `--partitions must be from 1 to ${layout.keyGroups} and --shards at least 1`, { option: 'partitions' });
     }
     const txn = new BatchTransaction(paths, { retain: options.minBatchesToRetain ?? 100 }, { ...BatchTransaction.readTail(paths), layout });
-    const settings = { numSources: meta.numSources, state: { partitions, shards, slots: 1 }, runsNoDataBatches: false, usesWatermark: false };
+    // Every operator's state moves, the first's then each one after it (nextBatch), re-read after each move.
+    const settingsNow = (): RunSettings => ({
+      numSources: meta.numSources,
+      state: { partitions, shards, slots: 1, downstream: downstreamLayouts(paths) },
+      runsNoDataBatches: false,
+      usesWatermark: false,
+    });
+    let settings = settingsNow();
     const ran: OfflineRepartition[] = [];
     for (let step = nextBatch(txn.tail, settings); step.kind !== 'poll'; step = nextBatch(txn.tail, settings)) {
       if (step.kind !== 'control') {
@@ -185,10 +219,10 @@ export function repartitionCheckpoint(
         );
       }
       const t0 = clock.now();
-      const current = txn.tail.layout as StateLayoutRecord;
-      // Once the copy has committed (the layout file holds the new layout) only the clean-up is left.
       const { control } = step;
       const { from, to } = control;
+      const current = control.operatorId === 0 ? (txn.tail.layout as StateLayoutRecord) : (readStateLayout(paths.stateLayout(control.operatorId)) ?? from);
+      // Once the copy has committed (the layout file holds the new layout) only the clean-up is left.
       await options.onPlan?.(async () => (sameLayout(current, to) ? 0 : rowsToMove(paths, control)));
       const result = await runControlBatch(txn, step, meta.numSources, TOOL_STORE, { ...options, ...rowsInOf(current.operator) });
       ran.push({
@@ -197,10 +231,12 @@ export function repartitionCheckpoint(
         numBytesMoved: result.numBytesMoved,
         touchedShards: result.touchedShards,
         batchId: step.batchId,
+        operatorId: control.operatorId,
         from: { partitions: from.partitions, shards: from.shards },
         to: { partitions: to.partitions, shards: to.shards },
         durationMs: clock.now() - t0,
       });
+      settings = settingsNow();
     }
     await txn.settled(); // the last batch's purge
     const { partitions: p, shards: n } = txn.tail.layout as StateLayoutRecord;
@@ -214,9 +250,9 @@ async function rowsToMove(paths: CheckpointPaths, control: RepartitionControl): 
   let total = 0;
   for (let shard = 0; shard < control.from.shards; shard++) {
     const moved = moves.filter((m) => m.from === shard).reduce((k, m) => k + m.kgEnd - m.kgStart, 0);
-    if (moved === 0 || !existsSync(paths.shard(0, shard))) continue;
+    if (moved === 0 || !existsSync(paths.shard(control.operatorId, shard))) continue;
     const held = control.from.shardOfPartition.filter((s) => s === shard).length / control.from.partitions;
-    const store = await openLevelShard(paths.shard(0, shard), TOOL_STORE);
+    const store = await openLevelShard(paths.shard(control.operatorId, shard), TOOL_STORE);
     total += Math.round((store.numRows * moved) / Math.max(1, held * control.from.keyGroups));
     await store.close();
   }

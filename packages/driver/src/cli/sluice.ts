@@ -26,14 +26,16 @@ function printReport(r: CheckpointReport): void {
     `last batch  ${last.planned === null ? 'none' : `${last.planned} (${last.kind})`}; committed ${last.committed ?? 'none'}${last.uncommitted ? '; the last one is uncommitted' : ''}`,
   );
   if (r.pinned.keyGroups !== undefined) out.push(`pinned      key hash ${r.pinned.keyHash ?? '?'}, ${r.pinned.keyGroups} key groups`);
-  if (r.state) {
-    out.push(`state       ${r.state.operator ? `${r.state.operator}: ` : ''}${r.state.layout.partitions} partitions in ${r.state.layout.shards} shards`);
-    for (const s of r.state.shards) {
+  const operators = r.operators ?? (r.state ? [r.state] : []);
+  for (const op of operators) {
+    const id = operators.length > 1 ? ` ${op.operatorId}` : '';
+    out.push(`state${id.padEnd(7)}${op.operator ? `${op.operator}: ` : ''}${op.layout.partitions} partitions in ${op.layout.shards} shards`);
+    for (const s of op.shards) {
       const span = s.partitions.length === 0 ? 'no partitions' : `${s.partitions.length} partitions (${s.partitions[0]}..${s.partitions.at(-1)})`;
       out.push(`  shard ${s.shard}: ${span}, ${s.rows} rows, ${s.bytes} bytes, last committed batch ${s.marker}`);
     }
     out.push('  partition  shard       rows      bytes');
-    for (const p of r.state.partitions) {
+    for (const p of op.partitions) {
       out.push(`  ${String(p.partition).padStart(9)}  ${String(p.shard).padStart(5)}  ${String(p.rows).padStart(9)}  ${String(p.bytes).padStart(9)}`);
     }
   }
@@ -85,7 +87,7 @@ checkpoint
     if (batches.length === 0) process.stdout.write(`${dir} already has ${layout.partitions} partitions in ${layout.shards} shards: nothing to move\n`);
     for (const r of batches) {
       process.stdout.write(
-        `repartitioned ${dir} in control batch ${r.batchId}: ${r.from.partitions} partitions in ${r.from.shards} shards -> ` +
+        `repartitioned ${dir}${r.operatorId > 0 ? ` (stateful operator ${r.operatorId})` : ''} in control batch ${r.batchId}: ${r.from.partitions} partitions in ${r.from.shards} shards -> ` +
           `${r.to.partitions} in ${r.to.shards}; moved ${r.numKeyGroupsMoved} key groups, ${r.numRowsMoved} rows, ` +
           `${r.numBytesMoved} bytes in ${r.durationMs} ms\n`,
       );

@@ -82,8 +82,8 @@ export interface BatchPlan {
   firstStage: Array<StatelessTask | MapTask | ExchangeTask>;
   /** Index: shard. Empty for a stateless query. */
   shardPartitions: number[][];
-  /** The batch each shard last committed, as the commit log says (null: not recorded). */
-  expectedMarkers: Array<number | null>;
+  /** The batch each shard last committed, as the commit log says (index: operator id, then shard; null: not recorded). */
+  expectedMarkers: Array<Array<number | null>>;
   /** A stateless shuffle's partitions (repartition), when the plan has one. */
   shufflePartitions?: number;
   /** A small input: shard 0's state task runs the map tasks itself (runFused). */
@@ -140,6 +140,8 @@ export interface BatchExecution {
   states?: StateOperatorMetrics[];
   /** Stateful queries: the batch each shard last committed after this one (the first operator's shards). */
   shardMarkers?: number[];
+  /** The same for the operators after the first (index: operator id - 1, then shard). */
+  downstreamShardMarkers?: number[][];
   shuffle?: ShuffleStats;
 }
 
@@ -173,7 +175,7 @@ export class IncrementalExecution {
     watermarkMs: number,
     splits: SplitOfSource[],
     shufflePartitions?: number,
-    expectedMarkers: Array<number | null> = [],
+    expectedMarkers: Array<Array<number | null>> = [],
     batchTimestampMs: number = Date.now(),
     lateWatermarkMs: number = watermarkMs,
   ): BatchPlan {
@@ -304,6 +306,7 @@ export class IncrementalExecution {
     // Each operator after the first takes the blocks the one before made of its output.
     const first0 = stateFacts(maps, outputs);
     const states = [first0.state as StateOperatorMetrics];
+    const downstreamShardMarkers: number[][] = [];
     let before = outputs;
     for (const [k, stage] of downstream.entries()) {
       const blocks = new ShuffleExchange(before.map((r) => ({ blocks: r.blocks ?? [] })));
@@ -316,9 +319,10 @@ export class IncrementalExecution {
       // The late rows its map side (in the state tasks before) dropped.
       for (const r of before) metrics.numRowsDroppedByWatermark += r.numLateRows ?? 0;
       states.push(metrics);
+      downstreamShardMarkers.push(results.map((r) => r.shardMarker));
       before = results;
     }
-    return { ...facts, outputs: before, state: first0.state, states, ...(first0.shardMarkers && { shardMarkers: first0.shardMarkers }) };
+    return { ...facts, outputs: before, state: first0.state, states, downstreamShardMarkers, ...(first0.shardMarkers && { shardMarkers: first0.shardMarkers }) };
   }
 
   /**
@@ -415,7 +419,7 @@ export class IncrementalExecution {
       stateInputSchema: stage.stateInputSchema,
       post: stage.post,
       lateWatermarkMs: late ?? 0,
-      expectedMarker: null,
+      expectedMarker: batch.expectedMarkers[k + 1]?.[shard] ?? null,
       ...this.nextOf(k + 1, batch),
     };
   }
@@ -467,7 +471,7 @@ export class IncrementalExecution {
       output: this.sink.taskOutput(batch.batchId, shard, batch.committed),
       // commits/N-1 is durable before batch N starts, so undo records below N are not needed.
       pruneUndoBelow: batch.batchId,
-      expectedMarker: batch.expectedMarkers[shard] ?? null,
+      expectedMarker: batch.expectedMarkers[0]?.[shard] ?? null,
     };
   }
 }

@@ -23,7 +23,7 @@ import { IncrementalExecution, inputBytes, type SplitOfSource } from './Incremen
 import { committedEnds, lateWatermark, nextBatch, nextWatermark, type NextBatch, type RunSettings } from './nextBatch.js';
 import { openQuery, WATERMARK_POLICY_CONF, type OpenedQuery } from './openQuery.js';
 import { ProgressReporter } from './ProgressReporter.js';
-import { runControlBatch } from './Repartition.js';
+import { runControlBatch, shardMarkersOf } from './Repartition.js';
 import { closeShardsInWorkers, explainLeftOpen, forgetLeftOpen, recordRelease, type NotClosed } from './StateShards.js';
 import { readStaticSides, type StaticSides } from './StaticSides.js';
 import { shardOptions, workerBudget, type StatefulOperatorInfo } from './StatefulOperatorInfo.js';
@@ -42,21 +42,23 @@ export class MicroBatchExecution extends StreamExecution {
 
   private readonly txn: BatchTransaction;
   private readonly sources: StreamSource[];
-  private readonly settings: RunSettings;
+  /** The run's settings; a repartition of an operator after the first updates its layout in them. */
+  private settings: RunSettings;
   private readonly triggers: TriggerExecutor;
   private readonly watermark: WatermarkTracker;
   private readonly watermarkInputs: ReturnType<typeof watermarkInputs>;
   /** The stateful operator and the layout it runs with now (a repartition replaces it). */
   private stateInfo: StatefulOperatorInfo | undefined;
-  /** The stateful operators after it (each keeps its layout). */
-  private readonly downstream: StatefulOperatorInfo[];
+  /** The stateful operators after it, with their layouts now (a repartition replaces one). */
+  private downstream: StatefulOperatorInfo[];
   /** The static sides of the joins and the batches' planner: from the first batch of the run on. */
   private statics: StaticSides | undefined;
   private execution: IncrementalExecution | undefined;
   /** The slot of state shard 0 for this run, chosen at its start. */
   private readonly firstSlot: number;
   /** What the control batch just run adds to the next progress event. */
-  private controlProgress: { durationMs: Record<string, number>; customMetrics: Record<string, number> } | undefined;
+  /** What the control batches before the next data batch moved: their time, and per operator id, its counts. */
+  private controlProgress: { durationMs: Record<string, number>; customMetrics: Map<number, Record<string, number>> } | undefined;
 
   /** Opens the checkpoint (openQuery: the lock, every check, a new checkpoint's files); start() runs the loop. */
   static open(ctx: ExecutionContext, plan: LogicalPlan, outputSchema: Schema, spec: QuerySpec, checkpointDir: string, temporary: boolean): MicroBatchExecution {
@@ -233,7 +235,11 @@ export class MicroBatchExecution extends StreamExecution {
       this.watermark.observe(this.watermarkInputs.map((w) => (w.input === undefined ? ran.eventTime : ran.eventTimeBySource[w.input])?.max));
       return {
         output: { batchId, schema: this.outputSchema, outputMode: this.spec.outputMode, results: ran.outputs, rows },
-        commit: { nextBatchWatermarkMs: this.watermark.current, ...(ran.shardMarkers && { stateShardMarkers: ran.shardMarkers }) },
+        commit: {
+          nextBatchWatermarkMs: this.watermark.current,
+          ...(ran.shardMarkers && { stateShardMarkers: ran.shardMarkers }),
+          ...(ran.downstreamShardMarkers && { downstreamShardMarkers: ran.downstreamShardMarkers }),
+        },
         afterCommit: async () => {
           for (const [i, s] of this.sources.entries()) await s.commit?.(batch.offsets[i]);
         },
@@ -255,11 +261,16 @@ export class MicroBatchExecution extends StreamExecution {
     return this.ctx.scheduler.driverTurn(this.spec.pool, this.runId);
   }
 
-  /** The batch each state shard last committed, as the last commit recorded it (a new checkpoint: none yet). */
-  private expectedMarkers(): Array<number | null> {
-    const shards = this.stateInfo?.shards ?? 0;
+  /**
+   * The batch each operator's state shards last committed, as the last commit recorded it (index:
+   * operator id, then shard; a new checkpoint: none yet, -1; a commit that did not record them: null).
+   */
+  private expectedMarkers(): Array<Array<number | null>> {
     const commit = this.txn.tail.commit;
-    return Array.from({ length: shards }, (_, s) => (commit ? (commit.stateShardMarkers?.[s] ?? null) : -1));
+    return this.operators().map((info) => {
+      const markers = shardMarkersOf(commit, info.operatorId);
+      return Array.from({ length: info.shards }, (_, s) => (commit ? (markers?.[s] ?? null) : -1));
+    });
   }
 
   private async reportProgress(
@@ -296,13 +307,14 @@ export class MicroBatchExecution extends StreamExecution {
     this.ctx.bus.post({ kind: 'onQueryProgress', event: { progress } });
   }
 
-  /** One entry per stateful operator, nearest the sink first; the first operator's carries the control batch's metrics. */
+  /** One entry per stateful operator, nearest the sink first; each carries what a control batch moved of its state. */
   private stateOperatorsProgress(exec: Awaited<ReturnType<IncrementalExecution['run']>>): StateOperatorProgress[] {
     const first = this.stateInfo as StatefulOperatorInfo;
-    const entries = [first.progress(exec.state as NonNullable<typeof exec.state>, this.controlProgress?.customMetrics)];
+    const moved = this.controlProgress?.customMetrics;
+    const entries = [first.progress(exec.state as NonNullable<typeof exec.state>, moved?.get(0))];
     this.downstream.forEach((info, k) => {
       const metrics = exec.states?.[k + 1];
-      if (metrics) entries.push(info.progress(metrics));
+      if (metrics) entries.push(info.progress(metrics, moved?.get(k + 1)));
     });
     return entries.reverse();
   }
@@ -313,7 +325,13 @@ export class MicroBatchExecution extends StreamExecution {
    * duration and what it moved go into the next data batch's progress event.
    */
   private async runControl(step: ControlStep): Promise<void> {
-    const info = this.stateInfo as StatefulOperatorInfo;
+    const operatorId = step.control.operatorId;
+    const info = this.operators()[operatorId];
+    if (info === undefined) {
+      throw new SluiceError('UNRESUMABLE_CONTROL_BATCH', `batch ${step.batchId} repartitions stateful operator ${operatorId}, which this query does not have`, {
+        file: this.txn.offsets.pathOf(step.batchId),
+      });
+    }
     const t0 = clock.now();
     this.status = { message: `Repartitioning state (batch ${step.batchId})`, isDataAvailable: false, isTriggerActive: true };
     const { conf, scheduler } = this.ctx;
@@ -333,24 +351,30 @@ export class MicroBatchExecution extends StreamExecution {
           this.settleBeforeRelease = true;
         },
         checkpoint: () => this.assertRunning(),
-        indexTimeOf: indexTimeOf(info.op, statefulInputSchema(this.plan), info.usesWatermark),
+        indexTimeOf: indexTimeOf(info.op, statefulOperators(this.plan)[operatorId]?.inputSchema ?? statefulInputSchema(this.plan), info.usesWatermark),
         ...rowsInOf(info.operatorName),
       });
-      // Two control batches before one data batch (an unfinished one, then the asked one) add up.
-      const before = this.controlProgress;
+      // Control batches before one data batch (an unfinished one then the asked one, or one per operator) add up.
+      const before = this.controlProgress ?? { durationMs: {}, customMetrics: new Map() };
       const add = (key: string, n: number, from: Record<string, number> | undefined): number => (from?.[key] ?? 0) + n;
+      const moved = before.customMetrics.get(operatorId);
+      before.customMetrics.set(operatorId, {
+        numKeyGroupsMoved: add('numKeyGroupsMoved', result.numKeyGroupsMoved, moved),
+        numRowsMoved: add('numRowsMoved', result.numRowsMoved, moved),
+        numBytesMoved: add('numBytesMoved', result.numBytesMoved, moved),
+      });
       this.controlProgress = {
-        durationMs: { 'controlBatch.REPARTITION': add('controlBatch.REPARTITION', clock.now() - t0, before?.durationMs) },
-        customMetrics: {
-          numKeyGroupsMoved: add('numKeyGroupsMoved', result.numKeyGroupsMoved, before?.customMetrics),
-          numRowsMoved: add('numRowsMoved', result.numRowsMoved, before?.customMetrics),
-          numBytesMoved: add('numBytesMoved', result.numBytesMoved, before?.customMetrics),
-        },
+        durationMs: { 'controlBatch.REPARTITION': add('controlBatch.REPARTITION', clock.now() - t0, before.durationMs) },
+        customMetrics: before.customMetrics,
       };
     } finally {
       this.settleBeforeRelease = false;
     }
-    this.stateInfo = info.withLayout(to);
+    if (operatorId === 0) this.stateInfo = info.withLayout(to);
+    else {
+      this.downstream = this.downstream.map((d) => (d.operatorId === operatorId ? d.withLayout(to) : d));
+      this.settings = { ...this.settings, ...(this.settings.state && { state: { ...this.settings.state, downstream: this.downstream.map((d) => d.layout) } }) };
+    }
     this.execution = this.planExecution(this.statics as StaticSides);
   }
 

@@ -89,11 +89,25 @@ export function repartitionEntry(batchId: number, control: RepartitionControl, l
   };
 }
 
-/** The commit entry of a REPARTITION control batch: the watermark unchanged, the shards' new markers. */
-export function repartitionCommit(markers: Array<number | null>, watermarkMs: number): CommitMetadata {
+/** The shard markers a commit records for operator `operatorId` (none: a commit of an earlier Sluice). */
+export function shardMarkersOf(commit: CommitMetadata | undefined, operatorId: number): number[] | undefined {
+  return operatorId === 0 ? commit?.stateShardMarkers : commit?.downstreamShardMarkers?.[operatorId - 1];
+}
+
+/**
+ * The commit entry of a REPARTITION control batch of operator `operatorId`: the watermark
+ * unchanged, that operator's shards' new markers, the other operators' as the last commit had them.
+ */
+export function repartitionCommit(last: CommitMetadata | undefined, operatorId: number, markers: Array<number | null>): CommitMetadata {
+  const known = markers.every((m) => m !== null) ? (markers as number[]) : undefined;
+  const first = operatorId === 0 ? known : last?.stateShardMarkers;
+  const downstream = [...(last?.downstreamShardMarkers ?? [])];
+  if (operatorId > 0 && known) downstream[operatorId - 1] = known;
   return {
-    nextBatchWatermarkMs: watermarkMs,
-    ...(markers.every((m) => m !== null) && { stateShardMarkers: markers as number[] }),
+    nextBatchWatermarkMs: last?.nextBatchWatermarkMs ?? 0,
+    ...(first && { stateShardMarkers: first }),
+    // Only a complete list: a gap would shift the operators after it.
+    ...(downstream.length > 0 && downstream.every((m) => m !== undefined) && { downstreamShardMarkers: downstream }),
   };
 }
 
@@ -120,10 +134,12 @@ export async function runControlBatch(
   const timings = await txn.run(step.entry ?? repartitionEntry(batchId, control, last, numSources), async () => {
     await hooks.beforeMove?.();
     result = await runRepartition(txn.paths, control, batchId, storeOptions, hooks);
-    const before = Array.from({ length: control.from.shards }, (_, s) => commit?.stateShardMarkers?.[s] ?? null);
+    const prior = shardMarkersOf(commit, control.operatorId);
+    const before = Array.from({ length: control.from.shards }, (_, s) => prior?.[s] ?? null);
     return {
-      commit: repartitionCommit(markersAfter(result, control.to, before, batchId), commit?.nextBatchWatermarkMs ?? 0),
-      layout: control.to,
+      commit: repartitionCommit(commit, control.operatorId, markersAfter(result, control.to, before, batchId)),
+      // The checkpoint's tail holds the first operator's layout; the others' are in their layout files.
+      ...(control.operatorId === 0 && { layout: control.to }),
     };
   });
   return { ...(result as RepartitionResult), ...timings };

@@ -24,9 +24,9 @@ const data = (batchId: number, end: number, watermarkMs = 0): DataOffsetSeq => (
   conf: {},
 });
 
-const repartition = (from: StateLayoutRecord, to: { partitions: number; shards: number }): RepartitionControl => ({
+const repartition = (from: StateLayoutRecord, to: { partitions: number; shards: number }, operatorId = 0): RepartitionControl => ({
   type: 'REPARTITION',
-  operatorId: 0,
+  operatorId,
   from,
   to: planRepartition(from, { keyGroups: 4096, ...to }).layout,
 });
@@ -79,6 +79,17 @@ describe('nextBatch', () => {
     expect(nextBatch(t, stateful(undefined, 1))).toEqual({ kind: 'control', batchId: 4, control: repartition(layout(8, 2), { partitions: 8, shards: 1 }) });
     // Never more shards than partitions.
     expect(nextBatch({ ...t, layout: layout(1, 1) }, stateful(undefined, 3))).toEqual({ kind: 'poll' });
+  });
+
+  it("moves each stateful operator's state in turn, the first's then the ones after it, each with its own layout", () => {
+    const t = tail({ last: data(3, 24), committed: true, commit: { nextBatchWatermarkMs: 0 }, layout: layout(8, 2) });
+    const chained = (partitions: number, downstream: StateLayoutRecord[]): RunSettings => ({ ...stateful(partitions), state: { partitions, shards: undefined, slots: 2, downstream } });
+    expect(nextBatch(t, chained(4, [layout(8, 2), layout(6, 3)]))).toEqual({ kind: 'control', batchId: 4, control: repartition(layout(8, 2), { partitions: 4, shards: 2 }) });
+    // The first one moved: the second operator (id 1) is next, with its own shard count kept; then the third.
+    const moved = { ...t, layout: layout(4, 2) };
+    expect(nextBatch(moved, chained(4, [layout(8, 2), layout(6, 3)]))).toEqual({ kind: 'control', batchId: 4, control: repartition(layout(8, 2), { partitions: 4, shards: 2 }, 1) });
+    expect(nextBatch(moved, chained(4, [layout(4, 2), layout(6, 3)]))).toEqual({ kind: 'control', batchId: 4, control: repartition(layout(6, 3), { partitions: 4, shards: 3 }, 2) });
+    expect(nextBatch(moved, chained(4, [layout(4, 2), layout(4, 3)]), [30]).kind).toBe('data');
   });
 
   it('a replay runs before the move: with the layout it ran with', () => {

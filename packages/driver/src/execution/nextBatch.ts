@@ -4,9 +4,10 @@
  *
  * 1. An uncommitted data batch is replayed, with exactly its offsets, timestamp and watermark.
  * 2. An uncommitted control batch is finished, whatever the run asks for.
- * 3. When the state layout differs from the counts the run asks for, a REPARTITION control batch
- *    moves it. So a start that asks for a third layout while a repartition is unfinished first
- *    finishes that one (2), then moves on to its own.
+ * 3. When an operator's state layout differs from the counts the run asks for, a REPARTITION
+ *    control batch moves it: the first operator's, then each one after it, one control batch each.
+ *    So a start that asks for a third layout while a repartition is unfinished first finishes that
+ *    one (2), then moves on to its own.
  * 4. Otherwise the sources are polled: new data makes a data batch; else a no-data batch when the
  *    watermark has passed the one the last batch ran with and the stateful operator uses it
  *    (Spark's rule, decided from the checkpoint, so a restart runs a due no-data batch too); else
@@ -25,7 +26,13 @@ export interface RunSettings {
    * A stateful query's asked counts: stateStore.partitions and stateStore.shards when set (`auto`:
    * the slot count), else what the state has.
    */
-  state?: { partitions: number | undefined; shards: number | 'auto' | undefined; slots: number };
+  state?: {
+    partitions: number | undefined;
+    shards: number | 'auto' | undefined;
+    slots: number;
+    /** The layouts of the stateful operators after the first (operator ids 1, 2, ...), as they stand. */
+    downstream?: readonly StateLayoutRecord[];
+  };
   /** The trigger runs no-data batches and noDataMicroBatches.enabled is on. */
   runsNoDataBatches: boolean;
   /** The stateful operator drops late rows and evicts by the watermark. */
@@ -82,9 +89,11 @@ export function nextBatch(tail: CheckpointTail, settings: RunSettings, latest?: 
   const batchId = last ? last.batchId + 1 : 0;
   const layout = tail.layout;
   if (settings.state && layout) {
-    const asked = askedCounts(settings.state, layout);
-    if (asked.partitions !== layout.partitions || asked.shards !== layout.shards) {
-      return { kind: 'control', batchId, control: repartitionTo(layout, asked) };
+    for (const [operatorId, from] of [layout, ...(settings.state.downstream ?? [])].entries()) {
+      const asked = askedCounts(settings.state, from);
+      if (asked.partitions !== from.partitions || asked.shards !== from.shards) {
+        return { kind: 'control', batchId, control: { type: 'REPARTITION', operatorId, from, to: planRepartition(from, asked).layout } };
+      }
     }
   }
   if (latest === undefined) return { kind: 'poll' };
@@ -96,8 +105,4 @@ export function nextBatch(tail: CheckpointTail, settings: RunSettings, latest?: 
     return { kind: 'noData', batchId, start, offsets: start, watermarkMs };
   }
   return { kind: 'idle' };
-}
-
-function repartitionTo(from: StateLayoutRecord, asked: StateLayout): RepartitionControl {
-  return { type: 'REPARTITION', operatorId: 0, from, to: planRepartition(from, asked).layout };
 }

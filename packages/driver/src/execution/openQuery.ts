@@ -80,7 +80,7 @@ function open(ctx: ExecutionContext, plan: LogicalPlan, spec: QuerySpec, paths: 
     layoutToWrite = !onDisk;
     stateInfo = new StatefulOperatorInfo(plan.stateful, decision.current, paths, watermarkOf(plan) !== undefined, spec.outputMode);
   }
-  // The operators after the first keep the layout they were created with (a repartition moves the first's state).
+  // The operators after the first, each with its own layout (a repartition moves each one's state in turn).
   const downstream = (plan.chain ?? []).map((next, i) => {
     const operatorId = i + 1;
     const { decision, onDisk } = loadStateLayout(paths, undefined, loaded.meta.keyGroups as number, conf, slots, probe.last !== undefined, operatorId);
@@ -96,7 +96,7 @@ function open(ctx: ExecutionContext, plan: LogicalPlan, spec: QuerySpec, paths: 
   const tail = { ...probe, ...(stateInfo && { layout: stateInfo.layout }) };
   const settings: RunSettings = {
     numSources: sources.length,
-    ...(stateInfo && { state: stateSettings(conf, slots) }),
+    ...(stateInfo && { state: { ...stateSettings(conf, slots), downstream: downstream.map((d) => d.layout) } }),
     runsNoDataBatches: triggers.runsNoDataBatches && conf.get(K.noDataMicroBatchesEnabled),
     usesWatermark: stateInfo !== undefined && [stateInfo, ...downstream].some((info) => info.usesWatermark),
   };
