@@ -76,8 +76,8 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { col, count, expr, sum, window, window_time, type DataFrame, type MemoryStream, type Session } from '@sluice/driver';
-import { removeTempDirs } from './helpers.js';
-import { add, addTuples, memoryStream, runSparkTest, SparkStreamTest } from './sparkStreamTest.js';
+import { removeTempDirs, withSession } from './helpers.js';
+import { add, addTuples, memoryStream, runSparkTest, SPARK_TEST_CONF, SparkStreamTest } from './sparkStreamTest.js';
 
 afterAll(removeTempDirs);
 
@@ -544,5 +544,120 @@ describe('MultiStatefulOperatorsSuite, earlier revision', () => {
         );
       },
     );
+  });
+});
+
+// ---- Beyond Spark's suite ---------------------------------------------------------------------
+// dropDuplicatesWithinWatermark after another stateful operator: Spark runs these plans, and its
+// suites have no scenario of them. The expected rows follow Spark's rules, step by step in the
+// comments: the deduplication drops late rows by the watermark of the batch before, keeps a key
+// until its event time plus the delay of the watermark its column carries, and evicts by the
+// batch's watermark (after a join, the join's output watermark).
+
+describe('dropDuplicatesWithinWatermark after another stateful operator', () => {
+  it('window agg -> dropDuplicatesWithinWatermark on the count, by window_time', async () => {
+    let inputData!: MemoryStream;
+    await testStream(
+      (s) => {
+        const [m, df] = memoryStream(s);
+        inputData = m;
+        return df
+          .withColumn('eventTime', expr('timestamp_seconds(value)'))
+          .withWatermark('eventTime', '5 seconds')
+          .groupBy(window(col('eventTime'), '5 seconds').alias('window'))
+          .agg(count('*').alias('count'))
+          .select(window_time(col('window')).alias('windowTime'), col('window').getField('end').alias('windowEnd'), col('count'))
+          .dropDuplicatesWithinWatermark(['count'])
+          .select(col('windowEnd').cast('long'), col('count'));
+      },
+      async (t) => {
+        add(inputData, 1, 2, 6, 11);
+        // op1 W (0, 6): output [0, 5) 2; state [5, 10) 1, [10, 15) 1
+        // op2 W (0, 6): output (5, 2); state count 2 until 9.999
+        await t.checkNewAnswer([5, 2]);
+        await t.assertNumStateRows([1, 2]);
+
+        add(inputData, 16, 17);
+        // op1 W (6, 12): output [5, 10) 1; state [10, 15) 1, [15, 20) 2
+        // op2 W (6, 12): output (10, 1); state count 1 until 14.999 (count 2 evicted)
+        await t.checkNewAnswer([10, 1]);
+        await t.assertNumStateRows([1, 2]);
+
+        add(inputData, 30, 3);
+        // op1 W (12, 25): 3 is late; output [10, 15) 1, [15, 20) 2; state [30, 35) 1
+        // op2 W (12, 25): count 1 is a duplicate (kept until 14.999); count 2 is new, and expires at
+        //   once (24.999 <= 25); state none
+        await t.checkNewAnswer([20, 2]);
+        await t.assertNumStateRows([0, 1]);
+        await t.assertNumRowsDroppedByWatermark([0, 1]);
+      },
+    );
+  });
+
+  it('stream-stream join -> dropDuplicatesWithinWatermark, by the join side\'s event time', async () => {
+    let input1!: MemoryStream;
+    let input2!: MemoryStream;
+    await testStream(
+      (s) => {
+        const [m1, d1] = memoryStream(s);
+        const [m2, d2] = memoryStream(s);
+        [input1, input2] = [m1, m2];
+        const inputDF1 = d1
+          .select(col('value').alias('value1'))
+          .withColumn('eventTime1', expr('timestamp_seconds(value1)'))
+          .withWatermark('eventTime1', '5 seconds');
+        const inputDF2 = d2
+          .select(col('value').alias('value2'))
+          .withColumn('eventTime2', expr('timestamp_seconds(value2)'))
+          .withWatermark('eventTime2', '5 seconds');
+        return inputDF1
+          .join(inputDF2, expr('eventTime1 = eventTime2'), 'inner')
+          .select(expr('value1 % 10').alias('k'), col('eventTime1'))
+          .dropDuplicatesWithinWatermark(['k'])
+          .select(col('k'), col('eventTime1').cast('long'));
+      },
+      async (t) => {
+        const both = (...values: number[]) => t.multiAdd(() => add(input1, ...values), () => add(input2, ...values));
+        await both(1, 2);
+        // op1 W (0, 0): join output 1, 2
+        // op2 W (0, 0): output (1, 1), (2, 2); state k 1 until 6, k 2 until 7
+        await t.checkNewAnswer([1, 1], [2, 2]);
+        await t.assertNumStateRows([2, 4]);
+
+        await both(11, 12);
+        // op1 W (0, 7): join output 11, 12; rows 1 and 2 evicted
+        // op2 W (0, 7): k 1 and k 2 are duplicates; both evicted (6, 7 <= 7)
+        await t.checkNewAnswer();
+        await t.assertNumStateRows([0, 4]);
+
+        await both(13);
+        // op2 W (7, 8): (3, 13) new; state k 3 until 18
+        await t.checkNewAnswer([3, 13]);
+        await t.assertNumStateRows([1, 6]);
+
+        await both(2, 23);
+        // op1 W (8, 18): 2 is late on both sides; join output 23
+        // op2 W (8, 18): k 3 is a duplicate (until 18), then evicted
+        await t.checkNewAnswer();
+        await t.assertNumStateRows([0, 2]);
+        await t.assertNumRowsDroppedByWatermark([0, 2]);
+
+        await both(33);
+        // op2 W (18, 28): (3, 33) new again
+        await t.checkNewAnswer([3, 33]);
+      },
+    );
+  });
+
+  it('refusals: a window as its event time, and two event-time columns after a join', async () => {
+    await withSession(SPARK_TEST_CONF, async (s) => {
+      const [, df] = memoryStream(s);
+      const counts = df.withColumn('eventTime', expr('timestamp_seconds(value)')).withWatermark('eventTime', '5 seconds')
+        .groupBy(window(col('eventTime'), '5 seconds')).agg(count('*').alias('count'));
+      expect(() => counts.dropDuplicatesWithinWatermark(['count'])).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', column: 'window', message: expect.stringContaining('select window_time(window) first') }));
+      const side = (name: string) => memoryStream(s)[1].select(col('value').alias(`v${name}`)).withColumn(`t${name}`, expr(`timestamp_seconds(v${name})`)).withWatermark(`t${name}`, '5 seconds');
+      const joined = side('1').join(side('2'), expr('t1 = t2'), 'inner');
+      expect(() => joined.dropDuplicatesWithinWatermark(['v1'])).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', message: expect.stringContaining('More than one event time columns are available') }));
+    });
   });
 });

@@ -22,7 +22,7 @@ import { Column, toColumn } from './Column.js';
 import { AggregateColumn, avg, count, max, min, sum } from './aggregates.js';
 import type { Session } from './Session.js';
 import { DataStreamWriter } from './DataStreamWriter.js';
-import { carriesEventTime, eventTimeColumns, planInputs, planOutput, watermarkOf, type ChainedOperator, type LogicalPlan, type PlanInput } from '../plan/LogicalPlan.js';
+import { carriesEventTime, eventTimeColumns, planInputs, planOutput, watermarkDelayOf, watermarkOf, type ChainedOperator, type LogicalPlan, type PlanInput } from '../plan/LogicalPlan.js';
 import { parseDuration } from '../conf/parsers.js';
 import { andAll, exprColumns, planStreamJoin } from '../plan/StreamJoinPlanner.js';
 import { parseColumn } from './sql/parseExpression.js';
@@ -96,20 +96,37 @@ export class DataFrame {
     return this.withStateful({ kind: 'dropDuplicates', columns, eventTimeColumn });
   }
 
-  /** Drops rows whose `cols` were seen within the watermark delay; needs withWatermark. */
+  /**
+   * Drops rows whose `cols` were seen within the watermark delay; needs withWatermark. After another
+   * stateful operator it deduplicates that one's output, by the event-time column it carries.
+   */
   dropDuplicatesWithinWatermark(cols?: string[]): DataFrame {
     const columns = this.dedupColumns(cols, 'dropDuplicatesWithinWatermark');
     const wm = watermarkOf(this.plan);
-    if (this.plan.stateful) throw new SluiceError('UNSUPPORTED_OPERATION', 'dropDuplicatesWithinWatermark after another stateful operator is not supported yet');
     if (!wm) throw new SluiceError('UNSUPPORTED_OPERATION', 'dropDuplicatesWithinWatermark needs withWatermark before it');
     const eventTime = eventTimeColumns(this.plan);
-    const eventTimeColumn = this.columns.find((c) => eventTime.has(c));
+    const timed = this.schema.filter((f) => eventTime.has(f.name));
+    const eventTimeColumn = timed.find((f) => f.type === 'timestamp')?.name;
     if (eventTimeColumn === undefined) {
-      throw new SluiceError('UNSUPPORTED_OPERATION', `dropDuplicatesWithinWatermark needs the watermarked column ${wm.column}, or an alias of it, among its input columns`, {
-        column: wm.column,
-      });
+      const window = timed[0]?.name;
+      throw new SluiceError(
+        'UNSUPPORTED_OPERATION',
+        window === undefined
+          ? `dropDuplicatesWithinWatermark needs the watermarked column ${wm.column}, or an alias of it, among its input columns`
+          : `dropDuplicatesWithinWatermark needs a TIMESTAMP event-time column; ${window} is a window: select window_time(${window}) first`,
+        { column: window ?? wm.column },
+      );
     }
-    return this.withStateful({ kind: 'dropDuplicatesWithinWatermark', columns, eventTimeColumn, delayMs: wm.delayMs });
+    if (this.plan.stateful && timed.length > 1) {
+      // Spark's rule (WatermarkSupport.findEventTimeColumn): one event-time column per stream.
+      throw new SluiceError(
+        'UNSUPPORTED_OPERATION',
+        `More than one event time columns are available. Please ensure there is at most one event time column per stream. event time columns: ${timed.map((f) => f.name).join(', ')}`,
+        { column: timed[1]?.name as string },
+      );
+    }
+    const delayMs = watermarkDelayOf(this.plan, eventTimeColumn) ?? wm.delayMs;
+    return this.withStateful({ kind: 'dropDuplicatesWithinWatermark', columns, eventTimeColumn, delayMs });
   }
 
   private dedupColumns(cols: string[] | undefined, what: string): string[] {

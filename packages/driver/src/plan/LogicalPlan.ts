@@ -63,6 +63,18 @@ export function watermarkOf(plan: LogicalPlan): Watermark | undefined {
 }
 
 /**
+ * The watermark delay an event-time column carries (Spark keeps it in the column's metadata): after
+ * a join of two streams, that of the side whose watermarked column it is; else the query's.
+ */
+export function watermarkDelayOf(plan: LogicalPlan, column: string): number | undefined {
+  const op = plan.stateful;
+  if (op?.kind === 'streamJoin' && !op.left.watermarked.includes(column) && op.right.watermarked.includes(column)) {
+    return planInputs(plan).slice(op.leftInputs).map((i) => lastWatermark(i.ops)).find((w) => w !== undefined)?.delayMs;
+  }
+  return watermarkOf(plan)?.delayMs;
+}
+
+/**
  * The watermark inputs of the query, as Spark counts its EventTimeWatermark operators: one per
  * union input that has a withWatermark (`input` is its index), or the one of the query.
  */
