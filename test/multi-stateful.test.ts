@@ -12,9 +12,10 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { window, window_time } from '@sluice/driver';
 import { jsonLines, readDoc, readSinkJson, removeTempDirs, tempDir, withSession, writeInput } from './helpers.js';
-import { committedRows, expectCompleted, expectKilled, runChild as runKillChild, type ChildDirs } from './killHarness.js';
+import { calibrate, committedRows, expectCompleted, expectKilled, killAndRestart, logState, mulberry32, planKills, runChild as runKillChild, type ChildDirs } from './killHarness.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/chained-child.mjs', import.meta.url));
+const JOINED_CHILD = fileURLToPath(new URL('./fixtures/aggregated-join-child.mjs', import.meta.url));
 const SLUICE = fileURLToPath(new URL('../packages/driver/dist/cli/sluice.js', import.meta.url));
 
 afterAll(removeTempDirs);
@@ -223,5 +224,110 @@ describe('the state of both operators', () => {
     expect(run.stderr).toMatch(/FAILED STATE_STORE_CORRUPT/);
     expect(run.stderr).toContain(shard);
     expect(committedRows(dirs.out)).toEqual(written);
+  });
+});
+
+// ---- a join of two aggregations -------------------------------------------------------------------
+
+const JOIN_FILES = 12;
+
+/**
+ * Seeded input of the two sides: file f of each covers minutes [f × 10, f × 10 + 10), values 1-99;
+ * side b has no rows in its files 4 and 9 (their windows join nothing), and the last file of each
+ * side holds one row a day later, whose watermark closes every other window. Nothing is late.
+ */
+function joinInput(): { a: Array<Array<{ v: number; t: number }>>; b: Array<Array<{ v: number; t: number }>> } {
+  const rand = mulberry32(0x5a95);
+  const side = (skip: number[]) =>
+    Array.from({ length: JOIN_FILES }, (_, f) =>
+      skip.includes(f) ? [] : Array.from({ length: 8 }, () => ({ v: 1 + Math.floor(rand() * 99), t: T0 + f * 10 * MIN + Math.floor(rand() * 10 * MIN) })),
+    ).concat([[{ v: 1, t: T0 + 24 * 60 * MIN }]]);
+  return { a: side([]), b: side([4, 9]) };
+}
+
+const JOIN_INPUT = joinInput();
+
+/** The model: per 10-minute window both sides have rows in (the last one's aside, still open), its end and each side's sum. */
+function expectedJoin(): string[] {
+  const sums = (files: Array<Array<{ v: number; t: number }>>) => {
+    const m = new Map<number, number>();
+    for (const { v, t } of files.slice(0, -1).flat()) {
+      const end = (Math.floor(t / (10 * MIN)) + 1) * 10 * MIN;
+      m.set(end, (m.get(end) ?? 0) + v);
+    }
+    return m;
+  };
+  const a = sums(JOIN_INPUT.a);
+  const b = sums(JOIN_INPUT.b);
+  return [...a].filter(([end]) => b.has(end)).map(([end, sumA]) => JSON.stringify([iso(end), sumA, b.get(end)])).sort();
+}
+
+const EXPECTED_JOIN = expectedJoin();
+const joinedRows = (out: string) => committedRows(out).map((r) => JSON.stringify([r['end'], Number(r['sumA']), Number(r['sumB'])])).sort();
+
+function joinDirs(): ChildDirs {
+  const input = tempDir('sluice-aggjoin-in-');
+  for (const name of ['a', 'b'] as const) {
+    mkdirSync(join(input, name));
+    JOIN_INPUT[name].forEach((rows, i) =>
+      writeInput(join(input, name), `${name}${String(i).padStart(3, '0')}.json`, jsonLines(rows.map((r) => ({ v: r.v, t: iso(r.t) }))), 1_700_000_000 + i),
+    );
+  }
+  return { input, out: tempDir('sluice-aggjoin-out-'), ckpt: tempDir('sluice-aggjoin-ckpt-') };
+}
+
+describe('a join of two aggregations through SIGKILL, fault points and a repartition', () => {
+  it('the model joins most windows, and leaves out the ones side b lacks', () => {
+    expect(EXPECTED_JOIN.length).toBe(JOIN_FILES - 2);
+  });
+
+  it('10 kills at random moments, then a run to the end: every joined window exactly once', async () => {
+    const dirs = joinDirs();
+    const calDirs = { input: dirs.input, out: tempDir('sluice-aggjoin-out-'), ckpt: tempDir('sluice-aggjoin-ckpt-') };
+    const calRun = await runKillChild(JOINED_CHILD, calDirs);
+    expectCompleted(calRun);
+    expect(joinedRows(calDirs.out)).toEqual(EXPECTED_JOIN);
+    const cal = calibrate(calRun);
+    const plan = planKills(0x49829, 10, cal, { startupShare: 0.2, batchPhases: 3 });
+    const kills = await killAndRestart(JOINED_CHILD, dirs, plan, (_run, state) => ({ manifests: state.manifests.length }));
+    expectCompleted(await runKillChild(JOINED_CHILD, dirs));
+    expect(joinedRows(dirs.out)).toEqual(EXPECTED_JOIN);
+    const all = logState(calDirs.ckpt, calDirs.out).commits;
+    expect(logState(dirs.ckpt, dirs.out)).toEqual({ offsets: all, commits: all, manifests: all });
+    const midRun = kills.filter((k) => k.ended === 'SIGKILL' && k.commits > k.commitsBefore && k.commits < all.length);
+    expect(midRun.length, 'kills that landed mid-run').toBeGreaterThanOrEqual(3);
+  });
+
+  it.each(['after-state-commit:3', 'after-sink-commit:5', 'before-commit-log:6'])('dies at %s, and a restart completes exactly once', async (point) => {
+    const dirs = joinDirs();
+    expectKilled(await runKillChild(JOINED_CHILD, dirs, { fault: point }), `at ${point}`);
+    expectCompleted(await runKillChild(JOINED_CHILD, dirs));
+    expect(joinedRows(dirs.out)).toEqual(EXPECTED_JOIN);
+  });
+
+  it('repartitioned mid-stream (4 partitions to 3 offline with the CLI, then to 5 at a start): the three operators\' state moves, and the output is exact', async () => {
+    const dirs = joinDirs();
+    const rest = tempDir('sluice-aggjoin-rest-');
+    const moves = (['a', 'b'] as const).flatMap((name) => {
+      mkdirSync(join(rest, name));
+      return readdirSync(join(dirs.input, name)).sort().slice(6).map((f) => [join(dirs.input, name, f), join(rest, name, f)] as const);
+    });
+    for (const [from, to] of moves) renameSync(from, to);
+    expectCompleted(await runKillChild(JOINED_CHILD, dirs));
+    const before = inspectOperators(dirs.ckpt);
+    // Ids: side b's aggregation, side a's, then the join.
+    expect(before.map((o) => o.operator)).toEqual(['stateStoreSave', 'stateStoreSave', 'symmetricHashJoin']);
+    const rowsOf = (op: OperatorReport) => op.shards.reduce((n, sh) => n + sh.rows, 0);
+    expect(before.slice(0, 2).map(rowsOf).every((n) => n > 0)).toBe(true);
+    const r = spawnSync(process.execPath, [SLUICE, 'checkpoint', 'repartition', dirs.ckpt, '--partitions', '3'], { encoding: 'utf8', timeout: 60_000, killSignal: 'SIGKILL' });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim().split('\n')).toHaveLength(3);
+    const after = inspectOperators(dirs.ckpt);
+    expect(after.map((o) => o.layout.partitions)).toEqual([3, 3, 3]);
+    expect(after.map(rowsOf)).toEqual(before.map(rowsOf));
+    for (const [from, to] of moves) renameSync(to, from);
+    expectCompleted(await runKillChild(JOINED_CHILD, dirs, {}, { ...process.env, SLUICE_TEST_PARTITIONS: '5' }));
+    expect(joinedRows(dirs.out)).toEqual(EXPECTED_JOIN);
+    expect(inspectOperators(dirs.ckpt).map((o) => o.layout.partitions)).toEqual([5, 5, 5]);
   });
 });

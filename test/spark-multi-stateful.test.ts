@@ -64,15 +64,12 @@
  * - "stream-stream time interval join - output watermark for various intervals": it only asserts
  *   StreamingSymmetricHashJoinExec.produceOutputWatermark(0) of Spark's physical plan (an internal
  *   API); its only answer check is an empty CheckAnswer().
- * - "SPARK-49829 time window agg per each source followed by stream-stream join": a stream-stream
- *   join of two aggregations. Sluice refuses the plan when the join is built
- *   (UNSUPPORTED_OPERATION: a join after a stateful operator is not supported yet), where Spark runs it.
  * - Spark's `withSQLConf("spark.sql.streaming.unsupportedOperationCheck" -> "false")` (earlier
  *   revision): Sluice has no such switch; the two plans it wraps are not refused by Sluice, so they
  *   run as they are.
  * - Spark's suite has no test of flatMapGroupsWithState, of update or complete mode with several
- *   stateful operators, or of a join after an aggregation beyond SPARK-49829 above; nothing else
- *   is left out.
+ *   stateful operators, or of a join after an aggregation beyond SPARK-49829 (ported, in its own
+ *   describe); nothing else is left out.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { col, count, expr, sum, window, window_time, type DataFrame, type MemoryStream, type Session } from '@sluice/driver';
@@ -461,6 +458,45 @@ describe('MultiStatefulOperatorsSuite', () => {
 });
 
 // ---- the earlier revision's tests -------------------------------------------------------------
+
+describe('MultiStatefulOperatorsSuite: a join of two aggregations', () => {
+  it('SPARK-49829 time window agg per each source followed by stream-stream join', async () => {
+    let inputStream1!: MemoryStream;
+    let inputStream2!: MemoryStream;
+    await testStream(
+      (s) => {
+        const [m1, d1] = memoryStream(s, 'value LONG');
+        const [m2, d2] = memoryStream(s, 'value LONG');
+        [inputStream1, inputStream2] = [m1, m2];
+        const df1 = d1.selectExpr('value', 'timestamp_seconds(value) AS ts').withWatermark('ts', '5 seconds');
+        const df2 = d2.selectExpr('value', 'timestamp_seconds(value) AS ts').withWatermark('ts', '5 seconds');
+        const df1Window = df1.groupBy(window(col('ts'), '10 seconds')).agg(sum('value').alias('sum_df1'));
+        const df2Window = df2.groupBy(window(col('ts'), '10 seconds')).agg(sum('value').alias('sum_df2'));
+        return df1Window.join(df2Window, 'window', 'inner').selectExpr('CAST(window.end AS long) AS window_end', 'sum_df1', 'sum_df2');
+      },
+      async (t) => {
+        await t.multiAdd(
+          () => add(inputStream1, 1, 2, 3, 4, 5),
+          () => add(inputStream2, 5, 6, 7, 8, 9),
+        );
+        // watermark: 5 - 5 = 0
+        await t.checkNewAnswer();
+        await t.multiAdd(
+          () => add(inputStream1, 11, 12, 13, 14, 15),
+          () => add(inputStream2, 15, 16, 17, 18, 19),
+        );
+        // watermark: 15 - 5 = 10 (windows for [0, 10) are completed)
+        await t.checkNewAnswer([10, 15, 35]);
+        await t.multiAdd(
+          () => add(inputStream1, 100),
+          () => add(inputStream2, 101),
+        );
+        // watermark: 100 - 5 = 95 (windows for [0, 20) are completed)
+        await t.checkNewAnswer([20, 65, 85]);
+      },
+    );
+  });
+});
 
 describe('MultiStatefulOperatorsSuite, earlier revision', () => {
   it('stream-stream time interval left outer join -> aggregation, append mode', async () => {

@@ -36,8 +36,6 @@
  * Not ported, and why:
  * - "locality preferences of StateStoreAwareZippedRDD": Spark internals (RDD locality, the state
  *   store coordinator).
- * - "join between three streams": a join of a join's output with a third stream; Sluice refuses
- *   it (UNSUPPORTED_OPERATION: a join after a stateful operator is not supported yet).
  * - "streaming join should require StatefulOpClusteredDistribution from children": it repartitions
  *   one side before the join, which Sluice refuses (same message), and asserts on Spark's physical
  *   plan (ShuffleExchangeExec / HashPartitioning).
@@ -506,6 +504,30 @@ describe('StreamingInnerJoinSuite', () => {
         (1, 6)     (1, 6)
         */
         await t.checkAnswer([3, 3, 3], [1, 1, 1], [1, 1, 6], [2, 2, 2], [1, 6, 1], [1, 6, 6]);
+      },
+    );
+  });
+
+  it('join between three streams', async () => {
+    let input1!: MemoryStream;
+    let input2!: MemoryStream;
+    let input3!: MemoryStream;
+    await testStream(
+      (s) => {
+        const [i1, d1] = intStream(s);
+        const [i2, d2] = intStream(s);
+        const [i3, d3] = intStream(s);
+        [input1, input2, input3] = [i1, i2, i3];
+        const df1 = d1.select(col('value').alias('leftKey'), expr('value * 2').alias('leftValue'));
+        const df2 = d2.select(col('value').alias('middleKey'), expr('value * 3').alias('middleValue'));
+        const df3 = d3.select(col('value').alias('rightKey'), expr('value * 5').alias('rightValue'));
+        return df1.join(df2, expr('leftKey = middleKey')).join(df3, expr('rightKey = middleKey'));
+      },
+      async (t) => {
+        add(input1, 1, 5);
+        add(input2, 1, 5, 10);
+        add(input3, 5, 10);
+        await t.checkNewAnswer([5, 10, 5, 15, 5, 25]);
       },
     );
   });

@@ -30,7 +30,7 @@ import type {
   StatelessTask,
 } from '@sluice/executor';
 import { layoutCounts } from '../checkpoint/StateLayoutFile.js';
-import { statefulInputSchema, type LogicalPlan } from '../plan/LogicalPlan.js';
+import { consumersOf, sourceRoutes, statefulInputSchema, statefulOperators, type LogicalPlan, type PlannedOperator } from '../plan/LogicalPlan.js';
 import type { OutputMode } from '../plan/QuerySpec.js';
 import type { TaskScheduler } from '../scheduler/TaskScheduler.js';
 import type { StreamSink } from '../sinks/Sink.js';
@@ -163,10 +163,17 @@ export interface ExecutionOptions {
 export class IncrementalExecution {
   private readonly plan: LogicalPlan;
   private readonly sink: StreamSink;
+  /** The stateful operators by id, the operator whose map side reads each input, and the one each operator's rows go to. */
+  private readonly operators: PlannedOperator[];
+  private readonly routes: ReturnType<typeof sourceRoutes>;
+  private readonly consumers: ReturnType<typeof consumersOf>;
 
   constructor(private readonly o: ExecutionOptions) {
     this.plan = o.plan;
     this.sink = o.sink;
+    this.operators = statefulOperators(o.plan);
+    this.routes = sourceRoutes(this.operators);
+    this.consumers = consumersOf(this.operators);
   }
 
   /** The tasks of batch `batchId` over `splits`, before any of them runs. */
@@ -296,33 +303,36 @@ export class IncrementalExecution {
     if (batch.shufflePartitions !== undefined) return { ...facts, ...(await this.reduceShuffle(batch, first as ExchangeResult[])) };
     if (!this.o.stateful) return { ...facts, outputs: first as StatelessResult[] };
 
+    // Each operator, in id order (an operator's feeds come before it), takes the blocks its map
+    // side made: of the map tasks reading its inputs, and of the state tasks of the operators feeding it.
     const maps = first as MapResult[];
-    const exchange = new ShuffleExchange(maps);
-    // Every shard runs each batch: eviction and complete output touch shards without new data.
-    const stateTasks = batch.shardPartitions.map((partitions, shard) => this.stateTask(batch, shard, partitions, exchange.blocksOf(partitions)));
-    const { slotOf, downstream } = this.o.stateful;
-    const outputs: StateResult[] = await scheduler.runTasks(stateTasks, (t) => slotOf(t.partition), pool);
-    if (downstream.length === 0) return { ...facts, ...stateFacts(maps, outputs) };
-    // Each operator after the first takes the blocks the one before made of its output.
-    const first0 = stateFacts(maps, outputs);
-    const states = [first0.state as StateOperatorMetrics];
-    const downstreamShardMarkers: number[][] = [];
-    let before = outputs;
-    for (const [k, stage] of downstream.entries()) {
-      const blocks = new ShuffleExchange(before.map((r) => ({ blocks: r.blocks ?? [] })));
-      const tasks = Array.from({ length: stage.info.shards }, (_, shard) => {
-        const partitions = stage.info.partitionsOf(shard);
-        return this.downstreamTask(batch, k, shard, partitions, blocks.blocksOf(partitions));
+    const { slotOf } = this.o.stateful;
+    const results: StateResult[][] = [];
+    const states: StateOperatorMetrics[] = [];
+    for (const [k, { feeds }] of this.operators.entries()) {
+      const read = maps.filter((_, t) => this.routeOf((batch.splits[t] as SplitOfSource).source).operator === k);
+      const fed = feeds.flatMap((f) => ('operator' in f ? (results[f.operator] as StateResult[]) : []));
+      const blocks = new ShuffleExchange([...read, ...fed.map((r) => ({ blocks: r.blocks ?? [] }))]);
+      const { info } = this.stageOf(k);
+      const tasks = Array.from({ length: info.shards }, (_, shard) => {
+        const partitions = info.partitionsOf(shard);
+        return this.stateTask(batch, k, shard, partitions, blocks.blocksOf(partitions));
       });
-      const results: StateResult[] = await scheduler.runTasks(tasks, (t) => slotOf(t.partition), pool);
-      const metrics = sumStateMetrics(results);
-      // The late rows its map side (in the state tasks before) dropped.
-      for (const r of before) metrics.numRowsDroppedByWatermark += r.numLateRows ?? 0;
+      const out: StateResult[] = await scheduler.runTasks(tasks, (t) => slotOf(t.partition), pool);
+      const metrics = sumStateMetrics(out);
+      // The late rows its map side dropped (in the map tasks, or in the state tasks before it).
+      for (const r of [...read, ...fed]) metrics.numRowsDroppedByWatermark += r.numLateRows ?? 0;
       states.push(metrics);
-      downstreamShardMarkers.push(results.map((r) => r.shardMarker));
-      before = results;
+      results.push(out);
     }
-    return { ...facts, outputs: before, state: first0.state, states, downstreamShardMarkers, ...(first0.shardMarkers && { shardMarkers: first0.shardMarkers }) };
+    const markers = results.map((out) => out.map((r) => r.shardMarker));
+    return {
+      ...facts,
+      outputs: results.at(-1) as StateResult[],
+      state: states[0],
+      shardMarkers: markers[0] as number[],
+      ...(states.length > 1 && { states, downstreamShardMarkers: markers.slice(1) }),
+    };
   }
 
   /**
@@ -334,10 +344,10 @@ export class IncrementalExecution {
     const { scheduler, pool } = this.o;
     const { slotOf } = this.o.stateful as StatefulStage;
     const [partitions0, ...others] = batch.shardPartitions as [number[], ...number[][]];
-    const first = { ...this.stateTask(batch, 0, partitions0, []), maps: batch.firstStage as MapTask[] };
+    const first = { ...this.stateTask(batch, 0, 0, partitions0, []), maps: batch.firstStage as MapTask[] };
     const [out] = (await scheduler.runTasks([first], () => slotOf(0), pool)) as [StateResult];
     const exchange = new ShuffleExchange([{ blocks: out.otherBlocks ?? [] }]);
-    const rest = others.map((partitions, i) => this.stateTask(batch, i + 1, partitions, exchange.blocksOf(partitions)));
+    const rest = others.map((partitions, i) => this.stateTask(batch, 0, i + 1, partitions, exchange.blocksOf(partitions)));
     const outputs = [out, ...(await scheduler.runTasks(rest, (t) => slotOf(t.partition), pool))];
     const maps = out.maps as MapFacts[];
     return { ...inputFacts(batch, maps, numSources), ...stateFacts(maps, outputs) };
@@ -374,17 +384,32 @@ export class IncrementalExecution {
       };
       return task;
     }
-    const { info } = this.o.stateful;
+    // The operator whose map side reads this input, with its watermarks (a join before it passes on its own).
+    const route = this.routeOf(split.source);
+    const { info } = this.stageOf(route.operator);
+    const late = this.inputWatermark(route.operator, lateWatermarkMs);
+    const eviction = this.inputWatermark(route.operator, watermarkMs);
     const task: MapTask = {
       kind: 'map',
       ...common,
       ops,
       stateful: info.op,
       layout: layoutCounts(info.layout),
-      lateThresholdMs: this.lateThreshold(info, watermarkMs, lateWatermarkMs),
-      ...(info.op.kind === 'streamJoin' && { joinSide: split.source < info.op.leftInputs ? 0 : 1 }),
+      lateThresholdMs: late === undefined || eviction === undefined ? null : this.lateThreshold(info, eviction, late),
+      ...(route.side !== undefined && { joinSide: route.side }),
     };
     return task;
+  }
+
+  private routeOf(source: number): { operator: number; side?: 0 | 1 } {
+    return this.routes[source] ?? { operator: 0 };
+  }
+
+  /** Operator `k`'s stage: the first's (StatefulStage), or downstream[k - 1]. */
+  private stageOf(k: number): DownstreamStage {
+    const ctx = this.o.stateful as StatefulStage;
+    if (k > 0) return ctx.downstream[k - 1] as DownstreamStage;
+    return { info: ctx.info, storeOptions: () => ctx.storeOptions(), stateInputSchema: ctx.stateInputSchema, post: this.plan.post };
   }
 
   /**
@@ -398,56 +423,44 @@ export class IncrementalExecution {
     return info.op.kind === 'streamJoin' ? lateWatermarkMs : watermarkMs;
   }
 
-  /** The state task of operator `k + 1` (downstream[k]) on `shard`: late rows by the batch before's watermark, as in Spark. */
-  private downstreamTask(batch: BatchPlan, k: number, shard: number, partitions: number[], blocks: StateTask['blocks']): StateTask {
-    const ctx = this.o.stateful as StatefulStage;
-    const stage = ctx.downstream[k] as DownstreamStage;
-    const { info } = stage;
-    const { next: _first, ...task } = this.stateTask(batch, shard, partitions, blocks);
-    // Its watermarks, as the operators before it pass them on (a join's is its state's).
-    const eviction = this.inputWatermark(k + 1, batch.watermarkMs);
-    const late = this.inputWatermark(k + 1, batch.lateWatermarkMs);
-    return {
-      ...task,
-      watermarkMs: eviction ?? 0,
-      hasWatermark: task.hasWatermark && eviction !== undefined,
-      operatorId: info.operatorId,
-      shardDir: info.shardDir(shard),
-      storeOptions: stage.storeOptions(),
-      layout: layoutCounts(info.layout),
-      stateful: info.op,
-      stateInputSchema: stage.stateInputSchema,
-      post: stage.post,
-      lateWatermarkMs: late ?? 0,
-      expectedMarker: batch.expectedMarkers[k + 1]?.[shard] ?? null,
-      ...this.nextOf(k + 1, batch),
-    };
+  /**
+   * The watermark operator `k` runs with, from the query's: an operator reading the query's inputs
+   * has it; one after others, the least of theirs, each join passing on its own (Spark's
+   * WatermarkPropagator).
+   */
+  private inputWatermark(k: number, watermarkMs: number): number | undefined {
+    let least: number | undefined = Infinity;
+    for (const f of (this.operators[k] as PlannedOperator).feeds) {
+      let wm: number | undefined = watermarkMs;
+      if ('operator' in f) {
+        wm = this.inputWatermark(f.operator, watermarkMs);
+        const op = this.stageOf(f.operator).info.op;
+        if (wm !== undefined && op.kind === 'streamJoin') wm = joinOutputWatermark(op, wm);
+      }
+      if (wm === undefined) return undefined;
+      least = Math.min(least, wm);
+    }
+    return least === Infinity ? watermarkMs : least;
   }
 
-  /** The watermark operator `n` (0: the first) runs with, from the query's: each join before it passes on its own. */
-  private inputWatermark(n: number, watermarkMs: number): number | undefined {
-    const ctx = this.o.stateful as StatefulStage;
-    const ops = [ctx.info.op, ...ctx.downstream.map((d) => d.info.op)].slice(0, n);
-    let wm: number | undefined = watermarkMs;
-    for (const op of ops) if (wm !== undefined && op.kind === 'streamJoin') wm = joinOutputWatermark(op, wm);
-    return wm;
-  }
-
-  /** The `next` of a state task whose operator is followed by downstream[k], if there is one. */
+  /** The `next` of operator `k`'s state tasks: the map side of the operator its rows go to, if any. */
   private nextOf(k: number, batch: BatchPlan): Pick<StateTask, 'next'> {
-    const next = (this.o.stateful as StatefulStage).downstream[k];
-    if (next === undefined) return {};
+    const consumer = this.consumers[k];
+    if (consumer === undefined) return {};
+    const { info } = this.stageOf(consumer.operator);
     // An operator after another drops late rows by the batch before's watermark, whatever its kind.
-    const late = this.inputWatermark(k + 1, batch.lateWatermarkMs);
-    const lateThresholdMs = late === undefined ? null : this.lateThreshold(next.info, late, late);
-    return { next: { stateful: next.info.op, layout: layoutCounts(next.info.layout), lateThresholdMs } };
+    const late = this.inputWatermark(consumer.operator, batch.lateWatermarkMs);
+    const lateThresholdMs = late === undefined ? null : this.lateThreshold(info, late, late);
+    return { next: { stateful: info.op, layout: layoutCounts(info.layout), lateThresholdMs, ...(consumer.side !== undefined && { joinSide: consumer.side }) } };
   }
 
-  private stateTask(batch: BatchPlan, shard: number, partitions: number[], blocks: StateTask['blocks']): StateTask {
+  /** The state task of operator `k` on `shard`. */
+  private stateTask(batch: BatchPlan, k: number, shard: number, partitions: number[], blocks: StateTask['blocks']): StateTask {
     const ctx = this.o.stateful as StatefulStage;
-    const { info } = ctx;
-    return {
-      ...this.nextOf(0, batch),
+    const stage = this.stageOf(k);
+    const { info } = stage;
+    const task: StateTask = {
+      ...this.nextOf(k, batch),
       kind: 'state',
       queryId: this.o.queryId,
       runId: this.o.runId,
@@ -457,22 +470,28 @@ export class IncrementalExecution {
       partition: shard,
       operatorId: info.operatorId,
       shardDir: info.shardDir(shard),
-      storeOptions: ctx.storeOptions(),
+      storeOptions: stage.storeOptions(),
       workerBudget: ctx.workerBudget,
       layout: layoutCounts(info.layout),
       partitions,
       blocks,
       stateful: info.op,
-      stateInputSchema: ctx.stateInputSchema,
+      stateInputSchema: stage.stateInputSchema,
       outputMode: this.o.outputMode,
       watermarkMs: batch.watermarkMs,
       hasWatermark: ctx.hasWatermark,
-      post: this.plan.post,
+      post: stage.post,
       output: this.sink.taskOutput(batch.batchId, shard, batch.committed),
       // commits/N-1 is durable before batch N starts, so undo records below N are not needed.
       pruneUndoBelow: batch.batchId,
-      expectedMarker: batch.expectedMarkers[0]?.[shard] ?? null,
+      expectedMarker: batch.expectedMarkers[k]?.[shard] ?? null,
     };
+    if ((this.operators[k] as PlannedOperator).feeds.every((f) => 'sources' in f)) return task;
+    // After another operator: its watermarks as the operators before it pass them on (a join's is
+    // its state's), and late rows by the batch before's, as in Spark.
+    const eviction = this.inputWatermark(k, batch.watermarkMs);
+    const late = this.inputWatermark(k, batch.lateWatermarkMs);
+    return { ...task, watermarkMs: eviction ?? 0, hasWatermark: task.hasWatermark && eviction !== undefined, lateWatermarkMs: late ?? 0 };
   }
 }
 

@@ -14,7 +14,7 @@ import { CONF_KEYS, SluiceError } from '@sluice/state';
 import type { BatchTransaction } from '../checkpoint/BatchTransaction.js';
 import type { DataOffsetSeq, SourceOffset } from '../checkpoint/OffsetLog.js';
 import { layoutCounts } from '../checkpoint/StateLayoutFile.js';
-import { statefulInputSchema, statefulOperators, watermarkInputs, watermarkOf, type LogicalPlan } from '../plan/LogicalPlan.js';
+import { statefulOperators, watermarkInputs, watermarkOf, type LogicalPlan, type PlannedOperator } from '../plan/LogicalPlan.js';
 import type { StateOperatorProgress } from '../events/progress.js';
 import type { QuerySpec } from '../plan/QuerySpec.js';
 import { sameOffset, type StreamSource } from '../sources/Source.js';
@@ -140,7 +140,7 @@ export class MicroBatchExecution extends StreamExecution {
           info,
           storeOptions,
           workerBudget: budget,
-          stateInputSchema: statefulInputSchema(this.plan),
+          stateInputSchema: (stages[0] as (typeof stages)[number]).inputSchema,
           hasWatermark: watermarkOf(this.plan) !== undefined,
           slotOf: (shard) => this.slotOfShard(shard),
           downstream: this.downstream.map((next, k) => {
@@ -351,7 +351,7 @@ export class MicroBatchExecution extends StreamExecution {
           this.settleBeforeRelease = true;
         },
         checkpoint: () => this.assertRunning(),
-        indexTimeOf: indexTimeOf(info.op, statefulOperators(this.plan)[operatorId]?.inputSchema ?? statefulInputSchema(this.plan), info.usesWatermark),
+        indexTimeOf: indexTimeOf(info.op, (statefulOperators(this.plan)[operatorId] as PlannedOperator).inputSchema, info.usesWatermark),
         ...rowsInOf(info.operatorName),
       });
       // Control batches before one data batch (an unfinished one then the asked one, or one per operator) add up.

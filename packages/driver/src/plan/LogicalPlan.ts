@@ -13,9 +13,18 @@ export interface PlanInput {
   ops: Op[];
 }
 
+/**
+ * Where a stateful operator's rows come from: the query's inputs [start, end) (the map tasks read
+ * them), or the rows operator `operator` emits; `side` is the join side they are, when the operator
+ * is a join of two streams.
+ */
+export type OperatorFeed = { sources: [start: number, end: number]; side?: 0 | 1 } | { operator: number; side?: 0 | 1 };
+
 export interface ChainedOperator {
   stateful: StatefulOp;
   post: Op[];
+  /** Absent: the rows of the operator before it. */
+  feeds?: OperatorFeed[];
 }
 
 export interface LogicalPlan {
@@ -38,6 +47,12 @@ export interface LogicalPlan {
    * each takes the rows of the one before it, after that one's `post`, and has its own `post`.
    */
   chain?: ChainedOperator[];
+  /**
+   * Where the first stateful operator's rows come from (absent: every input). With `feeds` the
+   * operators form a tree, not a line: a join of two streams whose sides have stateful operators
+   * of their own (StreamJoinPlanner). Ids go in data order, so each operator's feeds come before it.
+   */
+  feeds?: OperatorFeed[];
   /** The static sides of joins, by the `broadcastId` of their join operator (the driver reads them). */
   statics?: Array<{ id: string; plan: LogicalPlan }>;
 }
@@ -67,9 +82,15 @@ export function watermarkOf(plan: LogicalPlan): Watermark | undefined {
  * a join of two streams, that of the side whose watermarked column it is; else the query's.
  */
 export function watermarkDelayOf(plan: LogicalPlan, column: string): number | undefined {
-  const op = plan.stateful;
-  if (op?.kind === 'streamJoin' && !op.left.watermarked.includes(column) && op.right.watermarked.includes(column)) {
-    return planInputs(plan).slice(op.leftInputs).map((i) => lastWatermark(i.ops)).find((w) => w !== undefined)?.delayMs;
+  const ops = statefulOperators(plan);
+  const join = ops.at(-1);
+  if (join?.stateful.kind === 'streamJoin' && !join.stateful.left.watermarked.includes(column) && join.stateful.right.watermarked.includes(column)) {
+    const inputs = planInputs(plan);
+    // The inputs under the right side's feed, through the operators that feed it.
+    const under = (f: OperatorFeed): number[] =>
+      'sources' in f ? Array.from({ length: f.sources[1] - f.sources[0] }, (_, k) => f.sources[0] + k) : (ops[f.operator] as PlannedOperator).feeds.flatMap(under);
+    const right = join.feeds.filter((f) => f.side === 1).flatMap(under);
+    return right.map((i) => lastWatermark((inputs[i] as PlanInput).ops)).find((w) => w !== undefined)?.delayMs;
   }
   return watermarkOf(plan)?.delayMs;
 }
@@ -98,22 +119,65 @@ export function statefulInputSchema(plan: LogicalPlan): Schema {
   return planOutputSchema(plan.ops, opsInputSchema(plan));
 }
 
-/** The query's stateful operators in order, each with the schema of its input rows and the operators after it. */
-export function statefulOperators(plan: LogicalPlan): Array<{ stateful: StatefulOp; inputSchema: Schema; post: Op[] }> {
+/** A stateful operator of a query, by id (its index in statefulOperators). */
+export interface PlannedOperator {
+  stateful: StatefulOp;
+  /** Schema of its input rows (a join's are its sides' schemas). */
+  inputSchema: Schema;
+  /** The operators after it, before the next stateful one (or the sink). */
+  post: Op[];
+  feeds: OperatorFeed[];
+}
+
+/** The query's stateful operators in id order, each with the schema of its input rows, the operators after it and its feeds. */
+export function statefulOperators(plan: LogicalPlan): PlannedOperator[] {
   if (!plan.stateful) return [];
-  const out = [{ stateful: plan.stateful, inputSchema: statefulInputSchema(plan), post: plan.post }];
-  for (const next of plan.chain ?? []) {
-    const before = out[out.length - 1] as (typeof out)[number];
-    out.push({ stateful: next.stateful, inputSchema: planOutputSchema(before.post, statefulOutputSchema(before.stateful, before.inputSchema)), post: next.post });
+  const inputs = planInputs(plan);
+  const feedsOf = (feeds: OperatorFeed[] | undefined, id: number): OperatorFeed[] => feeds ?? (id === 0 ? [{ sources: [0, inputs.length] }] : [{ operator: id - 1 }]);
+  const out: PlannedOperator[] = [];
+  for (const [id, { stateful, post, feeds }] of [{ stateful: plan.stateful, post: plan.post, feeds: plan.feeds }, ...(plan.chain ?? [])].entries()) {
+    const fed = feedsOf(feeds, id);
+    const first = fed[0] as OperatorFeed;
+    let inputSchema: Schema;
+    if ('operator' in first) inputSchema = operatorOutputSchema(out[first.operator] as PlannedOperator);
+    else {
+      const input = inputs[first.sources[0]] as PlanInput;
+      inputSchema = planOutputSchema(plan.ops, planOutputSchema(input.ops, input.source.schema));
+    }
+    out.push({ stateful, inputSchema, post, feeds: fed });
   }
   return out;
 }
 
+/** The schema of the rows an operator emits, after its `post`. */
+function operatorOutputSchema(op: PlannedOperator): Schema {
+  return planOutputSchema(op.post, statefulOutputSchema(op.stateful, op.inputSchema));
+}
+
+/** The operator (and join side) whose map side reads each input, by input index. */
+export function sourceRoutes(ops: readonly PlannedOperator[]): Array<{ operator: number; side?: 0 | 1 }> {
+  const routes: Array<{ operator: number; side?: 0 | 1 }> = [];
+  ops.forEach((op, operator) => {
+    for (const f of op.feeds) {
+      if ('sources' in f) for (let i = f.sources[0]; i < f.sources[1]; i++) routes[i] = { operator, ...(f.side !== undefined && { side: f.side }) };
+    }
+  });
+  return routes;
+}
+
+/** The operator each operator's rows go to (and as which join side), by id; undefined for the last, whose rows go to the sink. */
+export function consumersOf(ops: readonly PlannedOperator[]): Array<{ operator: number; side?: 0 | 1 } | undefined> {
+  const consumers: Array<{ operator: number; side?: 0 | 1 } | undefined> = ops.map(() => undefined);
+  ops.forEach((op, operator) => {
+    for (const f of op.feeds) if ('operator' in f) consumers[f.operator] = { operator, ...(f.side !== undefined && { side: f.side }) };
+  });
+  return consumers;
+}
+
 /** The schema of the rows a plan outputs. */
 export function planOutput(plan: LogicalPlan): Schema {
-  const ops = statefulOperators(plan);
-  const last = ops[ops.length - 1];
-  if (last) return planOutputSchema(last.post, statefulOutputSchema(last.stateful, last.inputSchema));
+  const last = statefulOperators(plan).at(-1);
+  if (last) return operatorOutputSchema(last);
   return plan.exchange ? planOutputSchema(plan.post, statefulInputSchema(plan)) : statefulInputSchema(plan);
 }
 
@@ -124,14 +188,19 @@ export function planOutput(plan: LogicalPlan): Schema {
  * `groupBy('w')` is keyed by event time.
  */
 export function eventTimeColumns(plan: LogicalPlan): Set<string> {
-  const first = planInputs(plan)[0] as PlanInput;
-  let columns = eventTimeColumnsOf({ source: first.source, ops: [...first.ops, ...plan.ops] });
+  const inputs = planInputs(plan);
+  const ofInput = (i: number): Set<string> => {
+    const input = inputs[i] as PlanInput;
+    return eventTimeColumnsOf({ source: input.source, ops: [...input.ops, ...plan.ops] });
+  };
   // Past stateful operators: the columns of their output that carry event time, through their posts.
-  for (const { stateful, inputSchema, post } of statefulOperators(plan)) {
-    columns = carriedBy(stateful, columns);
-    columns = eventTimeThrough(post, statefulOutputSchema(stateful, inputSchema), columns);
+  const emitted: Array<Set<string>> = [];
+  for (const { stateful, inputSchema, post, feeds } of statefulOperators(plan)) {
+    const first = feeds[0] as OperatorFeed;
+    const columns = carriedBy(stateful, 'operator' in first ? (emitted[first.operator] as Set<string>) : ofInput(first.sources[0]));
+    emitted.push(eventTimeThrough(post, statefulOutputSchema(stateful, inputSchema), columns));
   }
-  return columns;
+  return emitted.at(-1) ?? ofInput(0);
 }
 
 /** The output columns of a stateful operator that carry event time, given its input's. */

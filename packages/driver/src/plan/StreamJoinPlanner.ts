@@ -14,7 +14,7 @@
  */
 import { conjuncts, joinExpiry, splitJoinCondition, walkExpr, type Expr, type Op, type Schema, type StreamJoinOp, type StreamJoinSide, type StreamJoinType } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
-import { eventTimeColumnsOf, planInputs, type LogicalPlan, type PlanInput } from './LogicalPlan.js';
+import { eventTimeColumns, eventTimeColumnsOf, planInputs, statefulOperators, type ChainedOperator, type LogicalPlan, type OperatorFeed, type PlanInput } from './LogicalPlan.js';
 
 const STREAM_JOIN_TYPES: Record<string, StreamJoinType> = {
   inner: 'inner',
@@ -71,9 +71,7 @@ export interface JoinKeys {
 /** The plan of `left` joined with `right` on `on` (keys and residual from DataFrame's equiJoinKeys). */
 export function planStreamJoin(left: JoinSidePlan, right: JoinSidePlan, on: JoinKeys, how: string): LogicalPlan {
   for (const side of [left, right]) {
-    if (side.plan.stateful || side.plan.exchange) {
-      throw new SluiceError('UNSUPPORTED_OPERATION', 'a join of two streams must come before any aggregation, deduplication, other stream join or repartition on either side (a join after a stateful operator is not supported yet)');
-    }
+    if (side.plan.exchange) throw new SluiceError('UNSUPPORTED_OPERATION', 'a join of two streams cannot follow a repartition on either side');
     if (side.plan.inputs && side.plan.ops.some((o) => o.kind === 'watermark')) {
       throw new SluiceError('UNSUPPORTED_OPERATION', 'a side of a join of two streams is a union with a withWatermark after it: put withWatermark on its inputs');
     }
@@ -87,17 +85,28 @@ export function planStreamJoin(left: JoinSidePlan, right: JoinSidePlan, on: Join
   const sides = (side: JoinSidePlan): PlanInput[] => planInputs(side.plan).map((i) => ({ source: i.source, ops: [...i.ops, ...side.plan.ops] }));
   let leftInputs = sides(left);
   let rightInputs = sides(right);
+  // A side with stateful operators of its own: its rows are those its last operator emits.
+  const leftOps = renumbered(left.plan, 0);
+  const rightOps = renumbered(right.plan, leftInputs.length);
   const pairs = on.keys.map((k, i) => [k, rightKeys[i] as string] as const).filter((_, i) => on.nullSafe?.[i] !== true);
-  const inferred = (from: PlanInput[], pushed: Expr[], rename: ReadonlyMap<string, string>, own: readonly string[]): Expr[] => [
+  const endOps = (from: PlanInput[], ops: ChainedOperator[]): readonly Op[] => (ops.length > 0 ? (ops.at(-1) as ChainedOperator).post : from.length === 1 ? (from[0] as PlanInput).ops : []);
+  const inferred = (from: PlanInput[], ops: ChainedOperator[], pushed: Expr[], rename: ReadonlyMap<string, string>, own: readonly string[]): Expr[] => [
     ...own.map((k): Expr => ({ op: 'unary', fn: 'isNotNull', expr: { op: 'col', name: k } })),
-    ...[...(from.length === 1 ? outputConstraints((from[0] as PlanInput).ops) : []), ...pushed].flatMap((c) => renamed(c, rename) ?? []),
+    ...[...outputConstraints(endOps(from, ops)), ...pushed].flatMap((c) => renamed(c, rename) ?? []),
   ];
-  const toLeft = intoLeft ? [...leftOnly, ...inferred(rightInputs, intoRight ? rightOnly : [], new Map(pairs.map(([l, r]) => [r, l])), pairs.map(([l]) => l))] : [];
-  const toRight = intoRight ? [...rightOnly, ...inferred(leftInputs, intoLeft ? leftOnly : [], new Map(pairs), pairs.map(([, r]) => r))] : [];
-  leftInputs = leftInputs.map((i) => ({ ...i, ops: pushFilters(i.ops, toLeft) }));
-  rightInputs = rightInputs.map((i) => ({ ...i, ops: pushFilters(i.ops, toRight) }));
+  const toLeft = intoLeft ? [...leftOnly, ...inferred(rightInputs, rightOps, intoRight ? rightOnly : [], new Map(pairs.map(([l, r]) => [r, l])), pairs.map(([l]) => l))] : [];
+  const toRight = intoRight ? [...rightOnly, ...inferred(leftInputs, leftOps, intoLeft ? leftOnly : [], new Map(pairs), pairs.map(([, r]) => r))] : [];
+  // Into a side's inputs, or after its last stateful operator (never below it: that would change what it aggregates).
+  const push = (inputs: PlanInput[], ops: ChainedOperator[], conds: Expr[]): PlanInput[] => {
+    const last = ops.at(-1);
+    if (last === undefined) return inputs.map((i) => ({ ...i, ops: pushFilters(i.ops, conds) }));
+    last.post = pushFilters(last.post, conds);
+    return inputs;
+  };
+  leftInputs = push(leftInputs, leftOps, toLeft);
+  rightInputs = push(rightInputs, rightOps, toRight);
   const sideOf = (side: JoinSidePlan, input: PlanInput): StreamJoinSide => {
-    const watermarked = eventTimeColumnsOf(input);
+    const watermarked = side.plan.stateful ? eventTimeColumns(side.plan) : eventTimeColumnsOf(input);
     const eventTime = side.schema.find((f) => watermarked.has(f.name))?.name ?? null;
     return { schema: side.schema, watermarked: [...watermarked], eventTime, eviction: null };
   };
@@ -111,11 +120,38 @@ export function planStreamJoin(left: JoinSidePlan, right: JoinSidePlan, on: Join
     ...(residual !== undefined && { residual }),
     left: sideOf(left, leftInputs[0] as PlanInput),
     right: sideOf(right, rightInputs[0] as PlanInput),
-    leftInputs: leftInputs.length,
   };
   const op: StreamJoinOp = { ...base, left: { ...base.left, eviction: evictionOf(base, 0) }, right: { ...base.right, eviction: evictionOf(base, 1) } };
   const statics = [...(left.plan.statics ?? []), ...(right.plan.statics ?? [])];
-  return { source: (leftInputs[0] as PlanInput).source, inputs: [...leftInputs, ...rightInputs], ops: [], stateful: op, post: [], ...(statics.length > 0 && { statics }) };
+  const n = leftInputs.length + rightInputs.length;
+  // Ids: the right side's operators, then the left's, then the join; so, reversed, progress lists
+  // them as Spark's plan does (the join, then its left subtree, then its right).
+  for (const o of leftOps) o.feeds = o.feeds?.map((f) => ('operator' in f ? { ...f, operator: f.operator + rightOps.length } : f));
+  const joinFeeds: OperatorFeed[] = [
+    leftOps.length > 0 ? { operator: rightOps.length + leftOps.length - 1, side: 0 } : { sources: [0, leftInputs.length], side: 0 },
+    rightOps.length > 0 ? { operator: rightOps.length - 1, side: 1 } : { sources: [leftInputs.length, n], side: 1 },
+  ];
+  const joined: ChainedOperator = { stateful: op, post: [], feeds: joinFeeds };
+  const [first, ...chain]: ChainedOperator[] = [...rightOps, ...leftOps, joined];
+  return {
+    source: (leftInputs[0] as PlanInput).source,
+    inputs: [...leftInputs, ...rightInputs],
+    ops: [],
+    stateful: (first as ChainedOperator).stateful,
+    post: (first as ChainedOperator).post,
+    feeds: (first as ChainedOperator).feeds as OperatorFeed[],
+    ...(chain.length > 0 && { chain }),
+    ...(statics.length > 0 && { statics }),
+  };
+}
+
+/** A side's stateful operators, with their feeds in the joined query's numbering (its inputs from `sourceOffset` on). */
+function renumbered(plan: LogicalPlan, sourceOffset: number): ChainedOperator[] {
+  return statefulOperators(plan).map(({ stateful, post, feeds }) => ({
+    stateful,
+    post: [...post],
+    feeds: feeds.map((f): OperatorFeed => ('sources' in f ? { ...f, sources: [f.sources[0] + sourceOffset, f.sources[1] + sourceOffset] } : f)),
+  }));
 }
 
 /**

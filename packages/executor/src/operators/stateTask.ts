@@ -117,7 +117,7 @@ async function runOnShard(task: StateTask, store: ShardStore, cache: StateCache,
   const { rows } = runStages(post, emitted);
   // A stateful operator after this one: its map side runs here, on the rows this one emits.
   if (task.next) await loadMapSideUdfs(task.next.stateful, udfs);
-  const next = task.next && streamPartials(task.next.stateful, post.outputSchema, task.next.layout, udfs, task.next.lateThresholdMs);
+  const next = task.next && streamPartials(task.next.stateful, post.outputSchema, task.next.layout, udfs, task.next.lateThresholdMs, task.next.joinSide);
   if (next) for (const row of rows) next.add(row);
   const partials = next?.finish();
   const committed = await out.finish(counters.rowDelta, task.pruneUndoBelow);

@@ -465,6 +465,8 @@ export async function symmetricHashJoin(
   }
 
   const out: Row[] = [];
+  /** The keys given a row the watermark has already passed (evicted at the end of the batch). */
+  const expiredNow = new Set<KeyState>();
   const pair = (side: JoinSide, row: Row, other: Row | null): Row => (side === 0 ? j.output(row, other) : j.output(other, row));
   for (const side of [0, 1] as const) {
     const other: JoinSide = side === 0 ? 1 : 0;
@@ -494,20 +496,25 @@ export async function symmetricHashJoin(
         matched = true;
       }
       if (op.how === 'left_semi' && side === 0 && matched) return;
-      // A row the watermark has already passed is not stored (an unmatched outer one is lost, as in Spark).
+      // A row the watermark has already passed (Spark's rule since SPARK-49829): a left one is
+      // stored all the same, as this batch's right rows have yet to meet it; a right one only when
+      // it is an unmatched outer row. Either is evicted at the end of this batch, an unmatched
+      // outer one emitted with nulls then.
       const t = expiry?.(row) ?? null;
-      if (watermark !== undefined && t !== null && t <= watermark) return;
+      const passed = watermark !== undefined && t !== null && t <= watermark;
+      if (passed && side === 1 && (matched || !outer)) return;
       let mine = states[side].get(id);
       if (mine === undefined) states[side].set(id, (mine = keyStateOf(side, rec[0], sideKey(side, rec[1] as Uint8Array), undefined, j.schemas[side])));
       mine.rows.push([row, matched]);
       mine.dirty = true;
+      if (passed) expiredNow.add(mine);
       c.updated += 1;
       c.rowDelta += 1;
     });
   }
 
   const evicts = watermark !== undefined && (j.expiry[0] !== undefined || j.expiry[1] !== undefined);
-  const stale = [...known.stale, ...(evicts ? await evictJoinState(op, j, store, watermark, known, states, c, out) : [])];
+  const stale = [...known.stale, ...(evicts ? await evictJoinState(op, j, store, watermark, known, states, expiredNow, c, out) : [])];
   known.stale = [];
   const written = writeStates(j, states, known, changes, stale.length > 0);
   for (const ik of stale) if (!written.has(keyString(ik))) changes.push({ key: ik, value: null, prior: EMPTY });
@@ -570,6 +577,7 @@ async function evictJoinState(
   watermark: number,
   known: JoinStateCache,
   states: BatchStates,
+  expiredNow: Iterable<KeyState>,
   c: JoinCounters,
   out: Row[],
 ): Promise<Uint8Array[]> {
@@ -593,6 +601,8 @@ async function evictJoinState(
     states[s.side].set(stateId(s.keyGroup, s.key.subarray(1)), s);
     return true;
   };
+  // Rows this batch stored past the watermark, whose index entries are not written yet.
+  for (const s of expiredNow) expire(s);
   const stale: Uint8Array[] = [];
   if (known.expiring !== undefined) {
     // An entry whose key has a later index time now (or no rows) was replaced when that changed;

@@ -125,8 +125,6 @@ export type StatefulOp =
       residual?: Expr;
       left: StreamJoinSide;
       right: StreamJoinSide;
-      /** The query's sources 0 … leftInputs-1 feed the left side, the rest the right. */
-      leftInputs: number;
     };
 
 /** How a streaming query writes its result each batch (Spark's OutputMode). */

@@ -131,7 +131,7 @@ export interface StateTask extends TaskIdentity {
    * The stateful operator after this one, if any: the rows `post` gives go to its map side here,
    * and the task returns their blocks (StateResult.blocks) instead of delivering them.
    */
-  next?: { stateful: StatefulOp; layout: StateLayoutMsg; lateThresholdMs: number | null };
+  next?: { stateful: StatefulOp; layout: StateLayoutMsg; lateThresholdMs: number | null; joinSide?: 0 | 1 };
   output: TaskOutput;
   /** Undo records of batches below this are no longer needed (their commits/N is durable). */
   pruneUndoBelow: number;
