@@ -5,7 +5,7 @@
  */
 import type { Expr, Op, Schema, StreamJoinOp } from '@sluice/executor';
 import { describe, expect, it } from 'vitest';
-import type { LogicalPlan } from './LogicalPlan.js';
+import { consumersOf, sourceRoutes, statefulOperators, type LogicalPlan } from './LogicalPlan.js';
 import { planStreamJoin, type JoinSidePlan } from './StreamJoinPlanner.js';
 
 const col = (name: string): Expr => ({ op: 'col', name });
@@ -115,5 +115,35 @@ describe('join types', () => {
     const join = (how: string) => () => planStreamJoin(side('left'), side('right'), { keys: ['leftId'], rightKeys: ['rightId'] }, how);
     expect(join('left_anti')).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', message: 'Left anti joins with a streaming DataFrame/Dataset on the right are not supported' }));
     expect(join('cross')).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', option: 'how' }));
+  });
+});
+
+describe('sides with stateful operators of their own', () => {
+  /** `side(p)` deduplicated on its id: a stateful operator on that side. */
+  const deduplicated = (p: string): JoinSidePlan => {
+    const s = side(p);
+    return { ...s, plan: { ...s.plan, stateful: { kind: 'dropDuplicates', columns: [`${p}Id`], eventTimeColumn: null } } };
+  };
+  const on = { keys: ['leftId'], rightKeys: ['rightId'], residual: bin('gt', col('leftId'), lit(10)) };
+
+  it('a tree: the right side\'s operators first, then the left\'s, then the join, fed by the rows each side\'s last one emits', () => {
+    const plan = planStreamJoin(deduplicated('left'), deduplicated('right'), on, 'inner');
+    const ops = statefulOperators(plan);
+    expect(ops.map((o) => o.stateful.kind)).toEqual(['dropDuplicates', 'dropDuplicates', 'streamJoin']);
+    expect(ops.map((o) => o.feeds)).toEqual([[{ sources: [1, 2] }], [{ sources: [0, 1] }], [{ operator: 1, side: 0 }, { operator: 0, side: 1 }]]);
+    expect(consumersOf(ops)).toEqual([{ operator: 2, side: 1 }, { operator: 2, side: 0 }, undefined]);
+    expect(sourceRoutes(ops)).toEqual([{ operator: 1 }, { operator: 0 }]);
+    // A condition on a side goes after its last stateful operator, never into its inputs.
+    expect(filters(opsOf(plan, 0))).toEqual([]);
+    expect(conditions(ops[1]?.post ?? [])).toEqual(sorted([on.residual, { op: 'unary', fn: 'isNotNull', expr: col('leftId') }]));
+  });
+
+  it('a stateful side and a plain one: the join reads the plain side\'s inputs itself', () => {
+    const plan = planStreamJoin(deduplicated('left'), side('right'), on, 'inner');
+    const ops = statefulOperators(plan);
+    expect(ops.map((o) => o.feeds)).toEqual([[{ sources: [0, 1] }], [{ operator: 0, side: 0 }, { sources: [1, 2], side: 1 }]]);
+    expect(sourceRoutes(ops)).toEqual([{ operator: 0 }, { operator: 1, side: 1 }]);
+    // The plain side still gets its conditions in its inputs.
+    expect(conditions(opsOf(plan, 1)).length).toBeGreaterThan(0);
   });
 });
