@@ -10,7 +10,8 @@ import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs'
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { window, window_time } from '@sluice/driver';
+import { col, expr, window, window_time, type MemoryStream } from '@sluice/driver';
+import { addTuples, memoryStream, runSparkTest, SparkStreamTest } from './sparkStreamTest.js';
 import { jsonLines, readDoc, readSinkJson, removeTempDirs, tempDir, withSession, writeInput } from './helpers.js';
 import { calibrate, committedRows, expectCompleted, expectKilled, killAndRestart, logState, mulberry32, planKills, runChild as runKillChild, type ChildDirs } from './killHarness.js';
 
@@ -329,5 +330,36 @@ describe('a join of two aggregations through SIGKILL, fault points and a reparti
     expectCompleted(await runKillChild(JOINED_CHILD, dirs, {}, { ...process.env, SLUICE_TEST_PARTITIONS: '5' }));
     expect(joinedRows(dirs.out)).toEqual(EXPECTED_JOIN);
     expect(inspectOperators(dirs.ckpt).map((o) => o.layout.partitions)).toEqual([5, 5, 5]);
+  });
+});
+
+describe('a deduplication before a join of two streams', () => {
+  it('a side deduplicated within its watermark joins once per key: a later duplicate within the delay meets nothing', async () => {
+    let left!: MemoryStream;
+    let right!: MemoryStream;
+    await runSparkTest(
+      (s, df) => new SparkStreamTest(s, df),
+      (s) => {
+        const [l, ldf] = memoryStream(s, 'lid STRING, value INT');
+        const [r, rdf] = memoryStream(s, 'rid STRING, value INT');
+        [left, right] = [l, r];
+        const views = ldf.select(col('lid'), expr('timestamp_seconds(value)').alias('lt')).withWatermark('lt', '10 seconds').dropDuplicatesWithinWatermark(['lid']);
+        const clicks = rdf.select(col('rid'), expr('timestamp_seconds(value)').alias('rt')).withWatermark('rt', '10 seconds');
+        return views
+          .join(clicks, expr('lid = rid AND rt >= lt AND rt <= lt + interval 10 seconds'), 'inner')
+          .select(col('lid'), col('lt').cast('long'), col('rt').cast('long'));
+      },
+      async (t) => {
+        addTuples(left, ['lid', 'value'], ['a', 1], ['b', 3]);
+        await t.checkNewAnswer();
+        // a at 2 s is a duplicate of a at 1 s (kept until 11 s): it never reaches the join.
+        addTuples(left, ['lid', 'value'], ['a', 2]);
+        await t.checkNewAnswer();
+        addTuples(right, ['rid', 'value'], ['a', 5], ['b', 6]);
+        await t.checkNewAnswer(['a', 1, 5], ['b', 3, 6]);
+        const ops = t.query.lastProgress?.stateOperators.map((o) => o.operatorName);
+        expect(ops).toEqual(['symmetricHashJoin', 'dedupeWithinWatermark']);
+      },
+    );
   });
 });
