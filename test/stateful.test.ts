@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { avg, col, count, max, min, Session, sum, window, type DataFrame, type StreamingQuery } from '@sluice/driver';
-import { removeTempDirs, tempDir } from './helpers.js';
+import { removeTempDirs, tempDir, withSession } from './helpers.js';
 
 const MIN = 60_000;
 const T0 = Date.UTC(2024, 0, 1);
@@ -477,5 +477,56 @@ describe('plans and restarts', () => {
     expect(second.progress?.stateOperators[0]).toMatchObject({ numShufflePartitions: 6, numStateStoreInstances: 2 });
     // b@21 joins window [20, 25) as a new row; earlier state was restored, not recounted.
     expect(normalize(second.rows)).toEqual([{ window: { start: iso(T0 + 20 * MIN), end: iso(T0 + 25 * MIN) }, id: 'b', count: 1 }]);
+  });
+});
+
+describe('the watermark for late rows', () => {
+  // Spark's WatermarkPropagator (3.4+): an operator drops late rows by the watermark it ran with in
+  // the batch before, and evicts by this batch's. Two data batches in a row (no no-data batch
+  // between them) tell the two apart.
+  const conf = { 'sluice.executor.cores': 1, 'sluice.sql.streaming.noDataMicroBatches.enabled': false };
+  const S = 1000;
+  const steps = async (q: StreamingQuery, add: (t: number) => void) => {
+    for (const t of [5, 25, 7]) {
+      add(t);
+      await q.processAllAvailable();
+    }
+    // Batch 2 ran with the watermark 25 (batch 1's maximum) and drops rows at or below 5 (batch 1's).
+    expect(q.recentProgress.map((p) => p.eventTime['watermark'])).toEqual([iso(0), iso(5 * S), iso(25 * S)]);
+  };
+
+  it('an aggregation takes a row for a window this batch closes, if the batch before had not passed it', async () => {
+    await withSession(conf, async (s) => {
+      const m = s.memoryStream('late_agg', 't TIMESTAMP');
+      const q = await s.readStream.format('memory').load('late_agg').withWatermark('t', '0 seconds')
+        .groupBy(window('t', '10 seconds')).count()
+        .writeStream.format('memory').queryName('late_agg_out').outputMode('append').start();
+      try {
+        await steps(q, (t) => m.addData([{ t: new Date(t * S) }]));
+        const rows = (await s.memoryTable('late_agg_out')).map((r) => [(r['window'] as { start: Date }).start.getTime() / S, Number(r['count'])]);
+        // [0, 10) closes in batch 2 with both its rows: 7 is not late (above 5).
+        expect(rows).toEqual([[0, 2]]);
+        expect(q.lastProgress?.stateOperators[0]?.numRowsDroppedByWatermark).toBe(0);
+      } finally {
+        await q.stop();
+      }
+    });
+  });
+
+  it('a deduplication keeps a row above the batch before\'s watermark, though this batch\'s has passed it', async () => {
+    await withSession(conf, async (s) => {
+      const m = s.memoryStream('late_dedup', 'id STRING, t TIMESTAMP');
+      const q = await s.readStream.format('memory').load('late_dedup').withWatermark('t', '0 seconds')
+        .dropDuplicates(['id', 't'])
+        .writeStream.format('memory').queryName('late_dedup_out').outputMode('append').start();
+      try {
+        await steps(q, (t) => m.addData([{ id: 'x', t: new Date(t * S) }]));
+        expect((await s.memoryTable('late_dedup_out')).map((r) => (r['t'] as Date).getTime() / S)).toEqual([5, 25, 7]);
+        // Past this batch's watermark, it is emitted and not kept; the watermark evicts the other two.
+        expect(q.lastProgress?.stateOperators[0]).toMatchObject({ numRowsDroppedByWatermark: 0, numRowsTotal: 0 });
+      } finally {
+        await q.stop();
+      }
+    });
   });
 });

@@ -9,6 +9,8 @@
  * shuffle exchange holds the blocks until the second stage is done, so a retried task reads them
  * again. A small batch is fused: shard 0's state task runs the map tasks first and hands the other
  * shards their blocks, so the batch costs one round trip a shard (a one-shard query: one, not three).
+ * With several stateful operators, each one's state tasks run in turn (in id order, so after the
+ * operators that feed it), on the blocks the tasks before made of the rows they emit.
  */
 import { statSync } from 'node:fs';
 import { joinOutputWatermark, mapTaskCallsUdfs, planOutputSchema } from '@sluice/executor';
@@ -56,7 +58,7 @@ export interface StatefulStage {
   hasWatermark: boolean;
   /** The slot owning each shard (its state task runs there). */
   slotOf: (shard: number) => number;
-  /** The stateful operators after the first (plan.chain): each shuffles the rows of the one before. */
+  /** The stateful operators after the first (plan.chain): each takes the rows of its feeds (the operator before it, unless the plan says otherwise). */
   downstream: DownstreamStage[];
 }
 
@@ -207,7 +209,7 @@ export class IncrementalExecution {
             keys: exchange.keys,
             partitions,
           }
-        : this.firstStageTask(batchId, batchTimestampMs, partition, s, committed, watermarkMs, lateWatermarkMs),
+        : this.firstStageTask(batchId, batchTimestampMs, partition, s, committed, lateWatermarkMs),
     );
     const info = this.o.stateful?.info;
     const shardPartitions = info ? Array.from({ length: info.shards }, (_, shard) => info.partitionsOf(shard)) : [];
@@ -369,7 +371,6 @@ export class IncrementalExecution {
     partition: number,
     split: SplitOfSource,
     committed: boolean,
-    watermarkMs: number,
     lateWatermarkMs: number,
   ): StatelessTask | MapTask {
     const common = { queryId: this.o.queryId, runId: this.o.runId, batchId, batchTimestampMs, partition, attempt: 0, input: split.input, inputSchema: split.schema };
@@ -388,14 +389,13 @@ export class IncrementalExecution {
     const route = this.routeOf(split.source);
     const { info } = this.stageOf(route.operator);
     const late = this.inputWatermark(route.operator, lateWatermarkMs);
-    const eviction = this.inputWatermark(route.operator, watermarkMs);
     const task: MapTask = {
       kind: 'map',
       ...common,
       ops,
       stateful: info.op,
       layout: layoutCounts(info.layout),
-      lateThresholdMs: late === undefined || eviction === undefined ? null : this.lateThreshold(info, eviction, late),
+      lateThresholdMs: late === undefined ? null : this.lateThreshold(info, late),
       ...(route.side !== undefined && { joinSide: route.side }),
     };
     return task;
@@ -413,14 +413,14 @@ export class IncrementalExecution {
   }
 
   /**
-   * The event time at or below which a map task drops rows as late: a deduplication that uses the
-   * watermark drops them before it keeps a first row per key, by the batch's watermark; a join of
-   * two streams by the watermark of the batch before (Spark's watermark for late events), so
-   * that rows the last batch could still have joined are not lost.
+   * The event time at or below which a map task drops rows as late: Spark's watermark for late
+   * events, the one the operator ran with in the batch before (WatermarkPropagator), for a
+   * deduplication (before it keeps a first row per key) and a join of two streams (so that rows the
+   * last batch could still have joined are not lost). An aggregation drops its late rows in the
+   * state task, by the same watermark.
    */
-  private lateThreshold(info: StatefulOperatorInfo, watermarkMs: number, lateWatermarkMs: number): number | null {
-    if (info.op.kind === 'aggregate' || !info.usesWatermark) return null;
-    return info.op.kind === 'streamJoin' ? lateWatermarkMs : watermarkMs;
+  private lateThreshold(info: StatefulOperatorInfo, lateWatermarkMs: number): number | null {
+    return info.op.kind === 'aggregate' || !info.usesWatermark ? null : lateWatermarkMs;
   }
 
   /**
@@ -450,7 +450,7 @@ export class IncrementalExecution {
     const { info } = this.stageOf(consumer.operator);
     // An operator after another drops late rows by the batch before's watermark, whatever its kind.
     const late = this.inputWatermark(consumer.operator, batch.lateWatermarkMs);
-    const lateThresholdMs = late === undefined ? null : this.lateThreshold(info, late, late);
+    const lateThresholdMs = late === undefined ? null : this.lateThreshold(info, late);
     return { next: { stateful: info.op, layout: layoutCounts(info.layout), lateThresholdMs, ...(consumer.side !== undefined && { joinSide: consumer.side }) } };
   }
 
@@ -485,10 +485,12 @@ export class IncrementalExecution {
       // commits/N-1 is durable before batch N starts, so undo records below N are not needed.
       pruneUndoBelow: batch.batchId,
       expectedMarker: batch.expectedMarkers[k]?.[shard] ?? null,
+      // Late rows by the batch before's watermark (Spark's watermark for late events).
+      lateWatermarkMs: batch.lateWatermarkMs,
     };
     if ((this.operators[k] as PlannedOperator).feeds.every((f) => 'sources' in f)) return task;
     // After another operator: its watermarks as the operators before it pass them on (a join's is
-    // its state's), and late rows by the batch before's, as in Spark.
+    // its state's).
     const eviction = this.inputWatermark(k, batch.watermarkMs);
     const late = this.inputWatermark(k, batch.lateWatermarkMs);
     return { ...task, watermarkMs: eviction ?? 0, hasWatermark: task.hasWatermark && eviction !== undefined, lateWatermarkMs: late ?? 0 };
