@@ -12,7 +12,9 @@
  * 3. Each side's rows that the watermark has passed (state watermark predicates, in StreamJoinSide)
  *    are removed; an outer side's that never matched are emitted with nulls for the other side.
  *
- * A row that would expire at once is not stored, and a row with a null key matches nothing (an
+ * A row the watermark has already passed is stored only when it can still matter (Spark's rule
+ * since SPARK-49829): a left one, which this batch's right rows have yet to meet, and an unmatched
+ * outer right one; both go at the end of the batch. A row with a null key matches nothing (an
  * outer side emits it with nulls at once). Late rows (the side's event time at or below the late
  * watermark) were dropped by the map tasks.
  *
