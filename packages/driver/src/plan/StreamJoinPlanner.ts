@@ -85,9 +85,11 @@ export function planStreamJoin(left: JoinSidePlan, right: JoinSidePlan, on: Join
   const sides = (side: JoinSidePlan): PlanInput[] => planInputs(side.plan).map((i) => ({ source: i.source, ops: [...i.ops, ...side.plan.ops] }));
   let leftInputs = sides(left);
   let rightInputs = sides(right);
-  // A side with stateful operators of its own: its rows are those its last operator emits.
-  const leftOps = renumbered(left.plan, 0);
-  const rightOps = renumbered(right.plan, leftInputs.length);
+  // A side with stateful operators of its own: its rows are those its last operator emits. Ids: the
+  // right side's operators, then the left's, then the join; so, reversed, progress lists them as
+  // Spark's plan does (the join, then its left subtree, then its right).
+  const rightOps = renumbered(right.plan, leftInputs.length, 0);
+  const leftOps = renumbered(left.plan, 0, rightOps.length);
   const pairs = on.keys.map((k, i) => [k, rightKeys[i] as string] as const).filter((_, i) => on.nullSafe?.[i] !== true);
   const endOps = (from: PlanInput[], ops: ChainedOperator[]): readonly Op[] => (ops.length > 0 ? (ops.at(-1) as ChainedOperator).post : from.length === 1 ? (from[0] as PlanInput).ops : []);
   const inferred = (from: PlanInput[], ops: ChainedOperator[], pushed: Expr[], rename: ReadonlyMap<string, string>, own: readonly string[]): Expr[] => [
@@ -124,9 +126,6 @@ export function planStreamJoin(left: JoinSidePlan, right: JoinSidePlan, on: Join
   const op: StreamJoinOp = { ...base, left: { ...base.left, eviction: evictionOf(base, 0) }, right: { ...base.right, eviction: evictionOf(base, 1) } };
   const statics = [...(left.plan.statics ?? []), ...(right.plan.statics ?? [])];
   const n = leftInputs.length + rightInputs.length;
-  // Ids: the right side's operators, then the left's, then the join; so, reversed, progress lists
-  // them as Spark's plan does (the join, then its left subtree, then its right).
-  for (const o of leftOps) o.feeds = o.feeds?.map((f) => ('operator' in f ? { ...f, operator: f.operator + rightOps.length } : f));
   const joinFeeds: OperatorFeed[] = [
     leftOps.length > 0 ? { operator: rightOps.length + leftOps.length - 1, side: 0 } : { sources: [0, leftInputs.length], side: 0 },
     rightOps.length > 0 ? { operator: rightOps.length - 1, side: 1 } : { sources: [leftInputs.length, n], side: 1 },
@@ -145,12 +144,14 @@ export function planStreamJoin(left: JoinSidePlan, right: JoinSidePlan, on: Join
   };
 }
 
-/** A side's stateful operators, with their feeds in the joined query's numbering (its inputs from `sourceOffset` on). */
-function renumbered(plan: LogicalPlan, sourceOffset: number): ChainedOperator[] {
+/** A side's stateful operators, with their feeds in the joined query's numbering (its inputs from `sourceOffset` on, its operators from `idOffset`). */
+function renumbered(plan: LogicalPlan, sourceOffset: number, idOffset: number): ChainedOperator[] {
   return statefulOperators(plan).map(({ stateful, post, feeds }) => ({
     stateful,
     post: [...post],
-    feeds: feeds.map((f): OperatorFeed => ('sources' in f ? { ...f, sources: [f.sources[0] + sourceOffset, f.sources[1] + sourceOffset] } : f)),
+    feeds: feeds.map((f): OperatorFeed =>
+      'sources' in f ? { ...f, sources: [f.sources[0] + sourceOffset, f.sources[1] + sourceOffset] } : { ...f, operator: f.operator + idOffset },
+    ),
   }));
 }
 
