@@ -59,8 +59,11 @@ export class PrometheusMetrics {
     };
     fromLast('sluice_query_input_rows_per_second', 'Input rate of the last batch (progress inputRowsPerSecond)', (p) => p.inputRowsPerSecond);
     fromLast('sluice_query_processed_rows_per_second', 'Processing rate of the last batch (progress processedRowsPerSecond)', (p) => p.processedRowsPerSecond);
-    fromLast('sluice_query_state_rows', 'Rows of state after the last batch (stateOperators numRowsTotal)', (p) => p.stateOperators[0]?.numRowsTotal);
-    fromLast('sluice_query_state_memory_bytes', 'Memory of the state after the last batch (stateOperators memoryUsedBytes)', (p) => p.stateOperators[0]?.memoryUsedBytes);
+    // A query's state is every stateful operator's.
+    const stateSum = (p: StreamingQueryProgress, of: (o: StreamingQueryProgress['stateOperators'][number]) => number): number | undefined =>
+      p.stateOperators.length === 0 ? undefined : p.stateOperators.reduce((n, o) => n + of(o), 0);
+    fromLast('sluice_query_state_rows', 'Rows of state after the last batch, every operator\'s (stateOperators numRowsTotal)', (p) => stateSum(p, (o) => o.numRowsTotal));
+    fromLast('sluice_query_state_memory_bytes', 'Memory of the state after the last batch, every operator\'s (stateOperators memoryUsedBytes)', (p) => stateSum(p, (o) => o.memoryUsedBytes));
     fromLast('sluice_query_source_backlog', 'Entries the sources hold past the last batch (their offsetsBehindLatest)', (p) => {
       const behind = p.sources.map((s) => s.metrics?.['offsetsBehindLatest']).filter((v) => v !== undefined);
       return behind.length === 0 ? undefined : behind.reduce((n, v) => n + Number(v), 0);

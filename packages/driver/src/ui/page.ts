@@ -32,7 +32,7 @@ const SERIES = [
   ['input', 'input rows/s', (p) => p.inputRowsPerSecond],
   ['processed', 'processed rows/s', (p) => p.processedRowsPerSecond],
   ['duration', 'batch duration (ms)', (p) => p.batchDuration],
-  ['state', 'state rows', (p) => (p.stateOperators[0] ? p.stateOperators[0].numRowsTotal : 0)],
+  ['state', 'state rows', (p) => p.stateOperators.reduce((n, o) => n + o.numRowsTotal, 0)],
 ];
 const recent = [];
 function text(v) { return v === null || v === undefined ? '' : String(v); }
