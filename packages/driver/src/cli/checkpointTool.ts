@@ -207,9 +207,8 @@ export function repartitionCheckpoint(
       runsNoDataBatches: false,
       usesWatermark: false,
     });
-    let settings = settingsNow();
     const ran: OfflineRepartition[] = [];
-    for (let step = nextBatch(txn.tail, settings); step.kind !== 'poll'; step = nextBatch(txn.tail, settings)) {
+    for (let step = nextBatch(txn.tail, settingsNow()); step.kind !== 'poll'; step = nextBatch(txn.tail, settingsNow())) {
       if (step.kind !== 'control') {
         const batchId = txn.tail.last?.batchId as number;
         throw new SluiceError(
@@ -236,7 +235,6 @@ export function repartitionCheckpoint(
         to: { partitions: to.partitions, shards: to.shards },
         durationMs: clock.now() - t0,
       });
-      settings = settingsNow();
     }
     await txn.settled(); // the last batch's purge
     const { partitions: p, shards: n } = txn.tail.layout as StateLayoutRecord;

@@ -169,6 +169,8 @@ export class IncrementalExecution {
   private readonly operators: PlannedOperator[];
   private readonly routes: ReturnType<typeof sourceRoutes>;
   private readonly consumers: ReturnType<typeof consumersOf>;
+  /** Each operator's stage by id: the first's (StatefulStage), then downstream's. */
+  private readonly stages: DownstreamStage[];
 
   constructor(private readonly o: ExecutionOptions) {
     this.plan = o.plan;
@@ -176,6 +178,8 @@ export class IncrementalExecution {
     this.operators = statefulOperators(o.plan);
     this.routes = sourceRoutes(this.operators);
     this.consumers = consumersOf(this.operators);
+    const ctx = o.stateful;
+    this.stages = ctx ? [{ info: ctx.info, storeOptions: () => ctx.storeOptions(), stateInputSchema: ctx.stateInputSchema, post: o.plan.post }, ...ctx.downstream] : [];
   }
 
   /** The tasks of batch `batchId` over `splits`, before any of them runs. */
@@ -405,11 +409,8 @@ export class IncrementalExecution {
     return this.routes[source] ?? { operator: 0 };
   }
 
-  /** Operator `k`'s stage: the first's (StatefulStage), or downstream[k - 1]. */
   private stageOf(k: number): DownstreamStage {
-    const ctx = this.o.stateful as StatefulStage;
-    if (k > 0) return ctx.downstream[k - 1] as DownstreamStage;
-    return { info: ctx.info, storeOptions: () => ctx.storeOptions(), stateInputSchema: ctx.stateInputSchema, post: this.plan.post };
+    return this.stages[k] as DownstreamStage;
   }
 
   /**
@@ -429,7 +430,7 @@ export class IncrementalExecution {
    * WatermarkPropagator).
    */
   private inputWatermark(k: number, watermarkMs: number): number | undefined {
-    let least: number | undefined = Infinity;
+    let least = Infinity;
     for (const f of (this.operators[k] as PlannedOperator).feeds) {
       let wm: number | undefined = watermarkMs;
       if ('operator' in f) {
@@ -440,7 +441,7 @@ export class IncrementalExecution {
       if (wm === undefined) return undefined;
       least = Math.min(least, wm);
     }
-    return least === Infinity ? watermarkMs : least;
+    return least;
   }
 
   /** The `next` of operator `k`'s state tasks: the map side of the operator its rows go to, if any. */
@@ -459,7 +460,12 @@ export class IncrementalExecution {
     const ctx = this.o.stateful as StatefulStage;
     const stage = this.stageOf(k);
     const { info } = stage;
-    const task: StateTask = {
+    // Its watermarks as the operators before it pass them on (an operator reading the inputs has
+    // the batch's; a join passes on its state's); late rows by the batch before's (Spark's
+    // watermark for late events).
+    const eviction = this.inputWatermark(k, batch.watermarkMs);
+    const late = this.inputWatermark(k, batch.lateWatermarkMs);
+    return {
       ...this.nextOf(k, batch),
       kind: 'state',
       queryId: this.o.queryId,
@@ -478,22 +484,15 @@ export class IncrementalExecution {
       stateful: info.op,
       stateInputSchema: stage.stateInputSchema,
       outputMode: this.o.outputMode,
-      watermarkMs: batch.watermarkMs,
-      hasWatermark: ctx.hasWatermark,
+      watermarkMs: eviction ?? 0,
+      hasWatermark: ctx.hasWatermark && eviction !== undefined,
+      lateWatermarkMs: late ?? 0,
       post: stage.post,
       output: this.sink.taskOutput(batch.batchId, shard, batch.committed),
       // commits/N-1 is durable before batch N starts, so undo records below N are not needed.
       pruneUndoBelow: batch.batchId,
       expectedMarker: batch.expectedMarkers[k]?.[shard] ?? null,
-      // Late rows by the batch before's watermark (Spark's watermark for late events).
-      lateWatermarkMs: batch.lateWatermarkMs,
     };
-    if ((this.operators[k] as PlannedOperator).feeds.every((f) => 'sources' in f)) return task;
-    // After another operator: its watermarks as the operators before it pass them on (a join's is
-    // its state's).
-    const eviction = this.inputWatermark(k, batch.watermarkMs);
-    const late = this.inputWatermark(k, batch.lateWatermarkMs);
-    return { ...task, watermarkMs: eviction ?? 0, hasWatermark: task.hasWatermark && eviction !== undefined, lateWatermarkMs: late ?? 0 };
   }
 }
 
