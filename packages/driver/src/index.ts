@@ -28,3 +28,6 @@ export type {
 export type { StreamingQueryProgress, SourceProgress, StateOperatorProgress } from './events/progress.js';
 export type { QueryStatus } from './execution/StreamExecution.js';
 export { SluiceError, isSluiceError } from '@sluice/state';
+export { ManualClock } from './execution/clock.js';
+export { GroupStateTimeout } from '@sluice/executor';
+export type { TransformWithStateOptions, GroupStateOptions } from './api/DataFrame.js';

@@ -36,3 +36,7 @@ export { isScalarFunction, SCALAR_FUNCTIONS, type ScalarFunctionName } from './e
 export { MATH_FUNCTIONS, type MathFunctionName } from './expressions/mathFunctions.js';
 export type { StringFunctionName } from './expressions/stringFunctions.js';
 export type { CollectionFunctionName } from './expressions/collectionFunctions.js';
+export { GROUP_STATE, GroupStateTimeout, timeModeOfTimeout, type GroupStateTimeoutConf } from './operators/groupState.js';
+export { declareVariables, loadProcessor, stateTypeOf } from './operators/transformWithState.js';
+export { sameVariable } from './operators/processorState.js';
+export { udfFailed } from './expressions/udfs.js';

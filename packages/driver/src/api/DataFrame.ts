@@ -6,6 +6,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
+  GROUP_STATE,
+  GroupStateTimeout,
+  parseDataType,
+  parseSchema,
+  stateTypeOf,
+  timeModeOfTimeout,
   exprName,
   exprType,
   isStructType,
@@ -16,6 +22,11 @@ import {
   type Op,
   type Schema,
   type StatefulOp,
+  type DataType,
+  type GroupStateTimeoutConf,
+  type StateVariable,
+  type TimeMode,
+  type TransformWithStateOp,
 } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import { Column, toColumn } from './Column.js';
@@ -27,6 +38,7 @@ import { parseDuration } from '../conf/parsers.js';
 import { andAll, exprColumns, planStreamJoin } from '../plan/StreamJoinPlanner.js';
 import { parseColumn } from './sql/parseExpression.js';
 import { generatorOf } from './generators.js';
+import type { StatefulProcessorRef } from './functions.js';
 
 export class DataFrame {
   readonly schema: Schema;
@@ -297,10 +309,10 @@ export class DataFrame {
 /** `df.groupBy(...)`: the aggregations of a grouping (Spark's RelationalGroupedDataset). */
 export class GroupedData {
   private readonly keyNames: string[];
-  private readonly keys: Column[];
+  readonly keys: Column[];
 
   constructor(
-    private readonly df: DataFrame,
+    readonly df: DataFrame,
     keys: Column[],
   ) {
     const schema = df.schema;
@@ -364,6 +376,136 @@ export class GroupedData {
 
   max(...cols: string[]): DataFrame {
     return this.agg(...cols.map((c) => max(c)));
+  }
+
+  /**
+   * Spark 4.0's transformWithState: `processor` (statefulProcessor(url, exportName), a class) is
+   * called with each key's rows and expired timers, and keeps typed state per key (the README's
+   * "Arbitrary state"). Options: outputSchema (DDL or a schema), outputMode ('append' or
+   * 'update'), timeMode ('none', 'processingTime' or 'eventTime'; default 'none'), and
+   * initialState, a static DataFrame's groupBy by keys of the same types.
+   */
+  transformWithState(processor: StatefulProcessorRef, options: TransformWithStateOptions): DataFrame {
+    const what = 'transformWithState';
+    const timeMode = timeModeOption(options?.timeMode ?? 'none');
+    const op = this.processorOp(what, processor, options, timeMode, []);
+    const initial = options.initialState;
+    if (initial === undefined) return this.df.withStateful(op);
+    if (!(initial instanceof GroupedData) || initial.df.isStreaming) {
+      throw new SluiceError('INVALID_OPTION', `${what}: initialState is a static DataFrame's groupBy(...) (session.read...groupBy(keys))`, { option: 'initialState' });
+    }
+    const types = (g: GroupedData): string[] => g.keys.map((k) => typeName(exprType(k.expr, g.df.schema)));
+    if (JSON.stringify(types(initial)) !== JSON.stringify(types(this))) {
+      throw new SluiceError(
+        'DATATYPE_MISMATCH',
+        `${what}: the initial state is grouped by ${types(initial).join(', ')}, the stream by ${types(this).join(', ')}: the keys must have the same types`,
+        { option: 'initialState' },
+      );
+    }
+    const id = randomUUID();
+    const withInitial: StatefulOp = { ...op, initialState: { id, schema: initial.df.schema, keys: initial.keys.map((k) => k.expr) } };
+    const df = this.df.withStateful(withInitial);
+    return new DataFrame(df.session, { ...df.plan, initialStates: [...(df.plan.initialStates ?? []), { id, plan: initial.df.plan }] }, true);
+  }
+
+  /**
+   * Spark's flatMapGroupsWithState: `fn` (statefulProcessor(url, exportName), a function
+   * `(key, rows, state) => rows`) is called with each key's rows and a GroupState, and again with
+   * no rows when the key's timeout passes. Options: outputMode ('append' or 'update'),
+   * timeoutConf (GroupStateTimeout; default NoTimeout), stateSchema and outputSchema.
+   */
+  flatMapGroupsWithState(fn: StatefulProcessorRef, options: GroupStateOptions & { outputMode: 'append' | 'update' }): DataFrame {
+    return this.groupStateOp('flatMapGroupsWithState', fn, options);
+  }
+
+  /** Spark's mapGroupsWithState: as flatMapGroupsWithState, the function returning one row per call; update mode. */
+  mapGroupsWithState(fn: StatefulProcessorRef, options: GroupStateOptions): DataFrame {
+    return this.groupStateOp('mapGroupsWithState', fn, { ...options, outputMode: 'update' });
+  }
+
+  private groupStateOp(api: 'flatMapGroupsWithState' | 'mapGroupsWithState', fn: StatefulProcessorRef, options: GroupStateOptions & { outputMode: string }): DataFrame {
+    const timeout = options?.timeoutConf ?? GroupStateTimeout.NoTimeout;
+    if (!Object.values(GroupStateTimeout).includes(timeout)) {
+      throw new SluiceError('INVALID_OPTION', `${api}: timeoutConf is GroupStateTimeout.NoTimeout, ProcessingTimeTimeout or EventTimeTimeout, got ${String(timeout)}`, { option: 'timeoutConf' });
+    }
+    if (options.stateSchema === undefined) throw new SluiceError('INVALID_OPTION', `${api} needs a stateSchema (DDL or a type name)`, { option: 'stateSchema' });
+    const schema = stateTypeOf(options.stateSchema, (ddl) => ddlType(ddl, 'stateSchema'), 'stateSchema');
+    const timeMode = timeModeOfTimeout(timeout);
+    return this.df.withStateful({ ...this.processorOp(api, fn, options, timeMode, [{ name: GROUP_STATE, kind: 'value', schema }]), api });
+  }
+
+  /** The operator of transformWithState and the GroupState APIs, its options checked. */
+  private processorOp(
+    what: TransformWithStateOp['api'],
+    processor: StatefulProcessorRef,
+    options: { outputSchema?: unknown; outputMode?: unknown },
+    timeMode: TimeMode,
+    variables: StateVariable[],
+  ): TransformWithStateOp {
+    if (processor?.kind !== 'statefulProcessor') {
+      throw new SluiceError('INVALID_OPTION', `${what} takes statefulProcessor(moduleUrl, exportName)`, { option: 'processor' });
+    }
+    if (!this.df.isStreaming) throw new SluiceError('NOT_STREAMING', `${what} runs on a streaming DataFrame`);
+    if (options?.outputSchema === undefined) throw new SluiceError('INVALID_OPTION', `${what} needs an outputSchema (DDL or a schema)`, { option: 'outputSchema' });
+    const outputSchema = parseSchema(options.outputSchema as string, 'outputSchema');
+    const mode = String(options.outputMode ?? '').toLowerCase();
+    if (mode !== 'append' && mode !== 'update') {
+      throw new SluiceError('INVALID_OPTION', `${what}: outputMode is 'append' or 'update', got ${String(options.outputMode)}`, { option: 'outputMode' });
+    }
+    const wm = watermarkOf(this.df.plan);
+    const eventTime = eventTimeColumns(this.df.plan);
+    const eventTimeColumn = this.df.schema.find((f) => eventTime.has(f.name) && f.type === 'timestamp')?.name ?? null;
+    if (timeMode === 'eventTime' && (wm === undefined || eventTimeColumn === null)) {
+      throw new SluiceError(
+        'UNSUPPORTED_OPERATION',
+        what === 'transformWithState'
+          ? "transformWithState with timeMode 'eventTime' needs withWatermark on a TIMESTAMP column of its input"
+          : `Watermark must be specified in the query using '[Dataset/DataFrame].withWatermark()' for using event-time timeout in a [map|flatMap]GroupsWithState. Event-time timeout not supported without watermark.`,
+      );
+    }
+    return {
+      kind: 'transformWithState',
+      api: what,
+      processor: { moduleUrl: processor.moduleUrl, exportName: processor.exportName },
+      keys: this.keys.map((k) => k.expr),
+      keyNames: this.keyNames,
+      outputSchema,
+      outputMode: mode,
+      timeMode,
+      variables,
+      eventTimeColumn,
+    };
+  }
+}
+
+export interface TransformWithStateOptions {
+  outputSchema: string | Schema;
+  outputMode: 'append' | 'update';
+  timeMode?: TimeMode | 'None' | 'ProcessingTime' | 'EventTime';
+  initialState?: GroupedData;
+}
+
+export interface GroupStateOptions {
+  stateSchema: string | DataType;
+  outputSchema: string | Schema;
+  timeoutConf?: GroupStateTimeoutConf;
+}
+
+/** Spark's TimeMode names, in any case. */
+function timeModeOption(v: unknown): TimeMode {
+  const t = String(v).toLowerCase().replaceAll('_', '');
+  if (t === 'none') return 'none';
+  if (t === 'processingtime') return 'processingTime';
+  if (t === 'eventtime') return 'eventTime';
+  throw new SluiceError('INVALID_OPTION', `transformWithState: timeMode is 'none', 'processingTime' or 'eventTime', got ${String(v)}`, { option: 'timeMode' });
+}
+
+/** A state type as DDL: one type name, or fields (a struct). */
+function ddlType(ddl: string, option: string): DataType | Schema {
+  try {
+    return parseDataType(ddl, option);
+  } catch {
+    return parseSchema(ddl, option);
   }
 }
 

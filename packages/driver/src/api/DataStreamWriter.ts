@@ -3,6 +3,7 @@
  * validated before the query starts, so `start()` rejects on a bad option and no batch runs.
  */
 import { resolve } from 'node:path';
+import { ManualClock } from '../execution/clock.js';
 import { SluiceError } from '@sluice/state';
 import type { DataFrame } from './DataFrame.js';
 import { Options, type OptionValue } from '../conf/Options.js';
@@ -27,6 +28,7 @@ export class DataStreamWriter {
   private readonly opts = new Options();
   private mode = 'append';
   private trig: TriggerSpec = Trigger.ProcessingTime(0);
+  private manualClock: ManualClock | undefined;
   private name: string | null = null;
   private batchFn: ForeachBatchFunction | undefined;
 
@@ -52,8 +54,16 @@ export class DataStreamWriter {
     return this;
   }
 
-  trigger(trigger: TriggerSpec): this {
+  /**
+   * When batches run (Trigger). `clock`: a ManualClock the query's triggers and batch timestamps
+   * follow instead of the wall clock (Spark's StreamManualClock), for tests of processing time.
+   */
+  trigger(trigger: TriggerSpec, options: { clock?: ManualClock } = {}): this {
+    if (options.clock !== undefined && !(options.clock instanceof ManualClock)) {
+      throw new SluiceError('INVALID_OPTION', 'trigger: clock must be a ManualClock', { option: 'clock' });
+    }
     this.trig = trigger;
+    this.manualClock = options.clock;
     return this;
   }
 
@@ -119,7 +129,7 @@ export class DataStreamWriter {
     }
     const pool = (poolOption as string | undefined) ?? this.df.session.getLocalProperty(POOL_PROPERTY) ?? DEFAULT_POOL;
     o.rejectUnknown(`${format} sink`);
-    return { sink, outputMode, trigger: this.trig, queryName: this.name, checkpointLocation, pool };
+    return { sink, outputMode, trigger: this.trig, queryName: this.name, checkpointLocation, pool, ...(this.manualClock && { clock: this.manualClock }) };
   }
 
   async start(path?: string): Promise<StreamingQuery> {

@@ -8,6 +8,7 @@ import { checkRedisSource } from '../sources/RedisStreamSource.js';
 import type { DataFrame } from './DataFrame.js';
 import type { QuerySpec } from '../plan/QuerySpec.js';
 import type { StreamingQueryListener } from '../events/ListenerBus.js';
+import { resolveProcessors } from '../plan/processors.js';
 import { MicroBatchExecution } from '../execution/MicroBatchExecution.js';
 import { firstStateSlot } from '../execution/StateShards.js';
 import type { Session } from './Session.js';
@@ -71,7 +72,9 @@ export class StreamingQueryManager {
       firstStateSlot: (id: string) => firstStateSlot(this.active.flatMap((q) => (q.id === id ? [] : q.stateSlots)), this.session.scheduler().slots),
       metrics: this.session.prometheus,
     };
-    const execution = MicroBatchExecution.open(ctx, df.plan, df.schema, spec, checkpointDir, temporary);
+    // transformWithState processors declare their state variables: their modules load here first.
+    const plan = await resolveProcessors(df.plan);
+    const execution = MicroBatchExecution.open(ctx, plan, df.schema, spec, checkpointDir, temporary);
     const query = new StreamingQuery(execution);
     this.queries.set(query.id, query);
     execution.start();

@@ -399,6 +399,28 @@ export function udf(
     new Column({ op: 'udf', moduleUrl: url, exportName, returnType: type, args: cols.map((c) => toColumn(c).expr) });
 }
 
+/** A stateful processor (a class, or a function for flatMapGroupsWithState) exported by a module every worker imports. */
+export interface StatefulProcessorRef {
+  readonly kind: 'statefulProcessor';
+  readonly moduleUrl: string;
+  readonly exportName: string;
+}
+
+/**
+ * The processor of `groupBy(...).transformWithState` (a class with init, handleInputRows, and
+ * optionally handleExpiredTimer, handleInitialState and close), or the function of
+ * flatMapGroupsWithState and mapGroupsWithState: export `exportName` of the module at `moduleUrl`,
+ * which every worker imports once, as udf modules are.
+ *
+ *   const counter = statefulProcessor(new URL('./counter.mjs', import.meta.url), 'Counter');
+ */
+export function statefulProcessor(moduleUrl: string | URL, exportName: string): StatefulProcessorRef {
+  if (typeof exportName !== 'string' || exportName === '') {
+    throw new SluiceError('INVALID_EXPRESSION', `statefulProcessor needs the name of an export, got ${String(exportName)}`);
+  }
+  return Object.freeze({ kind: 'statefulProcessor', moduleUrl: moduleHref(moduleUrl), exportName });
+}
+
 /** The module's URL text, the same in every worker: paths become absolute file URLs here. */
 function moduleHref(moduleUrl: string | URL): string {
   if (moduleUrl instanceof URL) return moduleUrl.href;

@@ -35,6 +35,10 @@ export class CheckpointPaths {
   stateLayout(operatorId: number): string {
     return join(this.state(operatorId), 'layout');
   }
+  /** A processor's state variables and their types (transformWithState, flatMapGroupsWithState). */
+  stateSchema(operatorId: number): string {
+    return join(this.state(operatorId), 'schema');
+  }
   shard(operatorId: number, shard: number): string {
     return join(this.state(operatorId), `shard-${shard}`);
   }

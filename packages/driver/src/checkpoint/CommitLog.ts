@@ -10,6 +10,12 @@ export interface CommitMetadata {
   stateShardMarkers?: number[];
   /** The same for each stateful operator after the first (index: operator id - 1, then shard). */
   downstreamShardMarkers?: number[][];
+  /**
+   * A processor in processing-time mode (transformWithState, flatMapGroupsWithState): the least
+   * time at which one of its timers or expiries is due; a batch without data runs once the clock
+   * reaches it.
+   */
+  nextWakeMs?: number;
 }
 
 function isCommit(v: unknown): v is CommitMetadata {

@@ -144,7 +144,16 @@ export interface BatchExecution {
   shardMarkers?: number[];
   /** The same for the operators after the first (index: operator id - 1, then shard). */
   downstreamShardMarkers?: number[][];
+  /** The least time a processor's shard next needs a batch (StateResult.nextWakeMs), over every shard. */
+  nextWakeMs?: number;
   shuffle?: ShuffleStats;
+}
+
+/** The least nextWakeMs of `results`, if any has one. */
+function nextWake(results: readonly StateResult[]): Pick<BatchExecution, 'nextWakeMs'> {
+  let least: number | undefined;
+  for (const r of results) if (r.nextWakeMs !== undefined && (least === undefined || r.nextWakeMs < least)) least = r.nextWakeMs;
+  return least === undefined ? {} : { nextWakeMs: least };
 }
 
 export interface ExecutionOptions {
@@ -334,6 +343,7 @@ export class IncrementalExecution {
     const markers = results.map((out) => out.map((r) => r.shardMarker));
     return {
       ...facts,
+      ...nextWake(results.flat()),
       outputs: results.at(-1) as StateResult[],
       state: states[0],
       shardMarkers: markers[0] as number[],
@@ -523,11 +533,11 @@ export function mergeEventTime(results: ReadonlyArray<{ eventTime?: EventTimeSta
 }
 
 /** A stateful batch's outputs, state metrics and shard markers. */
-function stateFacts(maps: readonly MapFacts[], outputs: StateResult[]): Pick<BatchExecution, 'outputs' | 'state' | 'shardMarkers'> {
+function stateFacts(maps: readonly MapFacts[], outputs: StateResult[]): Pick<BatchExecution, 'outputs' | 'state' | 'shardMarkers' | 'nextWakeMs'> {
   const state = sumStateMetrics(outputs);
   // A deduplication's map tasks drop late rows before they keep a first row per key.
   for (const r of maps) state.numRowsDroppedByWatermark += r.numLateRows ?? 0;
-  return { outputs, state, shardMarkers: outputs.map((r) => r.shardMarker) };
+  return { outputs, state, shardMarkers: outputs.map((r) => r.shardMarker), ...nextWake(outputs) };
 }
 
 function sumStateMetrics(results: readonly StateResult[]): StateOperatorMetrics {
@@ -546,6 +556,10 @@ function sumStateMetrics(results: readonly StateResult[]): StateOperatorMetrics 
     total.numRowsDroppedByWatermark += m.numRowsDroppedByWatermark;
     total.memoryUsedBytes += m.memoryUsedBytes;
     total.commitTimeMs += m.commitTimeMs;
+    if (m.customMetrics) {
+      total.customMetrics ??= {};
+      for (const [k, v] of Object.entries(m.customMetrics)) total.customMetrics[k] = (total.customMetrics[k] ?? 0) + v;
+    }
   }
   return total;
 }

@@ -163,11 +163,17 @@ export class MicroBatchExecution extends StreamExecution {
       else if (step.kind === 'control') await this.runControl(step);
       else break;
     }
-    await this.triggers.execute((start) => this.runTrigger(start), {
-      now: clock.now,
-      sleep: (ms) => this.sleep(ms),
-      stopRequested: () => this.stopRequested,
-    });
+    const manual = this.spec.clock;
+    manual?.attach(this);
+    try {
+      await this.triggers.execute((start) => this.runTrigger(start), {
+        now: manual ? () => manual.now() : clock.now,
+        sleep: (ms) => this.sleep(ms, manual),
+        stopRequested: () => this.stopRequested,
+      });
+    } finally {
+      manual?.detach(this);
+    }
   }
 
   /** One trigger: poll the sources, then run the batch nextBatch decides on. Returns whether a batch ran. */
@@ -180,7 +186,7 @@ export class MicroBatchExecution extends StreamExecution {
     const latest: Array<SourceOffset | null> = [];
     for (const [i, source] of this.sources.entries()) latest.push(await source.latestOffset(start[i] ?? null, this.triggers.readLimit));
     const latestOffset = clock.now() - t0;
-    const step = nextBatch(this.txn.tail, this.settings, latest);
+    const step = nextBatch(this.txn.tail, this.settings, latest, triggerStart);
     if (step.kind !== 'data' && step.kind !== 'noData') {
       this.status = { message: 'Waiting for data to arrive', isDataAvailable: false, isTriggerActive: false };
       this.onIdle(seq);
@@ -239,6 +245,7 @@ export class MicroBatchExecution extends StreamExecution {
           nextBatchWatermarkMs: this.watermark.current,
           ...(ran.shardMarkers && { stateShardMarkers: ran.shardMarkers }),
           ...(ran.downstreamShardMarkers && { downstreamShardMarkers: ran.downstreamShardMarkers }),
+          ...(ran.nextWakeMs !== undefined && { nextWakeMs: ran.nextWakeMs }),
         },
         afterCommit: async () => {
           for (const [i, s] of this.sources.entries()) await s.commit?.(batch.offsets[i]);

@@ -105,6 +105,7 @@ export function repartitionCommit(last: CommitMetadata | undefined, operatorId: 
   if (operatorId > 0 && known) downstream[operatorId - 1] = known;
   return {
     nextBatchWatermarkMs: last?.nextBatchWatermarkMs ?? 0,
+    ...(last?.nextWakeMs !== undefined && { nextWakeMs: last.nextWakeMs }),
     ...(first && { stateShardMarkers: first }),
     // Only a complete list: a gap would shift the operators after it.
     ...(downstream.length > 0 && downstream.every((m) => m !== undefined) && { downstreamShardMarkers: downstream }),

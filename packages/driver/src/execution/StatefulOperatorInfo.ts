@@ -169,6 +169,7 @@ const OPERATOR_NAMES: Record<StatefulOp['kind'], string> = {
   dropDuplicates: 'dedupe',
   dropDuplicatesWithinWatermark: 'dedupeWithinWatermark',
   streamJoin: 'symmetricHashJoin',
+  transformWithState: 'transformWithStateExec',
 };
 
 export class StatefulOperatorInfo {
@@ -210,6 +211,7 @@ export class StatefulOperatorInfo {
 
   /** Spark's name of the operator, as progress events give it. */
   get operatorName(): string {
+    if (this.op.kind === 'transformWithState' && this.op.api !== 'transformWithState') return 'flatMapGroupsWithState';
     return sessionKeyOf(this.op) >= 0 ? 'sessionWindowStateStoreSaveExec' : OPERATOR_NAMES[this.op.kind];
   }
 
@@ -224,7 +226,7 @@ export class StatefulOperatorInfo {
       numShufflePartitions: this.layout.partitions,
       numStateStoreInstances: this.layout.shards,
       commitTimeMs: m.commitTimeMs,
-      customMetrics,
+      customMetrics: { ...m.customMetrics, ...customMetrics },
     };
   }
 }

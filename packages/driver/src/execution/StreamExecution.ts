@@ -11,7 +11,7 @@ import type { RuntimeConf } from '../conf/RuntimeConf.js';
 import type { ListenerBus } from '../events/ListenerBus.js';
 import type { StreamingQueryProgress } from '../events/progress.js';
 import { RunAborted, type TaskScheduler } from '../scheduler/TaskScheduler.js';
-import { clock } from './clock.js';
+import { clock, type ManualClock } from './clock.js';
 import type { ProgressReporter } from './ProgressReporter.js';
 import { withTimeout } from './timeouts.js';
 
@@ -143,17 +143,22 @@ export abstract class StreamExecution {
     this.rejectAborted(this.abortReason);
   }
 
-  /** Waits between triggers; a stop wakes it. */
-  protected sleep(ms: number): Promise<void> {
+  /** Waits between triggers (by `manual` when the query runs on a manual clock); a stop wakes it. */
+  protected sleep(ms: number, manual?: ManualClock): Promise<void> {
     return new Promise((resolve) => {
-      const t = setTimeout(() => {
+      const done = (): void => {
         this.wake = undefined;
         resolve();
-      }, ms);
+      };
+      let cancel: () => void;
+      if (manual) cancel = manual.sleep(this, ms, done);
+      else {
+        const t = setTimeout(done, ms);
+        cancel = () => clearTimeout(t);
+      }
       this.wake = () => {
-        clearTimeout(t);
-        this.wake = undefined;
-        resolve();
+        cancel();
+        done();
       };
     });
   }

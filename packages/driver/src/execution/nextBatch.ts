@@ -10,8 +10,9 @@
  *    one (2), then moves on to its own.
  * 4. Otherwise the sources are polled: new data makes a data batch; else a no-data batch when the
  *    watermark has passed the one the last batch ran with and the stateful operator uses it
- *    (Spark's rule, decided from the checkpoint, so a restart runs a due no-data batch too); else
- *    nothing.
+ *    (Spark's rule, decided from the checkpoint, so a restart runs a due no-data batch too), or
+ *    when the clock has reached a processor's next processing-time timer or expiry (the last
+ *    commit records it; Spark runs a batch at every trigger then); else nothing.
  */
 import { planRepartition, SluiceError, type StateLayout } from '@sluice/state';
 import type { ControlOffsetSeq, DataOffsetSeq, SourceOffset } from '../checkpoint/OffsetLog.js';
@@ -77,7 +78,7 @@ export function lateWatermark(tail: CheckpointTail): number {
   return before?.batchWatermarkMs ?? 0;
 }
 
-export function nextBatch(tail: CheckpointTail, settings: RunSettings, latest?: ReadonlyArray<SourceOffset | null>): NextBatch {
+export function nextBatch(tail: CheckpointTail, settings: RunSettings, latest?: ReadonlyArray<SourceOffset | null>, nowMs = Date.now()): NextBatch {
   const last = tail.last;
   if (last && !tail.committed) {
     if (last.kind === 'data') return { kind: 'replay', batch: last, start: committedEnds(tail, settings.numSources) };
@@ -104,5 +105,8 @@ export function nextBatch(tail: CheckpointTail, settings: RunSettings, latest?: 
   if (settings.runsNoDataBatches && settings.usesWatermark && watermarkMs > (last?.batchWatermarkMs ?? 0)) {
     return { kind: 'noData', batchId, start, offsets: start, watermarkMs };
   }
+  // A processor's processing-time timer or expiry is due.
+  const wake = tail.commit?.nextWakeMs;
+  if (settings.runsNoDataBatches && wake !== undefined && nowMs >= wake) return { kind: 'noData', batchId, start, offsets: start, watermarkMs };
   return { kind: 'idle' };
 }

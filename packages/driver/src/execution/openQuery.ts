@@ -14,7 +14,8 @@ import { OffsetLog } from '../checkpoint/OffsetLog.js';
 import { loadQueryMetadata } from '../checkpoint/QueryMetadata.js';
 import { writeStateLayout } from '../checkpoint/StateLayoutFile.js';
 import { writeVersioned } from '../checkpoint/versionedFile.js';
-import { planInputs, watermarkInputs, watermarkOf, type LogicalPlan } from '../plan/LogicalPlan.js';
+import { planInputs, statefulOperators, watermarkInputs, watermarkOf, type LogicalPlan } from '../plan/LogicalPlan.js';
+import { checkStateSchema } from '../plan/processors.js';
 import type { QuerySpec } from '../plan/QuerySpec.js';
 import { createSource } from '../sources/createSource.js';
 import type { StreamSource } from '../sources/Source.js';
@@ -88,6 +89,11 @@ function open(ctx: ExecutionContext, plan: LogicalPlan, spec: QuerySpec, paths: 
     if (!onDisk) downstreamToWrite.push(info);
     return info;
   });
+  // Processors' state variables against the checkpoint's record of them (written with the rest below).
+  const schemaWrites = statefulOperators(plan).flatMap(({ stateful }, operatorId) => {
+    const write = stateful.kind === 'transformWithState' ? checkStateSchema(paths, operatorId, stateful) : undefined;
+    return write ? [write] : [];
+  });
   if (stateInfo) {
     // A budget that cannot hold this query beside the others is refused at start.
     const shards = [stateInfo, ...downstream].reduce((n, info) => n + info.shards, 0);
@@ -131,6 +137,7 @@ function open(ctx: ExecutionContext, plan: LogicalPlan, spec: QuerySpec, paths: 
   // on disk implies a layout file.
   if (stateInfo && layoutToWrite) writeStateLayout(paths.stateLayout(0), { ...stateInfo.layout, operator: stateInfo.operatorName });
   for (const info of downstreamToWrite) writeStateLayout(paths.stateLayout(info.operatorId), { ...info.layout, operator: info.operatorName });
+  for (const write of schemaWrites) write();
   if (loaded.write) writeVersioned(paths.metadata, loaded.meta);
   if (triggers.pinsAvailableData) for (const s of sources) s.prepareForAvailableNow?.();
   return {

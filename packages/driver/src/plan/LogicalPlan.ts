@@ -55,6 +55,8 @@ export interface LogicalPlan {
   feeds?: OperatorFeed[];
   /** The static sides of joins, by the `broadcastId` of their join operator (the driver reads them). */
   statics?: Array<{ id: string; plan: LogicalPlan }>;
+  /** The initial states of transformWithState operators, static plans by the id their operator names (read for the first batch). */
+  initialStates?: Array<{ id: string; plan: LogicalPlan }>;
 }
 
 /** The query's inputs: the union's, or the one source with no operators of its own. */
@@ -207,6 +209,8 @@ export function eventTimeColumns(plan: LogicalPlan): Set<string> {
 function carriedBy(op: StatefulOp, columns: ReadonlySet<string>): Set<string> {
   if (op.kind === 'aggregate') return new Set(op.eventTimeKey === null ? [] : [op.keyNames[op.eventTimeKey] as string]);
   if (op.kind === 'streamJoin') return new Set([...op.left.watermarked, ...op.right.watermarked]);
+  // A processor's rows are its own: none carries the event time on (Spark 4.0 without eventTimeColumnName).
+  if (op.kind === 'transformWithState') return new Set();
   return new Set(columns);
 }
 

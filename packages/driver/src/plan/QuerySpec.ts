@@ -2,6 +2,7 @@
  * What `writeStream` decided for a query, validated before it starts: the sink, the output mode,
  * the trigger, the name and the checkpoint location.
  */
+import type { ManualClock } from '../execution/clock.js';
 import type { OutputMode } from '@sluice/executor';
 import type { StreamSink } from '../sinks/Sink.js';
 
@@ -22,4 +23,6 @@ export interface QuerySpec {
   checkpointLocation: string | undefined;
   /** The scheduler pool its tasks run in (sluice.scheduler.pool when it started, or the writer's option). */
   pool: string;
+  /** A manual clock the trigger and batch timestamps follow (tests), instead of the wall clock. */
+  clock?: ManualClock;
 }

@@ -28,7 +28,7 @@ function collectUdfs(expr: Expr, out: UdfExpr[]): void {
   });
 }
 
-function importUdfModule(moduleUrl: string): Promise<Record<string, unknown>> {
+export function importUdfModule(moduleUrl: string): Promise<Record<string, unknown>> {
   let loading = udfModules.get(moduleUrl);
   if (loading === undefined) {
     loading = (import(moduleUrl) as Promise<Record<string, unknown>>).catch((cause: unknown) => {

@@ -234,6 +234,7 @@ export function aggregateOutputSchema(op: AggregateOp, inputSchema: Schema): Sch
 export function statefulOutputSchema(op: StatefulOp, inputSchema: Schema): Schema {
   if (op.kind === 'aggregate') return aggregateOutputSchema(op, inputSchema);
   if (op.kind === 'streamJoin') return joinedSchema(op, op.left.schema, op.right.schema);
+  if (op.kind === 'transformWithState') return op.outputSchema;
   for (const c of op.columns) resolveColumn(c, inputSchema);
   if (op.eventTimeColumn !== null) {
     const f = resolveColumn(op.eventTimeColumn, inputSchema).field;

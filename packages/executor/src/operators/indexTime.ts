@@ -21,6 +21,8 @@ import type { StatefulOp } from './types.js';
 
 export function indexTimeOf(op: StatefulOp, stateInputSchema: Schema, usesWatermark: boolean): IndexTimeOf {
   if (op.kind === 'streamJoin') return (_key, value) => joinIndexTimeOf(value);
+  // A processor's key may have several index entries (its timers and its expiry): the repartition scans the index.
+  if (op.kind === 'transformWithState') return () => undefined;
   if (sessionKeyOf(op) >= 0) return (_key, value) => sessionHeader(value).indexTime;
   if (op.kind !== 'aggregate') return usesWatermark ? (_key, value) => decodeDedupValue(value).expiryMs : () => null;
   const keyTypes = op.keys.map((k) => exprType(k, stateInputSchema));

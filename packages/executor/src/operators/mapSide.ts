@@ -23,7 +23,7 @@ import { ShuffleWriter } from '../shuffle/ShuffleWriter.js';
 import type { Expr } from '../expressions/types.js';
 import { eventTimeOf, type JoinSide, type StreamJoinOp } from './streamJoin.js';
 import { mapSideOp } from './sessionWindow.js';
-import type { StatefulOp } from './types.js';
+import type { StatefulOp, TransformWithStateOp } from './types.js';
 import type { DataType, Row, Schema } from '../schema/types.js';
 import { isArrayType, isMapType, isNumberBacked, isStructType } from '../schema/values.js';
 
@@ -180,6 +180,28 @@ function joinPartials(op: StreamJoinOp, side: JoinSide, layout: StateLayoutMsg, 
 }
 
 // ---------------------------------------------------------------------------------------------
+// A processor's rows (transformWithState): every row is sent, under its grouping key (a null is a key)
+
+function groupPartials(op: TransformWithStateOp, schema: Schema, layout: StateLayoutMsg, udfs: UdfRegistry): { add(row: Row): void; finish(): PartitionedPartials } {
+  const keys = op.keys.map((k) => {
+    const type = exprType(k, schema);
+    return { ev: compileExpr(k, schema, udfs), norm: normalizer(type) ?? ((v: unknown) => v ?? null), type };
+  });
+  const writer = new ShuffleWriter(layout, keys.map((k) => k.type));
+  let numRecords = 0;
+  return {
+    add(row) {
+      writer.addDedup(
+        keys.map((k) => k.norm(k.ev(row))),
+        (keyBytes, kg): DedupRecord => [kg, keyBytes, row, null],
+      );
+      numRecords += 1;
+    },
+    finish: () => ({ blocks: writer.finish(), numRecords, numLate: 0 }),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
 
 const dedups = new CompileCache<MapSide>();
 const aggregations = new CompileCache<ReturnType<typeof columnAggregation>>();
@@ -191,6 +213,7 @@ function compileMapSide(op: DedupOp, schema: Schema): MapSide {
 /** The expressions a map side evaluates, for loading their udfs before streamPartials. */
 export function mapSideExprs(stateful: StatefulOp): Expr[] {
   const op = mapSideOp(stateful);
+  if (op.kind === 'transformWithState') return op.keys;
   if (op.kind !== 'aggregate') return [];
   return [...op.keys, ...op.aggs.flatMap((a) => (a.arg === null ? [] : [a.arg]))];
 }
@@ -220,6 +243,7 @@ export function streamPartials(
 ): { add(row: Row): void; finish(): PartitionedPartials } {
   const op = mapSideOp(stateful);
   if (op.kind === 'streamJoin') return joinPartials(op, joinSide, layout, lateThresholdMs);
+  if (op.kind === 'transformWithState') return groupPartials(op, schema, layout, udfs);
   if (op.kind === 'aggregate') {
     // Rows in batches of BATCH_ROWS, for the one aggregation (it holds no row between batches).
     const aggregation = aggregations.of(JSON.stringify([schema, op]), () => columnAggregation(op, schema, udfs))();

@@ -35,6 +35,7 @@ import { compileStages, runStages } from '../task/stages.js';
 import { loadMapSideUdfs, streamPartials } from './mapSide.js';
 import { deliver } from '../task/taskOutput.js';
 import { symmetricHashJoin } from './streamJoin.js';
+import { processorWakeMs, transformWithState, type ProcessorMetrics } from './transformWithState.js';
 import { sessionAggregate, sessionKeyOf } from './sessionWindow.js';
 import { operatorUsesWatermark } from './watermark.js';
 import type { StatefulOp } from './types.js';
@@ -58,7 +59,8 @@ export function useShardRegistry(registry: ShardRegistry): ShardRegistry {
 
 /**
  * State values: an aggregation's in aggBufferCodec.ts's encoding, a session window's in
- * sessionWindow.ts, a deduplication's in @sluice/state's dedupState.ts, a join's in streamJoin.ts.
+ * sessionWindow.ts, a deduplication's in @sluice/state's dedupState.ts, a join's in streamJoin.ts,
+ * a processor's in processorState.ts.
  */
 
 interface Counters {
@@ -103,8 +105,14 @@ async function runOnShard(task: StateTask, store: ShardStore, cache: StateCache,
   const schema = statefulOutputSchema(task.stateful, task.stateInputSchema);
   const op = task.stateful;
   const out = new ChangeStream(store, task.batchId);
+  let processor: ProcessorMetrics | undefined;
   const emitted =
-    op.kind === 'aggregate'
+    op.kind === 'transformWithState'
+      ? await transformWithState(task, op, store, changes, counters, udfs).then((r) => {
+          processor = r.metrics;
+          return r.rows;
+        })
+      : op.kind === 'aggregate'
       ? sessionKeyOf(op) >= 0
         ? await sessionAggregate(task, op, store, watermarkOf(task), out, counters)
         : await aggregateCells(task, op, cellLayoutOf(op, task.stateInputSchema), store, cache, watermarkOf(task), out, counters)
@@ -129,8 +137,18 @@ async function runOnShard(task: StateTask, store: ShardStore, cache: StateCache,
     numRowsDroppedByWatermark: counters.dropped,
     memoryUsedBytes: store.memoryUsedBytes() + cache.memoryUsedBytes,
     commitTimeMs,
+    ...(processor && { customMetrics: { ...processor } }),
   };
-  const base: Omit<StateResult, 'stateStores'> = { ok: true, kind: 'state', threadId, numOutputRows: rows.length, state, shardMarker: store.marker };
+  const wake = op.kind === 'transformWithState' ? await processorWakeMs(store, op) : undefined;
+  const base: Omit<StateResult, 'stateStores'> = {
+    ok: true,
+    kind: 'state',
+    threadId,
+    numOutputRows: rows.length,
+    state,
+    shardMarker: store.marker,
+    ...(wake !== undefined && { nextWakeMs: wake }),
+  };
   if (partials) return { ...base, blocks: partials.blocks, ...(partials.numLate > 0 && { numLateRows: partials.numLate }) };
   return deliver(base, task.output, rows, post.outputSchema);
 }

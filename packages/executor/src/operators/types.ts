@@ -1,6 +1,6 @@
 /** Operators of a plan, stateless and stateful: plain data that crosses to the workers. */
 import type { Expr, GeneratorName } from '../expressions/types.js';
-import type { Schema } from '../schema/types.js';
+import type { DataType, Schema } from '../schema/types.js';
 
 /** The joins of a stream with a static table (Spark's names; the stream is the left side). */
 export type JoinType = 'inner' | 'left_outer' | 'left_semi' | 'left_anti';
@@ -125,7 +125,50 @@ export type StatefulOp =
       residual?: Expr;
       left: StreamJoinSide;
       right: StreamJoinSide;
-    };
+    }
+  | TransformWithStateOp;
+
+/** How a processor's time advances: Spark's TimeMode (flatMapGroupsWithState's timeouts map onto it). */
+export type TimeMode = 'none' | 'processingTime' | 'eventTime';
+
+/**
+ * A state variable of a processor, as its init declares it (the driver runs init once to learn
+ * them): a value, a list of values, or a map, each with the type of what it holds and an optional
+ * time to live (processing time, from the batch that wrote the value).
+ */
+export type StateVariable =
+  | { name: string; kind: 'value' | 'list'; schema: DataType; ttlMs?: number }
+  | { name: string; kind: 'map'; keySchema: DataType; schema: DataType; ttlMs?: number };
+
+/**
+ * Arbitrary state per key (Spark's transformWithState, and the GroupState API of
+ * flatMapGroupsWithState and mapGroupsWithState): a user processor, loaded from `processor` in
+ * every worker, is called with each key's rows and its expired timers, and keeps typed state
+ * variables per key (transformWithState.ts).
+ */
+export interface TransformWithStateOp {
+  kind: 'transformWithState';
+  api: 'transformWithState' | 'flatMapGroupsWithState' | 'mapGroupsWithState';
+  processor: { moduleUrl: string; exportName: string };
+  /** Grouping expressions, named by `keyNames`: the key the processor is called with has them as fields. */
+  keys: Expr[];
+  keyNames: string[];
+  /** Rows the processor emits, in this schema. */
+  outputSchema: Schema;
+  /** The processor's output mode, as Spark's transformWithState and flatMapGroupsWithState take it. */
+  outputMode: 'append' | 'update';
+  timeMode: TimeMode;
+  /** Declared by the processor's init (transformWithState), or the one GroupState value (`state`). */
+  variables: StateVariable[];
+  /** The watermarked input column: in eventTime mode, rows at or below the late watermark are dropped. */
+  eventTimeColumn: string | null;
+  /**
+   * Initial state (transformWithState's initialState): rows of a static DataFrame grouped by
+   * `keys` over `schema`, given to handleInitialState in the query's first batch (`rows`: set by the
+   * driver for that batch only, msgpack of engine-form rows).
+   */
+  initialState?: { id: string; schema: Schema; keys: Expr[]; rows?: Uint8Array };
+}
 
 /** How a streaming query writes its result each batch (Spark's OutputMode). */
 export type OutputMode = 'append' | 'update' | 'complete';

@@ -16,5 +16,7 @@ export function operatorUsesWatermark(op: StatefulOp, hasWatermark: boolean, out
   if (op.kind === 'dropDuplicates') return op.eventTimeColumn !== null;
   // A join drops late rows of a watermarked side, and evicts and emits outer rows by the watermark.
   if (op.kind === 'streamJoin') return op.left.eventTime !== null || op.right.eventTime !== null;
+  // A processor drops late rows and fires its timers by the watermark in event-time mode only.
+  if (op.kind === 'transformWithState') return op.timeMode === 'eventTime';
   return true;
 }

@@ -177,6 +177,8 @@ export interface StateOperatorMetrics {
   numRowsDroppedByWatermark: number;
   memoryUsedBytes: number;
   commitTimeMs: number;
+  /** The operator's own metrics (a processor's timers and expiries), summed over shards into progress's customMetrics. */
+  customMetrics?: Record<string, number>;
 }
 
 export interface EventTimeStats {
@@ -233,6 +235,8 @@ export interface StateResult extends ResultBase, DeliveredRows {
   state: StateOperatorMetrics;
   /** The batch the shard last committed, after this task. */
   shardMarker: number;
+  /** A processor in processing-time mode: when its shard's next timer or expiry is due (a batch without data runs then). */
+  nextWakeMs?: number;
   /** The worker's open shards against its budgets, after this task. */
   stateStores?: WorkerStateUsage;
   /** The facts of the map tasks the task ran first (StateTask.maps), in their order. */

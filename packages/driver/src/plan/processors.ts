@@ -1,0 +1,84 @@
+/**
+ * The state variables of a query's transformWithState processors, learned when it starts: the
+ * driver imports each processor's module and runs its init with a handle that only records what
+ * it declares (Spark's DriverStatefulProcessorHandleImpl). Workers then check their own init
+ * against this, and the checkpoint keeps it per operator, so that a restart whose processor
+ * declares a variable with another type is STATE_SCHEMA_INCOMPATIBLE, naming the variable.
+ */
+import { existsSync } from 'node:fs';
+import { declareVariables, loadProcessor, parseDataType, parseSchema, sameVariable, udfFailed, type StateVariable, type StatefulOp, type TransformWithStateOp } from '@sluice/executor';
+import { isSluiceError, SluiceError } from '@sluice/state';
+import type { CheckpointPaths } from '../checkpoint/CheckpointPaths.js';
+import { readVersioned, writeVersioned } from '../checkpoint/versionedFile.js';
+import type { LogicalPlan } from './LogicalPlan.js';
+
+type Processor = new () => { init?(handle: unknown, outputMode: string, timeMode: string): void };
+
+/** A state type as a processor writes it: a type name, or DDL of fields (a struct). */
+function parseStateType(ddl: string): ReturnType<typeof parseDataType> | ReturnType<typeof parseSchema> {
+  try {
+    return parseDataType(ddl, 'state schema');
+  } catch {
+    return parseSchema(ddl, 'state schema');
+  }
+}
+
+async function withVariables(op: StatefulOp): Promise<StatefulOp> {
+  if (op.kind !== 'transformWithState' || op.api !== 'transformWithState') return op;
+  const Cls = (await loadProcessor(op)) as Processor;
+  let variables: StateVariable[];
+  try {
+    variables = declareVariables(new Cls() as Parameters<typeof declareVariables>[0], parseStateType, op.outputMode, op.timeMode);
+  } catch (e) {
+    throw isSluiceError(e) ? e : udfFailed(e, op.processor);
+  }
+  return { ...op, variables };
+}
+
+/** The plan with every transformWithState operator's variables filled in. */
+export async function resolveProcessors(plan: LogicalPlan): Promise<LogicalPlan> {
+  if (!plan.stateful) return plan;
+  const stateful = await withVariables(plan.stateful);
+  const chain = plan.chain && (await Promise.all(plan.chain.map(async (c) => ({ ...c, stateful: await withVariables(c.stateful) }))));
+  return { ...plan, stateful, ...(chain && { chain }) };
+}
+
+interface StateSchemaFile {
+  variables: StateVariable[];
+}
+
+const isSchemaFile = (v: unknown): v is StateSchemaFile => Array.isArray((v as StateSchemaFile)?.variables);
+
+/**
+ * Checks operator `operatorId`'s variables against those its checkpoint recorded, and returns the
+ * record to write (undefined: nothing new). A variable of the same name with another kind or type
+ * is STATE_SCHEMA_INCOMPATIBLE; new ones are added, and dropped ones stay recorded, so that one
+ * brought back with another type is caught too.
+ */
+export function checkStateSchema(paths: CheckpointPaths, operatorId: number, op: TransformWithStateOp): (() => void) | undefined {
+  const file = paths.stateSchema(operatorId);
+  const stored = existsSync(file) ? readVersioned<StateSchemaFile>(file, isSchemaFile).variables : [];
+  for (const v of op.variables) {
+    const was = stored.find((s) => s.name === v.name);
+    if (was !== undefined && !sameVariable(was, v)) {
+      throw new SluiceError(
+        'STATE_SCHEMA_INCOMPATIBLE',
+        `state variable '${v.name}' of operator ${operatorId} was a ${describe(was)} in this checkpoint, and is now a ${describe(v)}: ` +
+          `its stored values cannot be read as that; keep its type, give the variable a new name, or use a new checkpoint`,
+        { file },
+      );
+    }
+  }
+  const added = op.variables.filter((v) => !stored.some((s) => s.name === v.name));
+  if (added.length === 0 && existsSync(file)) return undefined;
+  const shape = (v: StateVariable): StateVariable => {
+    const { ttlMs: _ttl, ...rest } = v;
+    return rest as StateVariable;
+  };
+  return () => writeVersioned(file, { variables: [...stored, ...added.map(shape)] });
+}
+
+function describe(v: StateVariable): string {
+  const t = (d: unknown): string => (typeof d === 'string' ? d.toUpperCase() : JSON.stringify(d));
+  return v.kind === 'map' ? `map state of ${t(v.keySchema)} to ${t(v.schema)}` : `${v.kind} state of ${t(v.schema)}`;
+}

@@ -1,0 +1,815 @@
+/**
+ * Arbitrary state per key, on the state shard that owns the keys (Spark's TransformWithStateExec
+ * and FlatMapGroupsWithStateExec): a user processor is called with each key's rows, then with each
+ * timer that is due, and keeps typed state variables per key (processorState.ts has their layout).
+ *
+ * A batch, on one shard:
+ * 1. Rows at or below the late watermark are dropped (event-time mode only, as Spark's).
+ * 2. The timers due (at or below the batch's processing time, or its watermark in event-time mode)
+ *    and the keys whose values' time to live has ended are found by index ranges: what is due is
+ *    read, not what exists. Every key the batch touches is read in one getMany.
+ * 3. In the query's first batch, each initial-state row goes to handleInitialState.
+ * 4. Each key with rows goes to handleInputRows (flatMapGroupsWithState: the function, with a
+ *    GroupState), in the order its rows came.
+ * 5. Each due timer, by time, goes to handleExpiredTimer (a GroupState whose hasTimedOut is true),
+ *    the timer deleted first. Timers registered in this batch that are already due fire too.
+ * 6. Values whose time to live has ended are removed; each changed key is written once, with its
+ *    index entries, in the shard's one commit for the batch.
+ *
+ * The processor is a class (transformWithState) or function (flatMapGroupsWithState) exported by a
+ * module each worker imports once, as udf modules are. What it throws fails the query with
+ * UDF_FAILED naming the module and export; misuse of the state API is the engine's own error
+ * (STATE_VALUE_TYPE_MISMATCH, STATEFUL_PROCESSOR_INVALID_OPERATION).
+ */
+import {
+  dataKey,
+  decodeIndexKey,
+  decodeKey,
+  encodeKey,
+  isSluiceError,
+  keyGroupOf,
+  partitionOfKeyGroup,
+  SluiceError,
+  type KeyType,
+  type ShardChange,
+  type ShardStore,
+} from '@sluice/state';
+import { compileExpr } from '../expressions/compileExpr.js';
+import { exprType } from '../expressions/exprTypes.js';
+import { importUdfModule, udfFailed, udfResultConverter, type UdfRegistry } from '../expressions/udfs.js';
+import { decodeBlock, type DedupRecord } from '../shuffle/shuffleCodec.js';
+import type { StateTask } from '../task/messages.js';
+import { plainPackr } from '../task/packers.js';
+import type { DataType, Row, Schema } from '../schema/types.js';
+import { createStrictConverter, createToExternalConverter, typeName } from '../schema/values.js';
+import {
+  allExpiries,
+  allTimers,
+  decodeKeyState,
+  dropExpired,
+  emptyKeyState,
+  encodeKeyState,
+  expiriesUpTo,
+  leastExpiry,
+  mapKeyText,
+  timerIndexKey,
+  timersUpTo,
+  TTL_BASE,
+  ttlIndexKey,
+  type KeyStateData,
+  type VariableData,
+} from './processorState.js';
+import { keyString } from './stateCache.js';
+import type { StateVariable, TimeMode, TransformWithStateOp } from './types.js';
+import { GroupState, GROUP_STATE, groupStateTimeoutMs } from './groupState.js';
+
+export interface ProcessorCounters {
+  updated: number;
+  removed: number;
+  dropped: number;
+  rowDelta: number;
+}
+
+/** Spark's custom metrics of the operator (TransformWithStateExec's), summed over shards. */
+export interface ProcessorMetrics {
+  numRegisteredTimers: number;
+  numDeletedTimers: number;
+  numExpiredTimers: number;
+  numValuesRemovedDueToTTLExpiry: number;
+}
+
+// ---- the processor and its errors ---------------------------------------------------------------
+
+type Generatorish = Iterable<Row> | undefined | null;
+
+/** A transformWithState processor, as users write it (every method but handleInputRows optional). */
+interface UserProcessor {
+  init?(handle: StatefulProcessorHandle, outputMode: string, timeMode: string): void;
+  handleInputRows(key: Row, rows: Iterable<Row>, timers: TimerValues): Generatorish;
+  handleExpiredTimer?(key: Row, timers: TimerValues, expired: ExpiredTimerInfo): Generatorish;
+  handleInitialState?(key: Row, row: Row, timers: TimerValues): void;
+  close?(): void;
+}
+
+type GroupFunction = (key: Row, rows: Iterable<Row>, state: GroupState) => Generatorish | Row;
+
+/** Loaded processors by module and export, once per worker. */
+const loaded = new Map<string, unknown>();
+
+export async function loadProcessor(op: TransformWithStateOp): Promise<unknown> {
+  const { moduleUrl, exportName } = op.processor;
+  const id = `${moduleUrl}#${exportName}`;
+  if (loaded.has(id)) return loaded.get(id);
+  const mod = await importUdfModule(moduleUrl);
+  const exported = mod[exportName];
+  if (typeof exported !== 'function') {
+    const what = op.api === 'transformWithState' ? 'class' : 'function';
+    throw new SluiceError('UDF_NOT_FOUND', `processor module ${moduleUrl} has no exported ${what} '${exportName}'`, { file: moduleUrl });
+  }
+  loaded.set(id, exported);
+  return exported;
+}
+
+/** Runs user code: the engine's own errors pass, the user's become UDF_FAILED naming the processor. */
+function user<T>(op: TransformWithStateOp, fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    throw isSluiceError(e) ? e : udfFailed(e, op.processor);
+  }
+}
+
+function invalid(message: string): SluiceError {
+  return new SluiceError('STATEFUL_PROCESSOR_INVALID_OPERATION', message);
+}
+
+function describe(v: unknown): string {
+  if (v === null || v === undefined) return String(v);
+  if (v instanceof Date) return 'a Date';
+  if (Array.isArray(v)) return 'an array';
+  if (typeof v === 'object') return 'an object';
+  return `${typeof v} ${typeof v === 'string' ? `'${v.slice(0, 40)}'` : String(v)}`;
+}
+
+/** Engine form of a value for variable `name` of `type`, strictly: else STATE_VALUE_TYPE_MISMATCH naming it. */
+function stateConverter(name: string, type: DataType, what = 'value'): (v: unknown) => unknown {
+  const strict = createStrictConverter(type, (v, expected, field) => {
+    throw new SluiceError(
+      'STATE_VALUE_TYPE_MISMATCH',
+      `state variable '${name}': ${what} ${describe(v)}${field ? ` in field ${field}` : ''} is not ${typeName(expected)}` +
+        (field ? ` (the variable holds ${typeName(type)})` : ''),
+    );
+  });
+  return (v) => {
+    if (v === null || v === undefined) {
+      throw new SluiceError('STATE_VALUE_TYPE_MISMATCH', `state variable '${name}': a ${what} cannot be ${String(v)} (Spark's ILLEGAL_STATE_STORE_VALUE.NULL_VALUE); clear it instead`);
+    }
+    return strict(v);
+  };
+}
+
+// ---- the handle ---------------------------------------------------------------------------------
+
+export interface TimerValues {
+  getCurrentProcessingTimeMs(): number;
+  getCurrentWatermarkMs(): number;
+  registerTimer(expiryTimestampMs: number): void;
+  deleteTimer(expiryTimestampMs: number): void;
+  listTimers(): IterableIterator<number>;
+}
+
+export interface ExpiredTimerInfo {
+  getExpiryTimeInMs(): number;
+  readonly expiryTimeMs: number;
+}
+
+export interface StatefulProcessorHandle {
+  getValueState(name: string, schema: unknown, options?: { ttlMs?: number }): unknown;
+  getListState(name: string, schema: unknown, options?: { ttlMs?: number }): unknown;
+  getMapState(name: string, keySchema: unknown, valueSchema: unknown, options?: { ttlMs?: number }): unknown;
+  registerTimer(expiryTimestampMs: number): void;
+  deleteTimer(expiryTimestampMs: number): void;
+  listTimers(): IterableIterator<number>;
+  getQueryInfo(): { getQueryId(): string; getRunId(): string; getBatchId(): number; getPartitionId(): number };
+}
+
+/** A state variable's type as a processor gives it: a type name, DDL of fields (a struct), or a DataType. */
+export function stateTypeOf(spec: unknown, parse: (ddl: string) => DataType | Schema, what: string): DataType {
+  if (typeof spec === 'string') {
+    const t = parse(spec);
+    return Array.isArray(t) ? { struct: t } : t;
+  }
+  if (typeof spec === 'object' && spec !== null) return (Array.isArray(spec) ? { struct: spec } : spec) as DataType;
+  throw new SluiceError('INVALID_SCHEMA', `${what}: a state variable's schema is a type name, DDL or a DataType, got ${describe(spec)}`, { option: what });
+}
+
+function ttlOf(name: string, options: { ttlMs?: number } | undefined): number | undefined {
+  const ttl = options?.ttlMs;
+  if (ttl === undefined) return undefined;
+  if (!(typeof ttl === 'number' && Number.isInteger(ttl) && ttl > 0)) {
+    // Spark's STATEFUL_PROCESSOR_TTL_DURATION_MUST_BE_POSITIVE.
+    throw invalid(`state variable '${name}': ttlMs must be a positive whole number of milliseconds, got ${describe(ttl)} (STATEFUL_PROCESSOR_TTL_DURATION_MUST_BE_POSITIVE)`);
+  }
+  return ttl;
+}
+
+/**
+ * The variables a processor's init declares, found by running it with a handle that only records
+ * (the driver does this once at start, as Spark's DriverStatefulProcessorHandleImpl; workers check
+ * that their init declares the same).
+ */
+export function declareVariables(processor: UserProcessor, parse: (ddl: string) => DataType | Schema, outputMode: string, timeMode: TimeMode): StateVariable[] {
+  const vars: StateVariable[] = [];
+  const add = (v: StateVariable): null => {
+    if (vars.some((d) => d.name === v.name)) throw invalid(`state variable '${v.name}' is declared twice (Spark's STATEFUL_PROCESSOR_VARIABLE_ALREADY_DEFINED)`);
+    vars.push(v);
+    return null;
+  };
+  const named = (name: unknown): string => {
+    if (typeof name !== 'string' || name === '') throw invalid(`a state variable needs a name, got ${describe(name)}`);
+    return name;
+  };
+  const noTimers = (): never => {
+    throw invalid('timers cannot be used in init (Spark\'s STATEFUL_PROCESSOR_CANNOT_PERFORM_OPERATION_WITH_INVALID_HANDLE_STATE)');
+  };
+  const handle: StatefulProcessorHandle = {
+    getValueState: (name, schema, o) => add(withTtl({ name: named(name), kind: 'value', schema: stateTypeOf(schema, parse, `state variable '${String(name)}'`) }, ttlOf(String(name), o))),
+    getListState: (name, schema, o) => add(withTtl({ name: named(name), kind: 'list', schema: stateTypeOf(schema, parse, `state variable '${String(name)}'`) }, ttlOf(String(name), o))),
+    getMapState: (name, keySchema, valueSchema, o) =>
+      add(
+        withTtl(
+          { name: named(name), kind: 'map', keySchema: stateTypeOf(keySchema, parse, `state variable '${String(name)}'`), schema: stateTypeOf(valueSchema, parse, `state variable '${String(name)}'`) },
+          ttlOf(String(name), o),
+        ),
+      ),
+    registerTimer: noTimers,
+    deleteTimer: noTimers,
+    listTimers: noTimers,
+    getQueryInfo: noTimers,
+  };
+  processor.init?.(handle, outputMode, timeMode);
+  return vars;
+}
+
+function withTtl<V extends StateVariable>(v: V, ttlMs: number | undefined): V {
+  return ttlMs === undefined ? v : { ...v, ttlMs };
+}
+
+// ---- one key's state in a batch -----------------------------------------------------------------
+
+interface KeyEntry {
+  kg: number;
+  keyBytes: Uint8Array;
+  dataKey: Uint8Array;
+  key: Row;
+  prior: Uint8Array | undefined;
+  state: KeyStateData;
+  priorTimers: number[];
+  priorExpiry: number | null;
+  /** Written in this batch (its value may have changed). */
+  dirty: boolean;
+}
+
+/** The current time values of a batch, as Spark's TimerValuesImpl gives them (-1: not in this time mode). */
+interface BatchTimes {
+  processingTimeMs: number;
+  /** The watermark timers fire by and GroupState reports (eviction watermark); undefined without one. */
+  watermarkMs: number | undefined;
+  /** The batch's processing time, for time to live (whatever the time mode). */
+  batchTimestampMs: number;
+}
+
+/** Whether a value whose time to live ends at `expiresAtMs` has expired at `nowMs` (Spark's StateTTL.isExpired). */
+export const ttlExpired = (expiresAtMs: number | null, nowMs: number): boolean => expiresAtMs !== null && expiresAtMs <= nowMs;
+
+class ProcessorRun {
+  /** The key the processor is being called for (Spark's implicit grouping key). */
+  current: KeyEntry | undefined;
+  readonly metrics: ProcessorMetrics = { numRegisteredTimers: 0, numDeletedTimers: 0, numExpiredTimers: 0, numValuesRemovedDueToTTLExpiry: 0 };
+  private readonly declared = new Map<string, StateVariable>();
+
+  constructor(
+    readonly op: TransformWithStateOp,
+    readonly times: BatchTimes,
+    readonly task: StateTask,
+  ) {
+    for (const v of op.variables) this.declared.set(v.name, v);
+  }
+
+  private key(what: string): KeyEntry {
+    if (this.current === undefined) {
+      throw invalid(`${what} needs a grouping key: call it from handleInputRows, handleExpiredTimer or handleInitialState, not init or close (Spark's STATEFUL_PROCESSOR_CANNOT_PERFORM_OPERATION_WITH_INVALID_HANDLE_STATE)`);
+    }
+    return this.current;
+  }
+
+  private data(name: string): VariableData | undefined {
+    const d = this.key(`state variable '${name}'`).state.vars.get(name);
+    return d;
+  }
+
+  private write(name: string, d: VariableData | undefined): void {
+    const k = this.key(`state variable '${name}'`);
+    if (d === undefined) k.state.vars.delete(name);
+    else k.state.vars.set(name, d);
+    k.dirty = true;
+  }
+
+  private live = (e: number | null): boolean => !ttlExpired(e, this.times.batchTimestampMs);
+
+  private expiry(v: StateVariable): number | null {
+    return v.ttlMs === undefined ? null : this.times.batchTimestampMs + v.ttlMs;
+  }
+
+  /** The variable `name` as init declares it now, checked against what the driver learned at start. */
+  private variable(name: string, kind: StateVariable['kind']): StateVariable {
+    const v = this.declared.get(name);
+    if (v === undefined || v.kind !== kind) {
+      throw new SluiceError(
+        'STATE_SCHEMA_INCOMPATIBLE',
+        `state variable '${name}' (${kind}) was not declared when the query started: a processor's init must declare the same variables in every task`,
+      );
+    }
+    return v;
+  }
+
+  // -- ValueState, ListState, MapState --
+
+  valueState(name: string): unknown {
+    const v = this.variable(name, 'value');
+    const toEngine = stateConverter(name, v.schema);
+    const toUser = createToExternalConverter(v.schema);
+    const get = (): unknown => {
+      const d = this.data(name);
+      return d?.kind === 'value' && this.live(d.entry[1]) ? toUser(d.entry[0]) : undefined;
+    };
+    return {
+      exists: () => get() !== undefined,
+      get,
+      getOption: get,
+      update: (value: unknown) => this.write(name, { kind: 'value', entry: [toEngine(value), this.expiry(v)] }),
+      clear: () => this.write(name, undefined),
+    };
+  }
+
+  listState(name: string): unknown {
+    const v = this.variable(name, 'list');
+    const toEngine = stateConverter(name, v.schema, 'list element');
+    const toUser = createToExternalConverter(v.schema);
+    const items = (): Array<[unknown, number | null]> => {
+      const d = this.data(name);
+      return d?.kind === 'list' ? d.items.filter((it) => this.live(it[1])) : [];
+    };
+    const elements = (values: unknown, what: string): Array<[unknown, number | null]> => {
+      if (values === null || values === undefined || typeof (values as Iterable<unknown>)[Symbol.iterator] !== 'function' || typeof values === 'string') {
+        throw new SluiceError('STATE_VALUE_TYPE_MISMATCH', `state variable '${name}': ${what} takes an array of values, got ${describe(values)}`);
+      }
+      const exp = this.expiry(v);
+      return [...(values as Iterable<unknown>)].map((x) => [toEngine(x), exp]);
+    };
+    const set = (list: Array<[unknown, number | null]>): void => this.write(name, list.length === 0 ? undefined : { kind: 'list', items: list });
+    return {
+      exists: () => items().length > 0,
+      get: function* () {
+        for (const it of items()) yield toUser(it[0]);
+      },
+      put: (values: unknown) => {
+        const list = elements(values, 'put');
+        // Spark refuses an empty list (ILLEGAL_STATE_STORE_VALUE.EMPTY_LIST_VALUE).
+        if (list.length === 0) throw new SluiceError('STATE_VALUE_TYPE_MISMATCH', `state variable '${name}': put needs at least one value (use clear to empty it)`);
+        set(list);
+      },
+      appendValue: (value: unknown) => set([...items(), [toEngine(value), this.expiry(v)]]),
+      appendList: (values: unknown) => {
+        const list = elements(values, 'appendList');
+        if (list.length === 0) throw new SluiceError('STATE_VALUE_TYPE_MISMATCH', `state variable '${name}': appendList needs at least one value`);
+        set([...items(), ...list]);
+      },
+      clear: () => this.write(name, undefined),
+    };
+  }
+
+  mapState(name: string): unknown {
+    const v = this.variable(name, 'map') as Extract<StateVariable, { kind: 'map' }>;
+    const keyToEngine = stateConverter(name, v.keySchema, 'map key');
+    const toEngine = stateConverter(name, v.schema, 'map value');
+    const keyToUser = createToExternalConverter(v.keySchema);
+    const toUser = createToExternalConverter(v.schema);
+    const entries = (): Map<string, [unknown, unknown, number | null]> => {
+      const d = this.data(name);
+      const out = new Map<string, [unknown, unknown, number | null]>();
+      if (d?.kind === 'map') for (const [k, e] of d.entries) if (this.live(e[2])) out.set(k, e);
+      return out;
+    };
+    const set = (m: Map<string, [unknown, unknown, number | null]>): void => this.write(name, m.size === 0 ? undefined : { kind: 'map', entries: m });
+    const entry = (key: unknown): [unknown, unknown, number | null] | undefined => entries().get(mapKeyText(keyToEngine(key)));
+    return {
+      exists: () => entries().size > 0,
+      getValue: (key: unknown) => {
+        const e = entry(key);
+        return e === undefined ? undefined : toUser(e[1]);
+      },
+      containsKey: (key: unknown) => entry(key) !== undefined,
+      updateValue: (key: unknown, value: unknown) => {
+        const k = keyToEngine(key);
+        const m = entries();
+        m.set(mapKeyText(k), [k, toEngine(value), this.expiry(v)]);
+        set(m);
+      },
+      iterator: function* () {
+        for (const e of entries().values()) yield [keyToUser(e[0]), toUser(e[1])];
+      },
+      keys: function* () {
+        for (const e of entries().values()) yield keyToUser(e[0]);
+      },
+      values: function* () {
+        for (const e of entries().values()) yield toUser(e[1]);
+      },
+      removeKey: (key: unknown) => {
+        const m = entries();
+        m.delete(mapKeyText(keyToEngine(key)));
+        set(m);
+      },
+      clear: () => this.write(name, undefined),
+    };
+  }
+
+  // -- timers --
+
+  private timerTime(ms: unknown): number {
+    if (this.op.timeMode === 'none') {
+      throw invalid("timers need timeMode 'processingTime' or 'eventTime' (Spark's STATEFUL_PROCESSOR_CANNOT_PERFORM_OPERATION_WITH_INVALID_TIME_MODE)");
+    }
+    if (!(typeof ms === 'number' && Number.isSafeInteger(ms) && Math.abs(ms) < TTL_BASE)) {
+      throw invalid(`a timer's time is a whole number of milliseconds since the epoch, got ${describe(ms)}`);
+    }
+    return ms;
+  }
+
+  registerTimer = (ms: number): void => {
+    const t = this.timerTime(ms);
+    const k = this.key('registerTimer');
+    const timers = k.state.timers;
+    if (timers.includes(t)) return;
+    timers.push(t);
+    timers.sort((a, b) => a - b);
+    k.dirty = true;
+    this.metrics.numRegisteredTimers += 1;
+  };
+
+  deleteTimer = (ms: number): void => {
+    const t = this.timerTime(ms);
+    const k = this.key('deleteTimer');
+    const i = k.state.timers.indexOf(t);
+    if (i < 0) return;
+    k.state.timers.splice(i, 1);
+    k.dirty = true;
+    this.metrics.numDeletedTimers += 1;
+  };
+
+  listTimers = (): IterableIterator<number> => {
+    if (this.op.timeMode === 'none') this.timerTime(0);
+    return [...this.key('listTimers').state.timers][Symbol.iterator]();
+  };
+
+  timerValues(): TimerValues {
+    const { processingTimeMs, watermarkMs } = this.times;
+    const mode = this.op.timeMode;
+    const values = {
+      getCurrentProcessingTimeMs: () => (mode === 'none' ? -1 : processingTimeMs),
+      getCurrentWatermarkMs: () => (mode === 'eventTime' ? (watermarkMs ?? -1) : -1),
+      registerTimer: this.registerTimer,
+      deleteTimer: this.deleteTimer,
+      listTimers: this.listTimers,
+    };
+    return { ...values, getCurrentProcessingTimeInMs: values.getCurrentProcessingTimeMs, getCurrentWatermarkInMs: values.getCurrentWatermarkMs } as TimerValues;
+  }
+
+  handle(): StatefulProcessorHandle {
+    const info = { getQueryId: () => this.task.queryId, getRunId: () => this.task.runId, getBatchId: () => this.task.batchId, getPartitionId: () => this.task.partition };
+    return {
+      getValueState: (name) => this.valueState(name),
+      getListState: (name) => this.listState(name),
+      getMapState: (name) => this.mapState(name),
+      registerTimer: this.registerTimer,
+      deleteTimer: this.deleteTimer,
+      listTimers: this.listTimers,
+      getQueryInfo: () => info,
+    };
+  }
+}
+
+// ---- the batch ----------------------------------------------------------------------------------
+
+function keyTypesOf(op: TransformWithStateOp, schema: Schema): DataType[] {
+  return op.keys.map((k) => exprType(k, schema));
+}
+
+/** The due timers of the shard's index: [time, data key text]. */
+async function dueTimers(store: ShardStore, upTo: number | undefined): Promise<Array<{ time: number; kg: number; key: Uint8Array }>> {
+  if (upTo === undefined) return [];
+  const entries = await store.rangeKeys(...timersUpTo(upTo));
+  return entries.map((k) => {
+    const { timeMs, kg, key } = decodeIndexKey(k);
+    return { time: timeMs, kg, key: new Uint8Array(key) };
+  });
+}
+
+export async function transformWithState(
+  task: StateTask,
+  op: TransformWithStateOp,
+  store: ShardStore,
+  changes: ShardChange[],
+  c: ProcessorCounters,
+  udfs: UdfRegistry,
+): Promise<{ rows: Row[]; metrics: ProcessorMetrics }> {
+  void udfs;
+  const exported = await loadProcessor(op);
+  const schema = task.stateInputSchema;
+  const keyTypes = keyTypesOf(op, schema) as KeyType[];
+  const keyToUser = op.keyNames.map((name, i) => ({ name, convert: createToExternalConverter(keyTypes[i] as DataType) }));
+  const keyObject = (values: unknown[]): Row => {
+    const key: Row = {};
+    keyToUser.forEach((k, i) => (key[k.name] = k.convert(values[i])));
+    return key;
+  };
+  const eventTime = op.timeMode === 'eventTime' && task.hasWatermark ? op.eventTimeColumn : null;
+  const now = task.batchTimestampMs ?? Date.now();
+  const times: BatchTimes = { processingTimeMs: now, watermarkMs: task.hasWatermark ? task.watermarkMs : undefined, batchTimestampMs: now };
+  const run = new ProcessorRun(op, times, task);
+
+  // 1. Rows by key, late ones dropped.
+  const entries = new Map<string, KeyEntry>();
+  const rowsOf = new Map<string, Row[]>();
+  const entryOf = (kg: number, keyBytes: Uint8Array): KeyEntry => {
+    const dk = dataKey(kg, keyBytes);
+    const id = keyString(dk);
+    let e = entries.get(id);
+    if (e === undefined) {
+      e = { kg, keyBytes, dataKey: dk, key: {}, prior: undefined, state: emptyKeyState(), priorTimers: [], priorExpiry: null, dirty: false };
+      entries.set(id, e);
+    }
+    return e;
+  };
+  const late = task.lateWatermarkMs ?? task.watermarkMs;
+  for (const block of task.blocks) {
+    for (const rec of decodeBlock<DedupRecord>(block.data)) {
+      if (eventTime !== null) {
+        const t = rec[2][eventTime] as number | null;
+        if (t !== null && t !== undefined && t <= late) {
+          c.dropped += 1;
+          continue;
+        }
+      }
+      const e = entryOf(rec[0], new Uint8Array(rec[1]));
+      const id = keyString(e.dataKey);
+      let rows = rowsOf.get(id);
+      if (rows === undefined) rowsOf.set(id, (rows = []));
+      rows.push(rec[2]);
+    }
+  }
+
+  // 2. What is due: timers by the time mode's clock, expiries by processing time.
+  const timerClock = op.timeMode === 'processingTime' ? times.processingTimeMs : op.timeMode === 'eventTime' ? times.watermarkMs : undefined;
+  const fromIndex = await dueTimers(store, timerClock === undefined ? undefined : timerClock - timerSlack(op));
+  for (const t of fromIndex) entryOf(t.kg, t.key);
+  const ttl = op.variables.some((v) => v.ttlMs !== undefined);
+  if (ttl) for (const k of await store.rangeKeys(...expiriesUpTo(times.batchTimestampMs))) entryOf(decodeIndexKey(k).kg, new Uint8Array(decodeIndexKey(k).key));
+
+  // 3. Initial state rows of this shard's partitions (the query's first batch).
+  const initial: Array<{ entry: KeyEntry; row: Row }> = [];
+  if (op.initialState?.rows) {
+    const s = op.initialState;
+    const keys = s.keys.map((k) => compileExpr(k, s.schema));
+    const partitions = new Set(task.partitions);
+    for (const row of plainPackr.unpack(s.rows as Uint8Array) as Row[]) {
+      const keyBytes = encodeKey(keys.map((k) => normalize(k(row))), keyTypes);
+      const kg = keyGroupOf(keyBytes, task.layout.keyGroups);
+      if (!partitions.has(partitionOfKeyGroup(kg, task.layout))) continue;
+      initial.push({ entry: entryOf(kg, keyBytes), row });
+    }
+  }
+
+  // Every key the batch touches, read once.
+  const all = [...entries.values()];
+  const stored = await store.getMany(all.map((e) => e.dataKey));
+  all.forEach((e, i) => {
+    e.key = keyObject(decodeKey(e.keyBytes, keyTypes));
+    const prior = stored[i];
+    if (prior === undefined) return;
+    e.prior = prior;
+    e.state = decodeKeyState(prior);
+    e.priorTimers = [...e.state.timers];
+    e.priorExpiry = leastExpiry(e.state);
+  });
+
+  const rows: Row[] = [];
+  const toOutput = udfResultConverter({ struct: op.outputSchema }, op.processor);
+  const emit = (out: unknown): void => {
+    if (out === null || out === undefined) return;
+    if (typeof (out as Iterable<unknown>)[Symbol.iterator] !== 'function' || typeof out === 'string') {
+      throw new SluiceError('UDF_RESULT_TYPE_MISMATCH', `processor '${op.processor.exportName}' of ${op.processor.moduleUrl} returned ${describe(out)}, not an iterable of rows`, {
+        file: op.processor.moduleUrl,
+      });
+    }
+    for (const r of out as Iterable<unknown>) {
+      if (r === null || typeof r !== 'object' || Array.isArray(r) || r instanceof Date) {
+        throw new SluiceError('UDF_RESULT_TYPE_MISMATCH', `processor '${op.processor.exportName}' of ${op.processor.moduleUrl} emitted ${describe(r)}, not a row (an object of the output schema's fields)`, {
+          file: op.processor.moduleUrl,
+        });
+      }
+      rows.push(toOutput(r) as Row);
+    }
+  };
+  const userRows = (list: Row[]): Iterable<Row> => {
+    const external = (r: Row): Row => rowExternal(r, schema);
+    return (function* () {
+      for (const r of list) yield external(r);
+    })();
+  };
+
+  const calls = op.api === 'transformWithState' ? processorCalls(op, exported as new () => UserProcessor, run) : groupStateCalls(op, exported as GroupFunction, run);
+  calls.open();
+  try {
+    // 3. Initial state.
+    for (const { entry, row } of initial) {
+      run.current = entry;
+      calls.initial(entry, rowExternal(row, op.initialState?.schema as Schema));
+    }
+    // 4. Keys with rows, in the order their rows came.
+    for (const [id, list] of rowsOf) {
+      const entry = entries.get(id) as KeyEntry;
+      run.current = entry;
+      emit(calls.rows(entry, userRows(list)));
+    }
+    // 5. Due timers, by time: those in the index that are still registered, and those registered in this batch.
+    if (timerClock !== undefined) {
+      const due: Array<{ time: number; entry: KeyEntry }> = [];
+      const seen = new Set<string>();
+      const isDue = (t: number): boolean => timerDue(op, t, timerClock);
+      for (const e of all) {
+        for (const t of e.state.timers) {
+          if (!isDue(t)) continue;
+          const id = `${t}:${keyString(e.dataKey)}`;
+          if (seen.has(id)) continue;
+          seen.add(id);
+          due.push({ time: t, entry: e });
+        }
+      }
+      due.sort((a, b) => a.time - b.time || compareBytes(a.entry.dataKey, b.entry.dataKey));
+      for (const { time, entry } of due) {
+        const i = entry.state.timers.indexOf(time);
+        if (i < 0) continue; // deleted by an earlier timer of the batch
+        entry.state.timers.splice(i, 1);
+        entry.dirty = true;
+        run.metrics.numExpiredTimers += 1;
+        run.current = entry;
+        emit(calls.timer(entry, time));
+      }
+    }
+  } finally {
+    run.current = undefined;
+  }
+  calls.close();
+
+  // 6. Expired values go; each changed key is written once, with its index entries.
+  for (const e of all) {
+    const removed = dropExpired(e.state, (x) => ttlExpired(x, times.batchTimestampMs));
+    if (removed > 0) {
+      run.metrics.numValuesRemovedDueToTTLExpiry += removed;
+      e.dirty = true;
+    }
+    if (e.dirty) writeKey(e, changes, c);
+  }
+  return { rows, metrics: run.metrics };
+}
+
+/** Whether timer `t` is due at `clock`: a transformWithState timer at or before it; a GroupState timeout strictly before (Spark's FlatMapGroupsWithStateExec). */
+function timerDue(op: TransformWithStateOp, t: number, clock: number): boolean {
+  return op.api === 'transformWithState' ? t <= clock : t < clock;
+}
+
+/** How far below the clock the index is read: timeouts are due strictly before it. */
+function timerSlack(op: TransformWithStateOp): number {
+  return op.api === 'transformWithState' ? 0 : 1;
+}
+
+function compareBytes(a: Uint8Array, b: Uint8Array): number {
+  return Buffer.compare(a, b);
+}
+
+const normalize = (v: unknown): unknown => (v === 0 ? 0 : v === undefined ? null : v);
+
+const externalRows = new WeakMap<Schema, (row: Row) => Row>();
+
+function rowExternal(row: Row, schema: Schema): Row {
+  let convert = externalRows.get(schema);
+  if (convert === undefined) {
+    const fields = schema.map((f) => ({ name: f.name, convert: createToExternalConverter(f.type) }));
+    convert = (r) => {
+      const out: Row = {};
+      for (const f of fields) out[f.name] = f.convert(r[f.name]);
+      return out;
+    };
+    externalRows.set(schema, convert);
+  }
+  return convert(row);
+}
+
+/** Writes a key's new value and the changes of its index entries. */
+function writeKey(e: KeyEntry, changes: ShardChange[], c: ProcessorCounters): void {
+  const value = encodeKeyState(e.state);
+  const prior = e.prior ?? null;
+  if (value === null && prior === null) return;
+  changes.push({ key: e.dataKey, value, prior });
+  if (value === null) {
+    c.removed += 1;
+    c.rowDelta -= 1;
+  } else {
+    c.updated += 1;
+    if (prior === null) c.rowDelta += 1;
+  }
+  const now = new Set(e.state.timers);
+  const before = new Set(e.priorTimers);
+  for (const t of before) if (!now.has(t)) changes.push({ key: timerIndexKey(t, e.kg, e.keyBytes), value: null, prior: EMPTY });
+  for (const t of now) if (!before.has(t)) changes.push({ key: timerIndexKey(t, e.kg, e.keyBytes), value: EMPTY, prior: null });
+  const expiry = value === null ? null : leastExpiry(e.state);
+  if (expiry !== e.priorExpiry) {
+    if (e.priorExpiry !== null) changes.push({ key: ttlIndexKey(e.priorExpiry, e.kg, e.keyBytes), value: null, prior: EMPTY });
+    if (expiry !== null) changes.push({ key: ttlIndexKey(expiry, e.kg, e.keyBytes), value: EMPTY, prior: null });
+  }
+}
+
+const EMPTY = new Uint8Array(0);
+
+/**
+ * When the shard next needs a batch that has no data (processing-time mode): its least timer, or
+ * the least expiry of a value with a time to live, read after the batch's commit; undefined: none.
+ */
+export async function processorWakeMs(store: ShardStore, op: TransformWithStateOp): Promise<number | undefined> {
+  if (op.timeMode !== 'processingTime') return undefined;
+  let wake: number | undefined;
+  const [first] = await store.rangeKeys(...allTimers(), 1);
+  if (first !== undefined) wake = decodeIndexKey(first).timeMs + timerSlack(op);
+  if (op.variables.some((v) => v.ttlMs !== undefined)) {
+    const [ttl] = await store.rangeKeys(...allExpiries(), 1);
+    if (ttl !== undefined) {
+      const at = decodeIndexKey(ttl).timeMs - TTL_BASE;
+      wake = wake === undefined ? at : Math.min(wake, at);
+    }
+  }
+  return wake;
+}
+
+// ---- the two APIs ------------------------------------------------------------------------------
+
+interface Calls {
+  open(): void;
+  initial(entry: KeyEntry, row: Row): void;
+  rows(entry: KeyEntry, rows: Iterable<Row>): unknown;
+  timer(entry: KeyEntry, time: number): unknown;
+  close(): void;
+}
+
+/** transformWithState: a processor instance per task, as Spark deserializes one per partition. */
+function processorCalls(op: TransformWithStateOp, Processor: new () => UserProcessor, run: ProcessorRun): Calls {
+  let p: UserProcessor | undefined;
+  const values = run.timerValues();
+  return {
+    open() {
+      p = user(op, () => new Processor());
+      user(op, () => p?.init?.(run.handle(), op.outputMode, op.timeMode));
+    },
+    initial(entry, row) {
+      if (typeof p?.handleInitialState !== 'function') {
+        throw invalid(`processor '${op.processor.exportName}' has no handleInitialState, which an initialState needs`);
+      }
+      user(op, () => p?.handleInitialState?.(entry.key, row, values));
+    },
+    rows: (entry, rows) => user(op, () => [...(p?.handleInputRows(entry.key, rows, values) ?? [])]),
+    timer(entry, time) {
+      if (typeof p?.handleExpiredTimer !== 'function') return undefined;
+      const expired: ExpiredTimerInfo = { expiryTimeMs: time, getExpiryTimeInMs: () => time };
+      return user(op, () => [...(p?.handleExpiredTimer?.(entry.key, values, expired) ?? [])]);
+    },
+    close() {
+      user(op, () => p?.close?.());
+    },
+  };
+}
+
+/** flatMapGroupsWithState and mapGroupsWithState: the function, called with a GroupState per key. */
+function groupStateCalls(op: TransformWithStateOp, fn: GroupFunction, run: ProcessorRun): Calls {
+  const variable = op.variables[0] as StateVariable;
+  const toEngine = stateConverter(GROUP_STATE, variable.schema);
+  const toUser = createToExternalConverter(variable.schema);
+  const call = (entry: KeyEntry, rows: Iterable<Row>, timedOut: boolean): unknown => {
+    const d = entry.state.vars.get(GROUP_STATE);
+    const state = new GroupState(
+      d?.kind === 'value' ? { value: toUser(d.entry[0]) } : undefined,
+      { timeMode: op.timeMode, timedOut, processingTimeMs: run.times.processingTimeMs, watermarkMs: run.times.watermarkMs, hasWatermark: op.eventTimeColumn !== null },
+      toEngine,
+    );
+    const out = user(op, () => fn(entry.key, rows, state));
+    // The timeout is reset at every call; what the call set stands (Spark's GroupStateImpl).
+    entry.state.timers = [];
+    if (state.removed) entry.state.vars.delete(GROUP_STATE);
+    else if (state.updatedValue !== undefined) entry.state.vars.set(GROUP_STATE, { kind: 'value', entry: [state.updatedValue, null] });
+    const timeout = groupStateTimeoutMs(state);
+    if (timeout !== undefined && entry.state.vars.has(GROUP_STATE)) entry.state.timers = [timeout];
+    entry.dirty = true;
+    if (op.api === 'mapGroupsWithState') return [out];
+    return user(op, () => [...((out as Iterable<Row> | null | undefined) ?? [])]);
+  };
+  return {
+    open() {},
+    initial(entry, row) {
+      void entry;
+      void row;
+    },
+    rows: (entry, rows) => call(entry, rows, false),
+    timer: (entry) => call(entry, [][Symbol.iterator](), true),
+    close() {},
+  };
+}
+
