@@ -7,7 +7,7 @@
  * assertions, read from progress as that suite's helpers read them.
  */
 import { expect } from 'vitest';
-import type { DataFrame, MemoryStream, Session, StreamingQuery } from '@sluice/driver';
+import { Trigger, type DataFrame, type ManualClock, type MemoryStream, type Session, type StreamingQuery } from '@sluice/driver';
 import { sleep, tempDir, withSession } from './helpers.js';
 
 /** Spark's StreamTest runs with 5 shuffle partitions. */
@@ -51,11 +51,16 @@ export class SparkStreamTest {
   /** Sink rows already checked (CheckAnswer / CheckNewAnswer). */
   private seen = 0;
 
-  /** `mode`: the query's output mode (Spark's testStream(df, OutputMode.X)). */
+  /**
+   * `mode`: the query's output mode (Spark's testStream(df, OutputMode.X)). `clock`: Spark's
+   * StartStream(ProcessingTime("1 second"), triggerClock = clock): the query triggers every second
+   * of that manual clock, and `advance` moves it (AdvanceManualClock).
+   */
   constructor(
     private readonly s: Session,
     private readonly df: DataFrame,
     private readonly mode: 'append' | 'complete' | 'update' = 'append',
+    private readonly clock?: ManualClock,
   ) {}
 
   get query(): StreamingQuery {
@@ -64,9 +69,19 @@ export class SparkStreamTest {
   }
 
   async start(): Promise<this> {
-    this.q = await this.df.writeStream.format('memory').queryName(this.name).outputMode(this.mode).option('checkpointLocation', this.ckpt).start();
+    const writer = this.df.writeStream.format('memory').queryName(this.name).outputMode(this.mode).option('checkpointLocation', this.ckpt);
+    if (this.clock) writer.trigger(Trigger.ProcessingTime('1 second'), { clock: this.clock });
+    this.q = await writer.start();
+    // The first trigger has run and the query waits for the clock (Spark's StreamManualClock.isStreamWaitingAt).
+    await this.clock?.allWaiting();
     this.started();
     return this;
+  }
+
+  /** AdvanceManualClock(ms): the query runs the triggers that come due. */
+  async advance(ms: number): Promise<void> {
+    if (!this.clock) throw new Error('the test has no manual clock');
+    await this.clock.advance(ms);
   }
 
   /** Told when the query (re)starts. */
@@ -96,7 +111,8 @@ export class SparkStreamTest {
   }
 
   protected async processAll(): Promise<void> {
-    await this.query.processAllAvailable();
+    // On a manual clock, `advance` has already waited for the triggers it made due.
+    if (!this.clock) await this.query.processAllAvailable();
     if (this.query.exception) throw this.query.exception;
   }
 

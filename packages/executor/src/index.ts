@@ -37,6 +37,6 @@ export { MATH_FUNCTIONS, type MathFunctionName } from './expressions/mathFunctio
 export type { StringFunctionName } from './expressions/stringFunctions.js';
 export type { CollectionFunctionName } from './expressions/collectionFunctions.js';
 export { GROUP_STATE, GroupStateTimeout, timeModeOfTimeout, type GroupStateTimeoutConf } from './operators/groupState.js';
-export { declareVariables, loadProcessor, stateTypeOf } from './operators/transformWithState.js';
+export { declareVariables, loadProcessor, packInitialState, stateTypeOf } from './operators/transformWithState.js';
 export { sameVariable } from './operators/processorState.js';
 export { udfFailed } from './expressions/udfs.js';

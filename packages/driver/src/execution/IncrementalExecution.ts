@@ -25,6 +25,7 @@ import type {
   Op,
   OutputResult,
   Schema,
+  StatefulOp,
   StateOperatorMetrics,
   StateResult,
   StateTask,
@@ -465,6 +466,13 @@ export class IncrementalExecution {
     return { next: { stateful: info.op, layout: layoutCounts(info.layout), lateThresholdMs, ...(consumer.side !== undefined && { joinSide: consumer.side }) } };
   }
 
+  /** A processor's operator in the query's first batch carries its initial state's rows. */
+  private withInitialState(op: StatefulOp, batchId: number): StatefulOp {
+    if (batchId !== 0 || op.kind !== 'transformWithState' || op.initialState === undefined) return op;
+    const rows = this.o.statics.initialStates?.get(op.initialState.id);
+    return rows === undefined ? op : { ...op, initialState: { ...op.initialState, rows } };
+  }
+
   /** The state task of operator `k` on `shard`. */
   private stateTask(batch: BatchPlan, k: number, shard: number, partitions: number[], blocks: StateTask['blocks']): StateTask {
     const ctx = this.o.stateful as StatefulStage;
@@ -491,7 +499,7 @@ export class IncrementalExecution {
       layout: layoutCounts(info.layout),
       partitions,
       blocks,
-      stateful: info.op,
+      stateful: this.withInitialState(info.op, batch.batchId),
       stateInputSchema: stage.stateInputSchema,
       outputMode: this.o.outputMode,
       watermarkMs: eviction ?? 0,

@@ -155,7 +155,9 @@ export class MicroBatchExecution extends StreamExecution {
   }
 
   protected override async runBatches(): Promise<void> {
-    this.statics = await readStaticSides(this.plan, this.ctx.scheduler, this.ctx.conf);
+    // Initial states go to the query's first batch (batch 0, run now or replayed).
+    const firstBatch = this.txn.tail.last === undefined || (this.txn.tail.last.batchId === 0 && !this.txn.tail.committed);
+    this.statics = await readStaticSides(this.plan, this.ctx.scheduler, this.ctx.conf, firstBatch);
     this.execution = this.planExecution(this.statics);
     // What the checkpoint leaves: a replay (with the layout it ran with), then the layout changes.
     for (let step = nextBatch(this.txn.tail, this.settings); !this.stopRequested; step = nextBatch(this.txn.tail, this.settings)) {

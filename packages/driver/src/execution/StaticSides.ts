@@ -6,7 +6,7 @@
  * reduce task joining one partition with its part; that needs a stateless query with this one
  * join and no other shuffle, and elsewhere the side is broadcast all the same (with a warning).
  */
-import { broadcastRows, partitionRows, type Expr } from '@sluice/executor';
+import { broadcastRows, packInitialState, partitionRows, type Expr } from '@sluice/executor';
 import { CONF_KEYS, warn } from '@sluice/state';
 import type { RuntimeConf } from '../conf/RuntimeConf.js';
 import type { LogicalPlan } from '../plan/LogicalPlan.js';
@@ -32,9 +32,13 @@ export interface StaticSides {
   /** Broadcast sides, by the plan id of their join. */
   broadcasts: ReadonlyMap<string, SharedArrayBuffer>;
   joinShuffle?: JoinShuffle;
+  /** The rows of transformWithState initial states (packed for the state tasks), by the id their operator names; read for the first batch only. */
+  initialStates?: ReadonlyMap<string, Uint8Array>;
 }
 
-export async function readStaticSides(plan: LogicalPlan, scheduler: TaskScheduler, conf: RuntimeConf): Promise<StaticSides> {
+export async function readStaticSides(plan: LogicalPlan, scheduler: TaskScheduler, conf: RuntimeConf, firstBatch = false): Promise<StaticSides> {
+  const initialStates = new Map<string, Uint8Array>();
+  if (firstBatch) for (const s of plan.initialStates ?? []) initialStates.set(s.id, packInitialState(await staticRows(scheduler, s.plan)));
   const threshold = conf.get(K.autoBroadcastJoinThreshold);
   const broadcasts = new Map<string, SharedArrayBuffer>();
   let joinShuffle: JoinShuffle | undefined;
@@ -61,5 +65,5 @@ export async function readStaticSides(plan: LogicalPlan, scheduler: TaskSchedule
     const parts = partitionRows(rows, join.rightKeys ?? join.keys, join.rightSchema, partitions);
     joinShuffle = { at, keys: join.keys.map((name): Expr => ({ op: 'col', name })), partitions, parts: parts.map((p) => broadcastRows(p)) };
   }
-  return { broadcasts, ...(joinShuffle && { joinShuffle }) };
+  return { broadcasts, ...(joinShuffle && { joinShuffle }), ...(initialStates.size > 0 && { initialStates }) };
 }

@@ -15,12 +15,17 @@ function refuse(message: string): SluiceError {
 export function checkOutputMode(plan: LogicalPlan, mode: OutputMode): void {
   const op = plan.stateful;
   const chain = plan.chain ?? [];
+  checkGroupsWithState(plan, mode);
   if (chain.length > 0) {
     // Spark runs several stateful operators in Append mode only (each emits what is final).
     if (mode !== 'append') {
       throw refuse(`multiple stateful operators (${[op, ...chain.map((c) => c.stateful)].map((o) => o?.kind).join(', ')}) are supported in Append output mode only, as in Spark`);
     }
     for (const next of chain) checkOutputMode({ ...plan, stateful: next.stateful, chain: [] }, mode);
+  }
+  if (op?.kind === 'transformWithState' && chain.length === 0) {
+    if (mode === 'complete') throw refuse(`Complete output mode is not supported for ${op.api} on streaming DataFrames/Datasets: use Append or Update`);
+    return;
   }
   if (op?.kind === 'streamJoin') {
     checkStreamStreamJoin(streamStreamJoinOf(op), mode);
@@ -48,6 +53,35 @@ export function checkOutputMode(plan: LogicalPlan, mode: OutputMode): void {
   }
 }
 
+/**
+ * Spark's rules for [flat]MapGroupsWithState (UnsupportedOperationChecker): mapGroupsWithState in
+ * Update mode only and without aggregations; flatMapGroupsWithState's own output mode must be the
+ * query's when there is no aggregation, and Append when an aggregation follows it; never after an
+ * aggregation.
+ */
+function checkGroupsWithState(plan: LogicalPlan, mode: OutputMode): void {
+  const ops = [plan.stateful, ...(plan.chain ?? []).map((c) => c.stateful)].filter((o) => o !== undefined);
+  const aggregates = ops.some((o) => o.kind === 'aggregate');
+  const shown = { append: 'Append', update: 'Update', complete: 'Complete' };
+  ops.forEach((op, i) => {
+    if (op.kind !== 'transformWithState' || op.api === 'transformWithState') return;
+    if (op.api === 'mapGroupsWithState') {
+      if (aggregates) throw new SluiceError('UNSUPPORTED_OPERATION', 'mapGroupsWithState is not supported with aggregation on a streaming DataFrame/Dataset');
+      if (mode !== 'update') throw refuse(`mapGroupsWithState is not supported with ${shown[mode]} output mode on a streaming DataFrame/Dataset`);
+      return;
+    }
+    if (!aggregates) {
+      if (op.outputMode !== mode) {
+        throw refuse(`flatMapGroupsWithState in ${op.outputMode} mode is not supported with ${shown[mode]} output mode on a streaming DataFrame/Dataset`);
+      }
+      return;
+    }
+    if (op.outputMode === 'update') throw new SluiceError('UNSUPPORTED_OPERATION', 'flatMapGroupsWithState in update mode is not supported with aggregation on a streaming DataFrame/Dataset');
+    if (ops.slice(0, i).some((o) => o.kind === 'aggregate')) {
+      throw new SluiceError('UNSUPPORTED_OPERATION', 'flatMapGroupsWithState in append mode is not supported after aggregation on a streaming DataFrame/Dataset');
+    }
+  });
+}
 
 const SPARK_JOIN_NAMES: Record<StreamJoinType, string> = {
   inner: 'Inner',

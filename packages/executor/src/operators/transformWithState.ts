@@ -481,6 +481,11 @@ class ProcessorRun {
 
 // ---- the batch ----------------------------------------------------------------------------------
 
+/** An initial state's rows (engine form) as the first batch's state tasks carry them. */
+export function packInitialState(rows: readonly Row[]): Uint8Array {
+  return plainPackr.pack(rows);
+}
+
 function keyTypesOf(op: TransformWithStateOp, schema: Schema): DataType[] {
   return op.keys.map((k) => exprType(k, schema));
 }
