@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ManualClock, statefulProcessor } from '@sluice/driver';
-import { memoryStream, runSparkTest, SparkStreamTest } from './sparkStreamTest.js';
+import { fresh, memoryStream, runSparkTest, SPARK_TEST_CONF, SparkStreamTest } from './sparkStreamTest.js';
+import { tempDir, withSession } from './helpers.js';
 
 const fixtures = new URL('./fixtures/processors.mjs', import.meta.url);
 const processor = (name: string) => statefulProcessor(fixtures, name);
@@ -100,5 +101,126 @@ describe('transformWithState timers', () => {
         expect(ops.at(-1)?.operatorName).toBe('transformWithStateExec');
       },
     );
+  });
+});
+
+describe('transformWithState state variables', () => {
+  it('keeps list and map state per key, and clears them', async () => {
+    let input: ReturnType<typeof memoryStream>[0];
+    await runSparkTest(
+      (s, df) => new SparkStreamTest(s, df, 'update'),
+      (s) => {
+        const [m, df] = memoryStream(s, 'k STRING, v STRING');
+        input = m;
+        return df.groupBy('k').transformWithState(processor('ListAndMap'), { outputSchema: 'k STRING, size INT, v STRING, n LONG', outputMode: 'update' });
+      },
+      async (t) => {
+        input.addData([{ k: 'a', v: 'x' }, { k: 'a', v: 'y' }, { k: 'b', v: 'x' }]);
+        await t.checkNewAnswer(['a', 2, 'x', 1], ['a', 2, 'y', 1], ['b', 1, 'x', 1]);
+        await t.restart();
+        input.addData([{ k: 'a', v: 'x' }, { k: 'a', v: 'x' }]);
+        await t.checkNewAnswer(['a', 4, 'x', 3], ['a', 4, 'y', 1]);
+        // Cleared at 4: a starts over; b kept its state.
+        input.addData([{ k: 'a', v: 'y' }, { k: 'b', v: 'z' }]);
+        await t.checkNewAnswer(['a', 1, 'y', 1], ['b', 2, 'x', 1], ['b', 2, 'z', 1]);
+        const last = t.query.lastProgress?.stateOperators[0];
+        expect(last?.numRowsTotal).toBe(2);
+      },
+    );
+  });
+
+  it('expires a value whose time to live has passed by the manual clock, and removes it from state', async () => {
+    let input: ReturnType<typeof memoryStream>[0];
+    const clock = new ManualClock();
+    await runSparkTest(
+      (s, df) => new SparkStreamTest(s, df, 'update', clock),
+      (s) => {
+        const [m, df] = memoryStream(s, 'k STRING, v STRING');
+        input = m;
+        return df.groupBy('k').transformWithState(processor('TtlValue'), { outputSchema: 'k STRING, before STRING', outputMode: 'update', timeMode: 'processingTime' });
+      },
+      async (t) => {
+        input.addData([{ k: 'a', v: '1' }, { k: 'b', v: '1' }]);
+        await t.advance(1000); // batch at 1 s: both expire at 11 s
+        await t.checkNewAnswer(['a', null], ['b', null]);
+        input.addData([{ k: 'a', v: '2' }]);
+        await t.advance(5000); // 6 s: a refreshed, expires at 16 s
+        await t.checkNewAnswer(['a', '1']);
+        input.addData([{ k: 'a', v: 'peek' }, { k: 'b', v: 'peek' }]);
+        await t.advance(6000); // 12 s: b's value expired at 11 s
+        await t.checkNewAnswer(['a', '2'], ['b', null]);
+        expect(t.query.lastProgress?.stateOperators[0]?.numRowsTotal).toBe(1);
+        expect(t.query.lastProgress?.stateOperators[0]?.customMetrics['numValuesRemovedDueToTTLExpiry']).toBe(1);
+        // No data: at 16 s a batch without data removes a's value too.
+        await t.advance(4000);
+        await t.checkNewAnswer();
+        expect(t.query.lastProgress?.stateOperators[0]?.numRowsTotal).toBe(0);
+      },
+    );
+  });
+});
+
+describe('transformWithState errors', () => {
+  const start = async (name: string, rows: Array<Record<string, unknown>>) => {
+    let failure: unknown;
+    await withSession(SPARK_TEST_CONF, async (s) => {
+      const [m, df] = memoryStream(s, 'k STRING, v STRING');
+      const q = await df
+        .groupBy('k')
+        .transformWithState(processor(name), { outputSchema: 'k STRING', outputMode: 'update' })
+        .writeStream.format('memory')
+        .queryName(fresh('out'))
+        .outputMode('update')
+        .start();
+      m.addData(rows);
+      failure = await q.processAllAvailable().then(
+        () => q.exception,
+        (e: unknown) => e,
+      );
+      await q.stop();
+    });
+    return failure as { code?: string; message: string; cause?: { message?: string } };
+  };
+
+  it('fails the query with STATE_VALUE_TYPE_MISMATCH naming the variable', async () => {
+    const e = await start('WrongType', [{ k: 'a', v: 'x' }]);
+    expect(e.code).toBe('STATE_VALUE_TYPE_MISMATCH');
+    expect(e.message).toContain("state variable 'name'");
+    expect(e.message).toContain('STRING');
+  });
+
+  it('fails the query with UDF_FAILED naming the module and export, the error kept as its cause', async () => {
+    const e = await start('Throws', [{ k: 'a', v: 'boom' }]);
+    expect(e.code).toBe('UDF_FAILED');
+    expect(e.message).toContain("'Throws'");
+    expect(e.message).toContain('processors.mjs');
+    expect(e.cause?.message).toBe('the processor broke on boom');
+  });
+
+  it('refuses a restart whose processor changed a variable type: STATE_SCHEMA_INCOMPATIBLE', async () => {
+    const ckpt = tempDir();
+    await withSession(SPARK_TEST_CONF, async (s) => {
+      const [m, df] = memoryStream(s, 'k STRING, v STRING');
+      const run = (name: string) =>
+        df
+          .groupBy('k')
+          .transformWithState(processor(name), { outputSchema: 'k STRING, size INT, v STRING, n LONG', outputMode: 'update' })
+          .writeStream.format('memory')
+          .queryName(fresh('out'))
+          .outputMode('update')
+          .option('checkpointLocation', ckpt)
+          .start();
+      const q = await run('ListAndMap');
+      m.addData([{ k: 'a', v: 'x' }]);
+      await q.processAllAvailable();
+      await q.stop();
+      const refused = await run('SeenAsValue').then(
+        () => undefined,
+        (e: unknown) => e as { code: string; message: string; file?: string },
+      );
+      expect(refused?.code).toBe('STATE_SCHEMA_INCOMPATIBLE');
+      expect(refused?.message).toContain("state variable 'seen'");
+      expect(refused?.file).toContain(ckpt);
+    });
   });
 });

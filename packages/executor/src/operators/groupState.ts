@@ -88,7 +88,7 @@ export class GroupState {
       throw misuse('Cannot set timeout duration without enabling processing time timeout in [map|flatMap]GroupsWithState');
     }
     const ms = typeof duration === 'string' ? durationMs(duration) : duration;
-    if (!(typeof ms === 'number' && Number.isFinite(ms)) || ms <= 0) throw misuse(`Timeout duration must be positive, got ${String(duration)}`);
+    if (!(typeof ms === 'number' && Number.isFinite(ms)) || ms <= 0) throw misuse(`Timeout duration must be positive (got ${String(duration)})`);
     this.timeoutMs = this.ctx.processingTimeMs + Math.trunc(ms);
   }
 
@@ -101,13 +101,12 @@ export class GroupState {
     if (!(typeof ms === 'number' && Number.isFinite(ms))) throw misuse(`Timeout timestamp must be a Date or milliseconds, got ${String(timestamp)}`);
     if (additionalDuration !== undefined) {
       const extra = typeof additionalDuration === 'string' ? durationMs(additionalDuration) : additionalDuration;
-      if (!(typeof extra === 'number' && Number.isFinite(extra)) || extra <= 0) throw misuse(`Timeout duration must be positive, got ${String(additionalDuration)}`);
+      if (!(typeof extra === 'number' && Number.isFinite(extra)) || extra < 0) throw misuse(`Provided duration (${String(additionalDuration)}) is negative`);
       ms += extra;
     }
+    if (ms <= 0) throw misuse('Timeout timestamp must be positive');
     const wm = this.ctx.watermarkMs;
-    if (ms < 0 || (wm !== undefined && ms < wm)) {
-      throw misuse(`Timeout timestamp (${ms}) cannot be earlier than the current watermark (${wm ?? 0})`);
-    }
+    if (wm !== undefined && ms < wm) throw misuse(`Timeout timestamp (${ms}) cannot be earlier than the current watermark (${wm})`);
     this.timeoutMs = Math.trunc(ms);
   }
 
@@ -130,7 +129,9 @@ function durationMs(text: string): number {
   const interval = parseInterval(text);
   if (interval === null) throw misuse(`'${text}' is not a valid duration`);
   const [months, days, ms] = interval;
-  return (months * 31 + days) * DAY_MS + ms;
+  const total = (months * 31 + days) * DAY_MS + ms;
+  if (total < 0) throw misuse(`Provided duration (${text}) is negative`);
+  return total;
 }
 
 /** The timer a call leaves for its key: the timeout it set, if any. */

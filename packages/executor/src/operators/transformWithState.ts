@@ -248,6 +248,8 @@ interface KeyEntry {
   priorExpiry: number | null;
   /** Written in this batch (its value may have changed). */
   dirty: boolean;
+  /** How the key counts in the metrics, when its API says (a GroupState's, as Spark counts it); else by what changed. */
+  counts?: 'updated' | 'removed';
 }
 
 /** The current time values of a batch, as Spark's TimerValuesImpl gives them (-1: not in this time mode). */
@@ -705,15 +707,13 @@ function rowExternal(row: Row, schema: Schema): Row {
 function writeKey(e: KeyEntry, changes: ShardChange[], c: ProcessorCounters): void {
   const value = encodeKeyState(e.state);
   const prior = e.prior ?? null;
+  const counts = e.counts ?? (value === null ? 'removed' : 'updated');
+  if (counts === 'removed') c.removed += 1;
+  else c.updated += 1;
   if (value === null && prior === null) return;
   changes.push({ key: e.dataKey, value, prior });
-  if (value === null) {
-    c.removed += 1;
-    c.rowDelta -= 1;
-  } else {
-    c.updated += 1;
-    if (prior === null) c.rowDelta += 1;
-  }
+  if (value === null) c.rowDelta -= 1;
+  else if (prior === null) c.rowDelta += 1;
   const now = new Set(e.state.timers);
   const before = new Set(e.priorTimers);
   for (const t of before) if (!now.has(t)) changes.push({ key: timerIndexKey(t, e.kg, e.keyBytes), value: null, prior: EMPTY });
@@ -783,37 +783,57 @@ function processorCalls(op: TransformWithStateOp, Processor: new () => UserProce
   };
 }
 
-/** flatMapGroupsWithState and mapGroupsWithState: the function, called with a GroupState per key. */
+/**
+ * flatMapGroupsWithState and mapGroupsWithState: the function, called with a GroupState per key.
+ * What the call did is applied once its rows are all taken (the function may update state as it
+ * yields them), as Spark's FlatMapGroupsWithStateExec does: a removal without a timeout deletes
+ * the key; else the key is written when its state was updated or removed, or its timeout changed.
+ */
 function groupStateCalls(op: TransformWithStateOp, fn: GroupFunction, run: ProcessorRun): Calls {
   const variable = op.variables[0] as StateVariable;
   const toEngine = stateConverter(GROUP_STATE, variable.schema);
   const toUser = createToExternalConverter(variable.schema);
-  const call = (entry: KeyEntry, rows: Iterable<Row>, timedOut: boolean): unknown => {
+  const call = (entry: KeyEntry, rows: Iterable<Row>, timedOutAt: number | undefined): unknown => {
     const d = entry.state.vars.get(GROUP_STATE);
     const state = new GroupState(
       d?.kind === 'value' ? { value: toUser(d.entry[0]) } : undefined,
-      { timeMode: op.timeMode, timedOut, processingTimeMs: run.times.processingTimeMs, watermarkMs: run.times.watermarkMs, hasWatermark: op.eventTimeColumn !== null },
+      {
+        timeMode: op.timeMode,
+        timedOut: timedOutAt !== undefined,
+        processingTimeMs: run.times.processingTimeMs,
+        watermarkMs: run.times.watermarkMs,
+        hasWatermark: op.eventTimeColumn !== null,
+      },
       toEngine,
     );
-    const out = user(op, () => fn(entry.key, rows, state));
-    // The timeout is reset at every call; what the call set stands (Spark's GroupStateImpl).
-    entry.state.timers = [];
-    if (state.removed) entry.state.vars.delete(GROUP_STATE);
-    else if (state.updatedValue !== undefined) entry.state.vars.set(GROUP_STATE, { kind: 'value', entry: [state.updatedValue, null] });
+    const out = user(op, () => {
+      const r = fn(entry.key, rows, state);
+      return op.api === 'mapGroupsWithState' ? [r] : [...((r as Iterable<Row> | null | undefined) ?? [])];
+    });
+    const before = timedOutAt ?? entry.state.timers[0];
     const timeout = groupStateTimeoutMs(state);
-    if (timeout !== undefined && entry.state.vars.has(GROUP_STATE)) entry.state.timers = [timeout];
-    entry.dirty = true;
-    if (op.api === 'mapGroupsWithState') return [out];
-    return user(op, () => [...((out as Iterable<Row> | null | undefined) ?? [])]);
+    if (state.removed && timeout === undefined) {
+      entry.state.vars.delete(GROUP_STATE);
+      entry.state.timers = [];
+      entry.dirty = true;
+      entry.counts = 'removed';
+    } else if (state.updatedValue !== undefined || state.removed || timeout !== before) {
+      if (state.removed) entry.state.vars.delete(GROUP_STATE);
+      else if (state.updatedValue !== undefined) entry.state.vars.set(GROUP_STATE, { kind: 'value', entry: [state.updatedValue, null] });
+      // The timeout is reset at every call: what this call set, or none.
+      entry.state.timers = timeout === undefined ? [] : [timeout];
+      entry.dirty = true;
+      entry.counts = 'updated';
+    }
+    return out;
   };
   return {
     open() {},
-    initial(entry, row) {
-      void entry;
-      void row;
+    initial() {
+      throw invalid(`${op.api} takes no initial state here`);
     },
-    rows: (entry, rows) => call(entry, rows, false),
-    timer: (entry) => call(entry, [][Symbol.iterator](), true),
+    rows: (entry, rows) => call(entry, rows, undefined),
+    timer: (entry, time) => call(entry, [][Symbol.iterator](), time),
     close() {},
   };
 }
