@@ -4,7 +4,7 @@
  * (fixtures/tws-kill-child.mjs), killed at random moments and restarted on its checkpoint, then
  * repartitioned between runs. The sink must end up with exactly the rows of an independent model:
  * each user's running counts 1..n, and one row per timer the final watermark has passed; the state
- * must hold one key per user.
+ * must hold two rows per user (Spark counts a row per variable: the count and the list).
  */
 import { spawnSync } from 'node:child_process';
 import { readdirSync, renameSync } from 'node:fs';
@@ -96,7 +96,7 @@ describe('transformWithState through SIGKILL and a repartition', () => {
     expect(new Set(INPUT.flat().map((e) => `${e.user}:${e.t + TIMER}`)).size).toBeGreaterThan(fired);
   });
 
-  it('10 kills at random moments, then a run to the end: every row and every fired timer exactly once, one state key per user', async () => {
+  it('10 kills at random moments, then a run to the end: every row and every fired timer exactly once, two state rows per user', async () => {
     const dirs = scenarioDirs();
     const calDirs = { input: dirs.input, out: tempDir('sluice-tws-out-'), ckpt: tempDir('sluice-tws-ckpt-') };
     const calRun = await runChild(calDirs);
@@ -115,7 +115,8 @@ describe('transformWithState through SIGKILL and a repartition', () => {
     expect(midRun.length, 'kills that landed mid-run').toBeGreaterThanOrEqual(3);
     const state = stateKeys(dirs.ckpt);
     expect(state.operator).toBe('transformWithStateExec');
-    expect(state.rows).toBe(NUM_USERS);
+    // Spark's rows: per user its count and its list of recent seqs.
+    expect(state.rows).toBe(2 * NUM_USERS);
   });
 
   it('repartitioned between runs (6 partitions to 3 offline with the CLI, then to 5 at a start): timers and state move, and the output is exact', async () => {
@@ -131,6 +132,6 @@ describe('transformWithState through SIGKILL and a repartition', () => {
     for (const [from, to] of held) renameSync(to, from);
     expectCompleted(await runChild(dirs, { ...process.env, SLUICE_TEST_PARTITIONS: '5' }));
     expect(committedRows(dirs.out).map(rowKey).sort()).toEqual(EXPECTED);
-    expect(stateKeys(dirs.ckpt)).toEqual({ rows: NUM_USERS, partitions: 5, operator: 'transformWithStateExec' });
+    expect(stateKeys(dirs.ckpt)).toEqual({ rows: 2 * NUM_USERS, partitions: 5, operator: 'transformWithStateExec' });
   });
 });

@@ -123,8 +123,11 @@ describe('transformWithState state variables', () => {
         // Cleared at 4: a starts over; b kept its state.
         input.addData([{ k: 'a', v: 'y' }, { k: 'b', v: 'z' }]);
         await t.checkNewAnswer(['a', 1, 'y', 1], ['b', 2, 'x', 1], ['b', 2, 'z', 1]);
+        // Spark's rows: a list is one, a map one per entry: a's list and {y}, b's list and {x, z}.
         const last = t.query.lastProgress?.stateOperators[0];
-        expect(last?.numRowsTotal).toBe(2);
+        expect(last?.numRowsTotal).toBe(5);
+        // Updated: a's append and map update (2), b's (2); removed: none.
+        expect([last?.numRowsUpdated, last?.numRowsRemoved]).toEqual([4, 0]);
       },
     );
   });

@@ -180,6 +180,8 @@ export class MicroBatchExecution extends StreamExecution {
 
   /** One trigger: poll the sources, then run the batch nextBatch decides on. Returns whether a batch ran. */
   private async runTrigger(triggerStart: number): Promise<boolean> {
+    // Progress times the trigger by the wall clock, whatever clock its batch timestamp follows.
+    const wallStart = clock.now();
     const seq = ++this.triggerSeq;
     await this.driverTurn();
     this.status = { message: 'Getting offsets from sources', isDataAvailable: false, isTriggerActive: true };
@@ -194,7 +196,7 @@ export class MicroBatchExecution extends StreamExecution {
       this.onIdle(seq);
       return false;
     }
-    await this.runDataBatch(step, triggerStart, { latestOffset }, latest);
+    await this.runDataBatch(step, triggerStart, { latestOffset }, latest, wallStart);
     return true;
   }
 
@@ -206,7 +208,7 @@ export class MicroBatchExecution extends StreamExecution {
     return { batchId: step.batchId, kind: 'data', batchTimestampMs: triggerStart, batchWatermarkMs: step.watermarkMs, offsets: step.offsets, conf };
   }
 
-  private async runDataBatch(step: DataStep, triggerStart: number, durations: { latestOffset: number }, latest: ReadonlyArray<SourceOffset | null>): Promise<void> {
+  private async runDataBatch(step: DataStep, triggerStart: number, durations: { latestOffset: number }, latest: ReadonlyArray<SourceOffset | null>, wallStart = triggerStart): Promise<void> {
     const execution = this.execution as IncrementalExecution;
     const start = step.start;
     const phases = { getBatch: 0, queryPlanning: 0, tasks: 0 };
@@ -255,7 +257,7 @@ export class MicroBatchExecution extends StreamExecution {
       };
     });
     if (this.stateInfo) forgetLeftOpen(this.stateInfo.stateDir); // its shards opened again
-    await this.reportProgress(batch, start, latest, triggerStart, exec as NonNullable<typeof exec>, {
+    await this.reportProgress(batch, start, latest, wallStart, exec as NonNullable<typeof exec>, {
       addBatch: phases.tasks + timings.sinkCommit,
       getBatch: phases.getBatch,
       latestOffset: durations.latestOffset,

@@ -45,6 +45,9 @@ export async function resolveProcessors(plan: LogicalPlan): Promise<LogicalPlan>
 
 interface StateSchemaFile {
   variables: StateVariable[];
+  /** The operator's time and output modes (absent: not recorded); a restart may not change them, as in Spark. */
+  timeMode?: string;
+  outputMode?: string;
 }
 
 const isSchemaFile = (v: unknown): v is StateSchemaFile => Array.isArray((v as StateSchemaFile)?.variables);
@@ -57,7 +60,19 @@ const isSchemaFile = (v: unknown): v is StateSchemaFile => Array.isArray((v as S
  */
 export function checkStateSchema(paths: CheckpointPaths, operatorId: number, op: TransformWithStateOp): (() => void) | undefined {
   const file = paths.stateSchema(operatorId);
-  const stored = existsSync(file) ? readVersioned<StateSchemaFile>(file, isSchemaFile).variables : [];
+  const record = existsSync(file) ? readVersioned<StateSchemaFile>(file, isSchemaFile) : undefined;
+  const stored = record?.variables ?? [];
+  for (const setting of ['timeMode', 'outputMode'] as const) {
+    const was = record?.[setting];
+    if (was !== undefined && was !== op[setting]) {
+      // Spark's STATE_STORE_INVALID_CONFIG_AFTER_RESTART.
+      throw new SluiceError(
+        'STATE_SCHEMA_INCOMPATIBLE',
+        `Cannot change ${setting} from ${was} to ${op[setting]} between restarts of operator ${operatorId}: set ${setting} to ${was}, or restart with a new checkpoint directory`,
+        { file, option: setting },
+      );
+    }
+  }
   for (const v of op.variables) {
     const was = stored.find((s) => s.name === v.name);
     if (was !== undefined && !sameVariable(was, v)) {
@@ -70,12 +85,12 @@ export function checkStateSchema(paths: CheckpointPaths, operatorId: number, op:
     }
   }
   const added = op.variables.filter((v) => !stored.some((s) => s.name === v.name));
-  if (added.length === 0 && existsSync(file)) return undefined;
+  if (added.length === 0 && record?.timeMode !== undefined) return undefined;
   const shape = (v: StateVariable): StateVariable => {
     const { ttlMs: _ttl, ...rest } = v;
     return rest as StateVariable;
   };
-  return () => writeVersioned(file, { variables: [...stored, ...added.map(shape)] });
+  return () => writeVersioned(file, { variables: [...stored, ...added.map(shape)], timeMode: op.timeMode, outputMode: op.outputMode });
 }
 
 function describe(v: StateVariable): string {

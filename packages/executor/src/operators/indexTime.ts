@@ -16,6 +16,7 @@ import { exprType } from '../expressions/exprTypes.js';
 import type { Schema } from '../schema/types.js';
 import { eventTimeOfKey } from './aggregates.js';
 import { joinIndexTimeOf, joinRowsIn } from './streamJoin.js';
+import { stateRowsIn } from './processorState.js';
 import { sessionHeader, sessionKeyOf } from './sessionWindow.js';
 import type { StatefulOp } from './types.js';
 
@@ -33,11 +34,13 @@ export function indexTimeOf(op: StatefulOp, stateInputSchema: Schema, usesWaterm
 
 /**
  * The repartition hook of an operator that keeps several rows in one state value (by its progress
- * name): a join's values count their rows, a session window's its sessions. Empty for the others,
+ * name): a join's values count their rows, a session window's its sessions, a processor's its
+ * variables' rows. Empty for the others,
  * whose values are one row each.
  */
 export function rowsInOf(operatorName: string | undefined): { rowsIn?: (value: Uint8Array) => number } {
   if (operatorName === 'symmetricHashJoin') return { rowsIn: joinRowsIn };
   if (operatorName === 'sessionWindowStateStoreSaveExec') return { rowsIn: (value) => sessionHeader(value).count };
+  if (operatorName === 'transformWithStateExec') return { rowsIn: stateRowsIn };
   return {};
 }

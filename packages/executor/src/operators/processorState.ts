@@ -81,6 +81,21 @@ export function decodeKeyState(bytes: Uint8Array): KeyStateData {
   return { timers: a[1] as number[], vars };
 }
 
+/**
+ * The state rows a key's value stands for, as Spark counts them (the keys of its column families):
+ * one per value variable and per list variable, one per map entry; timers are not rows.
+ */
+export function stateRows(s: KeyStateData): number {
+  let n = 0;
+  for (const d of s.vars.values()) n += d.kind === 'map' ? d.entries.size : 1;
+  return n;
+}
+
+/** The state rows a stored value holds (the repartition's RowsIn). */
+export function stateRowsIn(value: Uint8Array): number {
+  return stateRows(decodeKeyState(value));
+}
+
 /** The least expiry among a key's values (null: none expires). */
 export function leastExpiry(s: KeyStateData): number | null {
   let least: number | null = null;

@@ -56,6 +56,8 @@ import {
   timersUpTo,
   TTL_BASE,
   ttlIndexKey,
+  stateRows,
+  type Expiring,
   type KeyStateData,
   type VariableData,
 } from './processorState.js';
@@ -248,8 +250,10 @@ interface KeyEntry {
   priorExpiry: number | null;
   /** Written in this batch (its value may have changed). */
   dirty: boolean;
-  /** How the key counts in the metrics, when its API says (a GroupState's, as Spark counts it); else by what changed. */
+  /** A GroupState call's verdict on the key, as Spark counts it (transformWithState counts by operation instead). */
   counts?: 'updated' | 'removed';
+  /** The state rows its stored value held (stateRows). */
+  priorRows: number;
 }
 
 /** The current time values of a batch, as Spark's TimerValuesImpl gives them (-1: not in this time mode). */
@@ -268,6 +272,9 @@ class ProcessorRun {
   /** The key the processor is being called for (Spark's implicit grouping key). */
   current: KeyEntry | undefined;
   readonly metrics: ProcessorMetrics = { numRegisteredTimers: 0, numDeletedTimers: 0, numExpiredTimers: 0, numValuesRemovedDueToTTLExpiry: 0 };
+  /** State rows written and removed by the processor's calls (Spark's numUpdatedStateRows and numRemovedStateRows). */
+  updates = 0;
+  removals = 0;
   private readonly declared = new Map<string, StateVariable>();
 
   constructor(
@@ -323,14 +330,19 @@ class ProcessorRun {
     const toUser = createToExternalConverter(v.schema);
     const get = (): unknown => {
       const d = this.data(name);
-      return d?.kind === 'value' && this.live(d.entry[1]) ? toUser(d.entry[0]) : undefined;
+      return d?.kind === 'value' && this.live(d.entry[1]) ? toUser(d.entry[0]) : null;
     };
     return {
-      exists: () => get() !== undefined,
+      exists: () => get() !== null,
       get,
-      getOption: get,
-      update: (value: unknown) => this.write(name, { kind: 'value', entry: [toEngine(value), this.expiry(v)] }),
-      clear: () => this.write(name, undefined),
+      update: (value: unknown) => {
+        this.write(name, { kind: 'value', entry: [toEngine(value), this.expiry(v)] });
+        this.updates += 1;
+      },
+      clear: () => {
+        this.write(name, undefined);
+        this.removals += 1;
+      },
     };
   }
 
@@ -338,36 +350,44 @@ class ProcessorRun {
     const v = this.variable(name, 'list');
     const toEngine = stateConverter(name, v.schema, 'list element');
     const toUser = createToExternalConverter(v.schema);
-    const items = (): Array<[unknown, number | null]> => {
+    const stored = (): Expiring[] | undefined => {
       const d = this.data(name);
-      return d?.kind === 'list' ? d.items.filter((it) => this.live(it[1])) : [];
+      return d?.kind === 'list' ? d.items : undefined;
     };
-    const elements = (values: unknown, what: string): Array<[unknown, number | null]> => {
+    const live = (): Expiring[] => (stored() ?? []).filter((it) => this.live(it[1]));
+    const elements = (values: unknown, what: string): Expiring[] => {
       if (values === null || values === undefined || typeof (values as Iterable<unknown>)[Symbol.iterator] !== 'function' || typeof values === 'string') {
-        throw new SluiceError('STATE_VALUE_TYPE_MISMATCH', `state variable '${name}': ${what} takes an array of values, got ${describe(values)}`);
+        throw new SluiceError('STATE_VALUE_TYPE_MISMATCH', `state variable '${name}': ${what} takes an array of values, got ${describe(values)} (Spark's ILLEGAL_STATE_STORE_VALUE.NULL_VALUE)`);
       }
       const exp = this.expiry(v);
-      return [...(values as Iterable<unknown>)].map((x) => [toEngine(x), exp]);
+      const list = [...(values as Iterable<unknown>)].map((x): Expiring => [toEngine(x), exp]);
+      if (list.length === 0) {
+        throw new SluiceError('STATE_VALUE_TYPE_MISMATCH', `state variable '${name}': ${what} needs at least one value, use clear to empty the list (Spark's ILLEGAL_STATE_STORE_VALUE.EMPTY_LIST_VALUE)`);
+      }
+      return list;
     };
-    const set = (list: Array<[unknown, number | null]>): void => this.write(name, list.length === 0 ? undefined : { kind: 'list', items: list });
+    const append = (list: Expiring[]): void => {
+      const items = stored();
+      if (items) items.push(...list);
+      this.write(name, { kind: 'list', items: items ?? list });
+      this.updates += list.length;
+    };
     return {
-      exists: () => items().length > 0,
+      exists: () => live().length > 0,
       get: function* () {
-        for (const it of items()) yield toUser(it[0]);
+        for (const it of live()) yield toUser(it[0]);
       },
       put: (values: unknown) => {
         const list = elements(values, 'put');
-        // Spark refuses an empty list (ILLEGAL_STATE_STORE_VALUE.EMPTY_LIST_VALUE).
-        if (list.length === 0) throw new SluiceError('STATE_VALUE_TYPE_MISMATCH', `state variable '${name}': put needs at least one value (use clear to empty it)`);
-        set(list);
+        this.write(name, { kind: 'list', items: list });
+        this.updates += list.length;
       },
-      appendValue: (value: unknown) => set([...items(), [toEngine(value), this.expiry(v)]]),
-      appendList: (values: unknown) => {
-        const list = elements(values, 'appendList');
-        if (list.length === 0) throw new SluiceError('STATE_VALUE_TYPE_MISMATCH', `state variable '${name}': appendList needs at least one value`);
-        set([...items(), ...list]);
+      appendValue: (value: unknown) => append([[toEngine(value), this.expiry(v)]]),
+      appendList: (values: unknown) => append(elements(values, 'appendList')),
+      clear: () => {
+        this.removals += stored()?.length ?? 0;
+        this.write(name, undefined);
       },
-      clear: () => this.write(name, undefined),
     };
   }
 
@@ -377,42 +397,49 @@ class ProcessorRun {
     const toEngine = stateConverter(name, v.schema, 'map value');
     const keyToUser = createToExternalConverter(v.keySchema);
     const toUser = createToExternalConverter(v.schema);
-    const entries = (): Map<string, [unknown, unknown, number | null]> => {
+    type Entry = [unknown, unknown, number | null];
+    const stored = (): Map<string, Entry> | undefined => {
       const d = this.data(name);
-      const out = new Map<string, [unknown, unknown, number | null]>();
-      if (d?.kind === 'map') for (const [k, e] of d.entries) if (this.live(e[2])) out.set(k, e);
-      return out;
+      return d?.kind === 'map' ? d.entries : undefined;
     };
-    const set = (m: Map<string, [unknown, unknown, number | null]>): void => this.write(name, m.size === 0 ? undefined : { kind: 'map', entries: m });
-    const entry = (key: unknown): [unknown, unknown, number | null] | undefined => entries().get(mapKeyText(keyToEngine(key)));
+    const entry = (key: unknown): Entry | undefined => {
+      const e = stored()?.get(mapKeyText(keyToEngine(key)));
+      return e !== undefined && this.live(e[2]) ? e : undefined;
+    };
+    const live = (): Entry[] => [...(stored()?.values() ?? [])].filter((e) => this.live(e[2]));
     return {
-      exists: () => entries().size > 0,
+      exists: () => live().length > 0,
       getValue: (key: unknown) => {
         const e = entry(key);
-        return e === undefined ? undefined : toUser(e[1]);
+        return e === undefined ? null : toUser(e[1]);
       },
       containsKey: (key: unknown) => entry(key) !== undefined,
       updateValue: (key: unknown, value: unknown) => {
         const k = keyToEngine(key);
-        const m = entries();
+        const m = stored() ?? new Map<string, Entry>();
         m.set(mapKeyText(k), [k, toEngine(value), this.expiry(v)]);
-        set(m);
+        this.write(name, { kind: 'map', entries: m });
+        this.updates += 1;
       },
       iterator: function* () {
-        for (const e of entries().values()) yield [keyToUser(e[0]), toUser(e[1])];
+        for (const e of live()) yield [keyToUser(e[0]), toUser(e[1])];
       },
       keys: function* () {
-        for (const e of entries().values()) yield keyToUser(e[0]);
+        for (const e of live()) yield keyToUser(e[0]);
       },
       values: function* () {
-        for (const e of entries().values()) yield toUser(e[1]);
+        for (const e of live()) yield toUser(e[1]);
       },
       removeKey: (key: unknown) => {
-        const m = entries();
-        m.delete(mapKeyText(keyToEngine(key)));
-        set(m);
+        const m = stored();
+        m?.delete(mapKeyText(keyToEngine(key)));
+        this.write(name, m === undefined || m.size === 0 ? undefined : { kind: 'map', entries: m });
+        this.removals += 1;
       },
-      clear: () => this.write(name, undefined),
+      clear: () => {
+        this.removals += stored()?.size ?? 0;
+        this.write(name, undefined);
+      },
     };
   }
 
@@ -432,21 +459,22 @@ class ProcessorRun {
     const t = this.timerTime(ms);
     const k = this.key('registerTimer');
     const timers = k.state.timers;
+    // Spark counts every call, a timer already there included (registering it again does nothing).
+    this.metrics.numRegisteredTimers += 1;
     if (timers.includes(t)) return;
     timers.push(t);
     timers.sort((a, b) => a - b);
     k.dirty = true;
-    this.metrics.numRegisteredTimers += 1;
   };
 
   deleteTimer = (ms: number): void => {
     const t = this.timerTime(ms);
     const k = this.key('deleteTimer');
+    this.metrics.numDeletedTimers += 1;
     const i = k.state.timers.indexOf(t);
     if (i < 0) return;
     k.state.timers.splice(i, 1);
     k.dirty = true;
-    this.metrics.numDeletedTimers += 1;
   };
 
   listTimers = (): IterableIterator<number> => {
@@ -456,10 +484,10 @@ class ProcessorRun {
 
   timerValues(): TimerValues {
     const { processingTimeMs, watermarkMs } = this.times;
-    const mode = this.op.timeMode;
     const values = {
-      getCurrentProcessingTimeMs: () => (mode === 'none' ? -1 : processingTimeMs),
-      getCurrentWatermarkMs: () => (mode === 'eventTime' ? (watermarkMs ?? -1) : -1),
+      // Spark's TimerValuesImpl in a streaming query: the batch's timestamp and eviction watermark (0 without one), whatever the time mode.
+      getCurrentProcessingTimeMs: () => processingTimeMs,
+      getCurrentWatermarkMs: () => watermarkMs ?? 0,
       registerTimer: this.registerTimer,
       deleteTimer: this.deleteTimer,
       listTimers: this.listTimers,
@@ -524,6 +552,8 @@ export async function transformWithState(
   const now = task.batchTimestampMs ?? Date.now();
   const times: BatchTimes = { processingTimeMs: now, watermarkMs: task.hasWatermark ? task.watermarkMs : undefined, batchTimestampMs: now };
   const run = new ProcessorRun(op, times, task);
+  // A GroupState key is one row (its value, or a timeout alone); a processor's, its variables' rows.
+  const rowCount = op.api === 'transformWithState' ? stateRows : (s: KeyStateData) => (s.vars.size > 0 || s.timers.length > 0 ? 1 : 0);
 
   // 1. Rows by key, late ones dropped.
   const entries = new Map<string, KeyEntry>();
@@ -533,7 +563,7 @@ export async function transformWithState(
     const id = keyString(dk);
     let e = entries.get(id);
     if (e === undefined) {
-      e = { kg, keyBytes, dataKey: dk, key: {}, prior: undefined, state: emptyKeyState(), priorTimers: [], priorExpiry: null, dirty: false };
+      e = { kg, keyBytes, dataKey: dk, key: {}, prior: undefined, state: emptyKeyState(), priorTimers: [], priorExpiry: null, dirty: false, priorRows: 0 };
       entries.set(id, e);
     }
     return e;
@@ -588,6 +618,7 @@ export async function transformWithState(
     e.state = decodeKeyState(prior);
     e.priorTimers = [...e.state.timers];
     e.priorExpiry = leastExpiry(e.state);
+    e.priorRows = rowCount(e.state);
   });
 
   const rows: Row[] = [];
@@ -645,13 +676,18 @@ export async function transformWithState(
       }
       due.sort((a, b) => a.time - b.time || compareBytes(a.entry.dataKey, b.entry.dataKey));
       for (const { time, entry } of due) {
-        const i = entry.state.timers.indexOf(time);
-        if (i < 0) continue; // deleted by an earlier timer of the batch
-        entry.state.timers.splice(i, 1);
-        entry.dirty = true;
+        if (!entry.state.timers.includes(time)) continue; // deleted by an earlier timer of the batch
         run.metrics.numExpiredTimers += 1;
         run.current = entry;
-        emit(calls.timer(entry, time));
+        if (op.api === 'transformWithState') {
+          emit(calls.timer(entry, time));
+          // Spark deletes a fired timer once its handler's rows are taken (listTimers still has it there).
+          run.deleteTimer(time);
+        } else {
+          entry.state.timers.splice(entry.state.timers.indexOf(time), 1);
+          entry.dirty = true;
+          emit(calls.timer(entry, time));
+        }
       }
     }
   } finally {
@@ -664,9 +700,15 @@ export async function transformWithState(
     const removed = dropExpired(e.state, (x) => ttlExpired(x, times.batchTimestampMs));
     if (removed > 0) {
       run.metrics.numValuesRemovedDueToTTLExpiry += removed;
+      run.removals += removed;
       e.dirty = true;
     }
-    if (e.dirty) writeKey(e, changes, c);
+    if (e.dirty) writeKey(e, changes, c, rowCount);
+  }
+  // transformWithState counts its state operations, as Spark's handle does.
+  if (op.api === 'transformWithState') {
+    c.updated += run.updates;
+    c.removed += run.removals;
   }
   return { rows, metrics: run.metrics };
 }
@@ -704,16 +746,14 @@ function rowExternal(row: Row, schema: Schema): Row {
 }
 
 /** Writes a key's new value and the changes of its index entries. */
-function writeKey(e: KeyEntry, changes: ShardChange[], c: ProcessorCounters): void {
+function writeKey(e: KeyEntry, changes: ShardChange[], c: ProcessorCounters, rowsOf: (s: KeyStateData) => number): void {
   const value = encodeKeyState(e.state);
   const prior = e.prior ?? null;
-  const counts = e.counts ?? (value === null ? 'removed' : 'updated');
-  if (counts === 'removed') c.removed += 1;
-  else c.updated += 1;
+  if (e.counts === 'removed') c.removed += 1;
+  else if (e.counts === 'updated') c.updated += 1;
   if (value === null && prior === null) return;
   changes.push({ key: e.dataKey, value, prior });
-  if (value === null) c.rowDelta -= 1;
-  else if (prior === null) c.rowDelta += 1;
+  c.rowDelta += (value === null ? 0 : rowsOf(e.state)) - e.priorRows;
   const now = new Set(e.state.timers);
   const before = new Set(e.priorTimers);
   for (const t of before) if (!now.has(t)) changes.push({ key: timerIndexKey(t, e.kg, e.keyBytes), value: null, prior: EMPTY });
