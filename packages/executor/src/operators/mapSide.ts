@@ -180,24 +180,32 @@ function joinPartials(op: StreamJoinOp, side: JoinSide, layout: StateLayoutMsg, 
 }
 
 // ---------------------------------------------------------------------------------------------
-// A processor's rows (transformWithState): every row is sent, under its grouping key (a null is a key)
+// A processor's rows (transformWithState): every row is sent, the task's rows of a key in one
+// record under their grouping key (a null is a key)
 
 function groupPartials(op: TransformWithStateOp, schema: Schema, layout: StateLayoutMsg, udfs: UdfRegistry): { add(row: Row): void; finish(): PartitionedPartials } {
   const keys = op.keys.map((k) => {
     const type = exprType(k, schema);
-    return { ev: compileExpr(k, schema, udfs), norm: normalizer(type) ?? ((v: unknown) => v ?? null), type };
+    return { ev: compileExpr(k, schema, udfs), part: keyPart(type), norm: normalizer(type) ?? ((v: unknown) => v ?? null), type };
   });
-  const writer = new ShuffleWriter(layout, keys.map((k) => k.type));
-  let numRecords = 0;
+  const groups = new Map<string, { values: unknown[]; rows: Row[] }>();
   return {
     add(row) {
-      writer.addDedup(
-        keys.map((k) => k.norm(k.ev(row))),
-        (keyBytes, kg): DedupRecord => [kg, keyBytes, row, null],
-      );
-      numRecords += 1;
+      let id = '';
+      const values = keys.map((k) => {
+        const v = k.ev(row);
+        id += k.part(v);
+        return v;
+      });
+      const group = groups.get(id);
+      if (group === undefined) groups.set(id, { values: values.map((v, i) => (keys[i] as (typeof keys)[number]).norm(v)), rows: [row] });
+      else group.rows.push(row);
     },
-    finish: () => ({ blocks: writer.finish(), numRecords, numLate: 0 }),
+    finish() {
+      const writer = new ShuffleWriter(layout, keys.map((k) => k.type));
+      for (const { values, rows } of groups.values()) writer.addDedup(values, (keyBytes, kg) => [kg, keyBytes, rows, null] as unknown as DedupRecord);
+      return { blocks: writer.finish(), numRecords: groups.size, numLate: 0 };
+    },
   };
 }
 

@@ -1,5 +1,5 @@
 /**
- * Decoded aggregation or join state of a shard, kept in its worker between batches so that a key updated
+ * Decoded aggregation, join or processor state of a shard, kept in its worker between batches so that a key updated
  * every batch costs no LevelDB read and no decode. It holds exactly what the shard holds: every
  * write of a state task goes through it, and it is dropped when the shard rolls back, when a task
  * fails, and when the shard closes. When it outgrows its budget it is dropped whole (the keys are
@@ -8,18 +8,24 @@
 import { cellTable, type CellLayout } from './aggCells.js';
 import type { KeyTable } from './keyTable.js';
 import type { JoinStateCache } from './streamJoin.js';
+import type { KeyStateData } from './processorState.js';
 
 export class StateCache {
   /** The shard's decoded aggregation state (compactAggregate.ts). */
   private cells: KeyTable | undefined;
   /** The shard's decoded join state (streamJoin.ts). */
   join: JoinStateCache | undefined;
+  /** A processor's decoded keys (transformWithState.ts), by key bytes: the stored value and its decoding. */
+  processor: Map<string, { value: Uint8Array; state: KeyStateData }> | undefined;
+  processorBytes = 0;
 
   constructor(public budgetBytes: number) {}
 
   clear(): void {
     this.cells = undefined;
     this.join = undefined;
+    this.processor = undefined;
+    this.processorBytes = 0;
   }
 
   /** The cell table of this shard (a fresh one if there is none, or one of another layout). */
@@ -35,7 +41,7 @@ export class StateCache {
   }
 
   get memoryUsedBytes(): number {
-    return (this.cells?.memoryUsedBytes ?? 0) + (this.join?.bytes ?? 0);
+    return (this.cells?.memoryUsedBytes ?? 0) + (this.join?.bytes ?? 0) + this.processorBytes;
   }
 }
 

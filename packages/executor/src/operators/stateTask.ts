@@ -108,7 +108,7 @@ async function runOnShard(task: StateTask, store: ShardStore, cache: StateCache,
   let processor: ProcessorMetrics | undefined;
   const emitted =
     op.kind === 'transformWithState'
-      ? await transformWithState(task, op, store, changes, counters, udfs).then((r) => {
+      ? await transformWithState(task, op, store, cache, changes, counters).then((r) => {
           processor = r.metrics;
           return r.rows;
         })

@@ -36,12 +36,12 @@ import {
 } from '@sluice/state';
 import { compileExpr } from '../expressions/compileExpr.js';
 import { exprType } from '../expressions/exprTypes.js';
-import { importUdfModule, udfFailed, udfResultConverter, type UdfRegistry } from '../expressions/udfs.js';
-import { decodeBlock, type DedupRecord } from '../shuffle/shuffleCodec.js';
+import { importUdfModule, udfFailed, udfResultConverter } from '../expressions/udfs.js';
+import { decodeBlock, type GroupRecord } from '../shuffle/shuffleCodec.js';
 import type { StateTask } from '../task/messages.js';
 import { plainPackr } from '../task/packers.js';
 import type { DataType, Row, Schema } from '../schema/types.js';
-import { createStrictConverter, createToExternalConverter, typeName } from '../schema/values.js';
+import { createStrictConverter, createToExternalConverter, isAtomicType, typeName } from '../schema/values.js';
 import {
   allExpiries,
   allTimers,
@@ -61,7 +61,7 @@ import {
   type KeyStateData,
   type VariableData,
 } from './processorState.js';
-import { keyString } from './stateCache.js';
+import { keyString, type StateCache } from './stateCache.js';
 import type { StateVariable, TimeMode, TransformWithStateOp } from './types.js';
 import { GroupState, GROUP_STATE, groupStateTimeoutMs } from './groupState.js';
 
@@ -240,13 +240,15 @@ function withTtl<V extends StateVariable>(v: V, ttlMs: number | undefined): V {
 // ---- one key's state in a batch -----------------------------------------------------------------
 
 interface KeyEntry {
+  /** Its key bytes as text (the batch's and the cache's name for it). */
+  id: string;
   kg: number;
   keyBytes: Uint8Array;
   dataKey: Uint8Array;
   key: Row;
   prior: Uint8Array | undefined;
   state: KeyStateData;
-  priorTimers: number[];
+  priorTimers: readonly number[];
   priorExpiry: number | null;
   /** Written in this batch (its value may have changed). */
   dirty: boolean;
@@ -254,6 +256,8 @@ interface KeyEntry {
   counts?: 'updated' | 'removed';
   /** The state rows its stored value held (stateRows). */
   priorRows: number;
+  /** Its rows of the batch, in the order they came. */
+  rows?: Row[];
 }
 
 /** The current time values of a batch, as Spark's TimerValuesImpl gives them (-1: not in this time mode). */
@@ -534,11 +538,10 @@ export async function transformWithState(
   task: StateTask,
   op: TransformWithStateOp,
   store: ShardStore,
+  cache: StateCache,
   changes: ShardChange[],
   c: ProcessorCounters,
-  udfs: UdfRegistry,
 ): Promise<{ rows: Row[]; metrics: ProcessorMetrics }> {
-  void udfs;
   const exported = await loadProcessor(op);
   const schema = task.stateInputSchema;
   const keyTypes = keyTypesOf(op, schema) as KeyType[];
@@ -556,33 +559,34 @@ export async function transformWithState(
   const rowCount = op.api === 'transformWithState' ? stateRows : (s: KeyStateData) => (s.vars.size > 0 || s.timers.length > 0 ? 1 : 0);
 
   // 1. Rows by key, late ones dropped.
+  // By key group and key bytes; the data key is made once per key.
   const entries = new Map<string, KeyEntry>();
-  const rowsOf = new Map<string, Row[]>();
+  // A key's bytes decide its key group, so they name it alone.
   const entryOf = (kg: number, keyBytes: Uint8Array): KeyEntry => {
-    const dk = dataKey(kg, keyBytes);
-    const id = keyString(dk);
+    const id = keyString(keyBytes);
     let e = entries.get(id);
     if (e === undefined) {
-      e = { kg, keyBytes, dataKey: dk, key: {}, prior: undefined, state: emptyKeyState(), priorTimers: [], priorExpiry: null, dirty: false, priorRows: 0 };
+      const bytes = new Uint8Array(keyBytes);
+      e = { id, kg, keyBytes: bytes, dataKey: dataKey(kg, bytes), key: {}, prior: undefined, state: emptyKeyState(), priorTimers: NO_TIMERS, priorExpiry: null, dirty: false, priorRows: 0 };
       entries.set(id, e);
     }
     return e;
   };
   const late = task.lateWatermarkMs ?? task.watermarkMs;
   for (const block of task.blocks) {
-    for (const rec of decodeBlock<DedupRecord>(block.data)) {
+    for (const [kg, keyBytes, rows] of decodeBlock<GroupRecord>(block.data)) {
+      let kept = rows;
       if (eventTime !== null) {
-        const t = rec[2][eventTime] as number | null;
-        if (t !== null && t !== undefined && t <= late) {
-          c.dropped += 1;
-          continue;
-        }
+        kept = rows.filter((r) => {
+          const t = r[eventTime] as number | null;
+          return t === null || t === undefined || t > late;
+        });
+        c.dropped += rows.length - kept.length;
+        if (kept.length === 0) continue;
       }
-      const e = entryOf(rec[0], new Uint8Array(rec[1]));
-      const id = keyString(e.dataKey);
-      let rows = rowsOf.get(id);
-      if (rows === undefined) rowsOf.set(id, (rows = []));
-      rows.push(rec[2]);
+      const e = entryOf(kg, keyBytes);
+      if (e.rows === undefined) e.rows = kept;
+      else for (const r of kept) e.rows.push(r);
     }
   }
 
@@ -607,19 +611,29 @@ export async function transformWithState(
     }
   }
 
-  // Every key the batch touches, read once.
+  // Every key the batch touches, read once: from the worker's decoded cache, else in one getMany.
   const all = [...entries.values()];
-  const stored = await store.getMany(all.map((e) => e.dataKey));
-  all.forEach((e, i) => {
+  const decoded = (cache.processor ??= new Map());
+  const unknown = all.filter((e) => !decoded.has(e.id));
+  const stored = await store.getMany(unknown.map((e) => e.dataKey));
+  unknown.forEach((e, i) => {
+    const value = stored[i];
+    if (value !== undefined) {
+      decoded.set(e.id, { value, state: decodeKeyState(value) });
+      cache.processorBytes += value.length * DECODED_BYTES_PER_BYTE;
+    }
+  });
+  for (const e of all) {
     e.key = keyObject(decodeKey(e.keyBytes, keyTypes));
-    const prior = stored[i];
-    if (prior === undefined) return;
-    e.prior = prior;
-    e.state = decodeKeyState(prior);
+    const known = decoded.get(e.id);
+    if (known === undefined) continue;
+    // The decoded state is the entry's to change: a failed task drops the whole cache.
+    e.prior = known.value;
+    e.state = known.state;
     e.priorTimers = [...e.state.timers];
     e.priorExpiry = leastExpiry(e.state);
     e.priorRows = rowCount(e.state);
-  });
+  }
 
   const rows: Row[] = [];
   const toOutput = udfResultConverter({ struct: op.outputSchema }, op.processor);
@@ -639,12 +653,9 @@ export async function transformWithState(
       rows.push(toOutput(r) as Row);
     }
   };
-  const userRows = (list: Row[]): Iterable<Row> => {
-    const external = (r: Row): Row => rowExternal(r, schema);
-    return (function* () {
-      for (const r of list) yield external(r);
-    })();
-  };
+  // Engine rows are what user code sees unless a column needs converting (a TIMESTAMP becomes a Date).
+  const external = externalRows(schema);
+  const userRows = (list: Row[]): Iterable<Row> => (external === undefined ? list : list.map(external)).values();
 
   const calls = op.api === 'transformWithState' ? processorCalls(op, exported as new () => UserProcessor, run) : groupStateCalls(op, exported as GroupFunction, run);
   calls.open();
@@ -652,13 +663,14 @@ export async function transformWithState(
     // 3. Initial state.
     for (const { entry, row } of initial) {
       run.current = entry;
-      calls.initial(entry, rowExternal(row, op.initialState?.schema as Schema));
+      const toUser = externalRows(op.initialState?.schema as Schema);
+      calls.initial(entry, toUser === undefined ? row : toUser(row));
     }
     // 4. Keys with rows, in the order their rows came.
-    for (const [id, list] of rowsOf) {
-      const entry = entries.get(id) as KeyEntry;
+    for (const entry of all) {
+      if (entry.rows === undefined) continue;
       run.current = entry;
-      emit(calls.rows(entry, userRows(list)));
+      emit(calls.rows(entry, userRows(entry.rows)));
     }
     // 5. Due timers, by time: those in the index that are still registered, and those registered in this batch.
     if (timerClock !== undefined) {
@@ -703,7 +715,19 @@ export async function transformWithState(
       run.removals += removed;
       e.dirty = true;
     }
-    if (e.dirty) writeKey(e, changes, c, rowCount);
+    if (!e.dirty) continue;
+    const value = writeKey(e, changes, c, rowCount);
+    cache.processorBytes -= (e.prior?.length ?? 0) * DECODED_BYTES_PER_BYTE;
+    if (value === null) decoded.delete(e.id);
+    else {
+      decoded.set(e.id, { value, state: e.state });
+      cache.processorBytes += value.length * DECODED_BYTES_PER_BYTE;
+    }
+  }
+  // Over its budget, the cache is dropped whole (LevelDB holds everything).
+  if (cache.processorBytes > cache.budgetBytes) {
+    cache.processor = undefined;
+    cache.processorBytes = 0;
   }
   // transformWithState counts its state operations, as Spark's handle does.
   if (op.api === 'transformWithState') {
@@ -729,29 +753,35 @@ function compareBytes(a: Uint8Array, b: Uint8Array): number {
 
 const normalize = (v: unknown): unknown => (v === 0 ? 0 : v === undefined ? null : v);
 
-const externalRows = new WeakMap<Schema, (row: Row) => Row>();
+const externalConverters = new WeakMap<Schema, { convert: ((row: Row) => Row) | undefined }>();
 
-function rowExternal(row: Row, schema: Schema): Row {
-  let convert = externalRows.get(schema);
-  if (convert === undefined) {
+/** Engine rows of `schema` to what user code sees; undefined when no column needs converting. */
+function externalRows(schema: Schema): ((row: Row) => Row) | undefined {
+  let c = externalConverters.get(schema);
+  if (c === undefined) {
+    const plain = schema.every((f) => isAtomicType(f.type) && f.type !== 'timestamp' && f.type !== 'date');
     const fields = schema.map((f) => ({ name: f.name, convert: createToExternalConverter(f.type) }));
-    convert = (r) => {
-      const out: Row = {};
-      for (const f of fields) out[f.name] = f.convert(r[f.name]);
-      return out;
+    c = {
+      convert: plain
+        ? undefined
+        : (r) => {
+            const out: Row = {};
+            for (const f of fields) out[f.name] = f.convert(r[f.name]);
+            return out;
+          },
     };
-    externalRows.set(schema, convert);
+    externalConverters.set(schema, c);
   }
-  return convert(row);
+  return c.convert;
 }
 
-/** Writes a key's new value and the changes of its index entries. */
-function writeKey(e: KeyEntry, changes: ShardChange[], c: ProcessorCounters, rowsOf: (s: KeyStateData) => number): void {
+/** Writes a key's new value (returned; null: the key is gone) and the changes of its index entries. */
+function writeKey(e: KeyEntry, changes: ShardChange[], c: ProcessorCounters, rowsOf: (s: KeyStateData) => number): Uint8Array | null {
   const value = encodeKeyState(e.state);
   const prior = e.prior ?? null;
   if (e.counts === 'removed') c.removed += 1;
   else if (e.counts === 'updated') c.updated += 1;
-  if (value === null && prior === null) return;
+  if (value === null && prior === null) return null;
   changes.push({ key: e.dataKey, value, prior });
   c.rowDelta += (value === null ? 0 : rowsOf(e.state)) - e.priorRows;
   const now = new Set(e.state.timers);
@@ -763,9 +793,13 @@ function writeKey(e: KeyEntry, changes: ShardChange[], c: ProcessorCounters, row
     if (e.priorExpiry !== null) changes.push({ key: ttlIndexKey(e.priorExpiry, e.kg, e.keyBytes), value: null, prior: EMPTY });
     if (expiry !== null) changes.push({ key: ttlIndexKey(expiry, e.kg, e.keyBytes), value: EMPTY, prior: null });
   }
+  return value;
 }
 
 const EMPTY = new Uint8Array(0);
+const NO_TIMERS: readonly number[] = [];
+/** Memory a decoded key takes per byte of its stored value, for the cache's budget (a rough figure). */
+const DECODED_BYTES_PER_BYTE = 8;
 
 /**
  * When the shard next needs a batch that has no data (processing-time mode): its least timer, or

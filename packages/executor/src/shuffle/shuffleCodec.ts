@@ -26,7 +26,9 @@
  * aggregate records with equal keyBytes and keeps one deduplication record per key.
  *
  * A join of two streams sends every row: [keyGroup, keyBytes, row, side], side 0 for the left
- * input's rows and 1 for the right's, keyBytes null for a key with a null (key group 0).
+ * input's rows and 1 for the right's, keyBytes null for a key with a null (key group 0). A
+ * processor (transformWithState) sends every row too, a task's rows of a key in one record:
+ * [keyGroup, keyBytes, rows, null].
  */
 import { ByteBuffer, dataKey, decodeDataKey, decodeKey, PREFIX_DATA, type KeyType } from '@sluice/state';
 import { decodeBuffers, encodeBuffers } from '../operators/aggBufferCodec.js';
@@ -38,7 +40,9 @@ export type AggregateRecord = [keyGroup: number, keyBytes: Uint8Array, keyValues
 export type DedupRecord = [keyGroup: number, keyBytes: Uint8Array, row: Row, eventTimeMs: number | null];
 /** A row of one side of a join of two streams; keyBytes null: a key with a null in it (it matches nothing). */
 export type JoinRecord = [keyGroup: number, keyBytes: Uint8Array | null, row: Row, side: 0 | 1];
-export type ShuffleRecord = AggregateRecord | DedupRecord | JoinRecord;
+/** A processor's rows of one grouping key in a map task (transformWithState.ts). */
+export type GroupRecord = [keyGroup: number, keyBytes: Uint8Array, rows: Row[], unused: null];
+export type ShuffleRecord = AggregateRecord | DedupRecord | JoinRecord | GroupRecord;
 
 
 /**
