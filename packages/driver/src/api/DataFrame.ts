@@ -308,7 +308,7 @@ export class DataFrame {
 
 /** `df.groupBy(...)`: the aggregations of a grouping (Spark's RelationalGroupedDataset). */
 export class GroupedData {
-  private readonly keyNames: string[];
+  readonly keyNames: string[];
   readonly keys: Column[];
 
   constructor(
@@ -388,8 +388,12 @@ export class GroupedData {
   transformWithState(processor: StatefulProcessorRef, options: TransformWithStateOptions): DataFrame {
     const what = 'transformWithState';
     const timeMode = timeModeOption(options?.timeMode ?? 'none');
-    const op = this.processorOp(what, processor, options, timeMode, []);
-    const initial = options.initialState;
+    return this.withProcessor(this.processorOp(what, processor, options, timeMode, []), options.initialState);
+  }
+
+  /** The stream with processor `op`, and its initial state (a static DataFrame's groupBy), if any. */
+  private withProcessor(op: TransformWithStateOp, initial: GroupedData | undefined): DataFrame {
+    const what = op.api;
     if (initial === undefined) return this.df.withStateful(op);
     if (!(initial instanceof GroupedData) || initial.df.isStreaming) {
       throw new SluiceError('INVALID_OPTION', `${what}: initialState is a static DataFrame's groupBy(...) (session.read...groupBy(keys))`, { option: 'initialState' });
@@ -403,7 +407,11 @@ export class GroupedData {
       );
     }
     const id = randomUUID();
-    const withInitial: StatefulOp = { ...op, initialState: { id, schema: initial.df.schema, keys: initial.keys.map((k) => k.expr) } };
+    const stateColumn = op.api === 'transformWithState' ? undefined : groupStateOfRow(op, initial);
+    const withInitial: StatefulOp = {
+      ...op,
+      initialState: { id, schema: initial.df.schema, keys: initial.keys.map((k) => k.expr), ...(stateColumn !== undefined && { stateColumn }) },
+    };
     const df = this.df.withStateful(withInitial);
     return new DataFrame(df.session, { ...df.plan, initialStates: [...(df.plan.initialStates ?? []), { id, plan: initial.df.plan }] }, true);
   }
@@ -431,7 +439,7 @@ export class GroupedData {
     if (options.stateSchema === undefined) throw new SluiceError('INVALID_OPTION', `${api} needs a stateSchema (DDL or a type name)`, { option: 'stateSchema' });
     const schema = stateTypeOf(options.stateSchema, (ddl) => ddlType(ddl, 'stateSchema'), 'stateSchema');
     const timeMode = timeModeOfTimeout(timeout);
-    return this.df.withStateful({ ...this.processorOp(api, fn, options, timeMode, [{ name: GROUP_STATE, kind: 'value', schema }]), api });
+    return this.withProcessor({ ...this.processorOp(api, fn, options, timeMode, [{ name: GROUP_STATE, kind: 'value', schema }]), api }, options.initialState);
   }
 
   /** The operator of transformWithState and the GroupState APIs, its options checked. */
@@ -489,6 +497,29 @@ export interface GroupStateOptions {
   stateSchema: string | DataType;
   outputSchema: string | Schema;
   timeoutConf?: GroupStateTimeoutConf;
+  /** A static DataFrame's groupBy(keys): each key's initial state, from its row (the stateSchema's fields, or its one column besides the keys). */
+  initialState?: GroupedData;
+}
+
+/**
+ * Checks that a GroupState's initial state rows can give its state: a struct state takes its fields
+ * from the row by name; any other state the one column that is not a grouping key.
+ */
+function groupStateOfRow(op: TransformWithStateOp, initial: GroupedData): string | undefined {
+  const schema = (op.variables[0] as StateVariable).schema;
+  const columns = initial.df.schema;
+  if (isStructType(schema)) {
+    const missing = schema.struct.find((f) => !columns.some((c) => c.name === f.name));
+    if (missing !== undefined) {
+      throw new SluiceError('UNRESOLVED_COLUMN', `${op.api}: the initial state has no column ${missing.name} of the state's fields`, { column: missing.name });
+    }
+    return undefined;
+  }
+  const values = columns.filter((c) => !initial.keyNames.includes(c.name));
+  if (values.length !== 1) {
+    throw new SluiceError('INVALID_OPTION', `${op.api}: an initial state of one value has one column besides its grouping keys, not ${values.length}`, { option: 'initialState' });
+  }
+  return (values[0] as (typeof values)[number]).name;
 }
 
 /** Spark's TimeMode names, in any case. */

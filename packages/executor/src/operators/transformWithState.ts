@@ -258,6 +258,8 @@ interface KeyEntry {
   priorRows: number;
   /** Its rows of the batch, in the order they came. */
   rows?: Row[];
+  /** A GroupState's key given an initial state in this batch (it is called even without rows). */
+  initialized?: boolean;
 }
 
 /** The current time values of a batch, as Spark's TimerValuesImpl gives them (-1: not in this time mode). */
@@ -672,6 +674,12 @@ export async function transformWithState(
       run.current = entry;
       emit(calls.rows(entry, userRows(entry.rows)));
     }
+    // A GroupState's keys with an initial state and no rows are called too, as Spark's cogroup does.
+    for (const entry of all) {
+      if (entry.rows !== undefined || entry.initialized !== true) continue;
+      run.current = entry;
+      emit(calls.rows(entry, userRows([])));
+    }
     // 5. Due timers, by time: those in the index that are still registered, and those registered in this batch.
     if (timerClock !== undefined) {
       const due: Array<{ time: number; entry: KeyEntry }> = [];
@@ -903,8 +911,16 @@ function groupStateCalls(op: TransformWithStateOp, fn: GroupFunction, run: Proce
   };
   return {
     open() {},
-    initial() {
-      throw invalid(`${op.api} takes no initial state here`);
+    initial(entry, row) {
+      if (entry.initialized === true) {
+        // Spark's FlatMapGroupsWithStateExec.foundDuplicateInitialKeyException.
+        throw invalid('The initial state provided contained multiple rows(state) with the same key. Make sure to de-duplicate the initial state before passing it.');
+      }
+      entry.initialized = true;
+      const column = op.initialState?.stateColumn;
+      // Stored as it is, not counted as an update (Spark's putState before the call).
+      entry.state.vars.set(GROUP_STATE, { kind: 'value', entry: [toEngine(column === undefined ? row : row[column]), null] });
+      entry.dirty = true;
     },
     rows: (entry, rows) => call(entry, rows, undefined),
     timer: (entry, time) => call(entry, [][Symbol.iterator](), time),

@@ -165,9 +165,10 @@ export interface TransformWithStateOp {
   /**
    * Initial state (transformWithState's initialState): rows of a static DataFrame grouped by
    * `keys` over `schema`, given to handleInitialState in the query's first batch (`rows`: set by the
-   * driver for that batch only, msgpack of engine-form rows).
+   * driver for that batch only, msgpack of engine-form rows). A GroupState's initial value is the
+   * row's `stateColumn`, or without one the row's fields of its struct state.
    */
-  initialState?: { id: string; schema: Schema; keys: Expr[]; rows?: Uint8Array };
+  initialState?: { id: string; schema: Schema; keys: Expr[]; rows?: Uint8Array; stateColumn?: string };
 }
 
 /** How a streaming query writes its result each batch (Spark's OutputMode). */
