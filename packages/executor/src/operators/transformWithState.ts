@@ -569,7 +569,7 @@ export async function transformWithState(
     let e = entries.get(id);
     if (e === undefined) {
       const bytes = new Uint8Array(keyBytes);
-      e = { id, kg, keyBytes: bytes, dataKey: dataKey(kg, bytes), key: {}, prior: undefined, state: emptyKeyState(), priorTimers: NO_TIMERS, priorExpiry: null, dirty: false, priorRows: 0 };
+      e = { id, kg, keyBytes: bytes, dataKey: dataKey(kg, bytes), key: NO_KEY, prior: undefined, state: NO_STATE, priorTimers: NO_TIMERS, priorExpiry: null, dirty: false, priorRows: 0 };
       entries.set(id, e);
     }
     return e;
@@ -628,12 +628,15 @@ export async function transformWithState(
   for (const e of all) {
     e.key = keyObject(decodeKey(e.keyBytes, keyTypes));
     const known = decoded.get(e.id);
-    if (known === undefined) continue;
+    if (known === undefined) {
+      e.state = emptyKeyState();
+      continue;
+    }
     // The decoded state is the entry's to change: a failed task drops the whole cache.
     e.prior = known.value;
     e.state = known.state;
-    e.priorTimers = [...e.state.timers];
-    e.priorExpiry = leastExpiry(e.state);
+    if (e.state.timers.length > 0) e.priorTimers = [...e.state.timers];
+    if (ttl) e.priorExpiry = leastExpiry(e.state);
     e.priorRows = rowCount(e.state);
   }
 
@@ -646,14 +649,17 @@ export async function transformWithState(
         file: op.processor.moduleUrl,
       });
     }
-    for (const r of out as Iterable<unknown>) {
-      if (r === null || typeof r !== 'object' || Array.isArray(r) || r instanceof Date) {
-        throw new SluiceError('UDF_RESULT_TYPE_MISMATCH', `processor '${op.processor.exportName}' of ${op.processor.moduleUrl} emitted ${describe(r)}, not a row (an object of the output schema's fields)`, {
-          file: op.processor.moduleUrl,
-        });
+    // Taking the rows runs the processor (a generator's body): its errors are the user's.
+    user(op, () => {
+      for (const r of out as Iterable<unknown>) {
+        if (r === null || typeof r !== 'object' || Array.isArray(r) || r instanceof Date) {
+          throw new SluiceError('UDF_RESULT_TYPE_MISMATCH', `processor '${op.processor.exportName}' of ${op.processor.moduleUrl} emitted ${describe(r)}, not a row (an object of the output schema's fields)`, {
+            file: op.processor.moduleUrl,
+          });
+        }
+        rows.push(toOutput(r) as Row);
       }
-      rows.push(toOutput(r) as Row);
-    }
+    });
   };
   // Engine rows are what user code sees unless a column needs converting (a TIMESTAMP becomes a Date).
   const external = externalRows(schema);
@@ -717,7 +723,7 @@ export async function transformWithState(
 
   // 6. Expired values go; each changed key is written once, with its index entries.
   for (const e of all) {
-    const removed = dropExpired(e.state, (x) => ttlExpired(x, times.batchTimestampMs));
+    const removed = ttl ? dropExpired(e.state, (x) => ttlExpired(x, times.batchTimestampMs)) : 0;
     if (removed > 0) {
       run.metrics.numValuesRemovedDueToTTLExpiry += removed;
       run.removals += removed;
@@ -806,6 +812,9 @@ function writeKey(e: KeyEntry, changes: ShardChange[], c: ProcessorCounters, row
 
 const EMPTY = new Uint8Array(0);
 const NO_TIMERS: readonly number[] = [];
+/** Placeholders of an entry until the batch reads its key (every entry gets its own before any use). */
+const NO_KEY: Row = Object.freeze({});
+const NO_STATE: KeyStateData = Object.freeze({ timers: [], vars: new Map() });
 /** Memory a decoded key takes per byte of its stored value, for the cache's budget (a rough figure). */
 const DECODED_BYTES_PER_BYTE = 8;
 
@@ -853,11 +862,11 @@ function processorCalls(op: TransformWithStateOp, Processor: new () => UserProce
       }
       user(op, () => p?.handleInitialState?.(entry.key, row, values));
     },
-    rows: (entry, rows) => user(op, () => [...(p?.handleInputRows(entry.key, rows, values) ?? [])]),
+    rows: (entry, rows) => user(op, () => p?.handleInputRows(entry.key, rows, values)),
     timer(entry, time) {
       if (typeof p?.handleExpiredTimer !== 'function') return undefined;
       const expired: ExpiredTimerInfo = { expiryTimeMs: time, getExpiryTimeInMs: () => time };
-      return user(op, () => [...(p?.handleExpiredTimer?.(entry.key, values, expired) ?? [])]);
+      return user(op, () => p?.handleExpiredTimer?.(entry.key, values, expired));
     },
     close() {
       user(op, () => p?.close?.());
