@@ -72,6 +72,16 @@ describe('nextBatch', () => {
     expect(nextBatch({ ...t, commit: { nextBatchWatermarkMs: 5 } }, stateful(), [24])).toEqual({ kind: 'idle' });
   });
 
+  it("a no-data batch is due when the clock reaches a processor's next processing-time timer or expiry, as the last commit recorded it", () => {
+    const t = tail({ last: data(3, 24, 5), committed: true, commit: { nextBatchWatermarkMs: 5, nextWakeMs: 10_000 } });
+    const settings = { ...stateful(), usesWatermark: false };
+    expect(nextBatch(t, settings, [24], 9_999)).toEqual({ kind: 'idle' });
+    expect(nextBatch(t, settings, [24], 10_000)).toEqual({ kind: 'noData', batchId: 4, start: [24], offsets: [24], watermarkMs: 5 });
+    expect(nextBatch(t, { ...settings, runsNoDataBatches: false }, [24], 10_000)).toEqual({ kind: 'idle' });
+    // New data is a data batch all the same.
+    expect(nextBatch(t, settings, [30], 10_000)).toMatchObject({ kind: 'data', offsets: [30] });
+  });
+
   it('a layout other than the asked counts is moved by a REPARTITION control batch after the last batch; unset counts keep the state\'s', () => {
     const t = tail({ last: data(3, 24), committed: true, commit: { nextBatchWatermarkMs: 0 }, layout: layout(8, 2) });
     expect(nextBatch(t, stateful(4))).toEqual({ kind: 'control', batchId: 4, control: repartition(layout(8, 2), { partitions: 4, shards: 2 }) });
