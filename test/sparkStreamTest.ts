@@ -46,7 +46,8 @@ export const addTuples = (m: MemoryStream, names: string[], ...tuples: unknown[]
 /** Spark's StreamTest actions over one query with a memory sink. */
 export class SparkStreamTest {
   private q: StreamingQuery | undefined;
-  private readonly name = fresh('out');
+  /** The memory sink's query name. */
+  readonly name = fresh('out');
   private readonly ckpt = tempDir();
   /** Sink rows already checked (CheckAnswer / CheckNewAnswer). */
   private seen = 0;

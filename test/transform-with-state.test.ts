@@ -4,7 +4,7 @@
  * not cover.
  */
 import { describe, expect, it } from 'vitest';
-import { ManualClock, statefulProcessor } from '@sluice/driver';
+import { ManualClock, statefulProcessor, window, type Session } from '@sluice/driver';
 import { fresh, memoryStream, runSparkTest, SPARK_TEST_CONF, SparkStreamTest } from './sparkStreamTest.js';
 import { tempDir, withSession } from './helpers.js';
 
@@ -225,5 +225,61 @@ describe('transformWithState errors', () => {
       expect(refused?.message).toContain("state variable 'seen'");
       expect(refused?.file).toContain(ckpt);
     });
+  });
+});
+
+describe('transformWithState with other stateful operators', () => {
+  it('feeds a deduplication after it, and follows a windowed aggregation (append mode)', async () => {
+    let input: ReturnType<typeof memoryStream>[0];
+    let s_: Session;
+    await runSparkTest(
+      (s, df) => new SparkStreamTest(s, df, 'append'),
+      (s) => {
+        s_ = s;
+        const [m, df] = memoryStream(s, 'k STRING, v STRING');
+        input = m;
+        return df.groupBy('k').transformWithState(processor('LatestChange'), { outputSchema: 'k STRING, v STRING', outputMode: 'append' }).dropDuplicates(['v']);
+      },
+      async (t) => {
+        // Which key's x comes first is not defined: the deduplication keeps one of them.
+        const values = async () => {
+          await t.query.processAllAvailable();
+          return (await s_.memoryTable(t.name)).map((r) => r['v']).sort();
+        };
+        input.addData([{ k: 'a', v: 'x' }, { k: 'a', v: 'x' }, { k: 'b', v: 'x' }]);
+        expect(await values()).toEqual(['x']);
+        // a's change to y, b's to y then z: y once, z once.
+        input.addData([{ k: 'a', v: 'y' }, { k: 'b', v: 'y' }, { k: 'b', v: 'z' }]);
+        expect(await values()).toEqual(['x', 'y', 'z']);
+        // Spark's progress order: the operator nearest the sink first.
+        expect(t.query.lastProgress?.stateOperators.map((o) => o.operatorName)).toEqual(['dedupe', 'transformWithStateExec']);
+      },
+    );
+    let events: ReturnType<typeof memoryStream>[0];
+    const ts = (sec: number) => new Date(sec * 1000).toISOString();
+    await runSparkTest(
+      (s, df) => new SparkStreamTest(s, df, 'append'),
+      (s) => {
+        const [m, df] = memoryStream(s, 'k STRING, t TIMESTAMP');
+        events = m;
+        return df
+          .withWatermark('t', '10 seconds')
+          .groupBy(window('t', '10 seconds'), 'k')
+          .count()
+          .selectExpr('k', "CAST(count AS STRING) AS v")
+          .groupBy('k')
+          .transformWithState(processor('LatestChange'), { outputSchema: 'k STRING, v STRING', outputMode: 'append' });
+      },
+      async (t) => {
+        events.addData([{ k: 'a', t: ts(1) }, { k: 'a', t: ts(2) }, { k: 'b', t: ts(3) }]);
+        await t.checkNewAnswer();
+        // The watermark passes the first window: its counts reach the processor.
+        events.addData([{ k: 'a', t: ts(25) }, { k: 'a', t: ts(26) }]);
+        await t.checkNewAnswer(['a', '2'], ['b', '1']);
+        // The second window's count for a is 2 again: no change, nothing emitted.
+        events.addData([{ k: 'c', t: ts(50) }]);
+        await t.checkNewAnswer();
+      },
+    );
   });
 });
