@@ -4,6 +4,20 @@
  * operator. Each `it` keeps the Spark test's name. The user functions are in
  * fixtures/group-functions.mjs (Spark's in-function asserts included: a failed one fails the query).
  *
+ * Ported:
+ * - FlatMapGroupsWithStateSuite: the 41 "InputProcessor - process new data - ..." and the 12
+ *   "InputProcessor - process timed out state - ..." tests (as queries, below); "flatMapGroupsWithState
+ *   - streaming", "... - streaming + func returns iterator that updates state lazily", "... - streaming
+ *   with processing time timeout", "... - streaming w/ event time timeout + watermark", the two
+ *   [SPARK-49474] tests, "mapGroupsWithState - streaming", SPARK-35896, "StateStore.abort on task
+ *   failure handling", "disallow complete mode" (its Scala-API half), SPARK-38320 and both SPARK-20714
+ *   tests.
+ * - GroupStateSuite: "get, exists, update, remove", the three "setTimeout - with ..." tests,
+ *   "illegal params to setTimeout", "hasTimedOut", "getCurrentWatermarkMs",
+ *   "getCurrentProcessingTimeMs" and "primitive type", their streaming halves, through queries.
+ * - UnsupportedOperationsSuite: its [flat]MapGroupsWithState cases that Spark refuses with the
+ *   correctness check on or off (see the last describe).
+ *
  * How Spark's StreamTest actions are read here (sparkStreamTest.ts):
  * - AddData(input, "a", ...): rows of column `value STRING`; tuples are rows of named columns.
  * - CheckNewAnswer(rows): the rows written since the last check, as a multiset (complete mode: the
@@ -49,8 +63,11 @@
  *   reads through getTimeoutTimestampMs / isUpdated / isRemoved (not public in Sluice) is seen
  *   only through the timeout a script leaves (when the key times out) and the state the next batch
  *   sees.
- * - The UnsupportedOperationsSuite cases of [flat]MapGroupsWithState that concern a single
- *   operator's output modes are checked at start() (Sluice refuses them there).
+ * - UnsupportedOperationsSuite's [flat]MapGroupsWithState cases that are refused whatever the
+ *   correctness check says run as queries built and started: the refusal (at build or at start())
+ *   has Sluice's code and holds Spark's message fragments. Spark's plan for the aggregation cases
+ *   (Aggregate(Seq(attributeWithWatermark), ...)) is a count grouped by a watermarked column.
+ * - On a manual clock, GroupsTest.start also waits for the query to join the clock (see there).
  *
  * Not ported, and why:
  * - Batch-mode tests ("flatMapGroupsWithState - batch", "mapGroupsWithState - batch", and the batch
@@ -68,8 +85,19 @@
  * - GroupStateSuite "SPARK-35800: illegal params to create" and "SPARK-35800: ensure TestGroupState
  *   creates instances the same as prod": tests of Spark's GroupState factories, which have no
  *   Sluice counterpart (a GroupState is made by the engine only).
+ * - "flatMapGroupsWithState - streaming + aggregation": Spark runs it with
+ *   spark.sql.streaming.statefulOperator.checkCorrectness.enabled = false (testWithAllStateVersions);
+ *   with the check on (Spark's default) an aggregation after flatMapGroupsWithState in Complete
+ *   mode is refused, and Sluice, which has no such switch, refuses it as Spark's default does
+ *   ("multiple stateful operators ... are supported in Append output mode only").
  * - RocksDBStateStoreFlatMapGroupsWithStateSuite: the same suite on another state store provider.
+ * - UnsupportedOperationsSuite: the batch-relation cases (no batch stateful operators in Sluice),
+ *   the cases supported only with the correctness check off (no such switch in Sluice), and the
+ *   global-watermark-limit cases (plans of several stateful operators, not about this operator's
+ *   own rules).
  */
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   col,
@@ -79,14 +107,14 @@ import {
   statefulProcessor,
   timestamp_seconds,
   type DataFrame,
+  type GroupedData,
   type MemoryStream,
   type Session,
+  type StateOperatorProgress,
   type StreamingQueryProgress,
 } from '@sluice/driver';
 import { removeTempDirs, tempDir, waitUntil, withSession } from './helpers.js';
 import { addTuples, memoryStream, runSparkTest, SPARK_TEST_CONF, SparkStreamTest, type Values } from './sparkStreamTest.js';
-import { writeFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
 
 afterAll(removeTempDirs);
 
@@ -159,8 +187,7 @@ class GroupsTest extends SparkStreamTest {
     await this.processAll();
     const last = this.query.lastProgress?.stateOperators[0];
     const since = this.progressesSinceLastCheck();
-    const sum = (f: (o: StreamingQueryProgress['stateOperators'][number]) => number) =>
-      since.reduce((acc, p) => acc + f(p.stateOperators[0] as StreamingQueryProgress['stateOperators'][number]), 0);
+    const sum = (f: (o: StateOperatorProgress) => number) => since.reduce((acc, p) => acc + f(p.stateOperators[0] as StateOperatorProgress), 0);
     const got: StateRows = {
       total: last?.numRowsTotal ?? Number.NaN,
       updated: sum((o) => o.numRowsUpdated),
@@ -205,8 +232,8 @@ const addData = (m: MemoryStream, ...values: string[]): number => m.addData(valu
 /** A MemoryStream[String] (column `value`). */
 const stringStream = (s: Session): [MemoryStream, DataFrame] => memoryStream(s, 'value STRING');
 
-/** The streaming result of `f` over a MemoryStream[String] grouped by the value; `input` gets the stream. */
-function overStrings(set: (m: MemoryStream) => void, f: (grouped: ReturnType<DataFrame['groupBy']>) => DataFrame): (s: Session) => DataFrame {
+/** The streaming result of `f` over a MemoryStream[String] grouped by the value (Spark's groupByKey(x => x)); `set` gets the stream. */
+function overStrings(set: (m: MemoryStream) => void, f: (grouped: GroupedData) => DataFrame): (s: Session) => DataFrame {
   return (s) => {
     const [m, df] = stringStream(s);
     set(m);
@@ -547,38 +574,6 @@ describe('FlatMapGroupsWithStateSuite', () => {
         await t.restart();
         addData(input, 'a', 'c'); // should recreate state for "a" and return count as 1 and
         await t.checkNewAnswer(['a', '1'], ['c', '1']);
-      },
-    );
-  });
-
-  it('flatMapGroupsWithState - streaming + aggregation', async () => {
-    let input!: MemoryStream;
-    await testStream(
-      overStrings(
-        (m) => (input = m),
-        (g) =>
-          g
-            .flatMapGroupsWithState(fn('runningCountMinusOne'), { outputMode: 'append', timeoutConf: NoTimeout, stateSchema: 'count LONG', outputSchema: COUNT_OUT })
-            .groupBy('key')
-            .count(),
-      ),
-      'complete',
-      async (t) => {
-        addData(input, 'a');
-        await t.checkNewAnswer(['a', 1]);
-        addData(input, 'a', 'b');
-        // mapGroups generates ("a", "2"), ("b", "1"); so increases counts of a and b by 1
-        await t.checkNewAnswer(['a', 2], ['b', 1]);
-        await t.restart();
-        addData(input, 'a', 'b');
-        // mapGroups should remove state for "a" and generate ("a", "-1"), ("b", "2") ;
-        // so increment a and b by 1
-        await t.checkNewAnswer(['a', 3], ['b', 2]);
-        await t.restart();
-        addData(input, 'a', 'c');
-        // mapGroups should recreate state for "a" and generate ("a", "1"), ("c", "1") ;
-        // so increment a and c by 1
-        await t.checkNewAnswer(['a', 4], ['b', 2], ['c', 1]);
       },
     );
   });
@@ -1078,68 +1073,89 @@ describe('GroupStateSuite', () => {
   });
 });
 
-// ---- UnsupportedOperationsSuite: [flat]MapGroupsWithState output modes ---------------------------
+// ---- UnsupportedOperationsSuite: [flat]MapGroupsWithState ----------------------------------------
 
-/** The error of starting `df` in `mode` (or of building it), expected to hold each of `fragments` (any case). */
+/** The error of building `df` or starting it in `mode`, expected to have `code` and hold each of `fragments` (any case). */
 async function expectRefused(df: (s: Session) => DataFrame, mode: Mode, code: string, fragments: string[]): Promise<void> {
   const e = await testStream(df, mode, async () => {}).then(
     () => undefined,
     (err: unknown) => err as Error & { code?: string },
   );
   expect(e, 'the query should be refused').toBeInstanceOf(Error);
-  expect(e?.code).toBe(code);
   for (const m of fragments) expect(e?.message.toLowerCase()).toContain(m.toLowerCase());
+  expect(e?.code).toBe(code);
 }
 
-const flatMapIn = (outputMode: 'append' | 'update') => (s: Session) =>
-  stringStream(s)[1]
-    .groupBy('value')
-    .flatMapGroupsWithState(fn('runningCount'), { outputMode, timeoutConf: NoTimeout, stateSchema: 'count LONG', outputSchema: COUNT_OUT });
+const flatMapOf = (df: DataFrame, key: string, outputMode: 'append' | 'update'): DataFrame =>
+  df.groupBy(key).flatMapGroupsWithState(fn('runningCount'), { outputMode, timeoutConf: NoTimeout, stateSchema: 'count LONG', outputSchema: COUNT_OUT });
+const mapGroupsOf = (df: DataFrame, key: string, timeoutConf: Timeout = NoTimeout): DataFrame =>
+  df.groupBy(key).mapGroupsWithState(fn('mapRunningCount'), { timeoutConf, stateSchema: 'count LONG', outputSchema: COUNT_OUT });
 
-const mapGroups = (s: Session) =>
-  stringStream(s)[1].groupBy('value').mapGroupsWithState(fn('mapRunningCount'), { timeoutConf: NoTimeout, stateSchema: 'count LONG', outputSchema: COUNT_OUT });
+/** Spark's streamRelation. */
+const streamRelation = (s: Session): DataFrame => stringStream(s)[1];
+
+/** Spark's Aggregate(Seq(attributeWithWatermark), aggExprs("c"), streamRelation): a count by a watermarked key, as (key, count). */
+const aggregateOnWatermark = (s: Session): DataFrame =>
+  memoryStream(s, 'value STRING, time TIMESTAMP')[1]
+    .withWatermark('time', '10 seconds')
+    .groupBy('time')
+    .count()
+    .selectExpr('CAST(time AS STRING) AS key', 'count');
 
 describe('UnsupportedOperationsSuite: flatMapGroupsWithState and mapGroupsWithState', () => {
   it('flatMapGroupsWithState - flatMapGroupsWithState(Update) on streaming relation without aggregation in append mode', async () => {
-    await expectRefused(flatMapIn('update'), 'append', 'UNSUPPORTED_OUTPUT_MODE', ['flatMapGroupsWithState in update mode', 'Append']);
+    await expectRefused((s) => flatMapOf(streamRelation(s), 'value', 'update'), 'append', 'UNSUPPORTED_OUTPUT_MODE', ['flatMapGroupsWithState in update mode', 'Append']);
   });
 
   it('flatMapGroupsWithState - flatMapGroupsWithState(Update) on streaming relation without aggregation in complete mode', async () => {
-    await expectRefused(flatMapIn('update'), 'complete', 'UNSUPPORTED_OUTPUT_MODE', ['Complete']);
+    await expectRefused((s) => flatMapOf(streamRelation(s), 'value', 'update'), 'complete', 'UNSUPPORTED_OUTPUT_MODE', ['Complete']);
   });
+
+  for (const mode of ['append', 'update', 'complete'] as const) {
+    const shown = { append: 'Append', update: 'Update', complete: 'Complete' }[mode];
+    it(`flatMapGroupsWithState - flatMapGroupsWithState(Update) on streaming relation with aggregation in ${shown} mode`, async () => {
+      await expectRefused((s) => flatMapOf(aggregateOnWatermark(s), 'key', 'update'), mode, 'UNSUPPORTED_OPERATION', [
+        'flatMapGroupsWithState in update mode',
+        'with aggregation',
+      ]);
+    });
+  }
 
   it('flatMapGroupsWithState - flatMapGroupsWithState(Append) on streaming relation without aggregation in update mode', async () => {
-    await expectRefused(flatMapIn('append'), 'update', 'UNSUPPORTED_OUTPUT_MODE', ['flatMapGroupsWithState in append mode', 'update']);
+    await expectRefused((s) => flatMapOf(streamRelation(s), 'value', 'append'), 'update', 'UNSUPPORTED_OUTPUT_MODE', ['flatMapGroupsWithState in append mode', 'update']);
   });
 
-  it('flatMapGroupsWithState - flatMapGroupsWithState(Append) on streaming relation without aggregation in complete mode', async () => {
-    await expectRefused(flatMapIn('append'), 'complete', 'UNSUPPORTED_OUTPUT_MODE', ['Complete']);
+  // Spark's plan for this name is flatMapGroupsWithState(Append).
+  it('flatMapGroupsWithState - flatMapGroupsWithState(Update) on streaming relation in complete mode', async () => {
+    await expectRefused((s) => flatMapOf(streamRelation(s), 'value', 'append'), 'complete', 'UNSUPPORTED_OUTPUT_MODE', ['Complete']);
   });
 
-  it('flatMapGroupsWithState - flatMapGroupsWithState(Update) on streaming relation with aggregation in complete mode', async () => {
-    await expectRefused((s) => flatMapIn('update')(s).groupBy('key').count(), 'complete', 'UNSUPPORTED_OPERATION', [
-      'flatMapGroupsWithState in update mode',
-      'with aggregation',
+  it('flatMapGroupsWithState -  multiple flatMapGroupsWithStates on s streaming relation but some are not in append mode', async () => {
+    await expectRefused((s) => flatMapOf(flatMapOf(streamRelation(s), 'value', 'append'), 'key', 'update'), 'append', 'UNSUPPORTED_OUTPUT_MODE', [
+      'multiple flatMapGroupsWithState',
+      'append',
     ]);
   });
 
   it('mapGroupsWithState - mapGroupsWithState on streaming relation without aggregation in append mode', async () => {
-    await expectRefused(mapGroups, 'append', 'UNSUPPORTED_OUTPUT_MODE', ['mapGroupsWithState', 'append']);
+    await expectRefused((s) => mapGroupsOf(streamRelation(s), 'value'), 'append', 'UNSUPPORTED_OUTPUT_MODE', ['mapGroupsWithState', 'append']);
   });
 
   it('mapGroupsWithState - mapGroupsWithState on streaming relation without aggregation in complete mode', async () => {
-    await expectRefused(mapGroups, 'complete', 'UNSUPPORTED_OUTPUT_MODE', ['Complete']);
+    await expectRefused((s) => mapGroupsOf(streamRelation(s), 'value'), 'complete', 'UNSUPPORTED_OUTPUT_MODE', ['Complete']);
+  });
+
+  it('mapGroupsWithState - multiple mapGroupsWithStates on streaming relation and all are in append mode', async () => {
+    await expectRefused((s) => mapGroupsOf(mapGroupsOf(streamRelation(s), 'value'), 'key'), 'append', 'UNSUPPORTED_OPERATION', ['multiple mapGroupsWithStates']);
+  });
+
+  it('mapGroupsWithState - mixing mapGroupsWithStates and flatMapGroupsWithStates on streaming relation', async () => {
+    await expectRefused((s) => mapGroupsOf(flatMapOf(streamRelation(s), 'value', 'update'), 'key'), 'append', 'UNSUPPORTED_OPERATION', [
+      'Mixing mapGroupsWithStates and flatMapGroupsWithStates',
+    ]);
   });
 
   it('mapGroupsWithState - mapGroupsWithState with event time timeout without watermark', async () => {
-    await expectRefused(
-      (s) =>
-        stringStream(s)[1]
-          .groupBy('value')
-          .mapGroupsWithState(fn('mapRunningCount'), { timeoutConf: EventTimeTimeout, stateSchema: 'count LONG', outputSchema: COUNT_OUT }),
-      'update',
-      'UNSUPPORTED_OPERATION',
-      ['watermark'],
-    );
+    await expectRefused((s) => mapGroupsOf(streamRelation(s), 'value', EventTimeTimeout), 'update', 'UNSUPPORTED_OPERATION', ['watermark']);
   });
 });

@@ -458,7 +458,8 @@ export class GroupedData {
     const outputSchema = parseSchema(options.outputSchema as string, 'outputSchema');
     const mode = String(options.outputMode ?? '').toLowerCase();
     if (mode !== 'append' && mode !== 'update') {
-      throw new SluiceError('INVALID_OPTION', `${what}: outputMode is 'append' or 'update', got ${String(options.outputMode)}`, { option: 'outputMode' });
+      // Spark's words for flatMapGroupsWithState's.
+      throw new SluiceError('INVALID_OPTION', `${what}: The output mode of function should be append or update, got ${String(options.outputMode)}`, { option: 'outputMode' });
     }
     const wm = watermarkOf(this.df.plan);
     const eventTime = eventTimeColumns(this.df.plan);

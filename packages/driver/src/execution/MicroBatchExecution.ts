@@ -74,6 +74,7 @@ export class MicroBatchExecution extends StreamExecution {
     temporary: boolean,
   ) {
     super(ctx, spec.queryName, opened.paths.root, opened.lock, temporary);
+    spec.clock?.attach(this);
     this.id = opened.id;
     this.txn = opened.txn(() => this.assertRunning());
     this.sources = opened.sources;
@@ -155,19 +156,19 @@ export class MicroBatchExecution extends StreamExecution {
   }
 
   protected override async runBatches(): Promise<void> {
-    // Initial states go to the query's first batch (batch 0, run now or replayed).
-    const firstBatch = this.txn.tail.last === undefined || (this.txn.tail.last.batchId === 0 && !this.txn.tail.committed);
-    this.statics = await readStaticSides(this.plan, this.ctx.scheduler, this.ctx.conf, firstBatch);
-    this.execution = this.planExecution(this.statics);
-    // What the checkpoint leaves: a replay (with the layout it ran with), then the layout changes.
-    for (let step = nextBatch(this.txn.tail, this.settings); !this.stopRequested; step = nextBatch(this.txn.tail, this.settings)) {
-      if (step.kind === 'replay') await this.runDataBatch(step, clock.now(), { latestOffset: 0 }, step.batch.offsets);
-      else if (step.kind === 'control') await this.runControl(step);
-      else break;
-    }
+    // A query on a manual clock holds its advances back from its start (open) to its end.
     const manual = this.spec.clock;
-    manual?.attach(this);
     try {
+      // Initial states go to the query's first batch (batch 0, run now or replayed).
+      const firstBatch = this.txn.tail.last === undefined || (this.txn.tail.last.batchId === 0 && !this.txn.tail.committed);
+      this.statics = await readStaticSides(this.plan, this.ctx.scheduler, this.ctx.conf, firstBatch);
+      this.execution = this.planExecution(this.statics);
+      // What the checkpoint leaves: a replay (with the layout it ran with), then the layout changes.
+      for (let step = nextBatch(this.txn.tail, this.settings); !this.stopRequested; step = nextBatch(this.txn.tail, this.settings)) {
+        if (step.kind === 'replay') await this.runDataBatch(step, clock.now(), { latestOffset: 0 }, step.batch.offsets);
+        else if (step.kind === 'control') await this.runControl(step);
+        else break;
+      }
       await this.triggers.execute((start) => this.runTrigger(start), {
         now: manual ? () => manual.now() : clock.now,
         sleep: (ms) => this.sleep(ms, manual),
@@ -257,7 +258,7 @@ export class MicroBatchExecution extends StreamExecution {
       };
     });
     if (this.stateInfo) forgetLeftOpen(this.stateInfo.stateDir); // its shards opened again
-    await this.reportProgress(batch, start, latest, wallStart, exec as NonNullable<typeof exec>, {
+    await this.reportProgress(batch, start, latest, triggerStart, wallStart, exec as NonNullable<typeof exec>, {
       addBatch: phases.tasks + timings.sinkCommit,
       getBatch: phases.getBatch,
       latestOffset: durations.latestOffset,
@@ -289,6 +290,7 @@ export class MicroBatchExecution extends StreamExecution {
     start: ReadonlyArray<SourceOffset | null>,
     latest: ReadonlyArray<SourceOffset | null>,
     triggerStart: number,
+    wallStart: number,
     exec: Awaited<ReturnType<IncrementalExecution['run']>>,
     durationMs: Record<string, number>,
   ): Promise<void> {
@@ -298,7 +300,7 @@ export class MicroBatchExecution extends StreamExecution {
     const progress = this.progress.report({
       batchId: batch.batchId,
       triggerStartMs: triggerStart,
-      durationMs: { ...durationMs, triggerExecution: clock.now() - triggerStart, ...this.controlProgress?.durationMs },
+      durationMs: { ...durationMs, triggerExecution: clock.now() - wallStart, ...this.controlProgress?.durationMs },
       sources: this.sources.map((s, i) => ({
         description: s.description,
         startOffset: start[i] ?? null,

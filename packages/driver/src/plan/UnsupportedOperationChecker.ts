@@ -63,6 +63,15 @@ function checkGroupsWithState(plan: LogicalPlan, mode: OutputMode): void {
   const ops = [plan.stateful, ...(plan.chain ?? []).map((c) => c.stateful)].filter((o) => o !== undefined);
   const aggregates = ops.some((o) => o.kind === 'aggregate');
   const shown = { append: 'Append', update: 'Update', complete: 'Complete' };
+  const maps = ops.filter((o) => o.kind === 'transformWithState' && o.api === 'mapGroupsWithState');
+  const flats = ops.filter((o) => o.kind === 'transformWithState' && o.api === 'flatMapGroupsWithState');
+  if (maps.length >= 2) throw new SluiceError('UNSUPPORTED_OPERATION', 'Multiple mapGroupsWithStates are not supported on a streaming DataFrames/Datasets');
+  if (maps.length > 0 && flats.length > 0) {
+    throw new SluiceError('UNSUPPORTED_OPERATION', 'Mixing mapGroupsWithStates and flatMapGroupsWithStates are not supported on a streaming DataFrames/Datasets');
+  }
+  if (flats.length >= 2 && (mode !== 'append' || flats.some((o) => o.kind === 'transformWithState' && o.outputMode !== 'append'))) {
+    throw refuse('Multiple flatMapGroupsWithStates are not supported when they are not all in append mode or the output mode is not append on a streaming DataFrames/Datasets');
+  }
   ops.forEach((op, i) => {
     if (op.kind !== 'transformWithState' || op.api === 'transformWithState') return;
     if (op.api === 'mapGroupsWithState') {

@@ -202,10 +202,10 @@ function ttlOf(name: string, options: { ttlMs?: number } | undefined): number | 
  */
 export function declareVariables(processor: UserProcessor, parse: (ddl: string) => DataType | Schema, outputMode: string, timeMode: TimeMode): StateVariable[] {
   const vars: StateVariable[] = [];
-  const add = (v: StateVariable): null => {
-    if (vars.some((d) => d.name === v.name)) throw invalid(`state variable '${v.name}' is declared twice (Spark's STATEFUL_PROCESSOR_VARIABLE_ALREADY_DEFINED)`);
+  const add = (v: StateVariable): unknown => {
+    if (vars.some((d) => d.name === v.name)) throw invalid(`state variable '${v.name}' is declared twice (Spark's STATEFUL_PROCESSOR_DUPLICATE_STATE_VARIABLE_DEFINED)`);
     vars.push(v);
-    return null;
+    return preInitVariable(v.name);
   };
   const named = (name: unknown): string => {
     if (typeof name !== 'string' || name === '') throw invalid(`a state variable needs a name, got ${describe(name)}`);
@@ -231,6 +231,20 @@ export function declareVariables(processor: UserProcessor, parse: (ddl: string) 
   };
   processor.init?.(handle, outputMode, timeMode);
   return vars;
+}
+
+/** A variable as init sees it on the driver: every operation is refused (Spark's InvalidHandle states). */
+function preInitVariable(name: string): unknown {
+  return new Proxy(
+    {},
+    {
+      get: (_target, operation) => () => {
+        throw invalid(
+          `Failed to perform stateful processor operation=${name}.${String(operation)} with invalid handle state=PRE_INIT: state variables are used in handleInputRows, handleExpiredTimer and handleInitialState, not init (Spark's STATEFUL_PROCESSOR_CANNOT_PERFORM_OPERATION_WITH_INVALID_HANDLE_STATE)`,
+        );
+      },
+    },
+  );
 }
 
 function withTtl<V extends StateVariable>(v: V, ttlMs: number | undefined): V {
@@ -380,13 +394,13 @@ class ProcessorRun {
     };
     return {
       exists: () => live().length > 0,
-      get: function* () {
-        for (const it of live()) yield toUser(it[0]);
-      },
+      // The list as it is when get is called (a clear after it does not empty the iterator).
+      get: () => live().map((it) => toUser(it[0])).values(),
       put: (values: unknown) => {
         const list = elements(values, 'put');
         this.write(name, { kind: 'list', items: list });
-        this.updates += list.length;
+        // Spark's ListStateImpl.put resets the task's updated rows, then counts the list's.
+        this.updates = list.length;
       },
       appendValue: (value: unknown) => append([[toEngine(value), this.expiry(v)]]),
       appendList: (values: unknown) => append(elements(values, 'appendList')),
@@ -409,7 +423,8 @@ class ProcessorRun {
       return d?.kind === 'map' ? d.entries : undefined;
     };
     const entry = (key: unknown): Entry | undefined => {
-      const e = stored()?.get(mapKeyText(keyToEngine(key)));
+      const text = mapKeyText(keyToEngine(key)); // a null key is refused whether or not the map exists
+      const e = stored()?.get(text);
       return e !== undefined && this.live(e[2]) ? e : undefined;
     };
     const live = (): Entry[] => [...(stored()?.values() ?? [])].filter((e) => this.live(e[2]));
@@ -437,8 +452,9 @@ class ProcessorRun {
         for (const e of live()) yield toUser(e[1]);
       },
       removeKey: (key: unknown) => {
+        const text = mapKeyText(keyToEngine(key));
         const m = stored();
-        m?.delete(mapKeyText(keyToEngine(key)));
+        m?.delete(text);
         this.write(name, m === undefined || m.size === 0 ? undefined : { kind: 'map', entries: m });
         this.removals += 1;
       },
@@ -501,12 +517,23 @@ class ProcessorRun {
     return { ...values, getCurrentProcessingTimeInMs: values.getCurrentProcessingTimeMs, getCurrentWatermarkInMs: values.getCurrentWatermarkMs } as TimerValues;
   }
 
+  /** Whether init is running: state variables are declared then only. */
+  initializing = false;
+
+  private declaring(name: string, what: string): void {
+    if (!this.initializing) {
+      throw invalid(
+        `Failed to perform stateful processor operation=${what} with invalid handle state=INITIALIZED: state variable '${name}' must be declared in init (Spark's STATEFUL_PROCESSOR_CANNOT_PERFORM_OPERATION_WITH_INVALID_HANDLE_STATE)`,
+      );
+    }
+  }
+
   handle(): StatefulProcessorHandle {
     const info = { getQueryId: () => this.task.queryId, getRunId: () => this.task.runId, getBatchId: () => this.task.batchId, getPartitionId: () => this.task.partition };
     return {
-      getValueState: (name) => this.valueState(name),
-      getListState: (name) => this.listState(name),
-      getMapState: (name) => this.mapState(name),
+      getValueState: (name) => (this.declaring(name, 'get_value_state'), this.valueState(name)),
+      getListState: (name) => (this.declaring(name, 'get_list_state'), this.listState(name)),
+      getMapState: (name) => (this.declaring(name, 'get_map_state'), this.mapState(name)),
       registerTimer: this.registerTimer,
       deleteTimer: this.deleteTimer,
       listTimers: this.listTimers,
@@ -854,7 +881,12 @@ function processorCalls(op: TransformWithStateOp, Processor: new () => UserProce
   return {
     open() {
       p = user(op, () => new Processor());
-      user(op, () => p?.init?.(run.handle(), op.outputMode, op.timeMode));
+      run.initializing = true;
+      try {
+        user(op, () => p?.init?.(run.handle(), op.outputMode, op.timeMode));
+      } finally {
+        run.initializing = false;
+      }
     },
     initial(entry, row) {
       if (typeof p?.handleInitialState !== 'function') {
@@ -899,7 +931,10 @@ function groupStateCalls(op: TransformWithStateOp, fn: GroupFunction, run: Proce
     );
     const out = user(op, () => {
       const r = fn(entry.key, rows, state);
-      return op.api === 'mapGroupsWithState' ? [r] : [...((r as Iterable<Row> | null | undefined) ?? [])];
+      if (op.api === 'mapGroupsWithState') return [r];
+      // Spark's NullPointerException, a user function error.
+      if (r === null || r === undefined) throw new TypeError(`${op.processor.exportName} returned ${String(r)}, not an iterable of rows`);
+      return [...(r as Iterable<Row>)];
     });
     const before = timedOutAt ?? entry.state.timers[0];
     const timeout = groupStateTimeoutMs(state);
