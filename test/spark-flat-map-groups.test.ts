@@ -79,9 +79,8 @@
  * - "uses state format version 2 by default", "recovery from checkpoint uses state format version 1":
  *   Spark's state formats and a checkpoint written by Spark 2.3.1.
  * - "SPARK-49070: flatMapGroupsWithStateExec - valid initial state plan": a physical-plan assertion
- *   on the initial state (and initial state is not supported yet, below).
- * - FlatMapGroupsWithStateWithInitialStateSuite (every test): pending the initialState option of
- *   flatMapGroupsWithState / mapGroupsWithState, which Sluice does not support yet.
+ *   on the initial state.
+ * - FlatMapGroupsWithStateWithInitialStateSuite: ported in flat-map-groups-initial-state.test.ts.
  * - GroupStateSuite "SPARK-35800: illegal params to create" and "SPARK-35800: ensure TestGroupState
  *   creates instances the same as prod": tests of Spark's GroupState factories, which have no
  *   Sluice counterpart (a GroupState is made by the engine only).

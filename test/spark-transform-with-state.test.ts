@@ -6,7 +6,7 @@
  * TransformWithListStateTTLSuite, TransformWithMapStateTTLSuite) and
  * TransformWithStateInitialStateSuite. Each `it` keeps the Spark test's name; the processors
  * (test/fixtures/tws-processors.mjs) keep Spark's class names. The scenarios and their expected
- * rows are written up in scratch/spark-tws-research.md (§2), from apache/spark at c09ac2373e1.
+ * rows are Spark's, from apache/spark at c09ac2373e1 (a week before 4.0.0).
  *
  * Ported: every streaming test of these suites, one `describe` per suite, except those listed
  * under "Not ported" below (70 tests: TransformWithStateSuite 28, ListState 8, MapState 7, the

@@ -587,10 +587,9 @@ export async function transformWithState(
   // A GroupState key is one row (its value, or a timeout alone); a processor's, its variables' rows.
   const rowCount = op.api === 'transformWithState' ? stateRows : (s: KeyStateData) => (s.vars.size > 0 || s.timers.length > 0 ? 1 : 0);
 
-  // 1. Rows by key, late ones dropped.
-  // By key group and key bytes; the data key is made once per key.
+  // 1. Rows by key, late ones dropped. A key's bytes decide its key group, so they name it alone;
+  // its data key is made once.
   const entries = new Map<string, KeyEntry>();
-  // A key's bytes decide its key group, so they name it alone.
   const entryOf = (kg: number, keyBytes: Uint8Array): KeyEntry => {
     const id = keyString(keyBytes);
     let e = entries.get(id);
@@ -640,7 +639,7 @@ export async function transformWithState(
     }
   }
 
-  // Every key the batch touches, read once: from the worker's decoded cache, else in one getMany.
+  // 2b. Every key the batch touches, read once: from the worker's decoded cache, else in one getMany.
   const all = [...entries.values()];
   const decoded = (cache.processor ??= new Map());
   const unknown = all.filter((e) => !decoded.has(e.id));
@@ -695,7 +694,7 @@ export async function transformWithState(
   const calls = op.api === 'transformWithState' ? processorCalls(op, exported as new () => UserProcessor, run) : groupStateCalls(op, exported as GroupFunction, run);
   calls.open();
   try {
-    // 3. Initial state.
+    // 3b. Initial state.
     for (const { entry, row } of initial) {
       run.current = entry;
       const toUser = externalRows(op.initialState?.schema as Schema);
