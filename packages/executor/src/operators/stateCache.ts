@@ -8,15 +8,15 @@
 import { cellTable, type CellLayout } from './aggCells.js';
 import type { KeyTable } from './keyTable.js';
 import type { JoinStateCache } from './streamJoin.js';
-import type { KeyStateData } from './processorState.js';
+import type { ProcessorKey } from './transformWithState.js';
 
 export class StateCache {
   /** The shard's decoded aggregation state (compactAggregate.ts). */
   private cells: KeyTable | undefined;
   /** The shard's decoded join state (streamJoin.ts). */
   join: JoinStateCache | undefined;
-  /** A processor's decoded keys (transformWithState.ts), by key bytes: the stored value and its decoding. */
-  processor: Map<string, { value: Uint8Array; state: KeyStateData }> | undefined;
+  /** A processor's decoded keys (transformWithState.ts), by key bytes: each one's entry, its stored value decoded. */
+  processor: Map<string, ProcessorKey> | undefined;
   processorBytes = 0;
 
   constructor(public budgetBytes: number) {}

@@ -253,6 +253,8 @@ function withTtl<V extends StateVariable>(v: V, ttlMs: number | undefined): V {
 
 // ---- one key's state in a batch -----------------------------------------------------------------
 
+export type ProcessorKey = KeyEntry;
+
 interface KeyEntry {
   /** Its key bytes as text (the batch's and the cache's name for it). */
   id: string;
@@ -586,16 +588,42 @@ export async function transformWithState(
   const run = new ProcessorRun(op, times, task);
   // A GroupState key is one row (its value, or a timeout alone); a processor's, its variables' rows.
   const rowCount = op.api === 'transformWithState' ? stateRows : (s: KeyStateData) => (s.vars.size > 0 || s.timers.length > 0 ? 1 : 0);
+  const ttl = op.variables.some((v) => v.ttlMs !== undefined);
+  /** An entry's stored value is now `value` (undefined: none): what it held, and the cache's share. */
+  const settle = (e: KeyEntry, value: Uint8Array | undefined): void => {
+    cache.processorBytes -= decodedBytes(e.prior);
+    e.prior = value;
+    e.priorTimers = e.state.timers.length > 0 ? [...e.state.timers] : NO_TIMERS;
+    e.priorExpiry = ttl ? leastExpiry(e.state) : null;
+    e.priorRows = rowCount(e.state);
+    if (value === undefined) {
+      decoded.delete(e.id);
+      return;
+    }
+    decoded.set(e.id, e);
+    cache.processorBytes += decodedBytes(value);
+  };
 
   // 1. Rows by key, late ones dropped. A key's bytes decide its key group, so they name it alone;
   // its data key is made once.
+  // A key the shard's worker keeps decoded is that same entry, batch after batch (a failed task
+  // drops the whole cache, so an entry never holds what was not committed).
   const entries = new Map<string, KeyEntry>();
+  const decoded = (cache.processor ??= new Map<string, KeyEntry>());
   const entryOf = (kg: number, keyBytes: Uint8Array): KeyEntry => {
     const id = keyString(keyBytes);
     let e = entries.get(id);
     if (e === undefined) {
-      const bytes = new Uint8Array(keyBytes);
-      e = { id, kg, keyBytes: bytes, dataKey: dataKey(kg, bytes), key: NO_KEY, prior: undefined, state: NO_STATE, priorTimers: NO_TIMERS, priorExpiry: null, dirty: false, priorRows: 0 };
+      e = decoded.get(id);
+      if (e === undefined) {
+        const bytes = new Uint8Array(keyBytes);
+        e = { id, kg, keyBytes: bytes, dataKey: dataKey(kg, bytes), key: NO_KEY, prior: undefined, state: NO_STATE, priorTimers: NO_TIMERS, priorExpiry: null, dirty: false, priorRows: 0 };
+      } else {
+        e.rows = undefined;
+        e.dirty = false;
+        e.counts = undefined;
+        e.initialized = undefined;
+      }
       entries.set(id, e);
     }
     return e;
@@ -622,7 +650,6 @@ export async function transformWithState(
   const timerClock = op.timeMode === 'processingTime' ? times.processingTimeMs : op.timeMode === 'eventTime' ? times.watermarkMs : undefined;
   const fromIndex = await dueTimers(store, timerClock === undefined ? undefined : timerClock - timerSlack(op));
   for (const t of fromIndex) entryOf(t.kg, t.key);
-  const ttl = op.variables.some((v) => v.ttlMs !== undefined);
   if (ttl) for (const k of await store.rangeKeys(...expiriesUpTo(times.batchTimestampMs))) entryOf(decodeIndexKey(k).kg, new Uint8Array(decodeIndexKey(k).key));
 
   // 3. Initial state rows of this shard's partitions (the query's first batch).
@@ -639,32 +666,16 @@ export async function transformWithState(
     }
   }
 
-  // 2b. Every key the batch touches, read once: from the worker's decoded cache, else in one getMany.
+  // 2b. Every key the batch touches, read once: the worker's decoded entries, else one getMany.
   const all = [...entries.values()];
-  const decoded = (cache.processor ??= new Map());
-  const unknown = all.filter((e) => !decoded.has(e.id));
+  const unknown = all.filter((e) => e.key === NO_KEY);
   const stored = await store.getMany(unknown.map((e) => e.dataKey));
   unknown.forEach((e, i) => {
+    e.key = Object.freeze(keyObject(decodeKey(e.keyBytes, keyTypes)));
     const value = stored[i];
-    if (value !== undefined) {
-      decoded.set(e.id, { value, state: decodeKeyState(value) });
-      cache.processorBytes += value.length * DECODED_BYTES_PER_BYTE;
-    }
+    e.state = value === undefined ? emptyKeyState() : decodeKeyState(value);
+    settle(e, value);
   });
-  for (const e of all) {
-    e.key = keyObject(decodeKey(e.keyBytes, keyTypes));
-    const known = decoded.get(e.id);
-    if (known === undefined) {
-      e.state = emptyKeyState();
-      continue;
-    }
-    // The decoded state is the entry's to change: a failed task drops the whole cache.
-    e.prior = known.value;
-    e.state = known.state;
-    if (e.state.timers.length > 0) e.priorTimers = [...e.state.timers];
-    if (ttl) e.priorExpiry = leastExpiry(e.state);
-    e.priorRows = rowCount(e.state);
-  }
 
   const rows: Row[] = [];
   const toOutput = udfResultConverter({ struct: op.outputSchema }, op.processor);
@@ -755,14 +766,7 @@ export async function transformWithState(
       run.removals += removed;
       e.dirty = true;
     }
-    if (!e.dirty) continue;
-    const value = writeKey(e, changes, c, rowCount);
-    cache.processorBytes -= (e.prior?.length ?? 0) * DECODED_BYTES_PER_BYTE;
-    if (value === null) decoded.delete(e.id);
-    else {
-      decoded.set(e.id, { value, state: e.state });
-      cache.processorBytes += value.length * DECODED_BYTES_PER_BYTE;
-    }
+    if (e.dirty) settle(e, writeKey(e, changes, c, rowCount) ?? undefined);
   }
   // Over its budget, the cache is dropped whole (LevelDB holds everything).
   if (cache.processorBytes > cache.budgetBytes) {
@@ -841,8 +845,14 @@ const NO_TIMERS: readonly number[] = [];
 /** Placeholders of an entry until the batch reads its key (every entry gets its own before any use). */
 const NO_KEY: Row = Object.freeze({});
 const NO_STATE: KeyStateData = Object.freeze({ timers: [], vars: new Map() });
-/** Memory a decoded key takes per byte of its stored value, for the cache's budget (a rough figure). */
+/**
+ * Memory a decoded key takes, for the cache's budget: its entry's objects (the entry, its key bytes
+ * and data key, key object, state and its map, measured at about 700 bytes for a one-LONG state),
+ * and its values, decoded, at about 8 times their stored bytes.
+ */
+const DECODED_BYTES_PER_KEY = 768;
 const DECODED_BYTES_PER_BYTE = 8;
+const decodedBytes = (value: Uint8Array | undefined): number => (value === undefined ? 0 : DECODED_BYTES_PER_KEY + value.length * DECODED_BYTES_PER_BYTE);
 
 /**
  * When the shard next needs a batch that has no data (processing-time mode): its least timer, or
