@@ -25,7 +25,7 @@ import { eventTimeOf, type JoinSide, type StreamJoinOp } from './streamJoin.js';
 import { mapSideOp } from './sessionWindow.js';
 import type { StatefulOp, TransformWithStateOp } from './types.js';
 import type { DataType, Row, Schema } from '../schema/types.js';
-import { isArrayType, isMapType, isNumberBacked, isStructType } from '../schema/values.js';
+import { isArrayType, isAtomicType, isMapType, isNumberBacked, isStructType } from '../schema/values.js';
 
 export interface PartitionedPartials {
   /** One block per partition that has records, in partition order. */
@@ -188,9 +188,19 @@ function groupPartials(op: TransformWithStateOp, schema: Schema, layout: StateLa
     const type = exprType(k, schema);
     return { ev: compileExpr(k, schema, udfs), part: keyPart(type), norm: normalizer(type) ?? ((v: unknown) => v ?? null), type };
   });
-  const groups = new Map<string, { values: unknown[]; rows: Row[] }>();
+  // One key of an atomic type groups by its value itself (a Map merges -0 with 0 and NaN with NaN, as the key encoding does).
+  const single = keys.length === 1 && isAtomicType((keys[0] as (typeof keys)[number]).type) ? (keys[0] as (typeof keys)[number]) : undefined;
+  const groups = new Map<unknown, { values: unknown[]; rows: Row[] }>();
   return {
     add(row) {
+      if (single !== undefined) {
+        const raw = single.ev(row);
+        const v = raw === undefined ? null : raw;
+        const group = groups.get(v);
+        if (group === undefined) groups.set(v, { values: [single.norm(v)], rows: [row] });
+        else group.rows.push(row);
+        return;
+      }
       let id = '';
       const values = keys.map((k) => {
         const v = k.ev(row);
@@ -203,7 +213,7 @@ function groupPartials(op: TransformWithStateOp, schema: Schema, layout: StateLa
     },
     finish() {
       const writer = new ShuffleWriter(layout, keys.map((k) => k.type));
-      for (const { values, rows } of groups.values()) writer.addDedup(values, (keyBytes, kg) => [kg, keyBytes, rows, null] as unknown as DedupRecord);
+      for (const { values, rows } of groups.values()) writer.addGroup(values, rows);
       return { blocks: writer.finish(), numRecords: groups.size, numLate: 0 };
     },
   };

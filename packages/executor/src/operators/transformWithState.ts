@@ -37,7 +37,7 @@ import {
 import { compileExpr } from '../expressions/compileExpr.js';
 import { exprType } from '../expressions/exprTypes.js';
 import { importUdfModule, udfFailed, udfResultConverter } from '../expressions/udfs.js';
-import { decodeBlock, type GroupRecord } from '../shuffle/shuffleCodec.js';
+import { decodeGroupBlock } from '../shuffle/shuffleCodec.js';
 import type { StateTask } from '../task/messages.js';
 import { plainPackr } from '../task/packers.js';
 import type { DataType, Row, Schema } from '../schema/types.js';
@@ -630,7 +630,7 @@ export async function transformWithState(
   };
   const late = task.lateWatermarkMs ?? task.watermarkMs;
   for (const block of task.blocks) {
-    for (const [kg, keyBytes, rows] of decodeBlock<GroupRecord>(block.data)) {
+    for (const [kg, keyBytes, rows] of decodeGroupBlock(block.data)) {
       let kept = rows;
       if (eventTime !== null) {
         kept = rows.filter((r) => {

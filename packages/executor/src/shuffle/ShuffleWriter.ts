@@ -6,11 +6,13 @@
 import { encodeKey, keyGroupOf, partitionOfKeyGroup, type KeyType } from '@sluice/state';
 import type { AggBuffer } from '../operators/aggregates.js';
 import type { ShuffleBlock, StateLayoutMsg } from '../task/messages.js';
-import { AggregateBlockWriter, encodeBlock, type DedupRecord, type JoinRecord } from './shuffleCodec.js';
+import { AggregateBlockWriter, encodeBlock, encodeGroupBlock, type DedupRecord, type GroupRecord, type JoinRecord } from './shuffleCodec.js';
+import type { Row } from '../schema/types.js';
 
 export class ShuffleWriter {
   private readonly aggregation = new Map<number, AggregateBlockWriter>();
   private readonly dedup = new Map<number, Array<DedupRecord | JoinRecord>>();
+  private readonly groups = new Map<number, GroupRecord[]>();
 
   /** `routeKeys`: the leading keys whose encoding alone chooses the key group (all by default). */
   constructor(
@@ -63,6 +65,14 @@ export class ShuffleWriter {
     this.push(partition, [keyGroup, keyBytes, row, side]);
   }
 
+  /** A processor's rows of one key (transformWithState). */
+  addGroup(values: unknown[], rows: Row[]): void {
+    const { keyBytes, keyGroup, partition } = this.route(values);
+    let records = this.groups.get(partition);
+    if (records === undefined) this.groups.set(partition, (records = []));
+    records.push([keyGroup, keyBytes, rows]);
+  }
+
   private push(partition: number, record: DedupRecord | JoinRecord): void {
     let records = this.dedup.get(partition);
     if (records === undefined) this.dedup.set(partition, (records = []));
@@ -71,11 +81,11 @@ export class ShuffleWriter {
 
   /** One block per partition that has records, in partition order. */
   finish(): ShuffleBlock[] {
-    return [...this.aggregation.keys(), ...this.dedup.keys()]
+    return [...this.aggregation.keys(), ...this.dedup.keys(), ...this.groups.keys()]
       .sort((a, b) => a - b)
-      .map((partition) => ({
-        partition,
-        data: this.aggregation.get(partition)?.finish() ?? encodeBlock(this.dedup.get(partition)!),
-      }));
+      .map((partition) => {
+        const groups = this.groups.get(partition);
+        return { partition, data: groups ? encodeGroupBlock(groups) : (this.aggregation.get(partition)?.finish() ?? encodeBlock(this.dedup.get(partition)!)) };
+      });
   }
 }

@@ -26,9 +26,12 @@
  * aggregate records with equal keyBytes and keeps one deduplication record per key.
  *
  * A join of two streams sends every row: [keyGroup, keyBytes, row, side], side 0 for the left
- * input's rows and 1 for the right's, keyBytes null for a key with a null (key group 0). A
- * processor (transformWithState) sends every row too, a task's rows of a key in one record:
- * [keyGroup, keyBytes, rows, null].
+ * input's rows and 1 for the right's, keyBytes null for a key with a null (key group 0).
+ *
+ * A processor (transformWithState) sends every row too, a task's rows of a key together: a block
+ * is msgpack [header, rows], the header binary, per key [keyGroup u16][keyLen u16][rowCount u32]
+ * [keyBytes] (little-endian), and rows every key's rows in header order, in one array (recordPackr:
+ * one field list for all of them).
  */
 import { ByteBuffer, dataKey, decodeDataKey, decodeKey, PREFIX_DATA, type KeyType } from '@sluice/state';
 import { decodeBuffers, encodeBuffers } from '../operators/aggBufferCodec.js';
@@ -41,8 +44,8 @@ export type DedupRecord = [keyGroup: number, keyBytes: Uint8Array, row: Row, eve
 /** A row of one side of a join of two streams; keyBytes null: a key with a null in it (it matches nothing). */
 export type JoinRecord = [keyGroup: number, keyBytes: Uint8Array | null, row: Row, side: 0 | 1];
 /** A processor's rows of one grouping key in a map task (transformWithState.ts). */
-export type GroupRecord = [keyGroup: number, keyBytes: Uint8Array, rows: Row[], unused: null];
-export type ShuffleRecord = AggregateRecord | DedupRecord | JoinRecord | GroupRecord;
+export type GroupRecord = [keyGroup: number, keyBytes: Uint8Array, rows: Row[]];
+export type ShuffleRecord = AggregateRecord | DedupRecord | JoinRecord;
 
 
 /**
@@ -60,6 +63,48 @@ export function encodeBlock(records: readonly ShuffleRecord[]): Uint8Array {
 function shared(bytes: Uint8Array): Uint8Array {
   const out = new Uint8Array(new SharedArrayBuffer(bytes.length));
   out.set(bytes);
+  return out;
+}
+
+/** Encodes a processor's block (layout above). */
+export function encodeGroupBlock(records: readonly GroupRecord[]): Uint8Array {
+  let size = 0;
+  let numRows = 0;
+  for (const [, key, rows] of records) {
+    size += 8 + key.length;
+    numRows += rows.length;
+  }
+  const header = new Uint8Array(size);
+  const view = new DataView(header.buffer);
+  const allRows: Row[] = new Array<Row>(numRows);
+  let at = 0;
+  let r = 0;
+  for (const [kg, key, rows] of records) {
+    view.setUint16(at, kg, true);
+    view.setUint16(at + 2, key.length, true);
+    view.setUint32(at + 4, rows.length, true);
+    header.set(key, at + 8);
+    at += 8 + key.length;
+    for (const row of rows) allRows[r++] = row;
+  }
+  return shared(packr.pack([header, allRows]));
+}
+
+/** The records of a processor's block; each key's bytes are a view into the block. */
+export function decodeGroupBlock(data: Uint8Array): GroupRecord[] {
+  if (data.byteLength === 0) return [];
+  const [header, rows] = packr.unpack(data) as [Uint8Array, Row[]];
+  const view = new DataView(header.buffer, header.byteOffset, header.byteLength);
+  const out: GroupRecord[] = [];
+  let r = 0;
+  for (let at = 0; at < header.length; ) {
+    const kg = view.getUint16(at, true);
+    const len = view.getUint16(at + 2, true);
+    const count = view.getUint32(at + 4, true);
+    out.push([kg, header.subarray(at + 8, at + 8 + len), rows.slice(r, r + count)]);
+    r += count;
+    at += 8 + len;
+  }
   return out;
 }
 
