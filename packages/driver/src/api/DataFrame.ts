@@ -8,7 +8,6 @@ import { randomUUID } from 'node:crypto';
 import {
   GROUP_STATE,
   GroupStateTimeout,
-  parseDataType,
   parseSchema,
   stateTypeOf,
   timeModeOfTimeout,
@@ -437,7 +436,7 @@ export class GroupedData {
       throw new SluiceError('INVALID_OPTION', `${api}: timeoutConf is GroupStateTimeout.NoTimeout, ProcessingTimeTimeout or EventTimeTimeout, got ${String(timeout)}`, { option: 'timeoutConf' });
     }
     if (options.stateSchema === undefined) throw new SluiceError('INVALID_OPTION', `${api} needs a stateSchema (DDL or a type name)`, { option: 'stateSchema' });
-    const schema = stateTypeOf(options.stateSchema, (ddl) => ddlType(ddl, 'stateSchema'), 'stateSchema');
+    const schema = stateTypeOf(options.stateSchema, 'stateSchema');
     const timeMode = timeModeOfTimeout(timeout);
     return this.withProcessor({ ...this.processorOp(api, fn, options, timeMode, [{ name: GROUP_STATE, kind: 'value', schema }]), api }, options.initialState);
   }
@@ -532,14 +531,6 @@ function timeModeOption(v: unknown): TimeMode {
   throw new SluiceError('INVALID_OPTION', `transformWithState: timeMode is 'none', 'processingTime' or 'eventTime', got ${String(v)}`, { option: 'timeMode' });
 }
 
-/** A state type as DDL: one type name, or fields (a struct). */
-function ddlType(ddl: string, option: string): DataType | Schema {
-  try {
-    return parseDataType(ddl, option);
-  } catch {
-    return parseSchema(ddl, option);
-  }
-}
 
 /**
  * `window(w, ...)` over a window column (an earlier aggregation's, as Spark allows): over its

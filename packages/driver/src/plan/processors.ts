@@ -6,7 +6,7 @@
  * declares a variable with another type is STATE_SCHEMA_INCOMPATIBLE, naming the variable.
  */
 import { existsSync } from 'node:fs';
-import { declareVariables, loadProcessor, parseDataType, parseSchema, sameVariable, udfFailed, type StateVariable, type StatefulOp, type TransformWithStateOp } from '@sluice/executor';
+import { declareVariables, loadProcessor, sameVariable, udfFailed, type StateVariable, type StatefulOp, type TransformWithStateOp } from '@sluice/executor';
 import { isSluiceError, SluiceError } from '@sluice/state';
 import type { CheckpointPaths } from '../checkpoint/CheckpointPaths.js';
 import { readVersioned, writeVersioned } from '../checkpoint/versionedFile.js';
@@ -14,21 +14,12 @@ import type { LogicalPlan } from './LogicalPlan.js';
 
 type Processor = new () => { init?(handle: unknown, outputMode: string, timeMode: string): void };
 
-/** A state type as a processor writes it: a type name, or DDL of fields (a struct). */
-function parseStateType(ddl: string): ReturnType<typeof parseDataType> | ReturnType<typeof parseSchema> {
-  try {
-    return parseDataType(ddl, 'state schema');
-  } catch {
-    return parseSchema(ddl, 'state schema');
-  }
-}
-
 async function withVariables(op: StatefulOp): Promise<StatefulOp> {
   if (op.kind !== 'transformWithState' || op.api !== 'transformWithState') return op;
   const Cls = (await loadProcessor(op)) as Processor;
   let variables: StateVariable[];
   try {
-    variables = declareVariables(new Cls() as Parameters<typeof declareVariables>[0], parseStateType, op.outputMode, op.timeMode);
+    variables = declareVariables(new Cls() as Parameters<typeof declareVariables>[0], op.outputMode, op.timeMode);
   } catch (e) {
     throw isSluiceError(e) ? e : udfFailed(e, op.processor);
   }

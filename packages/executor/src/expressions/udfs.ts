@@ -80,7 +80,9 @@ export async function loadUdfs(
   return registry;
 }
 
-function describeValue(v: unknown): string {
+/** A value as error messages show it: its kind, and a short form of it. */
+export function describeValue(v: unknown): string {
+  if (v === null || v === undefined) return String(v);
   if (v instanceof Date) return 'a Date';
   if (Array.isArray(v)) return 'an array';
   const t = typeof v;

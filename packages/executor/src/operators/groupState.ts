@@ -133,8 +133,3 @@ function durationMs(text: string): number {
   if (total < 0) throw misuse(`Provided duration (${text}) is negative`);
   return total;
 }
-
-/** The timer a call leaves for its key: the timeout it set, if any. */
-export function groupStateTimeoutMs(state: GroupState): number | undefined {
-  return state.timeoutMs;
-}

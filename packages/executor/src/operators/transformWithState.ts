@@ -11,8 +11,9 @@
  * 3. In the query's first batch, each initial-state row goes to handleInitialState.
  * 4. Each key with rows goes to handleInputRows (flatMapGroupsWithState: the function, with a
  *    GroupState), in the order its rows came.
- * 5. Each due timer, by time, goes to handleExpiredTimer (a GroupState whose hasTimedOut is true),
- *    the timer deleted first. Timers registered in this batch that are already due fire too.
+ * 5. Each due timer, by time, goes to handleExpiredTimer, and is deleted once its rows are taken
+ *    (a GroupState's timeout is deleted first, and the function called with hasTimedOut true).
+ *    Timers registered in this batch that are already due fire too.
  * 6. Values whose time to live has ended are removed; each changed key is written once, with its
  *    index entries, in the shard's one commit for the batch.
  *
@@ -36,12 +37,13 @@ import {
 } from '@sluice/state';
 import { compileExpr } from '../expressions/compileExpr.js';
 import { exprType } from '../expressions/exprTypes.js';
-import { importUdfModule, udfFailed, udfResultConverter } from '../expressions/udfs.js';
+import { describeValue, importUdfModule, udfFailed, udfResultConverter } from '../expressions/udfs.js';
 import { decodeGroupBlock } from '../shuffle/shuffleCodec.js';
 import type { StateTask } from '../task/messages.js';
 import { plainPackr } from '../task/packers.js';
 import type { DataType, Row, Schema } from '../schema/types.js';
 import { createStrictConverter, createToExternalConverter, isAtomicType, typeName } from '../schema/values.js';
+import { parseDataType, parseSchema } from '../schema/schema.js';
 import {
   allExpiries,
   allTimers,
@@ -63,7 +65,7 @@ import {
 } from './processorState.js';
 import { keyString, type StateCache } from './stateCache.js';
 import type { StateVariable, TimeMode, TransformWithStateOp } from './types.js';
-import { GroupState, GROUP_STATE, groupStateTimeoutMs } from './groupState.js';
+import { GroupState, GROUP_STATE } from './groupState.js';
 
 export interface ProcessorCounters {
   updated: number;
@@ -95,20 +97,14 @@ interface UserProcessor {
 
 type GroupFunction = (key: Row, rows: Iterable<Row>, state: GroupState) => Generatorish | Row;
 
-/** Loaded processors by module and export, once per worker. */
-const loaded = new Map<string, unknown>();
-
+/** The processor's export (its module imported once per worker, as udf modules are). */
 export async function loadProcessor(op: TransformWithStateOp): Promise<unknown> {
   const { moduleUrl, exportName } = op.processor;
-  const id = `${moduleUrl}#${exportName}`;
-  if (loaded.has(id)) return loaded.get(id);
-  const mod = await importUdfModule(moduleUrl);
-  const exported = mod[exportName];
+  const exported = (await importUdfModule(moduleUrl))[exportName];
   if (typeof exported !== 'function') {
     const what = op.api === 'transformWithState' ? 'class' : 'function';
     throw new SluiceError('UDF_NOT_FOUND', `processor module ${moduleUrl} has no exported ${what} '${exportName}'`, { file: moduleUrl });
   }
-  loaded.set(id, exported);
   return exported;
 }
 
@@ -125,20 +121,13 @@ function invalid(message: string): SluiceError {
   return new SluiceError('STATEFUL_PROCESSOR_INVALID_OPERATION', message);
 }
 
-function describe(v: unknown): string {
-  if (v === null || v === undefined) return String(v);
-  if (v instanceof Date) return 'a Date';
-  if (Array.isArray(v)) return 'an array';
-  if (typeof v === 'object') return 'an object';
-  return `${typeof v} ${typeof v === 'string' ? `'${v.slice(0, 40)}'` : String(v)}`;
-}
 
 /** Engine form of a value for variable `name` of `type`, strictly: else STATE_VALUE_TYPE_MISMATCH naming it. */
 function stateConverter(name: string, type: DataType, what = 'value'): (v: unknown) => unknown {
   const strict = createStrictConverter(type, (v, expected, field) => {
     throw new SluiceError(
       'STATE_VALUE_TYPE_MISMATCH',
-      `state variable '${name}': ${what} ${describe(v)}${field ? ` in field ${field}` : ''} is not ${typeName(expected)}` +
+      `state variable '${name}': ${what} ${describeValue(v)}${field ? ` in field ${field}` : ''} is not ${typeName(expected)}` +
         (field ? ` (the variable holds ${typeName(type)})` : ''),
     );
   });
@@ -175,14 +164,20 @@ export interface StatefulProcessorHandle {
   getQueryInfo(): { getQueryId(): string; getRunId(): string; getBatchId(): number; getPartitionId(): number };
 }
 
-/** A state variable's type as a processor gives it: a type name, DDL of fields (a struct), or a DataType. */
-export function stateTypeOf(spec: unknown, parse: (ddl: string) => DataType | Schema, what: string): DataType {
+/**
+ * A state variable's type as a processor or a stateSchema option gives it: a type name, DDL of
+ * fields (a struct), or a DataType. `what` names it in errors.
+ */
+export function stateTypeOf(spec: unknown, what: string): DataType {
   if (typeof spec === 'string') {
-    const t = parse(spec);
-    return Array.isArray(t) ? { struct: t } : t;
+    try {
+      return parseDataType(spec, what);
+    } catch {
+      return { struct: parseSchema(spec, what) };
+    }
   }
   if (typeof spec === 'object' && spec !== null) return (Array.isArray(spec) ? { struct: spec } : spec) as DataType;
-  throw new SluiceError('INVALID_SCHEMA', `${what}: a state variable's schema is a type name, DDL or a DataType, got ${describe(spec)}`, { option: what });
+  throw new SluiceError('INVALID_SCHEMA', `${what}: a state variable's schema is a type name, DDL or a DataType, got ${describeValue(spec)}`, { option: what });
 }
 
 function ttlOf(name: string, options: { ttlMs?: number } | undefined): number | undefined {
@@ -190,7 +185,7 @@ function ttlOf(name: string, options: { ttlMs?: number } | undefined): number | 
   if (ttl === undefined) return undefined;
   if (!(typeof ttl === 'number' && Number.isInteger(ttl) && ttl > 0)) {
     // Spark's STATEFUL_PROCESSOR_TTL_DURATION_MUST_BE_POSITIVE.
-    throw invalid(`state variable '${name}': ttlMs must be a positive whole number of milliseconds, got ${describe(ttl)} (STATEFUL_PROCESSOR_TTL_DURATION_MUST_BE_POSITIVE)`);
+    throw invalid(`state variable '${name}': ttlMs must be a positive whole number of milliseconds, got ${describeValue(ttl)} (STATEFUL_PROCESSOR_TTL_DURATION_MUST_BE_POSITIVE)`);
   }
   return ttl;
 }
@@ -200,7 +195,7 @@ function ttlOf(name: string, options: { ttlMs?: number } | undefined): number | 
  * (the driver does this once at start, as Spark's DriverStatefulProcessorHandleImpl; workers check
  * that their init declares the same).
  */
-export function declareVariables(processor: UserProcessor, parse: (ddl: string) => DataType | Schema, outputMode: string, timeMode: TimeMode): StateVariable[] {
+export function declareVariables(processor: UserProcessor, outputMode: string, timeMode: TimeMode): StateVariable[] {
   const vars: StateVariable[] = [];
   const add = (v: StateVariable): unknown => {
     if (vars.some((d) => d.name === v.name)) throw invalid(`state variable '${v.name}' is declared twice (Spark's STATEFUL_PROCESSOR_DUPLICATE_STATE_VARIABLE_DEFINED)`);
@@ -208,22 +203,18 @@ export function declareVariables(processor: UserProcessor, parse: (ddl: string) 
     return preInitVariable(v.name);
   };
   const named = (name: unknown): string => {
-    if (typeof name !== 'string' || name === '') throw invalid(`a state variable needs a name, got ${describe(name)}`);
+    if (typeof name !== 'string' || name === '') throw invalid(`a state variable needs a name, got ${describeValue(name)}`);
     return name;
   };
   const noTimers = (): never => {
     throw invalid('timers cannot be used in init (Spark\'s STATEFUL_PROCESSOR_CANNOT_PERFORM_OPERATION_WITH_INVALID_HANDLE_STATE)');
   };
+  const typeOf = (name: unknown, schema: unknown): DataType => stateTypeOf(schema, `state variable '${String(name)}'`);
   const handle: StatefulProcessorHandle = {
-    getValueState: (name, schema, o) => add(withTtl({ name: named(name), kind: 'value', schema: stateTypeOf(schema, parse, `state variable '${String(name)}'`) }, ttlOf(String(name), o))),
-    getListState: (name, schema, o) => add(withTtl({ name: named(name), kind: 'list', schema: stateTypeOf(schema, parse, `state variable '${String(name)}'`) }, ttlOf(String(name), o))),
+    getValueState: (name, schema, o) => add(withTtl({ name: named(name), kind: 'value', schema: typeOf(name, schema) }, ttlOf(String(name), o))),
+    getListState: (name, schema, o) => add(withTtl({ name: named(name), kind: 'list', schema: typeOf(name, schema) }, ttlOf(String(name), o))),
     getMapState: (name, keySchema, valueSchema, o) =>
-      add(
-        withTtl(
-          { name: named(name), kind: 'map', keySchema: stateTypeOf(keySchema, parse, `state variable '${String(name)}'`), schema: stateTypeOf(valueSchema, parse, `state variable '${String(name)}'`) },
-          ttlOf(String(name), o),
-        ),
-      ),
+      add(withTtl({ name: named(name), kind: 'map', keySchema: typeOf(name, keySchema), schema: typeOf(name, valueSchema) }, ttlOf(String(name), o))),
     registerTimer: noTimers,
     deleteTimer: noTimers,
     listTimers: noTimers,
@@ -278,13 +269,12 @@ interface KeyEntry {
   initialized?: boolean;
 }
 
-/** The current time values of a batch, as Spark's TimerValuesImpl gives them (-1: not in this time mode). */
+/** A batch's times, as Spark's TimerValuesImpl gives them in every time mode. */
 interface BatchTimes {
+  /** The batch's timestamp: processing-time timers and every time to live go by it. */
   processingTimeMs: number;
-  /** The watermark timers fire by and GroupState reports (eviction watermark); undefined without one. */
+  /** The watermark event-time timers fire by and GroupState reports (eviction watermark); undefined without one. */
   watermarkMs: number | undefined;
-  /** The batch's processing time, for time to live (whatever the time mode). */
-  batchTimestampMs: number;
 }
 
 /** Whether a value whose time to live ends at `expiresAtMs` has expired at `nowMs` (Spark's StateTTL.isExpired). */
@@ -315,8 +305,7 @@ class ProcessorRun {
   }
 
   private data(name: string): VariableData | undefined {
-    const d = this.key(`state variable '${name}'`).state.vars.get(name);
-    return d;
+    return this.key(`state variable '${name}'`).state.vars.get(name);
   }
 
   private write(name: string, d: VariableData | undefined): void {
@@ -326,10 +315,10 @@ class ProcessorRun {
     k.dirty = true;
   }
 
-  private live = (e: number | null): boolean => !ttlExpired(e, this.times.batchTimestampMs);
+  private live = (e: number | null): boolean => !ttlExpired(e, this.times.processingTimeMs);
 
   private expiry(v: StateVariable): number | null {
-    return v.ttlMs === undefined ? null : this.times.batchTimestampMs + v.ttlMs;
+    return v.ttlMs === undefined ? null : this.times.processingTimeMs + v.ttlMs;
   }
 
   /** The variable `name` as init declares it now, checked against what the driver learned at start. */
@@ -379,7 +368,7 @@ class ProcessorRun {
     const live = (): Expiring[] => (stored() ?? []).filter((it) => this.live(it[1]));
     const elements = (values: unknown, what: string): Expiring[] => {
       if (values === null || values === undefined || typeof (values as Iterable<unknown>)[Symbol.iterator] !== 'function' || typeof values === 'string') {
-        throw new SluiceError('STATE_VALUE_TYPE_MISMATCH', `state variable '${name}': ${what} takes an array of values, got ${describe(values)} (Spark's ILLEGAL_STATE_STORE_VALUE.NULL_VALUE)`);
+        throw new SluiceError('STATE_VALUE_TYPE_MISMATCH', `state variable '${name}': ${what} takes an array of values, got ${describeValue(values)} (Spark's ILLEGAL_STATE_STORE_VALUE.NULL_VALUE)`);
       }
       const exp = this.expiry(v);
       const list = [...(values as Iterable<unknown>)].map((x): Expiring => [toEngine(x), exp]);
@@ -474,7 +463,7 @@ class ProcessorRun {
       throw invalid("timers need timeMode 'processingTime' or 'eventTime' (Spark's STATEFUL_PROCESSOR_CANNOT_PERFORM_OPERATION_WITH_INVALID_TIME_MODE)");
     }
     if (!(typeof ms === 'number' && Number.isSafeInteger(ms) && Math.abs(ms) < TTL_BASE)) {
-      throw invalid(`a timer's time is a whole number of milliseconds since the epoch, got ${describe(ms)}`);
+      throw invalid(`a timer's time is a whole number of milliseconds since the epoch, got ${describeValue(ms)}`);
     }
     return ms;
   }
@@ -551,10 +540,6 @@ export function packInitialState(rows: readonly Row[]): Uint8Array {
   return plainPackr.pack(rows);
 }
 
-function keyTypesOf(op: TransformWithStateOp, schema: Schema): DataType[] {
-  return op.keys.map((k) => exprType(k, schema));
-}
-
 /** The due timers of the shard's index: [time, data key text]. */
 async function dueTimers(store: ShardStore, upTo: number | undefined): Promise<Array<{ time: number; kg: number; key: Uint8Array }>> {
   if (upTo === undefined) return [];
@@ -575,7 +560,7 @@ export async function transformWithState(
 ): Promise<{ rows: Row[]; metrics: ProcessorMetrics }> {
   const exported = await loadProcessor(op);
   const schema = task.stateInputSchema;
-  const keyTypes = keyTypesOf(op, schema) as KeyType[];
+  const keyTypes = op.keys.map((k) => exprType(k, schema)) as KeyType[];
   const keyToUser = op.keyNames.map((name, i) => ({ name, convert: createToExternalConverter(keyTypes[i] as DataType) }));
   const keyObject = (values: unknown[]): Row => {
     const key: Row = {};
@@ -583,8 +568,7 @@ export async function transformWithState(
     return key;
   };
   const eventTime = op.timeMode === 'eventTime' && task.hasWatermark ? op.eventTimeColumn : null;
-  const now = task.batchTimestampMs ?? Date.now();
-  const times: BatchTimes = { processingTimeMs: now, watermarkMs: task.hasWatermark ? task.watermarkMs : undefined, batchTimestampMs: now };
+  const times: BatchTimes = { processingTimeMs: task.batchTimestampMs ?? Date.now(), watermarkMs: task.hasWatermark ? task.watermarkMs : undefined };
   const run = new ProcessorRun(op, times, task);
   // A GroupState key is one row (its value, or a timeout alone); a processor's, its variables' rows.
   const rowCount = op.api === 'transformWithState' ? stateRows : (s: KeyStateData) => (s.vars.size > 0 || s.timers.length > 0 ? 1 : 0);
@@ -650,7 +634,7 @@ export async function transformWithState(
   const timerClock = op.timeMode === 'processingTime' ? times.processingTimeMs : op.timeMode === 'eventTime' ? times.watermarkMs : undefined;
   const fromIndex = await dueTimers(store, timerClock === undefined ? undefined : timerClock - timerSlack(op));
   for (const t of fromIndex) entryOf(t.kg, t.key);
-  if (ttl) for (const k of await store.rangeKeys(...expiriesUpTo(times.batchTimestampMs))) entryOf(decodeIndexKey(k).kg, new Uint8Array(decodeIndexKey(k).key));
+  if (ttl) for (const k of await store.rangeKeys(...expiriesUpTo(times.processingTimeMs))) entryOf(decodeIndexKey(k).kg, new Uint8Array(decodeIndexKey(k).key));
 
   // 3. Initial state rows of this shard's partitions (the query's first batch).
   const initial: Array<{ entry: KeyEntry; row: Row }> = [];
@@ -682,7 +666,7 @@ export async function transformWithState(
   const emit = (out: unknown): void => {
     if (out === null || out === undefined) return;
     if (typeof (out as Iterable<unknown>)[Symbol.iterator] !== 'function' || typeof out === 'string') {
-      throw new SluiceError('UDF_RESULT_TYPE_MISMATCH', `processor '${op.processor.exportName}' of ${op.processor.moduleUrl} returned ${describe(out)}, not an iterable of rows`, {
+      throw new SluiceError('UDF_RESULT_TYPE_MISMATCH', `processor '${op.processor.exportName}' of ${op.processor.moduleUrl} returned ${describeValue(out)}, not an iterable of rows`, {
         file: op.processor.moduleUrl,
       });
     }
@@ -690,7 +674,7 @@ export async function transformWithState(
     user(op, () => {
       for (const r of out as Iterable<unknown>) {
         if (r === null || typeof r !== 'object' || Array.isArray(r) || r instanceof Date) {
-          throw new SluiceError('UDF_RESULT_TYPE_MISMATCH', `processor '${op.processor.exportName}' of ${op.processor.moduleUrl} emitted ${describe(r)}, not a row (an object of the output schema's fields)`, {
+          throw new SluiceError('UDF_RESULT_TYPE_MISMATCH', `processor '${op.processor.exportName}' of ${op.processor.moduleUrl} emitted ${describeValue(r)}, not a row (an object of the output schema's fields)`, {
             file: op.processor.moduleUrl,
           });
         }
@@ -725,19 +709,10 @@ export async function transformWithState(
     }
     // 5. Due timers, by time: those in the index that are still registered, and those registered in this batch.
     if (timerClock !== undefined) {
+      // A key's timers are distinct times and every key is read once: no timer comes twice.
       const due: Array<{ time: number; entry: KeyEntry }> = [];
-      const seen = new Set<string>();
-      const isDue = (t: number): boolean => timerDue(op, t, timerClock);
-      for (const e of all) {
-        for (const t of e.state.timers) {
-          if (!isDue(t)) continue;
-          const id = `${t}:${keyString(e.dataKey)}`;
-          if (seen.has(id)) continue;
-          seen.add(id);
-          due.push({ time: t, entry: e });
-        }
-      }
-      due.sort((a, b) => a.time - b.time || compareBytes(a.entry.dataKey, b.entry.dataKey));
+      for (const e of all) for (const t of e.state.timers) if (timerDue(op, t, timerClock)) due.push({ time: t, entry: e });
+      due.sort((a, b) => a.time - b.time || Buffer.compare(a.entry.dataKey, b.entry.dataKey));
       for (const { time, entry } of due) {
         if (!entry.state.timers.includes(time)) continue; // deleted by an earlier timer of the batch
         run.metrics.numExpiredTimers += 1;
@@ -760,7 +735,7 @@ export async function transformWithState(
 
   // 6. Expired values go; each changed key is written once, with its index entries.
   for (const e of all) {
-    const removed = ttl ? dropExpired(e.state, (x) => ttlExpired(x, times.batchTimestampMs)) : 0;
+    const removed = ttl ? dropExpired(e.state, (x) => ttlExpired(x, times.processingTimeMs)) : 0;
     if (removed > 0) {
       run.metrics.numValuesRemovedDueToTTLExpiry += removed;
       run.removals += removed;
@@ -789,10 +764,6 @@ function timerDue(op: TransformWithStateOp, t: number, clock: number): boolean {
 /** How far below the clock the index is read: timeouts are due strictly before it. */
 function timerSlack(op: TransformWithStateOp): number {
   return op.api === 'transformWithState' ? 0 : 1;
-}
-
-function compareBytes(a: Uint8Array, b: Uint8Array): number {
-  return Buffer.compare(a, b);
 }
 
 const normalize = (v: unknown): unknown => (v === 0 ? 0 : v === undefined ? null : v);
@@ -946,7 +917,7 @@ function groupStateCalls(op: TransformWithStateOp, fn: GroupFunction, run: Proce
       return [...(r as Iterable<Row>)];
     });
     const before = timedOutAt ?? entry.state.timers[0];
-    const timeout = groupStateTimeoutMs(state);
+    const timeout = state.timeoutMs;
     if (state.removed && timeout === undefined) {
       entry.state.vars.delete(GROUP_STATE);
       entry.state.timers = [];
