@@ -1,7 +1,6 @@
 /**
- * transformWithState and flatMapGroupsWithState end to end: the README's counter, and engine
- * behaviour Spark's suites (spark-transform-with-state.test.ts, spark-flat-map-groups.test.ts) do
- * not cover.
+ * transformWithState end to end: the README's counter, and engine behaviour Spark's suites
+ * (spark-transform-with-state.test.ts, spark-flat-map-groups.test.ts) do not cover.
  */
 import { describe, expect, it } from 'vitest';
 import { ManualClock, statefulProcessor, window, type Session } from '@sluice/driver';
@@ -11,67 +10,7 @@ import { tempDir, withSession } from './helpers.js';
 const fixtures = new URL('./fixtures/processors.mjs', import.meta.url);
 const processor = (name: string) => statefulProcessor(fixtures, name);
 
-describe('transformWithState', () => {
-  it('runs a running count per key over restarts (TransformWithStateSuite: streaming should succeed)', async () => {
-    let input: ReturnType<typeof memoryStream>[0];
-    await runSparkTest(
-      (s, df) => new SparkStreamTest(s, df, 'update'),
-      (s) => {
-        const [m, df] = memoryStream(s, 'value STRING');
-        input = m;
-        return df.groupBy('value').transformWithState(processor('RunningCount'), { outputSchema: 'key STRING, value STRING', outputMode: 'update', timeMode: 'none' });
-      },
-      async (t) => {
-        const add = (...v: string[]) => input.addData(v.map((value) => ({ value })));
-        add('a');
-        await t.checkNewAnswer(['a', '1']);
-        add('a', 'b');
-        await t.checkNewAnswer(['a', '2'], ['b', '1']);
-        await t.restart();
-        add('a', 'b');
-        await t.checkNewAnswer(['b', '2']);
-        await t.restart();
-        add('a', 'c');
-        await t.checkNewAnswer(['a', '1'], ['c', '1']);
-      },
-    );
-  });
-});
-
 describe('transformWithState timers', () => {
-  it('fires processing-time timers by the manual clock (TransformWithStateSuite: processing time timer should succeed)', async () => {
-    let input: ReturnType<typeof memoryStream>[0];
-    const clock = new ManualClock();
-    await runSparkTest(
-      (s, df) => new SparkStreamTest(s, df, 'update', clock),
-      (s) => {
-        const [m, df] = memoryStream(s, 'value STRING');
-        input = m;
-        return df.groupBy('value').transformWithState(processor('RunningCountWithProcessingTimeTimer'), { outputSchema: 'key STRING, value STRING', outputMode: 'update', timeMode: 'processingTime' });
-      },
-      async (t) => {
-        const add = (...v: string[]) => input.addData(v.map((value) => ({ value })));
-        add('a');
-        await t.advance(1000);
-        await t.checkNewAnswer(['a', '1']);
-        add('b');
-        await t.advance(1000);
-        await t.checkNewAnswer(['b', '1']);
-        add('b');
-        await t.advance(10_000);
-        await t.checkNewAnswer(['a', '-1'], ['b', '2']);
-        await t.restart();
-        add('b');
-        add('c');
-        await t.advance(1000);
-        await t.checkNewAnswer(['c', '1']);
-        add('d');
-        await t.advance(10_000);
-        await t.checkNewAnswer(['c', '-1'], ['d', '1']);
-      },
-    );
-  });
-
   it('runs the README counter: event-time timers a minute past the watermark', async () => {
     let input: ReturnType<typeof memoryStream>[0];
     const ts = (s: number) => new Date(s * 1000).toISOString();
