@@ -24,8 +24,12 @@ function database(ddl: string): string {
   return path;
 }
 
+/**
+ * The rows `sql` reads. Opened read-write: after a SIGKILL of the writer its WAL may need
+ * recovery, which a read-only connection cannot do ("attempt to write a readonly database").
+ */
 function rows(path: string, sql: string): unknown[] {
-  const db = new Database(path, { readonly: true });
+  const db = new Database(path, { fileMustExist: true });
   try {
     return db.prepare(sql).all();
   } finally {
