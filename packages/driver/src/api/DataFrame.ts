@@ -193,6 +193,12 @@ export class DataFrame {
     return this.select(...exprs.map((e) => new Column(e)));
   }
 
+  /** Spark's drop: every column but those named (a name it does not have is ignored, as in Spark). */
+  drop(...names: string[]): DataFrame {
+    const gone = new Set(names.map((n) => n.toLowerCase()));
+    return this.select(...this.schema.filter((f) => !gone.has(f.name.toLowerCase())).map((f) => new Column({ op: 'col', name: f.name })));
+  }
+
   withWatermark(eventTime: string, delayThreshold: string | number): DataFrame {
     if (this.plan.stateful) {
       throw new SluiceError('UNSUPPORTED_OPERATION', 'withWatermark must come before the aggregation or deduplication', {
@@ -263,6 +269,10 @@ export class DataFrame {
    * once, in a SharedArrayBuffer.
    */
   join(other: DataFrame, on: string | string[] | Column, how = 'inner'): DataFrame {
+    if (on instanceof Column) {
+      const keyed = withExpressionKeys(this, other, on.expr);
+      if (keyed) return keyed.left.join(keyed.right, new Column(keyed.cond), how).drop(...keyed.hidden);
+    }
     if (this.isStreaming && other.isStreaming) return this.streamJoin(other, on, how);
     if (!this.isStreaming) {
       throw new SluiceError('UNSUPPORTED_OPERATION', 'join takes a stream on the left and a static DataFrame (session.read) or another stream on the right');
@@ -619,6 +629,42 @@ function equiJoinKeys(cond: Expr, left: Schema, right: Schema, streams: boolean)
   }
   const residual = andAll(rest);
   return { keys, rightKeys, ...(nullSafe.some((x) => x) && { nullSafe }), ...(residual !== undefined && { residual }) };
+}
+
+/**
+ * A condition's equalities of an expression of one side's columns and one of the other's
+ * (`mod(auction, 10000) = key`), as Spark's optimizer plans them: each expression becomes a
+ * column of its side (`__join_key_<i>_l`, `__join_key_<i>_r`), their equality a key, and the join
+ * drops them again. Undefined when every equality is of plain columns already.
+ */
+function withExpressionKeys(left: DataFrame, right: DataFrame, cond: Expr): { left: DataFrame; right: DataFrame; cond: Expr; hidden: string[] } | undefined {
+  const sideOf = (e: Expr): 'l' | 'r' | undefined => {
+    const names = exprColumns(e);
+    if (names.length === 0) return undefined;
+    if (names.every((n) => left.schema.some((f) => f.name === n))) return 'l';
+    if (names.every((n) => right.schema.some((f) => f.name === n))) return 'r';
+    return undefined;
+  };
+  const hidden: string[] = [];
+  let l = left;
+  let r = right;
+  const rewrite = (expr: Expr): Expr => {
+    let e = expr;
+    while (e.op === 'alias') e = e.expr;
+    if (e.op === 'binary' && e.fn === 'and') return { ...e, left: rewrite(e.left), right: rewrite(e.right) };
+    if (e.op !== 'binary' || e.fn !== 'equalTo' || (e.left.op === 'col' && e.right.op === 'col')) return e;
+    const [a, b] = [sideOf(e.left), sideOf(e.right)];
+    if (a === undefined || b === undefined || a === b) return e;
+    const [onLeft, onRight] = a === 'l' ? [e.left, e.right] : [e.right, e.left];
+    const i = hidden.length / 2;
+    const [ln, rn] = [`__join_key_${i}_l`, `__join_key_${i}_r`];
+    hidden.push(ln, rn);
+    l = l.withColumn(ln, new Column(onLeft));
+    r = r.withColumn(rn, new Column(onRight));
+    return { ...e, left: { op: 'col', name: ln }, right: { op: 'col', name: rn } };
+  };
+  const rewritten = rewrite(cond);
+  return hidden.length === 0 ? undefined : { left: l, right: r, cond: rewritten, hidden };
 }
 
 /** The operands of `a <=> b` (Column.eqNullSafe and the SQL operator build the same CASE WHEN), if `e` is one. */

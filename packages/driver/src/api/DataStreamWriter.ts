@@ -10,6 +10,7 @@ import { Options, type OptionValue } from '../conf/Options.js';
 import { ConsoleSink } from '../sinks/ConsoleSink.js';
 import { FileSink } from '../sinks/FileSink.js';
 import { defaultCheckpoint, prepareTable, tableDir } from '../sinks/tables.js';
+import { NoopSink } from '../sinks/NoopSink.js';
 import { ForeachBatchSink, type ForeachBatchFunction } from '../sinks/ForeachBatchSink.js';
 import { SqliteSink, type SqliteSinkOptions } from '../sinks/SqliteSink.js';
 import type { StreamSink } from '../sinks/Sink.js';
@@ -21,7 +22,7 @@ import { Trigger } from './Trigger.js';
 import { DEFAULT_POOL, POOL_PROPERTY } from '../scheduler/TaskScheduler.js';
 import { parseBoolean, parseEnum, parsePositiveInt } from '../conf/parsers.js';
 
-export const SINK_FORMATS = ['json', 'csv', 'memory', 'console', 'foreachBatch', 'sqlite'] as const;
+export const SINK_FORMATS = ['json', 'csv', 'memory', 'console', 'foreachBatch', 'sqlite', 'noop'] as const;
 
 export class DataStreamWriter {
   private fmt: string | undefined;
@@ -113,6 +114,8 @@ export class DataStreamWriter {
       sink = this.df.session.memorySink(this.name);
     } else if (format === 'sqlite') {
       sink = new SqliteSink(sqliteOptions(o), this.df.schema);
+    } else if (format === 'noop') {
+      sink = new NoopSink();
     } else if (format === 'console') {
       const numRows = parsePositiveInt(o.take('numRows') ?? 20, 'numRows');
       const truncate = parseBoolean(o.take('truncate') ?? true, 'truncate');

@@ -29,7 +29,7 @@ import { readStaticSides, type StaticSides } from './StaticSides.js';
 import { shardOptions, workerBudget, type StatefulOperatorInfo } from './StatefulOperatorInfo.js';
 import { StreamExecution, type ExecutionContext } from './StreamExecution.js';
 import type { TriggerExecutor } from './TriggerExecutor.js';
-import { WatermarkTracker } from './WatermarkTracker.js';
+import { END_OF_EVENT_TIME_MS, WatermarkTracker } from './WatermarkTracker.js';
 
 const K = CONF_KEYS;
 
@@ -242,8 +242,14 @@ export class MicroBatchExecution extends StreamExecution {
       await this.driverTurn();
       const rows: Row[] = [];
       for (const r of ran.outputs) if (r.rows) for (const row of decodeRows(r.rows)) rows.push(row);
-      // Each watermark input's max event time: a union input's own, or the query's.
-      this.watermark.observe(this.watermarkInputs.map((w) => (w.input === undefined ? ran.eventTime : ran.eventTimeBySource[w.input])?.max));
+      // Each watermark input's max event time: a union input's own, or the query's; the end of
+      // time once the sources it reads have ended (a bounded generator's last event).
+      const ended = this.sources.map((s, i) => s.eventTimeEnded?.(batch.offsets[i] ?? null) ?? false);
+      this.watermark.observe(
+        this.watermarkInputs.map((w) =>
+          (w.input === undefined ? ended.every(Boolean) : ended[w.input]) ? END_OF_EVENT_TIME_MS : (w.input === undefined ? ran.eventTime : ran.eventTimeBySource[w.input])?.max,
+        ),
+      );
       return {
         output: { batchId, schema: this.outputSchema, outputMode: this.spec.outputMode, results: ran.outputs, rows },
         commit: {

@@ -3,6 +3,9 @@
  * combined over inputs by the min (default) or max policy. It is computed at the end of a batch
  * for the next one, never decreases, and is 0 before any data.
  */
+/** The latest time a Date can hold: an ended input's event time (its watermark passes every window). */
+export const END_OF_EVENT_TIME_MS = 8.64e15;
+
 export class WatermarkTracker {
   private readonly perInput: number[];
   private value = 0;

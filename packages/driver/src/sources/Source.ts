@@ -25,6 +25,11 @@ export interface StreamSource {
   verifyOffset?(end: SourceOffset | null): void;
   /** Spark's `sources[].metrics` of a batch that ended at `end` (string values, as in Spark). */
   metrics?(end: SourceOffset | null): Promise<Record<string, string> | undefined>;
+  /**
+   * Whether the stream has ended at `end` (a bounded generator's last event): the watermark of the
+   * inputs it feeds then passes every window, so windowed operators emit all they hold.
+   */
+  eventTimeEnded?(end: SourceOffset | null): boolean;
   /** Trigger.AvailableNow: pin what exists now; latestOffset never goes beyond it. */
   prepareForAvailableNow?(): void;
   /** Batch up to `end` committed; cleanSource runs here. */

@@ -4,6 +4,7 @@ import type { CheckpointPaths } from '../checkpoint/CheckpointPaths.js';
 import type { RuntimeConf } from '../conf/RuntimeConf.js';
 import { FileStreamSource } from './FileStreamSource.js';
 import { MemoryStreamSource } from './MemoryStream.js';
+import { NexmarkSource } from './NexmarkSource.js';
 import { RateMicroBatchSource } from './RateMicroBatchSource.js';
 import { RateSource } from './RateSource.js';
 import { RedisStreamSource } from './RedisStreamSource.js';
@@ -21,6 +22,8 @@ export function createSource(spec: SourceSpec, index: number, paths: CheckpointP
       return new RateSource(spec.rowsPerSecond, spec.numPartitions, paths.rateStart(index));
     case 'rate-micro-batch':
       return new RateMicroBatchSource(spec.rateMicroBatch);
+    case 'nexmark':
+      return new NexmarkSource(spec.nexmark, paths.rateStart(index));
     case 'memory':
       return new MemoryStreamSource(spec.stream);
     case 'redis':

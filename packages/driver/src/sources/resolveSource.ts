@@ -3,7 +3,7 @@
  * All option checks happen here, at `load()`, so a bad option never reaches a running query.
  */
 import { resolve } from 'node:path';
-import { datetimePatternProblem, parseSchema, validateReadSchema, withCorruptRecordColumn, type ReadOptions, type Row, type Schema } from '@sluice/executor';
+import { datetimePatternProblem, nexmarkSchema, parseSchema, validateReadSchema, withCorruptRecordColumn, type ReadOptions, type Row, type Schema } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import type { Options } from '../conf/Options.js';
 import { parseBoolean, parseBytes, parseDuration, parseEnum, parseNonNegativeNumber, parsePositiveInt } from '../conf/parsers.js';
@@ -14,14 +14,16 @@ import { REDIS_FIELD_TYPES, REDIS_SCHEMA, type RedisSourceConfig } from './Redis
 import type { MemoryStream } from './MemoryStream.js';
 import { RATE_SCHEMA } from './RateSource.js';
 import type { RateMicroBatchConfig } from './RateMicroBatchSource.js';
+import type { NexmarkSourceConfig } from './NexmarkSource.js';
 
-export const SOURCE_FORMATS = ['json', 'csv', 'text', 'rate', 'rate-micro-batch', 'memory', 'redis'] as const;
+export const SOURCE_FORMATS = ['json', 'csv', 'text', 'rate', 'rate-micro-batch', 'nexmark', 'memory', 'redis'] as const;
 export type SourceFormat = (typeof SOURCE_FORMATS)[number];
 
 export type SourceSpec =
   | { format: 'json' | 'csv' | 'text'; schema: Schema; file: FileSourceConfig }
   | { format: 'rate'; schema: Schema; rowsPerSecond: number; numPartitions?: number }
   | { format: 'rate-micro-batch'; schema: Schema; rateMicroBatch: RateMicroBatchConfig }
+  | { format: 'nexmark'; schema: Schema; nexmark: NexmarkSourceConfig }
   | { format: 'memory'; schema: Schema; stream: MemoryStream }
   | { format: 'redis'; schema: Schema; redis: RedisSourceConfig }
   /** Static only: session.read.format('sqlite'). */
@@ -178,6 +180,9 @@ export function resolveSource(
         advanceMillisPerBatch: parseNonNegativeNumber(o.take('advanceMillisPerBatch') ?? 1000, 'advanceMillisPerBatch'),
       },
     };
+  } else if (f === 'nexmark') {
+    const nexmark = nexmarkConfig(o);
+    spec = { format: f, schema: nexmarkSchema(nexmark.table), nexmark };
   } else {
     const name = pathOpt ?? (o.take('name') as string | undefined);
     if (!name) throw new SluiceError('INVALID_OPTION', 'a memory source needs a name: load(name)', { option: 'path' });
@@ -229,5 +234,25 @@ function redisConfig(o: Options, userSchema: Schema | undefined): RedisSourceCon
     startingOffsets,
     ...(max !== undefined && { maxOffsetsPerTrigger: max }),
     failOnDataLoss: parseBoolean(o.take('failOnDataLoss') ?? true, 'failOnDataLoss'),
+  };
+}
+
+/** Options of format('nexmark'): which table, the seed, the event-time rate and the bounds. */
+function nexmarkConfig(o: Options): NexmarkSourceConfig {
+  const table = parseEnum(o.take('table') ?? 'all', ['all', 'person', 'auction', 'bid'] as const, 'table');
+  const seed = o.take('seed') ?? 0;
+  if (!Number.isSafeInteger(Number(seed))) throw new SluiceError('INVALID_OPTION', `options.seed must be an integer (got ${JSON.stringify(seed)})`, { option: 'seed' });
+  const start = o.take('startTimestamp');
+  const maxEvents = optInt(o, 'maxEvents');
+  const maxOffsetsPerTrigger = optInt(o, 'maxOffsetsPerTrigger');
+  const numPartitions = optInt(o, 'numPartitions');
+  return {
+    table,
+    seed: Number(seed),
+    eventsPerSecond: optInt(o, 'eventsPerSecond') ?? 10_000,
+    ...(start !== undefined && { startTimestamp: parseNonNegativeNumber(start, 'startTimestamp') }),
+    ...(maxEvents !== undefined && { maxEvents }),
+    ...(maxOffsetsPerTrigger !== undefined && { maxOffsetsPerTrigger }),
+    ...(numPartitions !== undefined && { numPartitions }),
   };
 }

@@ -74,13 +74,16 @@ export function columnStateless(
   input: InputSplit,
   schema: Schema,
   udfs: UdfRegistry,
-): { numInputRows: number; rows: Row[]; eventTime?: EventTimeStats } {
+  keepRows = true,
+): { numInputRows: number; numOutputRows: number; rows: Row[]; eventTime?: EventTimeStats } {
   const stages = stagesOf(ops, schema, udfs);
   const stats: EventTimeStats = { min: Infinity, max: -Infinity, sum: 0, count: 0 };
   const rows: Row[] = [];
+  let numOutputRows = 0;
   const numInputRows = forEachInputBatch(input, schema, (batch) => {
     const out = stages.run(batch, stats);
-    if (out.length > 0) for (const row of rowsFromBatch(out, stages.outputSchema)) rows.push(row);
+    numOutputRows += out.length;
+    if (keepRows && out.length > 0) for (const row of rowsFromBatch(out, stages.outputSchema)) rows.push(row);
   });
-  return { numInputRows, rows, ...(stats.count > 0 && { eventTime: stats }) };
+  return { numInputRows, numOutputRows, rows, ...(stats.count > 0 && { eventTime: stats }) };
 }

@@ -7,6 +7,7 @@
 import type { InputSplit } from '../task/messages.js';
 import { readInput } from '../task/readInput.js';
 import { readJsonFileColumns } from '../formats/readers.js';
+import { NexmarkGenerator } from '../formats/nexmark.js';
 import type { Schema } from '../schema/types.js';
 import { batchFromRows, type ColumnBatch } from './vectors.js';
 
@@ -47,6 +48,8 @@ export function forEachInputBatch(split: InputSplit, schema: Schema, fn: (batch:
     case 'rateMicroBatch':
       generated(split.startValue, split.endValue, () => split.timestampMs, fn);
       return Math.max(0, split.endValue - split.startValue);
+    case 'nexmark':
+      return new NexmarkGenerator(split.config).forEachBatch(split.startEvent, split.endEvent, BATCH_ROWS, fn);
     case 'files':
       if (split.format === 'json') {
         let total = 0;

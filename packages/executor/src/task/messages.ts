@@ -6,6 +6,7 @@ import type { SerializedError, WorkerBudget, WorkerStateUsage } from '@sluice/st
 import type { Op, OutputMode, StatefulOp } from '../operators/types.js';
 import type { Schema } from '../schema/types.js';
 import type { Expr } from '../expressions/types.js';
+import type { NexmarkConfig } from '../formats/nexmark.js';
 
 export type ParseMode = 'PERMISSIVE' | 'DROPMALFORMED' | 'FAILFAST';
 
@@ -27,6 +28,8 @@ export type InputSplit =
   | { type: 'rate'; startValue: number; endValue: number; rowsPerSecond: number; startTimeMs: number }
   /** `rate-micro-batch`: values [startValue, endValue), all stamped timestampMs. */
   | { type: 'rateMicroBatch'; startValue: number; endValue: number; timestampMs: number }
+  /** `nexmark`: the events numbered [startEvent, endEvent) of one generated stream (those of its table). */
+  | { type: 'nexmark'; startEvent: number; endEvent: number; config: NexmarkConfig }
   /** Rows already in engine form (memory source), msgpack-encoded. */
   | { type: 'rows'; data: Uint8Array }
   /** A shuffle partition's blocks from every map task (ExchangeTask), each msgpack-encoded rows. */
@@ -41,7 +44,9 @@ export type TaskOutput =
   /** Write the task's rows to `dir/fileName`; `skip` when the sink already holds this batch. */
   | { type: 'file'; format: 'json' | 'csv'; dir: string; fileName: string; options: WriteOptions; skip: boolean }
   /** Return the rows to the driver, msgpack-encoded. */
-  | { type: 'collect' };
+  | { type: 'collect' }
+  /** Count the rows and drop them (the noop sink). */
+  | { type: 'discard' };
 
 /** What every task carries: whose it is, which batch, its number in the batch, and the attempt. */
 export interface TaskIdentity {

@@ -2,6 +2,7 @@
 import { readFileRecords } from '../formats/readers.js';
 import type { InputSplit } from './messages.js';
 import { decodeRows } from './rowCodec.js';
+import { NexmarkGenerator } from '../formats/nexmark.js';
 import type { Row } from '../schema/types.js';
 
 /**
@@ -50,6 +51,8 @@ export function readInput(split: InputSplit): Row[] {
       }
       return rows;
     }
+    case 'nexmark':
+      return new NexmarkGenerator(split.config).rows(split.startEvent, split.endEvent);
     case 'rows':
       return decodeRows(split.data);
     case 'blocks':

@@ -1,4 +1,4 @@
-/** Delivering a task's rows: one durable part file of a file sink, or the rows back to the driver. */
+/** Delivering a task's rows: one durable part file of a file sink, the rows back to the driver, or nothing (noop). */
 import { closeSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { asEnvironmentError } from '@sluice/state';
@@ -22,6 +22,7 @@ function writeDurable(path: string, text: string): number {
 /** `base` with the rows delivered as `out` says: a part file (unless skipped or empty), or rows. */
 export function deliver<T extends DeliveredRows>(base: T, out: TaskOutput, rows: Row[], schema: Schema): T {
   if (out.type === 'collect') return { ...base, rows: encodeRows(rows) };
+  if (out.type === 'discard') return base;
   if (out.skip || rows.length === 0) return base;
   const path = join(out.dir, out.fileName);
   let size: number;

@@ -40,15 +40,15 @@ import { setBatchTimestamp } from '../expressions/batchClock.js';
 const udfs: UdfRegistry = new Map();
 
 /**
- * JSON files are scanned into columns and go through the operators as columns, becoming rows
- * only for the sink; other inputs run as rows.
+ * JSON files and Nexmark events are read into columns and go through the operators as columns,
+ * becoming rows only for the sink (none for the noop sink); other inputs run as rows.
  */
 async function runStateless(task: StatelessTask): Promise<StatelessResult> {
   const { input, schema } = pruneInput(task.input, task.inputSchema, task.ops);
   const plan = await compileStages(schema, task.ops, udfs);
-  if (input.type === 'files' && input.format === 'json' && !task.ops.some(expandsRows)) {
-    const { numInputRows, rows, eventTime } = columnStateless(task.ops, input, schema, udfs);
-    const base: StatelessResult = { ok: true, kind: 'stateless', threadId, numInputRows, numOutputRows: rows.length, ...(eventTime && { eventTime }) };
+  if (((input.type === 'files' && input.format === 'json') || input.type === 'nexmark') && !task.ops.some(expandsRows)) {
+    const { numInputRows, numOutputRows, rows, eventTime } = columnStateless(task.ops, input, schema, udfs, task.output.type !== 'discard');
+    const base: StatelessResult = { ok: true, kind: 'stateless', threadId, numInputRows, numOutputRows, ...(eventTime && { eventTime }) };
     return deliver(base, task.output, rows, plan.outputSchema);
   }
   const inputRows = readInput(input);

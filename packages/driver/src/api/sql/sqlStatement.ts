@@ -17,7 +17,7 @@
  */
 import { exprName, GENERATORS, type Expr, type GeneratorName } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
-import type { AggregateColumn } from '../aggregates.js';
+import { count, type AggregateColumn } from '../aggregates.js';
 import { Column } from '../Column.js';
 import type { DataFrame } from '../DataFrame.js';
 import { columnOf, Parser, type Parsed } from './parseExpression.js';
@@ -156,7 +156,9 @@ class StatementParser {
       if (having !== undefined) throw new SluiceError('UNSUPPORTED_OPERATION', `HAVING needs GROUP BY or an aggregate (in '${this.sql}')`);
       return df.select(...items.flatMap((it, i) => (it.star ? this.star(df, qualifiers, it.qualifier) : [new Column(this.named(unqualify(exprs[i]!), it))])));
     }
-    const aggregated = df.groupBy(...keys.map((k) => new Column(k))).agg(...this.aggregates.map((a) => a.agg.alias(a.column)));
+    // GROUP BY without an aggregate (the distinct keys) still aggregates, on a count no item reads.
+    const aggs = this.aggregates.length > 0 ? this.aggregates.map((a) => a.agg.alias(a.column)) : [count('*').alias('__group_rows')];
+    const aggregated = df.groupBy(...keys.map((k) => new Column(k))).agg(...aggs);
     const keyCols = keys.map((k) => ({ expr: k, name: exprName(k, df.schema) }));
     const out = having === undefined ? aggregated : aggregated.filter(new Column(keyRefs(having, keyCols)));
     const projection = items.map((it, i) => {
