@@ -58,16 +58,40 @@ export function queryFrame(session, q, ev, api) {
 
 /**
  * Starts query q and runs it to the stream's end (Trigger.AvailableNow: every batch, then the
- * batch the ended event time closes every window in). Returns the query.
+ * batch the ended event time closes every window in). A query with a file sink of its own (q10)
+ * writes under `dir`; others write to `sink` (memory, or noop for timing). Returns the query.
  */
-export async function runQuery(session, q, ev, { api = 'dataframe', sink = 'memory', name = `${q.id}_${api}`, checkpoint }) {
+export async function runQuery(session, q, ev, { api = 'dataframe', sink = 'memory', name = `${q.id}_${api}`, dir }) {
   const df = queryFrame(session, q, ev, api);
-  let writer = df.writeStream.format(sink).outputMode(q.mode).trigger(Trigger.AvailableNow());
-  if (sink === 'memory') writer = writer.queryName(name);
-  if (checkpoint) writer = writer.option('checkpointLocation', checkpoint);
-  const query = await writer.start();
+  let writer = df.writeStream.outputMode(q.mode).trigger(Trigger.AvailableNow());
+  if (q.sink) {
+    if (dir === undefined) throw new Error(`${q.id} writes files: give runQuery a dir`);
+    writer = writer.format(q.sink.format).partitionBy(...q.sink.partitionBy).option('checkpointLocation', join(dir, 'checkpoint'));
+  } else {
+    writer = writer.format(sink);
+    if (sink === 'memory') writer = writer.queryName(name);
+  }
+  const query = await writer.start(q.sink ? join(dir, 'out') : undefined);
   await query.awaitTermination();
   return query;
+}
+
+/** The rows query q wrote: its memory table, or its files read back (with their partition columns). */
+export async function outputRows(session, q, { api = 'dataframe', name = `${q.id}_${api}`, dir }) {
+  if (!q.sink) return session.memoryTable(name);
+  return session.read.format(q.sink.format).schema(q.sink.schema).load(join(dir, 'out')).collect();
+}
+
+/** The rows of q10's files as DuckDB reads them (Hive partitioning), named as q's columns. */
+export async function duckReadsOutput(con, q, dir) {
+  const types = Object.fromEntries(q.sink.schema.split(', ').map((c) => c.split(' ')));
+  const data = Object.entries(types).filter(([c]) => !q.sink.partitionBy.includes(c));
+  const spec = data.map(([c, t]) => `'${c}': '${t === 'LONG' ? 'BIGINT' : t === 'STRING' ? 'VARCHAR' : t}'`).join(', ');
+  const select = q.columns.map((c) => (types[c] === 'TIMESTAMP' ? `epoch_ms(${c}) AS ${c}` : c)).join(', ');
+  const reader = await con.runAndReadAll(
+    `SELECT ${select} FROM read_csv('${join(dir, 'out')}/**/*.${q.sink.format}', header = false, hive_partitioning = true, hive_types_autocast = false, columns = {${spec}})`,
+  );
+  return reader.getRowObjects();
 }
 
 /** Sluice's final result: every row (append), or the last row of each key (update). */

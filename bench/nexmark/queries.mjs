@@ -6,7 +6,8 @@
 //   duckdb             the query's final result in DuckDB's batch SQL over the same events, with
 //                      timestamps as epoch milliseconds
 //
-// `mode` is the sink's output mode. An `update` query's result is the last row each `key` got once
+// `mode` is the sink's output mode; `sink`, where given, the file sink the query writes (else
+// memory for checks, noop for timing). An `update` query's result is the last row each `key` got once
 // the stream has ended; an `append` query's is every row. `columns` is the output, in order.
 // `check: 'invariants'` (q12, on processing time) is checked by checkInvariants instead of DuckDB.
 // `then`, where present, is applied to the SQL's frame: the processor (transformWithState) of a
@@ -280,7 +281,22 @@ export const QUERIES = [
     id: 'q10',
     title: 'log to file system',
     kind: 'stateless',
-    cannot: 'pending: the file sink has no partitionBy yet',
+    mode: 'append',
+    // CSV files under dt=<day>/hm=<HH:mm>/ directories; the result is read back from them.
+    sink: { format: 'csv', partitionBy: ['dt', 'hm'], schema: 'auction LONG, bidder LONG, price LONG, dateTime TIMESTAMP, extra STRING, dt STRING, hm STRING' },
+    columns: ['auction', 'bidder', 'price', 'dateTime', 'extra', 'dt', 'hm'],
+    dataframe: (t) =>
+      t.bid.select(
+        col('auction'),
+        col('bidder'),
+        col('price'),
+        col('dateTime'),
+        col('extra'),
+        expr("date_format(dateTime, 'yyyy-MM-dd')").alias('dt'),
+        expr("date_format(dateTime, 'HH:mm')").alias('hm'),
+      ),
+    sql: "SELECT auction, bidder, price, dateTime, extra, date_format(dateTime, 'yyyy-MM-dd') AS dt, date_format(dateTime, 'HH:mm') AS hm FROM bid",
+    duckdb: "SELECT auction, bidder, price, epoch_ms(dateTime) AS dateTime, extra, strftime(dateTime, '%Y-%m-%d') AS dt, strftime(dateTime, '%H:%M') AS hm FROM bid",
   },
   {
     id: 'q11',

@@ -1,6 +1,7 @@
 /** `session.read`: a static DataFrame over files, or over a Sluice file sink's committed output. */
 import { resolve } from 'node:path';
-import type { ReadOptions } from '@sluice/executor';
+import type { ReadOptions, Schema } from '@sluice/executor';
+import { partitionColumns } from '../execution/staticRows.js';
 import { checkInputDir } from '../checkpoint/directories.js';
 import { checkFormat, fileReadSpec, fileSourceSpec } from '../sources/resolveSource.js';
 import { DataFrame } from './DataFrame.js';
@@ -39,7 +40,14 @@ export class DataFrameReader extends Reader<DataFrameReader> {
     const f = format as Exclude<(typeof STATIC_FORMATS)[number], 'sqlite'>;
     const dir = resolve(path);
     checkInputDir(dir);
-    const infer = f === 'json' ? (read: ReadOptions) => this.session.inferJsonSchema(dir, read) : undefined;
+    // An inferred schema gets the partition directories' columns after the files' (Spark's order).
+    const infer =
+      f === 'json'
+        ? (read: ReadOptions): Schema => {
+            const inferred = this.session.inferJsonSchema(dir, read);
+            return [...inferred, ...partitionColumns(dir).filter((p) => !inferred.some((c) => c.name === p.name))];
+          }
+        : undefined;
     const { read, schema } = fileReadSpec(f, o, this.userSchema, false, infer);
     o.rejectUnknown(`${f} static source`);
     const spec = fileSourceSpec({

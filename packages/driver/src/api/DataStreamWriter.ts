@@ -4,6 +4,7 @@
  */
 import { resolve } from 'node:path';
 import { ManualClock } from '../execution/clock.js';
+import { PARTITION_TYPES } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import type { DataFrame } from './DataFrame.js';
 import { Options, type OptionValue } from '../conf/Options.js';
@@ -32,6 +33,7 @@ export class DataStreamWriter {
   private manualClock: ManualClock | undefined;
   private name: string | null = null;
   private batchFn: ForeachBatchFunction | undefined;
+  private partitionCols: string[] = [];
 
   constructor(private readonly df: DataFrame) {}
 
@@ -65,6 +67,15 @@ export class DataStreamWriter {
     }
     this.trig = trigger;
     this.manualClock = options.clock;
+    return this;
+  }
+
+  /**
+   * Spark's partitionBy: a file sink writes each row under `col=value/...` directories of these
+   * columns (Hive's layout), without them in the files; session.read of the directory gives them back.
+   */
+  partitionBy(...cols: string[]): this {
+    this.partitionCols = cols.flat();
     return this;
   }
 
@@ -106,7 +117,7 @@ export class DataStreamWriter {
       }
       const header = format === 'csv' ? parseBoolean(o.take('header') ?? false, 'header') : false;
       const sep = format === 'csv' ? String(o.take('sep') ?? ',') : ',';
-      sink = new FileSink(format, resolve(String(p)), { header, sep });
+      sink = new FileSink(format, resolve(String(p)), { header, sep }, this.partitionColumns());
     } else if (format === 'memory') {
       if (this.name === null) {
         throw new SluiceError('INVALID_OPTION', 'the memory sink needs a query name: .queryName(name)', { option: 'queryName' });
@@ -126,6 +137,9 @@ export class DataStreamWriter {
       }
       sink = new ForeachBatchSink(this.batchFn);
     }
+    if (!fileSink && this.partitionCols.length > 0) {
+      throw new SluiceError('INVALID_OPTION', `partitionBy applies to the json and csv file sinks, not ${format}`, { option: 'partitionBy' });
+    }
     const poolOption = o.take('schedulerPool');
     if (poolOption !== undefined && (typeof poolOption !== 'string' || poolOption === '')) {
       throw new SluiceError('INVALID_OPTION', `option schedulerPool must name a pool, got ${JSON.stringify(poolOption)}`, { option: 'schedulerPool' });
@@ -133,6 +147,22 @@ export class DataStreamWriter {
     const pool = (poolOption as string | undefined) ?? this.df.session.getLocalProperty(POOL_PROPERTY) ?? DEFAULT_POOL;
     o.rejectUnknown(`${format} sink`);
     return { sink, outputMode, trigger: this.trig, queryName: this.name, checkpointLocation, pool, ...(this.manualClock && { clock: this.manualClock }) };
+  }
+
+  /** partitionBy's columns as the output names them, checked: atomic types, some column left for the files. */
+  private partitionColumns(): string[] {
+    const schema = this.df.schema;
+    const cols = this.partitionCols.map((c) => {
+      const field = schema.find((f) => f.name.toLowerCase() === String(c).toLowerCase());
+      if (!field) throw new SluiceError('UNRESOLVED_COLUMN', `partitionBy: no column ${c}; columns: ${schema.map((f) => f.name).join(', ')}`, { column: String(c) });
+      if (!PARTITION_TYPES.includes(field.type)) {
+        throw new SluiceError('INVALID_OPTION', `partitionBy: column ${field.name} is ${String(typeof field.type === 'string' ? field.type : 'nested').toUpperCase()}; a partition column is ${PARTITION_TYPES.join(', ').toUpperCase()}`, { column: field.name });
+      }
+      return field.name;
+    });
+    if (new Set(cols).size !== cols.length) throw new SluiceError('INVALID_OPTION', `partitionBy names a column twice (${cols.join(', ')})`, { option: 'partitionBy' });
+    if (cols.length > 0 && cols.length === schema.length) throw new SluiceError('INVALID_OPTION', 'Cannot use all columns for partition columns', { option: 'partitionBy' });
+    return cols;
   }
 
   async start(path?: string): Promise<StreamingQuery> {

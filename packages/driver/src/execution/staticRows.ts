@@ -2,7 +2,8 @@
  * The rows of a static (batch) DataFrame over files, read by the executors: `collect()`, and the
  * static side of a stream-static join, which is read once per query run.
  */
-import { decodeRows, encodeRows, type InputSplit, type Row, type StatelessTask } from '@sluice/executor';
+import { relative, sep } from 'node:path';
+import { decodeRows, encodeRows, partitionValuesOf, type InputSplit, type Row, type Schema, type StatelessTask } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import type { LogicalPlan } from '../plan/LogicalPlan.js';
 import type { TaskScheduler } from '../scheduler/TaskScheduler.js';
@@ -14,6 +15,27 @@ import { readSqliteRows } from '../sources/sqliteTable.js';
 /** The files a static read sees: a Sluice sink's committed files, else every file listed. */
 export function staticFiles(dir: string): string[] {
   return committedFiles(dir) ?? listFiles(dir).map((f) => f.path);
+}
+
+/** Each file's partition values (its `col=value` directories under dir), or undefined when none has any. */
+function partitionsOf(dir: string, files: string[]): Array<Record<string, string | null> | null> | undefined {
+  const values = files.map((f) => partitionValuesOf(relative(dir, f).split(sep).join('/')));
+  return values.some((v) => v !== null) ? values : undefined;
+}
+
+/**
+ * The partition columns of a directory's files, with the types Spark infers for them: INT (or
+ * LONG) when every value is an integer, DATE when every one is yyyy-MM-dd, else STRING.
+ */
+export function partitionColumns(dir: string): Schema {
+  const byColumn = new Map<string, Array<string | null>>();
+  for (const v of partitionsOf(dir, staticFiles(dir)) ?? []) for (const [k, x] of Object.entries(v ?? {})) byColumn.set(k, [...(byColumn.get(k) ?? []), x]);
+  return [...byColumn].map(([name, texts]) => {
+    const known = texts.filter((t): t is string => t !== null);
+    const all = (re: RegExp): boolean => known.length > 0 && known.every((t) => re.test(t));
+    const type = all(/^-?\d{1,9}$/) ? 'int' : all(/^-?\d{1,15}$/) ? 'long' : all(/^\d{4}-\d{2}-\d{2}$/) ? 'date' : 'string';
+    return { name, type, nullable: true };
+  });
 }
 
 /** The plan's rows in engine form, read from its files as they are now. */
@@ -40,8 +62,16 @@ export async function staticRows(scheduler: TaskScheduler, plan: LogicalPlan): P
     if (!('file' in source)) throw new SluiceError('NOT_STATIC', 'collect() needs a static DataFrame (session.read)');
     const { file } = source;
     const files = staticFiles(file.path);
+    const partitions = partitionsOf(file.path, files);
     tasks = splitRange(0, files.length, scheduler.slots * 2).map(([a, b], partition) =>
-      task(partition, { type: 'files', format: file.format, files: files.slice(a, b), schema: source.schema, options: file.read }),
+      task(partition, {
+        type: 'files',
+        format: file.format,
+        files: files.slice(a, b),
+        schema: source.schema,
+        options: file.read,
+        ...(partitions && { partitions: partitions.slice(a, b) }),
+      }),
     );
   }
   const results = await scheduler.runTasks(tasks);

@@ -52,7 +52,7 @@ describe('FileSink', () => {
       schema: [],
       outputMode: 'append',
       rows: [],
-      results: [{ ok: true, kind: 'stateless', threadId: 1, numInputRows: 1, numOutputRows: 1, file: { name: part.type === 'file' ? part.fileName : '', size: 8, rows: 1 } }],
+      results: [{ ok: true, kind: 'stateless', threadId: 1, numInputRows: 1, numOutputRows: 1, files: [{ name: part.type === 'file' ? part.fileName : '', size: 8, rows: 1 }] }],
     });
     const dirSync = events.indexOf(`fsync ${dir}`);
     const manifest = events.indexOf(`rename ${join(dir, '_sluice_metadata', '0')}`);

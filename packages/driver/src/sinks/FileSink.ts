@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { TaskOutput, WriteOptions } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import { prepareWritableDir } from '../checkpoint/directories.js';
@@ -42,6 +42,8 @@ export class FileSink implements StreamSink {
     private readonly format: 'json' | 'csv',
     private readonly dir: string,
     private readonly options: WriteOptions,
+    /** partitionBy's columns: each row goes to the part file of its `c=v/...` directory. */
+    private readonly partitionBy: string[] = [],
   ) {
     this.description = `FileSink[${dir}]`;
     this.manifests = manifestLog(dir);
@@ -49,7 +51,15 @@ export class FileSink implements StreamSink {
 
   taskOutput(batchId: number, partition: number, committed: boolean): TaskOutput {
     const fileName = `part-${String(batchId).padStart(5, '0')}-${String(partition).padStart(5, '0')}-${this.runTag}.${this.format}`;
-    return { type: 'file', format: this.format, dir: this.dir, fileName, options: this.options, skip: committed };
+    return {
+      type: 'file',
+      format: this.format,
+      dir: this.dir,
+      fileName,
+      options: this.options,
+      skip: committed,
+      ...(this.partitionBy.length > 0 && { partitionBy: this.partitionBy }),
+    };
   }
 
   /**
@@ -100,7 +110,7 @@ export class FileSink implements StreamSink {
   async addBatch(out: BatchOutput): Promise<void> {
     this.commit(
       out.batchId,
-      out.results.flatMap((r) => (r.file ? [r.file] : [])),
+      out.results.flatMap((r) => r.files ?? []),
     );
   }
 
@@ -114,6 +124,10 @@ export class FileSink implements StreamSink {
     }
     // Tasks fsynced their part files; their names live in the directory, which must be durable
     // before the manifest that names them is.
+    // Partition directories (partitionBy) are durable in their parents, up to the sink's.
+    const dirs = new Set<string>();
+    for (const f of files) for (let d = dirname(f.name); d !== '.'; d = dirname(d)) dirs.add(d);
+    for (const d of [...dirs].sort((a, b) => b.length - a.length)) fsyncDir(join(this.dir, d));
     if (files.length > 0) fsyncDir(this.dir);
     this.manifests.add(batchId, { files });
   }

@@ -51,7 +51,7 @@ export function forEachInputBatch(split: InputSplit, schema: Schema, fn: (batch:
     case 'nexmark':
       return new NexmarkGenerator(split.config).forEachBatch(split.startEvent, split.endEvent, BATCH_ROWS, fn);
     case 'files':
-      if (split.format === 'json') {
+      if (split.format === 'json' && split.partitions === undefined) {
         let total = 0;
         for (const file of split.files) total += readJsonFileColumns(file, split.schema, split.options, BATCH_ROWS, fn);
         return total;

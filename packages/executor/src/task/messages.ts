@@ -23,7 +23,15 @@ export interface ReadOptions {
 }
 
 export type InputSplit =
-  | { type: 'files'; format: 'json' | 'csv' | 'text'; files: string[]; schema: Schema; options: ReadOptions }
+  | {
+      type: 'files';
+      format: 'json' | 'csv' | 'text';
+      files: string[];
+      schema: Schema;
+      options: ReadOptions;
+      /** Per file, the values of its partition directories (`dt=2026-01-01/`), which fill those columns. */
+      partitions?: Array<Record<string, string | null> | null>;
+    }
   /** `rate`: values [startValue, endValue), value v at startTimeMs + v * 1000 / rowsPerSecond. */
   | { type: 'rate'; startValue: number; endValue: number; rowsPerSecond: number; startTimeMs: number }
   /** `rate-micro-batch`: values [startValue, endValue), all stamped timestampMs. */
@@ -42,7 +50,16 @@ export interface WriteOptions {
 
 export type TaskOutput =
   /** Write the task's rows to `dir/fileName`; `skip` when the sink already holds this batch. */
-  | { type: 'file'; format: 'json' | 'csv'; dir: string; fileName: string; options: WriteOptions; skip: boolean }
+  | {
+      type: 'file';
+      format: 'json' | 'csv';
+      dir: string;
+      fileName: string;
+      options: WriteOptions;
+      skip: boolean;
+      /** partitionBy's columns: one file per partition directory `c=v/...` under dir, without them. */
+      partitionBy?: string[];
+    }
   /** Return the rows to the driver, msgpack-encoded. */
   | { type: 'collect' }
   /** Count the rows and drop them (the noop sink). */
@@ -201,7 +218,8 @@ interface ResultBase {
 /** What a task that delivers rows gives: a part file of a file sink, or the rows themselves. */
 export interface DeliveredRows {
   numOutputRows: number;
-  file?: { name: string; size: number; rows: number };
+  /** The part files written, named relative to the sink directory. */
+  files?: Array<{ name: string; size: number; rows: number }>;
   rows?: Uint8Array;
 }
 

@@ -3,6 +3,7 @@ import { readFileRecords } from '../formats/readers.js';
 import type { InputSplit } from './messages.js';
 import { decodeRows } from './rowCodec.js';
 import { NexmarkGenerator } from '../formats/nexmark.js';
+import { partitionValue } from '../formats/partitions.js';
 import type { Row } from '../schema/types.js';
 
 /**
@@ -31,10 +32,17 @@ export function readInput(split: InputSplit): Row[] {
   switch (split.type) {
     case 'files': {
       const rows: Row[] = [];
-      for (const file of split.files) {
+      split.files.forEach((file, f) => {
         const part = readFileRecords(split.format, file, split.schema, split.options);
-        for (let i = 0; i < part.length; i++) rows.push(part[i] as Row);
-      }
+        const values = split.partitions?.[f];
+        // A partition directory's values fill the columns it names.
+        const fill = values ? split.schema.filter((c) => c.name in values).map((c) => [c.name, partitionValue(values[c.name] ?? null, c.type)] as const) : [];
+        for (let i = 0; i < part.length; i++) {
+          const row = part[i] as Row;
+          for (const [name, v] of fill) row[name] = v;
+          rows.push(row);
+        }
+      });
       return rows;
     }
     case 'rate': {

@@ -1,8 +1,9 @@
 /** Delivering a task's rows: one durable part file of a file sink, the rows back to the driver, or nothing (noop). */
 import { closeSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { asEnvironmentError } from '@sluice/state';
 import { formatRecords } from '../formats/writers.js';
+import { partitionDir } from '../formats/partitions.js';
 import type { DeliveredRows, TaskOutput } from './messages.js';
 import { encodeRows } from './rowCodec.js';
 import type { Row, Schema } from '../schema/types.js';
@@ -24,14 +25,27 @@ export function deliver<T extends DeliveredRows>(base: T, out: TaskOutput, rows:
   if (out.type === 'collect') return { ...base, rows: encodeRows(rows) };
   if (out.type === 'discard') return base;
   if (out.skip || rows.length === 0) return base;
-  const path = join(out.dir, out.fileName);
-  let size: number;
+  const partitionBy = out.partitionBy ?? [];
+  if (partitionBy.length === 0) return { ...base, files: [writePart(out, out.fileName, rows, schema)] };
+  // One file per partition directory, holding the other columns (Spark's layout).
+  const groups = new Map<string, Row[]>();
+  for (const row of rows) {
+    const dir = partitionDir(row, partitionBy, schema);
+    const group = groups.get(dir);
+    if (group) group.push(row);
+    else groups.set(dir, [row]);
+  }
+  const data = schema.filter((f) => !partitionBy.includes(f.name));
+  return { ...base, files: [...groups].map(([dir, group]) => writePart(out, `${dir}/${out.fileName}`, group, data)) };
+}
+
+function writePart(out: Extract<TaskOutput, { type: 'file' }>, name: string, rows: Row[], schema: Schema): { name: string; size: number; rows: number } {
+  const path = join(out.dir, name);
   try {
-    mkdirSync(out.dir, { recursive: true });
-    size = writeDurable(path, formatRecords(out.format, rows, schema, out.options));
+    mkdirSync(dirname(path), { recursive: true });
+    return { name, size: writeDurable(path, formatRecords(out.format, rows, schema, out.options)), rows: rows.length };
   } catch (e) {
     // A full disk or a forbidden directory would fail every retry the same way: coded, at once.
     throw asEnvironmentError(e, path, 'write the sink file');
   }
-  return { ...base, file: { name: out.fileName, size, rows: rows.length } };
 }

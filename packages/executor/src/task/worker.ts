@@ -46,7 +46,7 @@ const udfs: UdfRegistry = new Map();
 async function runStateless(task: StatelessTask): Promise<StatelessResult> {
   const { input, schema } = pruneInput(task.input, task.inputSchema, task.ops);
   const plan = await compileStages(schema, task.ops, udfs);
-  if (((input.type === 'files' && input.format === 'json') || input.type === 'nexmark') && !task.ops.some(expandsRows)) {
+  if (((input.type === 'files' && input.format === 'json' && input.partitions === undefined) || input.type === 'nexmark') && !task.ops.some(expandsRows)) {
     const { numInputRows, numOutputRows, rows, eventTime } = columnStateless(task.ops, input, schema, udfs, task.output.type !== 'discard');
     const base: StatelessResult = { ok: true, kind: 'stateless', threadId, numInputRows, numOutputRows, ...(eventTime && { eventTime }) };
     return deliver(base, task.output, rows, plan.outputSchema);
