@@ -3,10 +3,9 @@
 // and computes the query's final result, the one its `duckdb` SQL defines, as rows keyed by the
 // query's `columns` (timestamps in epoch ms). Numbers are read straight from the Float64Arrays,
 // strings as dictionary codes; state is Maps keyed by numbers or strings; a row that is filtered out
-// costs no object. Joins build their smaller side first and probe it with the other. The generator's
-// ids are unique per person and per auction, which the joins on them rely on.
-//
-// q10 does not run on Sluice (queries.mjs says why) and has no baseline here.
+// costs no object. A join builds a hash table of one side (people or auctions) and probes it with
+// the other; the generator's person and auction ids are unique, which those tables rely on.
+// q10's result is its rows; the files its sink writes them to are not written here.
 import { NexmarkGenerator } from '@sluice/executor';
 
 const CHUNK = 65_536;
@@ -33,7 +32,7 @@ const converted = (price) => (price * 908) / 1000;
 /** The price band of q15-q17 as a bit: 1 below 10,000; 2 below 1,000,000; else 4. */
 const band = (price) => (price < 10_000 ? 1 : price < 1_000_000 ? 2 : 4);
 
-/** Whether a bid ranks before entry e (q9, q19): the higher price, then the earlier, the lower bidder, the smaller extra. */
+/** Whether a bid ranks before entry e (q6, q9, q19): the higher price, then the earlier, the lower bidder, the smaller extra. */
 function ranksBefore(price, dateTime, bidder, extra, e) {
   if (price !== e.price) return price > e.price;
   if (dateTime !== e.dateTime) return dateTime < e.dateTime;
@@ -413,6 +412,31 @@ export const HAND = {
       });
     }
     return out;
+  },
+
+  // q10: every bid with its UTC day ('yyyy-MM-dd') and minute ('HH:mm'), the partition columns of its log files.
+  q10: (ev) => {
+    let minuteNo = NaN; // the minute dt and hm were last made for
+    let dt = '';
+    let hm = '';
+    return mapBids(ev, (cols) => {
+      const auction = nums(cols, 'auction');
+      const bidder = nums(cols, 'bidder');
+      const price = nums(cols, 'price');
+      const dateTime = nums(cols, 'dateTime');
+      const { dict, codes } = cols.get('extra');
+      return (i) => {
+        const t = dateTime[i];
+        const m = Math.floor(t / 60_000);
+        if (m !== minuteNo) {
+          minuteNo = m;
+          const iso = new Date(m * 60_000).toISOString();
+          dt = iso.slice(0, 10);
+          hm = iso.slice(11, 16);
+        }
+        return { auction: auction[i], bidder: bidder[i], price: price[i], dateTime: t, extra: dict[codes[i]], dt, hm };
+      };
+    });
   },
 
   // q11: per bidder, its sessions (bids less than 10 s apart): bid count, first bid time, last bid time + 10 s.

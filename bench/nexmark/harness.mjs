@@ -152,7 +152,7 @@ const TABLE_COLUMNS = {
   side_input: 'key BIGINT, value VARCHAR',
 };
 
-/** Loads the CSV files into DuckDB tables person, auction, bid and side_input (timestamps as TIMESTAMP). */
+/** Loads the CSV files into DuckDB tables person, auction, bid and side_input (timestamps as TIMESTAMP; "" stays an empty string). */
 export async function loadDuckTables(con, files) {
   for (const [table, columns] of Object.entries(TABLE_COLUMNS)) {
     const types = Object.fromEntries(columns.split(', ').map((c) => c.split(' ')));
@@ -160,7 +160,7 @@ export async function loadDuckTables(con, files) {
       .map((c) => (types[c] === 'BIGINT' && (c === 'dateTime' || c === 'expires') ? `epoch_ms(${c}) AS ${c}` : c))
       .join(', ');
     const spec = Object.entries(types).map(([c, t]) => `'${c}': '${t}'`).join(', ');
-    await con.run(`CREATE OR REPLACE TABLE ${table} AS SELECT ${select} FROM read_csv('${files[table]}', header = true, quote = '"', columns = {${spec}})`);
+    await con.run(`CREATE OR REPLACE TABLE ${table} AS SELECT ${select} FROM read_csv('${files[table]}', header = true, quote = '"', allow_quoted_nulls = false, columns = {${spec}})`);
   }
 }
 

@@ -315,7 +315,7 @@ export const QUERIES = [
                SELECT bidder, epoch_ms(dateTime) AS t,
                       CASE WHEN epoch_ms(dateTime) - lag(epoch_ms(dateTime)) OVER (PARTITION BY bidder ORDER BY dateTime) < 10000 THEN 0 ELSE 1 END AS starts
                FROM bid),
-             numbered AS (SELECT bidder, t, sum(starts) OVER (PARTITION BY bidder ORDER BY t ROWS UNBOUNDED PRECEDING) AS s FROM marked)
+             numbered AS (SELECT bidder, t, sum(starts) OVER (PARTITION BY bidder ORDER BY t) AS s FROM marked)
              SELECT bidder, count(*) AS bid_count, min(t) AS starttime, max(t) + 10000 AS endtime FROM numbered GROUP BY bidder, s`,
   },
   {

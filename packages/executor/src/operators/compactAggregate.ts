@@ -6,8 +6,9 @@
  * undo records and shuffle blocks keep aggBufferCodec.ts's format.
  */
 import { dataKeyOf, dataRange, decodeDataKey, decodeKey, indexKey, indexRangeUpTo, type CommitBuilder, type CommitResult, type ShardChange, type ShardStore } from '@sluice/state';
-import { cellReader, cellTable, f64At, finalizeInto, mergeCells, ValueArena, type CellLayout } from './aggCells.js';
+import { cellReader, cellTable, finalizeInto, mergeCells, ValueArena, type CellLayout } from './aggCells.js';
 import { KeyTable } from './keyTable.js';
+import { forEachAggregateRecordAt } from '../shuffle/shuffleCodec.js';
 import type { StatefulOp } from './types.js';
 import { keyString, type StateCache } from './stateCache.js';
 import type { ShuffleBlock, StateTask } from '../task/messages.js';
@@ -91,24 +92,6 @@ export function partitionGroups(blocks: readonly ShuffleBlock[]): ShuffleBlock[]
   return groups;
 }
 
-/**
- * The records of an aggregation block (shuffleCodec.ts's layout): each one's data key at
- * data[k0, k0 + kl), its event time (NaN: none), and its buffers at data[b0, end).
- */
-export function forEachAggregateRecord(data: Uint8Array, fn: (k0: number, kl: number, t: number, b0: number, end: number) => void): void {
-  let pos = 0;
-  while (pos < data.length) {
-    const kl = data[pos]! | (data[pos + 1]! << 8);
-    const k0 = pos + 2;
-    pos = k0 + kl;
-    const t = f64At(data, pos);
-    const bl = data[pos + 8]! | (data[pos + 9]! << 8);
-    const b0 = pos + 10;
-    pos = b0 + bl;
-    fn(k0, kl, t, b0, pos);
-  }
-}
-
 /** Index entries at or below the watermark, a page at a time (an eviction may be large). */
 export async function forEachIndexPage(store: ShardStore, watermark: number, fn: (page: Uint8Array[]) => Promise<void>): Promise<void> {
   const [start, lt] = indexRangeUpTo(Math.floor(watermark));
@@ -175,7 +158,7 @@ export async function aggregateCells(
     batch.reset();
     for (const block of blocks) {
       const data = block.data;
-      forEachAggregateRecord(data, (k0, kl, t, b0, end) => {
+      forEachAggregateRecordAt(data, (k0, kl, t, b0, end) => {
         const h = KeyTable.hash(data, k0, kl);
         let g = batch.find(data, k0, kl, h);
         if (g < 0) {

@@ -194,21 +194,32 @@ export function genericAggregator(spec: AggSpec, inputType: DataType, resultType
       };
     case 'collect_set': {
       const key = isAtomicType(inputType) ? (v: unknown) => v : (v: unknown) => JSON.stringify(v);
-      const add = (xs: unknown[], v: unknown): void => {
+      // The keys a buffer holds, beside it (its stored form is the array alone): adding is O(1).
+      const seen = new WeakMap<GenericBuffer, Set<unknown>>();
+      const seenOf = (b: GenericBuffer): Set<unknown> => {
+        let set = seen.get(b);
+        if (set === undefined) seen.set(b, (set = new Set((b.g as unknown[]).map(key))));
+        return set;
+      };
+      const add = (b: GenericBuffer, v: unknown): void => {
+        const set = seenOf(b);
         const k = key(v);
-        if (!xs.some((x) => key(x) === k)) xs.push(v);
+        if (set.has(k)) return;
+        set.add(k);
+        (b.g as unknown[]).push(v);
       };
       return {
         ...common,
         newBuffer: () => ({ g: [] }),
         update: (b, v) => {
-          if (v != null) add(b.g as unknown[], v);
+          if (v != null) add(b, v);
           return b;
         },
         merge: (a, b) => {
-          const out = [...(a.g as unknown[])];
+          const out: GenericBuffer = { g: [...(a.g as unknown[])] };
+          seen.set(out, new Set(seenOf(a)));
           for (const v of b.g as unknown[]) add(out, v);
-          return { g: out };
+          return out;
         },
         finalize: (b) => [...(b.g as unknown[])],
       };

@@ -19,7 +19,8 @@
 import { dataKeyOf, dataRange, decodeDataKey, decodeKey, indexKey, SluiceError, type ShardStore } from '@sluice/state';
 import { cellLayoutOf, cellReader, cellTable, finalizeInto, mergeCells, ValueArena, type CellLayout, type ReadCells } from './aggCells.js';
 import { sessionOfKey } from './aggregates.js';
-import { forEachAggregateRecord, forEachIndexPage, partitionGroups, type ChangeStream } from './compactAggregate.js';
+import { forEachIndexPage, partitionGroups, type ChangeStream } from './compactAggregate.js';
+import { forEachAggregateRecordAt } from '../shuffle/shuffleCodec.js';
 import { KeyTable } from './keyTable.js';
 import { keyString } from './stateCache.js';
 import type { StatefulOp } from './types.js';
@@ -233,7 +234,7 @@ export async function sessionAggregate(
     const batch = cellTable(L);
     for (const block of blocks) {
       const data = block.data;
-      forEachAggregateRecord(data, (k0, kl, _t, b0, end) => {
+      forEachAggregateRecordAt(data, (k0, kl, _t, b0, end) => {
         const h = KeyTable.hash(data, k0, kl);
         const g = batch.find(data, k0, kl, h);
         if (g < 0) read(data, b0, end, batch, batch.insert(data, k0, kl, h));

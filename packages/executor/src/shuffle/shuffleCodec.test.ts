@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { encodeKey } from '@sluice/state';
-import { decodeGroupBlock, encodeGroupBlock, type GroupRecord } from './shuffleCodec.js';
+import { AggregateBlockWriter, decodeAggregateBlock, decodeGroupBlock, encodeGroupBlock, forEachAggregateRecord, type GroupRecord } from './shuffleCodec.js';
 import { ShuffleWriter } from './ShuffleWriter.js';
 
 describe('processor blocks', () => {
@@ -26,5 +26,23 @@ describe('processor blocks', () => {
     expect(blocks.map((b) => b.partition)).toEqual([...blocks.map((b) => b.partition)].sort((a, b) => a - b));
     const rows = blocks.flatMap((b) => decodeGroupBlock(b.data).flatMap(([, , r]) => r.map((x) => x['id'])));
     expect(rows.sort((a, b) => Number(a) - Number(b))).toEqual(Array.from({ length: 50 }, (_, k) => [k, k]).flat());
+  });
+});
+
+describe('aggregation blocks', () => {
+  it('carry buffers and keys over 64 KiB (a collect_set of many values) whole', () => {
+    const writer = new AggregateBlockWriter();
+    const big = { g: Array.from({ length: 30_000 }, (_, i) => i * 1000) };
+    const longKey = encodeKey(['k'.repeat(70_000)], ['string']);
+    writer.add(3, longKey, 1234, [5, big]);
+    writer.add(4, encodeKey(['small'], ['string']), null, [1, { g: [1] }]);
+    const records = decodeAggregateBlock(writer.finish(), ['string']);
+    expect(records.map(([kg, , values, buffers]) => [kg, values, buffers])).toEqual([
+      [3, ['k'.repeat(70_000)], [5, big]],
+      [4, ['small'], [1, { g: [1] }]],
+    ]);
+    const times: Array<number | null> = [];
+    forEachAggregateRecord(writer.finish(), (_key, t) => times.push(t));
+    expect(times).toEqual([1234, null]);
   });
 });

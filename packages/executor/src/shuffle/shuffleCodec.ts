@@ -5,7 +5,9 @@
  * Aggregation blocks are binary, since the seed query moves 100k partials a batch per task: each
  * record is
  *
- *   [dataKeyLen u16][dataKey][eventTimeMs f64 (NaN: none)][buffersLen u16][buffers]
+ *   [dataKeyLen u32][dataKey][eventTimeMs f64 (NaN: none)][buffersLen u32][buffers]
+ *
+ * (lengths of 32 bits: a collect_set's buffer passes 64 KiB easily)
  *
  * with dataKey the state store key itself ([0x01][keyGroup u16 BE][keyBytes], layout.ts), so the
  * reduce side reads it in place, and buffers in aggBufferCodec.ts's encoding. The key values are
@@ -29,7 +31,7 @@
  * input's rows and 1 for the right's, keyBytes null for a key with a null (key group 0).
  *
  * A processor (transformWithState) sends every row too, a task's rows of a key together: a block
- * is msgpack [header, rows], the header binary, per key [keyGroup u16][keyLen u16][rowCount u32]
+ * is msgpack [header, rows], the header binary, per key [keyGroup u16][keyLen u32][rowCount u32]
  * [keyBytes] (little-endian), and rows every key's rows in header order, in one array (recordPackr:
  * one field list for all of them).
  */
@@ -71,7 +73,7 @@ export function encodeGroupBlock(records: readonly GroupRecord[]): Uint8Array {
   let size = 0;
   let numRows = 0;
   for (const [, key, rows] of records) {
-    size += 8 + key.length;
+    size += 10 + key.length;
     numRows += rows.length;
   }
   const header = new Uint8Array(size);
@@ -81,10 +83,10 @@ export function encodeGroupBlock(records: readonly GroupRecord[]): Uint8Array {
   let r = 0;
   for (const [kg, key, rows] of records) {
     view.setUint16(at, kg, true);
-    view.setUint16(at + 2, key.length, true);
-    view.setUint32(at + 4, rows.length, true);
-    header.set(key, at + 8);
-    at += 8 + key.length;
+    view.setUint32(at + 2, key.length, true);
+    view.setUint32(at + 6, rows.length, true);
+    header.set(key, at + 10);
+    at += 10 + key.length;
     for (const row of rows) allRows[r++] = row;
   }
   return shared(packr.pack([header, allRows]));
@@ -99,11 +101,11 @@ export function decodeGroupBlock(data: Uint8Array): GroupRecord[] {
   let r = 0;
   for (let at = 0; at < header.length; ) {
     const kg = view.getUint16(at, true);
-    const len = view.getUint16(at + 2, true);
-    const count = view.getUint32(at + 4, true);
-    out.push([kg, header.subarray(at + 8, at + 8 + len), rows.slice(r, r + count)]);
+    const len = view.getUint32(at + 2, true);
+    const count = view.getUint32(at + 6, true);
+    out.push([kg, header.subarray(at + 10, at + 10 + len), rows.slice(r, r + count)]);
     r += count;
-    at += 8 + len;
+    at += 10 + len;
   }
   return out;
 }
@@ -123,22 +125,22 @@ export class AggregateBlockWriter {
    */
   beginRecord(keyGroup: number, key: Uint8Array, keyLen: number, eventTimeMs: number | null, maxBufferBytes: number): number {
     const o = this.out;
-    o.ensure(15 + keyLen + maxBufferBytes);
+    o.ensure(19 + keyLen + maxBufferBytes);
     const b = o.buf;
     const p = o.pos;
-    o.view.setUint16(p, 3 + keyLen, true);
-    b[p + 2] = PREFIX_DATA;
-    b[p + 3] = keyGroup >>> 8;
-    b[p + 4] = keyGroup & 0xff;
-    for (let i = 0; i < keyLen; i++) b[p + 5 + i] = key[i]!;
-    const t = p + 5 + keyLen;
+    o.view.setUint32(p, 3 + keyLen, true);
+    b[p + 4] = PREFIX_DATA;
+    b[p + 5] = keyGroup >>> 8;
+    b[p + 6] = keyGroup & 0xff;
+    for (let i = 0; i < keyLen; i++) b[p + 7 + i] = key[i]!;
+    const t = p + 7 + keyLen;
     o.view.setFloat64(t, eventTimeMs ?? Number.NaN, true);
-    this.recordBuffers = t + 10;
-    return t + 10;
+    this.recordBuffers = t + 12;
+    return t + 12;
   }
 
   endRecord(end: number): void {
-    this.out.view.setUint16(this.recordBuffers - 2, end - this.recordBuffers, true);
+    this.out.view.setUint32(this.recordBuffers - 4, end - this.recordBuffers, true);
     this.out.pos = end;
   }
 
@@ -154,14 +156,14 @@ export class AggregateBlockWriter {
     const o = this.out;
     const dk = dataKey(keyGroup, keyBytes);
     const b = encodeBuffers(buffers);
-    o.ensure(12 + dk.length + b.length);
-    o.view.setUint16(o.pos, dk.length, true);
-    o.buf.set(dk, o.pos + 2);
-    o.pos += 2 + dk.length;
+    o.ensure(16 + dk.length + b.length);
+    o.view.setUint32(o.pos, dk.length, true);
+    o.buf.set(dk, o.pos + 4);
+    o.pos += 4 + dk.length;
     o.view.setFloat64(o.pos, eventTimeMs ?? Number.NaN, true);
-    o.view.setUint16(o.pos + 8, b.length, true);
-    o.buf.set(b, o.pos + 10);
-    o.pos += 10 + b.length;
+    o.view.setUint32(o.pos + 8, b.length, true);
+    o.buf.set(b, o.pos + 12);
+    o.pos += 12 + b.length;
   }
 
   /** The block in exactly-sized shared memory (see `shared`). */
@@ -170,22 +172,31 @@ export class AggregateBlockWriter {
   }
 }
 
+/**
+ * The records of an aggregation block (layout above): each one's data key at data[k0, k0 + kl),
+ * its event time (NaN: none), and its buffers at data[b0, end).
+ */
+export function forEachAggregateRecordAt(data: Uint8Array, fn: (k0: number, kl: number, t: number, b0: number, end: number) => void): void {
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  let pos = 0;
+  while (pos < data.length) {
+    const kl = view.getUint32(pos, true);
+    const k0 = pos + 4;
+    pos = k0 + kl;
+    const t = view.getFloat64(pos, true);
+    const bl = view.getUint32(pos + 8, true);
+    const b0 = pos + 12;
+    pos = b0 + bl;
+    fn(k0, kl, t, b0, pos);
+  }
+}
+
 /** Calls `fn` for each record of an aggregation block; dataKey and buffers are views into it. */
 export function forEachAggregateRecord(
   data: Uint8Array,
   fn: (dataKey: Uint8Array, eventTimeMs: number | null, buffers: Uint8Array) => void,
 ): void {
-  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
-  let pos = 0;
-  while (pos < data.length) {
-    const kl = view.getUint16(pos, true);
-    const dk = data.subarray(pos + 2, pos + 2 + kl);
-    pos += 2 + kl;
-    const t = view.getFloat64(pos, true);
-    const bl = view.getUint16(pos + 8, true);
-    fn(dk, Number.isNaN(t) ? null : t, data.subarray(pos + 10, pos + 10 + bl));
-    pos += 10 + bl;
-  }
+  forEachAggregateRecordAt(data, (k0, kl, t, b0, end) => fn(data.subarray(k0, k0 + kl), Number.isNaN(t) ? null : t, data.subarray(b0, end)));
 }
 
 /** An aggregation block as [keyGroup, keyBytes, keyValues, buffers] records (tests, debugging). */
