@@ -12,11 +12,10 @@ import { CompileCache } from '../compileCache.js';
 import { ShuffleWriter } from '../shuffle/ShuffleWriter.js';
 import { exprType } from '../expressions/exprTypes.js';
 import { columnAggregation, type ColumnAggregation } from './columnAggregate.js';
-import { compileColumnStages, type ColumnStages } from './columnStages.js';
+import { compileColumnStages, opsRunOnColumns, type ColumnStages } from './columnStages.js';
 import { forEachInputBatch } from './columnSources.js';
 import { rowsFromBatch, type ColumnBatch } from './vectors.js';
 import type { Row } from '../schema/types.js';
-import { expandsRows } from '../operators/generate.js';
 import { mapSideOp } from '../operators/sessionWindow.js';
 
 interface Compiled {
@@ -51,7 +50,7 @@ export function mapBatches(
 ): MapOutput | undefined {
   // A join or a generator may turn a row into several: rows, not columns (task/stages.ts).
   const op = mapSideOp(task.stateful);
-  if (op.kind !== 'aggregate' || task.ops.some(expandsRows)) return undefined;
+  if (op.kind !== 'aggregate' || !opsRunOnColumns(task.ops)) return undefined;
   const c = compiled({ ops: task.ops, stateful: op }, schema, udfs);
   const aggregation = c.aggregation();
   const stats: EventTimeStats = { min: Infinity, max: -Infinity, sum: 0, count: 0 };

@@ -10,9 +10,11 @@ import type { Expr } from '../expressions/types.js';
 import type { Schema } from '../schema/types.js';
 import type { UdfRegistry } from '../expressions/udfs.js';
 import { opOutputSchema } from '../expressions/exprTypes.js';
+import { expandsRows } from '../operators/generate.js';
 import { resolveColumn } from '../expressions/resolveColumn.js';
 import { compileColumnExpr, type ColumnEvaluator } from './columnExpr.js';
 import { gather, type ColumnBatch, type Vector } from './vectors.js';
+import { joinRunsOnColumns, joinStep } from './columnJoin.js';
 
 type Step = (batch: ColumnBatch) => ColumnBatch;
 
@@ -72,7 +74,8 @@ export function compileColumnStages(ops: readonly Op[], schema: Schema, udfs: Ud
     else if (op.kind === 'project') steps.push({ step: projectStep(op.exprs, current, out, udfs) });
     // task/stages.ts measures at the end of the stage a marker closes: here, before what follows it.
     else if (op.kind === 'watermark') steps.push({ eventTimeColumn: op.column });
-    // A join or a generator may turn a row into several: its tasks run as rows (columnMapSide, worker.ts).
+    else if (op.kind === 'join' && joinRunsOnColumns(op)) steps.push({ step: joinStep(op, current, out) });
+    // A generator, or a join's residual condition, reads rows: its tasks run as rows (columnMapSide, worker.ts).
     else throw new Error(`a ${op.kind} runs as rows, not as column batches`);
     current = out;
   }
@@ -100,4 +103,9 @@ function addEventTimes(v: Vector | undefined, n: number, stats: EventTimeStats):
     stats.sum += t;
     stats.count += 1;
   }
+}
+
+/** Whether a task's operators run on column batches (else its tasks run as rows). */
+export function opsRunOnColumns(ops: readonly Op[]): boolean {
+  return !ops.some((o) => expandsRows(o) && !joinRunsOnColumns(o));
 }

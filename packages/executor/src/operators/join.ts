@@ -27,17 +27,18 @@ const indexes = new Map<string, Map<string, Row[]>>();
 
 /** The key of a row's join columns, or undefined when one of them is null (it matches nothing). */
 function keyOf(row: Row, keys: readonly string[]): string | undefined {
-  const parts: unknown[] = [];
-  for (const k of keys) {
-    const v = row[k];
-    if (v === null || v === undefined) return undefined;
-    parts.push(v);
-  }
-  // JSON: -0 prints as 0, and NaN as null, which no real null reaches (those return above).
-  return JSON.stringify(parts);
+  return keyOfValues(keys.map((k) => row[k]));
 }
 
-function indexOf(op: JoinOp): Map<string, Row[]> {
+/** The index key of join key values, or undefined when one of them is null (it matches nothing). */
+export function keyOfValues(values: readonly unknown[]): string | undefined {
+  for (const v of values) if (v === null || v === undefined) return undefined;
+  // JSON: -0 prints as 0, and NaN as null, which no real null reaches (those return above).
+  return JSON.stringify(values);
+}
+
+/** The static side's rows by keyOfValues of their keys, indexed once per worker and broadcast. */
+export function indexOf(op: JoinOp): Map<string, Row[]> {
   let index = indexes.get(op.broadcastId);
   if (index !== undefined) return index;
   if (op.broadcast === undefined) {

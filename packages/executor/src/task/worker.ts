@@ -34,19 +34,25 @@ import { compileStages, pruneInput, rowPipeline, runStages } from './stages.js';
 import { releaseShards, runStateTask, shards } from '../operators/stateTask.js';
 import { columnMapSide, columnStateless } from '../columns/columnMapSide.js';
 import type { Row } from '../schema/types.js';
-import { expandsRows } from '../operators/generate.js';
+import { opsRunOnColumns } from '../columns/columnStages.js';
 import { setBatchTimestamp } from '../expressions/batchClock.js';
 
 const udfs: UdfRegistry = new Map();
 
 /**
- * JSON files and Nexmark events are read into columns and go through the operators as columns,
- * becoming rows only for the sink (none for the noop sink); other inputs run as rows.
+ * JSON files and generated inputs (nexmark, rate) are read into columns and go through the
+ * operators as columns, becoming rows only for the sink (none for the noop sink); other inputs run
+ * as rows.
  */
+function readsColumns(input: StatelessTask['input']): boolean {
+  if (input.type === 'files') return input.format === 'json' && input.partitions === undefined;
+  return input.type === 'nexmark' || input.type === 'rate' || input.type === 'rateMicroBatch';
+}
+
 async function runStateless(task: StatelessTask): Promise<StatelessResult> {
   const { input, schema } = pruneInput(task.input, task.inputSchema, task.ops);
   const plan = await compileStages(schema, task.ops, udfs);
-  if (((input.type === 'files' && input.format === 'json' && input.partitions === undefined) || input.type === 'nexmark') && !task.ops.some(expandsRows)) {
+  if (readsColumns(input) && opsRunOnColumns(task.ops)) {
     const { numInputRows, numOutputRows, rows, eventTime } = columnStateless(task.ops, input, schema, udfs, task.output.type !== 'discard');
     const base: StatelessResult = { ok: true, kind: 'stateless', threadId, numInputRows, numOutputRows, ...(eventTime && { eventTime }) };
     return deliver(base, task.output, rows, plan.outputSchema);
