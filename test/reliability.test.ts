@@ -405,18 +405,19 @@ describe('the environment, named truthfully at start()', () => {
   };
 
   it('a ulimit -n too low to give each slot a state shard is STATE_FILE_BUDGET_TOO_SMALL at start, with the numbers', () => {
-    // 100, not lower: under about 64 Node's module loader itself runs out of handles importing the
-    // packages (it opens a package's modules concurrently), before any Sluice code runs.
-    const { line, root } = fdLimitChild(100, 20);
+    // 120, not lower: under about 105 Node's module loader itself runs out of handles importing the
+    // packages (it opens a package's modules concurrently, and the workers import theirs at the same
+    // time), before any Sluice code runs.
+    const { line, root } = fdLimitChild(120, 20);
     expect(line).toMatch(/^FAILED STATE_FILE_BUDGET_TOO_SMALL /);
-    expect(line).toContain('100 files (ulimit -n)');
-    expect(line).toContain('each of the 2 executor slots 14 file handles');
+    expect(line).toContain('120 files (ulimit -n)');
+    expect(line).toContain('each of the 2 executor slots 24 file handles');
     // Refused before anything was written.
     expect(existsSync(join(root, 'ckpt0', 'metadata'))).toBe(false);
   });
 
-  it('a file source holds no descriptor per file: 1,000 files in one batch under ulimit -n 128', () => {
-    const { line } = fdLimitChild(128, 100, 'files');
+  it('a file source holds no descriptor per file: 1,000 files in one batch under ulimit -n 160', () => {
+    const { line } = fdLimitChild(160, 100, 'files');
     expect(line).toBe('FILES 2000');
   });
 
