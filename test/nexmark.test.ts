@@ -1,6 +1,6 @@
 /**
  * The Nexmark suite at small scale: every query of bench/nexmark/queries.mjs, through the DataFrame
- * API and through SQL, runs to the end of a bounded nexmark stream (100,000 events, four batches
+ * API and through SQL, runs to the end of a bounded nexmark stream (100,000 events, two batches
  * and the batch the ended event time closes every window in), and its final result must equal
  * DuckDB's batch SQL over the same events, written to CSV files. q12 (processing time) is checked
  * by its invariants.
@@ -18,7 +18,7 @@ import { removeTempDirs, tempDir } from './helpers.js';
 // DuckDB is the benchmark package's development dependency.
 const duckdb = createRequire(new URL('../bench/package.json', import.meta.url)).resolve('@duckdb/node-api');
 
-const EVENTS = eventOptions({ events: 100_000, eventsPerSecond: 1000, eventsPerBatch: 25_000 });
+const EVENTS = eventOptions({ events: 100_000, eventsPerSecond: 1000, eventsPerBatch: 50_000 });
 
 interface Query {
   id: string;
