@@ -245,11 +245,9 @@ export class MicroBatchExecution extends StreamExecution {
       // Each watermark input's max event time: a union input's own, or the query's; the end of
       // time once the sources it reads have ended (a bounded generator's last event).
       const ended = this.sources.map((s, i) => s.eventTimeEnded?.(batch.offsets[i] ?? null) ?? false);
-      this.watermark.observe(
-        this.watermarkInputs.map((w) =>
-          (w.input === undefined ? ended.every(Boolean) : ended[w.input]) ? END_OF_EVENT_TIME_MS : (w.input === undefined ? ran.eventTime : ran.eventTimeBySource[w.input])?.max,
-        ),
-      );
+      const hasEnded = (w: { input: number | undefined }): boolean => (w.input === undefined ? ended.every(Boolean) : ended[w.input] === true);
+      const maxOf = (w: { input: number | undefined }): number | undefined => (w.input === undefined ? ran.eventTime : ran.eventTimeBySource[w.input])?.max;
+      this.watermark.observe(this.watermarkInputs.map((w) => (hasEnded(w) ? END_OF_EVENT_TIME_MS : maxOf(w))));
       return {
         output: { batchId, schema: this.outputSchema, outputMode: this.spec.outputMode, results: ran.outputs, rows },
         commit: {
