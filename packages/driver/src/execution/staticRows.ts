@@ -29,7 +29,13 @@ function partitionsOf(dir: string, files: string[]): Array<Record<string, string
  */
 export function partitionColumns(dir: string): Schema {
   const byColumn = new Map<string, Array<string | null>>();
-  for (const v of partitionsOf(dir, staticFiles(dir)) ?? []) for (const [k, x] of Object.entries(v ?? {})) byColumn.set(k, [...(byColumn.get(k) ?? []), x]);
+  for (const v of partitionsOf(dir, staticFiles(dir)) ?? []) {
+    for (const [k, x] of Object.entries(v ?? {})) {
+      const texts = byColumn.get(k);
+      if (texts) texts.push(x);
+      else byColumn.set(k, [x]);
+    }
+  }
   return [...byColumn].map(([name, texts]) => {
     const known = texts.filter((t): t is string => t !== null);
     const all = (re: RegExp): boolean => known.length > 0 && known.every((t) => re.test(t));

@@ -4,12 +4,10 @@
  * maxOffsetsPerTrigger more, and a bounded stream (maxEvents) ends there. The start time, unless
  * given, is the first start's and is kept in the source's checkpoint folder, as rate's is.
  */
-import { existsSync } from 'node:fs';
 import type { InputSplit, NexmarkConfig } from '@sluice/executor';
 import { nexmarkSchema } from '@sluice/executor';
 import type { SourceOffset } from '../checkpoint/OffsetLog.js';
-import { readVersioned, writeVersioned } from '../checkpoint/versionedFile.js';
-import { splitRange } from './RateSource.js';
+import { keptStartTime, splitRange } from './RateSource.js';
 import type { ReadLimit, StreamSource } from './Source.js';
 
 /** Events per batch when maxOffsetsPerTrigger is not set. */
@@ -42,11 +40,7 @@ export class NexmarkSource implements StreamSource {
     now = Date.now(),
   ) {
     this.schema = nexmarkSchema(config.table);
-    let startTimestamp = config.startTimestamp;
-    if (startTimestamp === undefined) {
-      if (existsSync(metaPath)) startTimestamp = readVersioned<{ startTimestamp: number }>(metaPath).startTimestamp;
-      else writeVersioned(metaPath, { startTimestamp: (startTimestamp = now) });
-    }
+    const startTimestamp = config.startTimestamp ?? keptStartTime(metaPath, 'startTimestamp', now);
     this.generator = { table: config.table, seed: config.seed, eventsPerSecond: config.eventsPerSecond, startTimestamp };
     this.description = `NexmarkStream[table=${config.table}, seed=${config.seed}, eventsPerSecond=${config.eventsPerSecond}, maxEvents=${config.maxEvents ?? 'unbounded'}]`;
   }

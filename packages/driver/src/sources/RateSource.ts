@@ -30,6 +30,16 @@ export function splitRange(start: number, end: number, parts: number): Array<[nu
   return out;
 }
 
+/**
+ * A generated source's start time, kept in its checkpoint folder at `metaPath` under `key`: the
+ * first start's (`now`, written then), read back at every later start.
+ */
+export function keptStartTime(metaPath: string, key: string, now: number): number {
+  if (existsSync(metaPath)) return readVersioned<Record<string, number>>(metaPath)[key] as number;
+  writeVersioned(metaPath, { [key]: now });
+  return now;
+}
+
 export class RateSource implements StreamSource {
   readonly description: string;
   readonly schema = RATE_SCHEMA;
@@ -44,12 +54,7 @@ export class RateSource implements StreamSource {
     now = Date.now(),
   ) {
     this.description = `RateStreamV2[rowsPerSecond=${rowsPerSecond}, numPartitions=${numPartitions ?? 'default'}]`;
-    if (existsSync(metaPath)) {
-      this.startTimeMs = readVersioned<{ startTimeMs: number }>(metaPath).startTimeMs;
-    } else {
-      this.startTimeMs = now;
-      writeVersioned(metaPath, { startTimeMs: now });
-    }
+    this.startTimeMs = keptStartTime(metaPath, 'startTimeMs', now);
   }
 
   private valueAt(nowMs: number): number {

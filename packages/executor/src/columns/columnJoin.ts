@@ -18,14 +18,13 @@ export function joinRunsOnColumns(op: Op): boolean {
 /** The step of `op` over batches of `schema`, giving batches of `out` (its output schema). */
 export function joinStep(op: JoinOp, schema: Schema, out: Schema): (batch: ColumnBatch) => ColumnBatch {
   const index = indexOf(op);
-  const fromLeft = new Set(schema.map((f) => f.name));
   // Every output column that is not the stream's comes from the static side.
-  const right = out.filter((f) => !fromLeft.has(f.name));
+  const fromLeft = new Set(schema.map((f) => f.name));
   return (batch) => {
     const keys = op.keys.map((k) => batch.columns.get(k) as Vector);
     const n = batch.length;
     let idx = new Int32Array(n);
-    let matched: Array<Row | undefined> = [];
+    const matched: Array<Row | undefined> = [];
     let m = 0;
     const values: unknown[] = new Array(keys.length);
     for (let i = 0; i < n; i++) {
@@ -55,14 +54,14 @@ export function joinStep(op: JoinOp, schema: Schema, out: Schema): (batch: Colum
     }
     const columns = new Map<string, Vector>();
     for (const f of out) {
-      if (fromLeft.has(f.name)) columns.set(f.name, gather(batch.columns.get(f.name) as Vector, idx, m));
-    }
-    for (const f of right) {
+      if (fromLeft.has(f.name)) {
+        columns.set(f.name, gather(batch.columns.get(f.name) as Vector, idx, m));
+        continue;
+      }
       const b = new VectorBuilder(f.type, m);
       for (let j = 0; j < m; j++) b.push(matched[j]?.[f.name] ?? null);
       columns.set(f.name, b.build(m));
     }
-    matched = [];
-    return { length: m, columns: new Map(out.map((f) => [f.name, columns.get(f.name) as Vector])) };
+    return { length: m, columns };
   };
 }

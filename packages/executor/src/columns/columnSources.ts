@@ -36,6 +36,12 @@ function generated(start: number, end: number, timeOf: (v: number) => number, fn
   }
 }
 
+/** Whether the split is read into columns directly (else its rows are turned into columns). */
+export function readsAsColumns(split: InputSplit): boolean {
+  if (split.type === 'files') return split.format === 'json' && split.partitions === undefined;
+  return split.type === 'nexmark' || split.type === 'rate' || split.type === 'rateMicroBatch';
+}
+
 /**
  * Calls `fn` for each chunk of the split (rows of `schema`) and returns the number of rows. A
  * batch and its vectors are valid only during the call: the next chunk may reuse their arrays.
@@ -51,7 +57,7 @@ export function forEachInputBatch(split: InputSplit, schema: Schema, fn: (batch:
     case 'nexmark':
       return new NexmarkGenerator(split.config).forEachBatch(split.startEvent, split.endEvent, BATCH_ROWS, fn);
     case 'files':
-      if (split.format === 'json' && split.partitions === undefined) {
+      if (readsAsColumns(split)) {
         let total = 0;
         for (const file of split.files) total += readJsonFileColumns(file, split.schema, split.options, BATCH_ROWS, fn);
         return total;

@@ -32,9 +32,10 @@ function partitionText(v: unknown, type: DataType): string {
   return escapePathName(type === 'date' && typeof v === 'number' ? (formatDate(v) ?? String(v)) : String(v));
 }
 
-/** The relative directory `k=v/...` of a row's partition values. */
-export function partitionDir(row: Row, columns: readonly string[], schema: Schema): string {
-  return columns.map((c) => `${escapePathName(c)}=${partitionText(row[c], schema.find((f) => f.name === c)?.type ?? 'string')}`).join('/');
+/** The function from a row to the relative directory `k=v/...` of its values of `columns` (fields of `schema`). */
+export function partitionDirOf(columns: readonly string[], schema: Schema): (row: Row) => string {
+  const parts = columns.map((c) => ({ c, prefix: `${escapePathName(c)}=`, type: schema.find((f) => f.name === c)?.type ?? 'string' }));
+  return (row) => parts.map((p) => p.prefix + partitionText(row[p.c], p.type)).join('/');
 }
 
 /** The partition values (column to text, null for the default partition) of a relative file path; null without any. */

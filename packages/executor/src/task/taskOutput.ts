@@ -3,7 +3,7 @@ import { closeSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { asEnvironmentError } from '@sluice/state';
 import { formatRecords } from '../formats/writers.js';
-import { partitionDir } from '../formats/partitions.js';
+import { partitionDirOf } from '../formats/partitions.js';
 import type { DeliveredRows, TaskOutput } from './messages.js';
 import { encodeRows } from './rowCodec.js';
 import type { Row, Schema } from '../schema/types.js';
@@ -29,8 +29,9 @@ export function deliver<T extends DeliveredRows>(base: T, out: TaskOutput, rows:
   if (partitionBy.length === 0) return { ...base, files: [writePart(out, out.fileName, rows, schema)] };
   // One file per partition directory, holding the other columns (Spark's layout).
   const groups = new Map<string, Row[]>();
+  const dirOf = partitionDirOf(partitionBy, schema);
   for (const row of rows) {
-    const dir = partitionDir(row, partitionBy, schema);
+    const dir = dirOf(row);
     const group = groups.get(dir);
     if (group) group.push(row);
     else groups.set(dir, [row]);

@@ -35,6 +35,7 @@ import { releaseShards, runStateTask, shards } from '../operators/stateTask.js';
 import { columnMapSide, columnStateless } from '../columns/columnMapSide.js';
 import type { Row } from '../schema/types.js';
 import { opsRunOnColumns } from '../columns/columnStages.js';
+import { readsAsColumns } from '../columns/columnSources.js';
 import { setBatchTimestamp } from '../expressions/batchClock.js';
 
 const udfs: UdfRegistry = new Map();
@@ -44,15 +45,10 @@ const udfs: UdfRegistry = new Map();
  * operators as columns, becoming rows only for the sink (none for the noop sink); other inputs run
  * as rows.
  */
-function readsColumns(input: StatelessTask['input']): boolean {
-  if (input.type === 'files') return input.format === 'json' && input.partitions === undefined;
-  return input.type === 'nexmark' || input.type === 'rate' || input.type === 'rateMicroBatch';
-}
-
 async function runStateless(task: StatelessTask): Promise<StatelessResult> {
   const { input, schema } = pruneInput(task.input, task.inputSchema, task.ops);
   const plan = await compileStages(schema, task.ops, udfs);
-  if (readsColumns(input) && opsRunOnColumns(task.ops)) {
+  if (readsAsColumns(input) && opsRunOnColumns(task.ops)) {
     const { numInputRows, numOutputRows, rows, eventTime } = columnStateless(task.ops, input, schema, udfs, task.output.type !== 'discard');
     const base: StatelessResult = { ok: true, kind: 'stateless', threadId, numInputRows, numOutputRows, ...(eventTime && { eventTime }) };
     return deliver(base, task.output, rows, plan.outputSchema);
