@@ -1,7 +1,7 @@
 /** `session.read`: a static DataFrame over files, or over a Sluice file sink's committed output. */
 import { resolve } from 'node:path';
-import type { ReadOptions, Schema } from '@sluice/executor';
-import { partitionColumns } from '../execution/staticRows.js';
+import { parquetFileSchema, schemaToDDL, type ReadOptions, type Schema } from '@sluice/executor';
+import { partitionColumns, staticFiles } from '../execution/staticRows.js';
 import { checkInputDir } from '../checkpoint/directories.js';
 import { checkFormat, fileReadSpec, fileSourceSpec } from '../sources/resolveSource.js';
 import { DataFrame } from './DataFrame.js';
@@ -9,8 +9,9 @@ import { Reader } from './Reader.js';
 import { tableSchema } from '../sinks/tables.js';
 import { sqliteTableSpec } from '../sources/sqliteTable.js';
 import { SluiceError } from '@sluice/state';
+import { parseBoolean } from '../conf/parsers.js';
 
-export const STATIC_FORMATS = ['json', 'csv', 'text', 'sqlite'] as const;
+export const STATIC_FORMATS = ['json', 'csv', 'text', 'parquet', 'sqlite'] as const;
 
 export class DataFrameReader extends Reader<DataFrameReader> {
   /** A table written by writeStream.toTable(name), with the schema it was written with. */
@@ -41,13 +42,14 @@ export class DataFrameReader extends Reader<DataFrameReader> {
     const dir = resolve(path);
     checkInputDir(dir);
     // An inferred schema gets the partition directories' columns after the files' (Spark's order).
+    const withPartitions = (inferred: Schema): Schema => [...inferred, ...partitionColumns(dir).filter((p) => !inferred.some((c) => c.name === p.name))];
+    const mergeSchema = f === 'parquet' && parseBoolean(o.take('mergeSchema') ?? false, 'mergeSchema');
     const infer =
       f === 'json'
-        ? (read: ReadOptions): Schema => {
-            const inferred = this.session.inferJsonSchema(dir, read);
-            return [...inferred, ...partitionColumns(dir).filter((p) => !inferred.some((c) => c.name === p.name))];
-          }
-        : undefined;
+        ? (read: ReadOptions): Schema => withPartitions(this.session.inferJsonSchema(dir, read))
+        : f === 'parquet'
+          ? (): Schema => withPartitions(parquetDirSchema(dir, mergeSchema))
+          : undefined;
     const { read, schema } = fileReadSpec(f, o, this.userSchema, false, infer);
     o.rejectUnknown(`${f} static source`);
     const spec = fileSourceSpec({
@@ -60,4 +62,27 @@ export class DataFrameReader extends Reader<DataFrameReader> {
     });
     return new DataFrame(this.session, { source: spec, ops: [], post: [] }, false);
   }
+}
+
+/**
+ * The schema of a directory of Parquet files, from their footers: the first file's (Spark's
+ * default), or with mergeSchema every file's columns in the order they first appear, a column
+ * typed differently in two files being INVALID_SCHEMA.
+ */
+function parquetDirSchema(dir: string, merge: boolean): Schema {
+  const files = staticFiles(dir);
+  if (files.length === 0) {
+    throw new SluiceError('SCHEMA_REQUIRED', `Unable to infer schema for Parquet: ${dir} holds no files. It must be specified manually: .schema('col TYPE, ...')`, { option: 'schema' });
+  }
+  const merged: Schema = [];
+  for (const file of merge ? files : files.slice(0, 1)) {
+    for (const field of parquetFileSchema(file)) {
+      const known = merged.find((f) => f.name === field.name);
+      if (known === undefined) merged.push(field);
+      else if (schemaToDDL([known]) !== schemaToDDL([{ ...field, name: known.name }])) {
+        throw new SluiceError('INVALID_SCHEMA', `mergeSchema: column '${field.name}' is ${schemaToDDL([known])} in one file and ${schemaToDDL([field])} in ${file}`, { file, column: field.name });
+      }
+    }
+  }
+  return merged;
 }

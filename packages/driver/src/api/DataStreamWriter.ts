@@ -4,7 +4,7 @@
  */
 import { resolve } from 'node:path';
 import { ManualClock } from '../execution/clock.js';
-import { PARTITION_TYPES } from '@sluice/executor';
+import { PARQUET_COMPRESSIONS, PARTITION_TYPES, parquetWriteSchema, type WriteOptions } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import type { DataFrame } from './DataFrame.js';
 import { Options, type OptionValue } from '../conf/Options.js';
@@ -23,7 +23,7 @@ import { Trigger } from './Trigger.js';
 import { DEFAULT_POOL, POOL_PROPERTY } from '../scheduler/TaskScheduler.js';
 import { parseBoolean, parseEnum, parsePositiveInt } from '../conf/parsers.js';
 
-export const SINK_FORMATS = ['json', 'csv', 'memory', 'console', 'foreachBatch', 'sqlite', 'noop'] as const;
+export const SINK_FORMATS = ['json', 'csv', 'parquet', 'memory', 'console', 'foreachBatch', 'sqlite', 'noop'] as const;
 
 export class DataStreamWriter {
   private fmt: string | undefined;
@@ -100,7 +100,7 @@ export class DataStreamWriter {
     const outputMode = parseEnum(this.mode, ['append', 'update', 'complete'] as const, 'outputMode');
     checkOutputMode(this.df.plan, outputMode);
     const ckpt = o.take('checkpointLocation');
-    const fileSink = format === 'json' || format === 'csv';
+    const fileSink = format === 'json' || format === 'csv' || format === 'parquet';
     const checkpointLocation = ckpt === undefined ? defaultCheckpoint(this.df.session.conf, this.name, fileSink) : resolve(String(ckpt));
     let sink: StreamSink;
     if (fileSink) {
@@ -117,7 +117,14 @@ export class DataStreamWriter {
       }
       const header = format === 'csv' ? parseBoolean(o.take('header') ?? false, 'header') : false;
       const sep = format === 'csv' ? String(o.take('sep') ?? ',') : ',';
-      sink = new FileSink(format, resolve(String(p)), { header, sep }, this.partitionColumns());
+      const options: WriteOptions = { header, sep };
+      const partitionBy = this.partitionColumns();
+      if (format === 'parquet') {
+        options.compression = parseEnum(String(o.take('compression') ?? 'snappy').toLowerCase(), PARQUET_COMPRESSIONS, 'compression');
+        // A column Parquet cannot hold fails here, before the query starts.
+        parquetWriteSchema(this.df.schema.filter((f) => !partitionBy.includes(f.name)));
+      }
+      sink = new FileSink(format, resolve(String(p)), options, partitionBy);
     } else if (format === 'memory') {
       if (this.name === null) {
         throw new SluiceError('INVALID_OPTION', 'the memory sink needs a query name: .queryName(name)', { option: 'queryName' });
@@ -138,7 +145,7 @@ export class DataStreamWriter {
       sink = new ForeachBatchSink(this.batchFn);
     }
     if (!fileSink && this.partitionCols.length > 0) {
-      throw new SluiceError('INVALID_OPTION', `partitionBy applies to the json and csv file sinks, not ${format}`, { option: 'partitionBy' });
+      throw new SluiceError('INVALID_OPTION', `partitionBy applies to the json, csv and parquet file sinks, not ${format}`, { option: 'partitionBy' });
     }
     const poolOption = o.take('schedulerPool');
     if (poolOption !== undefined && (typeof poolOption !== 'string' || poolOption === '')) {

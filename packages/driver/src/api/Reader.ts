@@ -4,6 +4,7 @@ import { SluiceError } from '@sluice/state';
 import { Options, type OptionValue } from '../conf/Options.js';
 import { parseUserSchema } from '../sources/resolveSource.js';
 import type { Session } from './Session.js';
+import type { DataFrame } from './DataFrame.js';
 
 export abstract class Reader<Self> {
   protected fmt: string | undefined;
@@ -31,6 +32,29 @@ export abstract class Reader<Self> {
   schema(schema: string | Record<string, unknown> | Schema): Self {
     this.userSchema = parseUserSchema(schema);
     return this as unknown as Self;
+  }
+
+  abstract load(path?: string): DataFrame;
+
+  /** Spark's shorthands: format(f).load(path). */
+  json(path: string): DataFrame {
+    this.fmt = 'json';
+    return this.load(path);
+  }
+
+  csv(path: string): DataFrame {
+    this.fmt = 'csv';
+    return this.load(path);
+  }
+
+  text(path: string): DataFrame {
+    this.fmt = 'text';
+    return this.load(path);
+  }
+
+  parquet(path: string): DataFrame {
+    this.fmt = 'parquet';
+    return this.load(path);
   }
 
   protected requireFormat(): string {

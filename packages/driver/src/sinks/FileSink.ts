@@ -1,5 +1,5 @@
 /**
- * json/csv file sink. Tasks write uniquely named part files; the driver then writes the batch's
+ * json/csv/parquet file sink. Tasks write uniquely named part files; the driver then writes the batch's
  * manifest `_sluice_metadata/<batchId>` listing them. The manifest is the commit: readers use
  * only files a manifest lists, a batch whose manifest exists is skipped when replayed, and part
  * files of a crashed attempt are never read.
@@ -39,7 +39,7 @@ export class FileSink implements StreamSink {
   private readonly runTag = randomUUID().slice(0, 8);
 
   constructor(
-    private readonly format: 'json' | 'csv',
+    private readonly format: 'json' | 'csv' | 'parquet',
     private readonly dir: string,
     private readonly options: WriteOptions,
     /** partitionBy's columns: each row goes to the part file of its `c=v/...` directory. */
@@ -50,7 +50,7 @@ export class FileSink implements StreamSink {
   }
 
   taskOutput(batchId: number, partition: number, committed: boolean): TaskOutput {
-    const fileName = `part-${String(batchId).padStart(5, '0')}-${String(partition).padStart(5, '0')}-${this.runTag}.${this.format}`;
+    const fileName = `part-${String(batchId).padStart(5, '0')}-${String(partition).padStart(5, '0')}-${this.runTag}.${this.extension()}`;
     return {
       type: 'file',
       format: this.format,
@@ -60,6 +60,12 @@ export class FileSink implements StreamSink {
       skip: committed,
       ...(this.partitionBy.length > 0 && { partitionBy: this.partitionBy }),
     };
+  }
+
+  /** A part file's extension: the format's, after the codec for compressed Parquet (as Spark names them: `.snappy.parquet`). */
+  private extension(): string {
+    const codec = this.options.compression;
+    return this.format === 'parquet' && codec !== undefined && codec !== 'none' && codec !== 'uncompressed' ? `${codec}.parquet` : this.format;
   }
 
   /**

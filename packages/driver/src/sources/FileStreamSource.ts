@@ -13,9 +13,10 @@ import type { SourceOffset } from '../checkpoint/OffsetLog.js';
 import { admitFiles, type AdmissionOptions, type FileEntry } from './FileAdmission.js';
 import { cleanSourceFiles, listFiles, type CleanSourceMode } from './fileSystem.js';
 import type { ReadLimit, StreamSource } from './Source.js';
+import type { FileFormat } from './resolveSource.js';
 
 export interface FileSourceConfig {
-  format: 'json' | 'csv' | 'text';
+  format: FileFormat;
   path: string;
   schema: Schema;
   read: ReadOptions;

@@ -17,6 +17,7 @@ export function createSource(spec: SourceSpec, index: number, paths: CheckpointP
     case 'json':
     case 'csv':
     case 'text':
+    case 'parquet':
       return new FileStreamSource(spec.file, paths.source(index), taskBytes(conf), conf.get(CONF_KEYS.fileSourceLogCompactInterval));
     case 'rate':
       return new RateSource(spec.rowsPerSecond, spec.numPartitions, paths.rateStart(index));

@@ -3,7 +3,7 @@
  * All option checks happen here, at `load()`, so a bad option never reaches a running query.
  */
 import { resolve } from 'node:path';
-import { datetimePatternProblem, nexmarkSchema, parseSchema, validateReadSchema, withCorruptRecordColumn, type ReadOptions, type Row, type Schema } from '@sluice/executor';
+import { datetimePatternProblem, kDefaultReadOptions, nexmarkSchema, parseSchema, validateReadSchema, withCorruptRecordColumn, type ReadOptions, type Row, type Schema } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import type { Options } from '../conf/Options.js';
 import { parseBoolean, parseBytes, parseDuration, parseEnum, parseNonNegativeNumber, parsePositiveInt } from '../conf/parsers.js';
@@ -16,11 +16,13 @@ import { RATE_SCHEMA } from './RateSource.js';
 import type { RateMicroBatchConfig } from './RateMicroBatchSource.js';
 import type { NexmarkSourceConfig } from './NexmarkSource.js';
 
-export const SOURCE_FORMATS = ['json', 'csv', 'text', 'rate', 'rate-micro-batch', 'nexmark', 'memory', 'redis'] as const;
+export const SOURCE_FORMATS = ['json', 'csv', 'text', 'parquet', 'rate', 'rate-micro-batch', 'nexmark', 'memory', 'redis'] as const;
 export type SourceFormat = (typeof SOURCE_FORMATS)[number];
+/** The formats of file sources (streaming and static). */
+export type FileFormat = 'json' | 'csv' | 'text' | 'parquet';
 
 export type SourceSpec =
-  | { format: 'json' | 'csv' | 'text'; schema: Schema; file: FileSourceConfig }
+  | { format: FileFormat; schema: Schema; file: FileSourceConfig }
   | { format: 'rate'; schema: Schema; rowsPerSecond: number; numPartitions?: number }
   | { format: 'rate-micro-batch'; schema: Schema; rateMicroBatch: RateMicroBatchConfig }
   | { format: 'nexmark'; schema: Schema; nexmark: NexmarkSourceConfig }
@@ -45,7 +47,8 @@ function optInt(o: Options, key: string): number | undefined {
 }
 
 /** Read options shared by file sources and `session.read`. */
-export function readOptions(format: 'json' | 'csv' | 'text', o: Options): ReadOptions {
+export function readOptions(format: FileFormat, o: Options): ReadOptions {
+  if (format === 'parquet') return kDefaultReadOptions;
   const mode = parseEnum(o.take('mode') ?? 'PERMISSIVE', ['PERMISSIVE', 'DROPMALFORMED', 'FAILFAST'] as const, 'mode');
   const corrupt = String(o.take('columnNameOfCorruptRecord') ?? '_corrupt_record');
   let header = false;
@@ -73,7 +76,7 @@ export function readOptions(format: 'json' | 'csv' | 'text', o: Options): ReadOp
 
 /** Parse options and schema of a file source, for readStream and read alike. */
 export function fileReadSpec(
-  format: 'json' | 'csv' | 'text',
+  format: FileFormat,
   o: Options,
   userSchema: Schema | undefined,
   streaming: boolean,
@@ -92,7 +95,7 @@ export function fileReadSpec(
  * `columnNameOfCorruptRecord` option declares it too.
  */
 export function fileSchema(
-  format: 'json' | 'csv' | 'text',
+  format: FileFormat,
   userSchema: Schema | undefined,
   read: ReadOptions,
   streaming: boolean,
@@ -110,6 +113,7 @@ export function fileSchema(
       { option: 'schema' },
     );
   }
+  if (format === 'parquet') return userSchema;
   const schema = read.mode === 'PERMISSIVE' && corruptColumnNamed ? withCorruptRecordColumn(userSchema, read) : userSchema;
   validateReadSchema(format, schema, read);
   return schema;
@@ -131,7 +135,7 @@ export function resolveSource(
   const f = format as SourceFormat;
   const pathOpt = path ?? (o.take('path') as string | undefined);
   let spec: SourceSpec;
-  if (f === 'json' || f === 'csv' || f === 'text') {
+  if (f === 'json' || f === 'csv' || f === 'text' || f === 'parquet') {
     if (pathOpt === undefined || pathOpt === '') {
       throw new SluiceError('INVALID_OPTION', `a ${f} source needs a directory: load(path)`, { option: 'path' });
     }

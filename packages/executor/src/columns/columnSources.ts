@@ -1,13 +1,15 @@
 /**
  * Input splits as column batches of at most BATCH_ROWS rows, so that a task holds one chunk of its
  * input at a time. Generated sources (rate, rate-micro-batch) fill typed arrays directly, JSON
- * files go through the column scanner (formats/jsonColumns.ts), and rows that arrive as rows
+ * files go through the column scanner (formats/jsonColumns.ts), Parquet files are read as columns
+ * before the task runs (formats/parquetInput.ts), and rows that arrive as rows
  * (memory source, CSV and text files) are turned into columns chunk by chunk.
  */
 import type { InputSplit } from '../task/messages.js';
 import { readInput } from '../task/readInput.js';
 import { readJsonFileColumns } from '../formats/readers.js';
 import { NexmarkGenerator } from '../formats/nexmark.js';
+import { isParquetSplit, parquetBatches } from '../formats/parquetInput.js';
 import type { Schema } from '../schema/types.js';
 import { batchFromRows, type ColumnBatch } from './vectors.js';
 
@@ -38,7 +40,7 @@ function generated(start: number, end: number, timeOf: (v: number) => number, fn
 
 /** Whether the split is read into columns directly (else its rows are turned into columns). */
 export function readsAsColumns(split: InputSplit): boolean {
-  if (split.type === 'files') return split.format === 'json' && split.partitions === undefined;
+  if (split.type === 'files') return split.format === 'parquet' || (split.format === 'json' && split.partitions === undefined);
   return split.type === 'nexmark' || split.type === 'rate' || split.type === 'rateMicroBatch';
 }
 
@@ -57,6 +59,14 @@ export function forEachInputBatch(split: InputSplit, schema: Schema, fn: (batch:
     case 'nexmark':
       return new NexmarkGenerator(split.config).forEachBatch(split.startEvent, split.endEvent, BATCH_ROWS, fn);
     case 'files':
+      if (isParquetSplit(split)) {
+        let total = 0;
+        for (const batch of parquetBatches(split)) {
+          fn(batch);
+          total += batch.length;
+        }
+        return total;
+      }
       if (readsAsColumns(split)) {
         let total = 0;
         for (const file of split.files) total += readJsonFileColumns(file, split.schema, split.options, BATCH_ROWS, fn);

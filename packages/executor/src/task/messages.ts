@@ -7,6 +7,7 @@ import type { Op, OutputMode, StatefulOp } from '../operators/types.js';
 import type { Schema } from '../schema/types.js';
 import type { Expr } from '../expressions/types.js';
 import type { NexmarkConfig } from '../formats/nexmark.js';
+import type { ParquetCompression } from '../formats/parquet.js';
 
 export type ParseMode = 'PERMISSIVE' | 'DROPMALFORMED' | 'FAILFAST';
 
@@ -25,7 +26,7 @@ export interface ReadOptions {
 export type InputSplit =
   | {
       type: 'files';
-      format: 'json' | 'csv' | 'text';
+      format: 'json' | 'csv' | 'text' | 'parquet';
       files: string[];
       schema: Schema;
       options: ReadOptions;
@@ -46,13 +47,15 @@ export type InputSplit =
 export interface WriteOptions {
   header: boolean;
   sep: string;
+  /** Parquet only (default snappy, as Spark's). */
+  compression?: ParquetCompression;
 }
 
 export type TaskOutput =
   /** Write the task's rows to `dir/fileName`; `skip` when the sink already holds this batch. */
   | {
       type: 'file';
-      format: 'json' | 'csv';
+      format: 'json' | 'csv' | 'parquet';
       dir: string;
       fileName: string;
       options: WriteOptions;

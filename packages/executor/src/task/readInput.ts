@@ -1,9 +1,12 @@
 /** Turns one input split into engine rows, inside the worker. */
 import { readFileRecords } from '../formats/readers.js';
+import type { ReadFormat } from '../formats/options.js';
 import type { InputSplit } from './messages.js';
 import { decodeRows } from './rowCodec.js';
 import { NexmarkGenerator } from '../formats/nexmark.js';
 import { partitionValue } from '../formats/partitions.js';
+import { isParquetSplit, parquetBatches } from '../formats/parquetInput.js';
+import { rowsFromBatch } from '../columns/vectors.js';
 import type { Row } from '../schema/types.js';
 
 /**
@@ -31,9 +34,10 @@ export function forEachInputRow(split: InputSplit, fn: (row: Row) => void): numb
 export function readInput(split: InputSplit): Row[] {
   switch (split.type) {
     case 'files': {
+      if (isParquetSplit(split)) return parquetBatches(split).flatMap((b) => rowsFromBatch(b, split.schema));
       const rows: Row[] = [];
       split.files.forEach((file, f) => {
-        const part = readFileRecords(split.format, file, split.schema, split.options);
+        const part = readFileRecords(split.format as ReadFormat, file, split.schema, split.options);
         const values = split.partitions?.[f];
         // A partition directory's values fill the columns it names.
         const fill = values ? split.schema.filter((c) => c.name in values).map((c) => [c.name, partitionValue(values[c.name] ?? null, c.type)] as const) : [];

@@ -98,9 +98,9 @@ export function rowPipeline(plan: CompiledStages): { push(row: Row, emit: (row: 
   };
 }
 
-/** JSON files are read with only the columns the operators use; CSV maps columns by position. */
+/** JSON and Parquet files are read with only the columns the operators use; CSV maps columns by position. */
 export function pruneInput(input: InputSplit, inputSchema: Schema, ops: Op[]): { input: InputSplit; schema: Schema } {
-  if (input.type !== 'files' || input.format !== 'json') return { input, schema: inputSchema };
+  if (input.type !== 'files' || (input.format !== 'json' && input.format !== 'parquet')) return { input, schema: inputSchema };
   const schema = requiredInputSchema(ops, input.schema);
   return schema.length === input.schema.length ? { input, schema: inputSchema } : { input: { ...input, schema }, schema };
 }

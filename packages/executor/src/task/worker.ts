@@ -35,18 +35,20 @@ import { releaseShards, runStateTask, shards } from '../operators/stateTask.js';
 import { columnMapSide, columnStateless } from '../columns/columnMapSide.js';
 import type { Row } from '../schema/types.js';
 import { opsRunOnColumns } from '../columns/columnStages.js';
-import { readsAsColumns } from '../columns/columnSources.js';
+import { BATCH_ROWS, readsAsColumns } from '../columns/columnSources.js';
+import { loadParquetInput } from '../formats/parquetInput.js';
 import { setBatchTimestamp } from '../expressions/batchClock.js';
 
 const udfs: UdfRegistry = new Map();
 
 /**
- * JSON files and generated inputs (nexmark, rate) are read into columns and go through the
+ * JSON and Parquet files and generated inputs (nexmark, rate) are read into columns and go through the
  * operators as columns, becoming rows only for the sink (none for the noop sink); other inputs run
  * as rows.
  */
 async function runStateless(task: StatelessTask): Promise<StatelessResult> {
   const { input, schema } = pruneInput(task.input, task.inputSchema, task.ops);
+  await loadParquetInput(input, task.ops, BATCH_ROWS);
   const plan = await compileStages(schema, task.ops, udfs);
   if (readsAsColumns(input) && opsRunOnColumns(task.ops)) {
     const { numInputRows, numOutputRows, rows, eventTime } = columnStateless(task.ops, input, schema, udfs, task.output.type !== 'discard');
@@ -65,6 +67,7 @@ async function runStateless(task: StatelessTask): Promise<StatelessResult> {
  */
 async function runMap(task: MapTask): Promise<MapResult> {
   const { input, schema } = pruneInput(task.input, task.inputSchema, task.ops);
+  await loadParquetInput(input, task.ops, BATCH_ROWS);
   const plan = await compileStages(schema, task.ops, udfs);
   await loadMapSideUdfs(task.stateful, udfs);
   const columnar = columnMapSide(task, input, schema, udfs);
@@ -106,6 +109,7 @@ async function runState(task: StateTask): Promise<StateResult> {
 /** Hashes the rows the operators give into partitions (no keys: round robin from the task's number). */
 async function runExchange(task: ExchangeTask): Promise<ExchangeResult> {
   const { input, schema } = pruneInput(task.input, task.inputSchema, task.ops);
+  await loadParquetInput(input, task.ops, BATCH_ROWS);
   const plan = await compileStages(schema, task.ops, udfs);
   const keys = task.keys.map((k) => compileExpr(k, plan.outputSchema, udfs));
   const keyTypes = task.keys.map((k) => exprType(k, plan.outputSchema));
