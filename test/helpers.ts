@@ -50,19 +50,21 @@ export async function withSession<T>(conf: Record<string, unknown>, fn: (s: Sess
   }
 }
 
-/** Rows of every committed part file of a JSON sink directory, read through its manifests. */
-export function readSinkJson(dir: string): Array<Record<string, unknown>> {
+/** The part files a file sink's manifests list, in batch order, with their row counts. */
+export function sinkManifestFiles(dir: string): Array<{ path: string; rows: number }> {
   const metaDir = join(dir, '_sluice_metadata');
   const ids = readdirSync(metaDir)
     .filter((n) => /^\d+$/.test(n))
     .map(Number)
     .sort((a, b) => a - b);
+  return ids.flatMap((id) => (readDoc(join(metaDir, String(id))) as unknown as { files: Array<{ name: string; rows: number }> }).files.map((f) => ({ path: join(dir, f.name), rows: f.rows })));
+}
+
+/** Rows of every committed part file of a JSON sink directory, read through its manifests. */
+export function readSinkJson(dir: string): Array<Record<string, unknown>> {
   const rows: Array<Record<string, unknown>> = [];
-  for (const id of ids) {
-    const manifest = readDoc(join(metaDir, String(id))) as unknown as { files: Array<{ name: string }> };
-    for (const f of manifest.files) {
-      for (const line of readFileSync(join(dir, f.name), 'utf8').split('\n')) if (line) rows.push(JSON.parse(line));
-    }
+  for (const f of sinkManifestFiles(dir)) {
+    for (const line of readFileSync(f.path, 'utf8').split('\n')) if (line) rows.push(JSON.parse(line));
   }
   return rows;
 }

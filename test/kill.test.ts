@@ -1,17 +1,20 @@
 /**
- * Crash tests of the micro-batch protocol (the README's "Checkpoint and exactly-once"): a child process runs a file → JSON query
- * (test/fixtures/kill-child.mjs) and is SIGKILLed, at random moments or at the contract's fault
+ * Crash tests of the micro-batch protocol (the README's "Checkpoint and exactly-once"): a child process runs a file → JSON query,
+ * or Parquet → Parquet (test/fixtures/kill-child.mjs) and is SIGKILLed, at random moments or at the contract's fault
  * points, then restarted on the same checkpoint until it finishes. Whatever the moment of death,
  * the sink must end up with every input row exactly once, and a restart must never be refused
  * because of the dead process's checkpoint lock.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { jsonLines, removeTempDirs, tempDir, writeInput } from './helpers.js';
+import { parseSchema, writeParquet } from '@sluice/executor';
+import { openDuck, type Duck } from './duckdb.js';
+import { jsonLines, removeTempDirs, sinkManifestFiles, tempDir, writeInput } from './helpers.js';
 import {
   calibrate,
+  committedRowCount,
   committedRows,
   expectCompleted,
   expectKilled,
@@ -36,12 +39,19 @@ afterAll(() => removeTempDirs());
 const rowId = (file: number, row: number): string => `f${file}-r${row}`;
 const rowValue = (file: number, row: number): number => file * ROWS_PER_FILE + row;
 
+type Format = 'json' | 'parquet';
+
 /** 200 files of 10 rows; distinct mtimes one second apart, so the admission order is fixed. */
-function writeAllInput(dir: string): void {
+function writeAllInput(dir: string, format: Format): void {
   const base = 1_700_000_000;
   for (let f = 0; f < NUM_FILES; f++) {
     const rows = Array.from({ length: ROWS_PER_FILE }, (_, r) => ({ id: rowId(f, r), v: rowValue(f, r) }));
-    writeInput(dir, `f${String(f).padStart(3, '0')}.json`, jsonLines(rows), base + f);
+    const name = `f${String(f).padStart(3, '0')}.${format}`;
+    if (format === 'json') writeInput(dir, name, jsonLines(rows), base + f);
+    else {
+      writeFileSync(join(dir, name), writeParquet(rows, parseSchema('id STRING, v LONG', 'schema'), 'snappy'));
+      utimesSync(join(dir, name), base + f, base + f);
+    }
   }
 }
 
@@ -52,9 +62,12 @@ const EXPECTED_VALUE = new Map(
   Array.from({ length: NUM_FILES }, (_, f) => Array.from({ length: ROWS_PER_FILE }, (_, r) => [rowId(f, r), rowValue(f, r)] as const)).flat(),
 );
 
-/** The sink, read through its manifests, holds every input row exactly once, with its value. */
-function expectExactlyOnce(out: string): void {
-  const rows = committedRows(out);
+/** The sink, read through its manifests (a Parquet sink by DuckDB), holds every input row exactly once, with its value. */
+async function expectExactlyOnce(out: string, format: Format = 'json'): Promise<void> {
+  const rows =
+    format === 'json'
+      ? committedRows(out)
+      : await (await duck()).rows(`SELECT id, v::DOUBLE AS v FROM read_parquet([${sinkManifestFiles(out).map((f) => `'${f.path}'`).join(', ')}])`);
   const seen = new Map<string, number>();
   for (const r of rows) seen.set(r['id'] as string, (seen.get(r['id'] as string) ?? 0) + 1);
   // Small, readable failures first: which ids are doubled, missing or foreign.
@@ -66,27 +79,34 @@ function expectExactlyOnce(out: string): void {
 }
 
 /** Runs kill-child.mjs once (see killHarness.ts). */
-const runChild = (dirs: ChildDirs, opts: { kill?: KillAt; fault?: string } = {}): Promise<ChildRun> => runKillChild(CHILD, dirs, opts);
+const runChild = (dirs: ChildDirs, opts: { kill?: KillAt; fault?: string } = {}, format: Format = 'json'): Promise<ChildRun> =>
+  runKillChild(CHILD, dirs, opts, childEnv(format));
 
-function scenarioDirs(): { input: string; out: string; ckpt: string } {
+/** The child's environment: SLUICE_KILL_FORMAT picks its input and sink format. */
+const childEnv = (format: Format): NodeJS.ProcessEnv => ({ ...process.env, SLUICE_KILL_FORMAT: format });
+
+function scenarioDirs(format: Format = 'json'): { input: string; out: string; ckpt: string } {
   const dirs = { input: tempDir('sluice-kill-in-'), out: tempDir('sluice-kill-out-'), ckpt: tempDir('sluice-kill-ckpt-') };
-  writeAllInput(dirs.input);
+  writeAllInput(dirs.input, format);
   return dirs;
 }
+
+let duckdb: Promise<Duck> | undefined;
+const duck = (): Promise<Duck> => (duckdb ??= openDuck());
 
 // ---- tests --------------------------------------------------------------------------------------
 
 describe('SIGKILL and restart on the same checkpoint', () => {
-  it('10 kills at random moments, then a run to the end: every row exactly once', async () => {
-    const dirs = scenarioDirs();
+  it.each(['json', 'parquet'] as const)('10 kills at random moments, then a run to the end: every row exactly once (%s)', async (format) => {
+    const dirs = scenarioDirs(format);
 
     // Calibration: a clean run of the same input (own output and checkpoint) measures start-up
     // (spawn to STARTED), the first batch (worker warm-up included) and the time per later batch,
     // so that the kill moments scale with this machine (see calibrate in killHarness.ts).
     const calDirs = { input: dirs.input, out: tempDir('sluice-kill-out-'), ckpt: tempDir('sluice-kill-ckpt-') };
-    const calRun = await runChild(calDirs);
+    const calRun = await runChild(calDirs, {}, format);
     expectCompleted(calRun);
-    expectExactlyOnce(calDirs.out);
+    await expectExactlyOnce(calDirs.out, format);
     const cal = calibrate(calRun);
     expect(cal.numBatches).toBe(Math.ceil(NUM_FILES / 7));
 
@@ -98,11 +118,11 @@ describe('SIGKILL and restart on the same checkpoint', () => {
 
     // Never refused, never failed: the lock of the killed run died with it, and the checkpoint it
     // left behind is always readable (asserted by killAndRestart for every run).
-    const kills = await killAndRestart(CHILD, dirs, plan, () => ({ rows: committedRows(dirs.out).length }));
+    const kills = await killAndRestart(CHILD, dirs, plan, () => ({ rows: committedRowCount(dirs.out) }), childEnv(format));
 
-    const final = await runChild(dirs);
+    const final = await runChild(dirs, {}, format);
     expectCompleted(final);
-    expectExactlyOnce(dirs.out);
+    await expectExactlyOnce(dirs.out, format);
     // Nothing planned is left uncommitted.
     const end = logState(dirs.ckpt, dirs.out);
     expect(end.commits).toEqual(end.offsets);
@@ -143,7 +163,7 @@ describe('SIGKILL and restart on the same checkpoint', () => {
 
       const restarted = await runChild(dirs);
       expectCompleted(restarted);
-      expectExactlyOnce(dirs.out);
+      await expectExactlyOnce(dirs.out);
       // The replay used the planned batch as written (same offsets and batch timestamp), and an
       // already committed sink batch was not written again.
       expect(readFileSync(offsetsFile, 'utf8')).toBe(plannedBatch);

@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { readSinkJson } from './helpers.js';
+import { readSinkJson, sinkManifestFiles } from './helpers.js';
 
 /** A child that runs longer than this is hung (e.g. it did not exit after session.close()). */
 export const CHILD_TIME_LIMIT_MS = 60_000;
@@ -48,6 +48,11 @@ export function logState(ckpt: string, out: string): LogState {
 /** Rows committed to a JSON sink so far, read through its manifests (none before the first). */
 export function committedRows(out: string): Array<Record<string, unknown>> {
   return existsSync(join(out, '_sluice_metadata')) ? readSinkJson(out) : [];
+}
+
+/** How many rows a file sink's manifests list so far (any format). */
+export function committedRowCount(out: string): number {
+  return existsSync(join(out, '_sluice_metadata')) ? sinkManifestFiles(out).reduce((n, f) => n + f.rows, 0) : 0;
 }
 
 // ---- the child process ---------------------------------------------------------------------------
@@ -225,11 +230,12 @@ export async function killAndRestart<T extends object>(
   dirs: ChildDirs,
   plan: KillAt[],
   inspect: (run: ChildRun, state: LogState) => T,
+  env: NodeJS.ProcessEnv = process.env,
 ): Promise<Array<KillRecord & T>> {
   const kills: Array<KillRecord & T> = [];
   for (const kill of plan) {
     const commitsBefore = logState(dirs.ckpt, dirs.out).commits.length;
-    const run = await runChild(child, dirs, { kill });
+    const run = await runChild(child, dirs, { kill }, env);
     expect(run.stderr, `stderr of the run killed ${kill.afterMs} ms after ${kill.from}`).not.toMatch(/FAILED|CHECKPOINT_LOCKED/);
     if (run.signal === null) expectCompleted(run); // it finished before the kill came
     else expect(run.signal).toBe('SIGKILL');
