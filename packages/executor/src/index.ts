@@ -19,7 +19,7 @@ export { readFileRecords } from './formats/readers.js';
 export { PARTITION_TYPES, partitionValuesOf, partitionValue } from './formats/partitions.js';
 export { NexmarkGenerator, nexmarkSchema, eventKind, eventTimestamp, eventsOfKindBefore, type NexmarkConfig, type NexmarkTable } from './formats/nexmark.js';
 export { formatRecords } from './formats/writers.js';
-export { PARQUET_COMPRESSIONS, parquetFileSchema, parquetWriteSchema, readParquetFile, writeParquet, type ParquetCompression } from './formats/parquet.js';
+export { PARQUET_COMPRESSIONS, parquetFileSchema, parquetRowGroupBytes, parquetWriteSchema, readParquetFile, writeParquet, type ParquetCompression } from './formats/parquet.js';
 export { inferJsonSchema, inferJsonSchemaFromFiles } from './formats/inferJsonSchema.js';
 export { kDefaultReadOptions, withCorruptRecordColumn, validateReadSchema } from './formats/options.js';
 export { readInput } from './task/readInput.js';

@@ -9,6 +9,8 @@ import type { LogicalPlan } from '../plan/LogicalPlan.js';
 import type { TaskScheduler } from '../scheduler/TaskScheduler.js';
 import { committedFiles } from '../sinks/FileSink.js';
 import { listFiles } from '../sources/fileSystem.js';
+import { filePieces, piecesSplit } from '../sources/filePieces.js';
+import { statSync } from 'node:fs';
 import { splitRange } from '../sources/RateSource.js';
 import { readSqliteRows } from '../sources/sqliteTable.js';
 
@@ -67,13 +69,15 @@ export async function staticRows(scheduler: TaskScheduler, plan: LogicalPlan): P
   } else {
     if (!('file' in source)) throw new SluiceError('NOT_STATIC', 'collect() needs a static DataFrame (session.read)');
     const { file } = source;
-    const files = staticFiles(file.path);
-    const partitions = partitionsOf(file.path, files);
-    tasks = splitRange(0, files.length, scheduler.slots * 2).map(([a, b], partition) =>
+    const listed = staticFiles(file.path);
+    // Only Parquet files are ever cut (at row groups), so only theirs need sizes.
+    const pieces = filePieces(file.format, listed.map((path) => ({ path, size: file.format === 'parquet' ? statSync(path).size : 0 })), scheduler.slots * 2);
+    const partitions = partitionsOf(file.path, pieces.map((p) => p.path));
+    tasks = splitRange(0, pieces.length, scheduler.slots * 2).map(([a, b], partition) =>
       task(partition, {
         type: 'files',
         format: file.format,
-        files: files.slice(a, b),
+        ...piecesSplit(pieces.slice(a, b)),
         schema: source.schema,
         options: file.read,
         ...(partitions && { partitions: partitions.slice(a, b) }),

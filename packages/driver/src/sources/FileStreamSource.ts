@@ -14,6 +14,7 @@ import { admitFiles, type AdmissionOptions, type FileEntry } from './FileAdmissi
 import { cleanSourceFiles, listFiles, type CleanSourceMode } from './fileSystem.js';
 import type { ReadLimit, StreamSource } from './Source.js';
 import type { FileFormat } from './resolveSource.js';
+import { filePieces, piecesSplit, type FilePiece } from './filePieces.js';
 
 export interface FileSourceConfig {
   format: FileFormat;
@@ -106,20 +107,22 @@ export class FileStreamSource implements StreamSource {
   /**
    * Contiguous runs of files of about equal bytes: two tasks per slot (when there are enough
    * files, so a slow task does not idle the others), more when the batch is larger than the
-   * advisory task size, and one per file when that size is 0 (adaptive sizing off).
+   * advisory task size, and one per file when that size is 0 (adaptive sizing off). Large Parquet
+   * files count as their row-group pieces (filePieces).
    */
   planSplits(start: SourceOffset | null, end: SourceOffset, slots: number): InputSplit[] {
-    const files = this.filesBetween(start, end);
-    if (files.length === 0) return [];
-    const total = files.reduce((s, f) => s + f.size, 0);
-    const bySize = this.advisoryTaskBytes > 0 ? Math.ceil(total / this.advisoryTaskBytes) : files.length;
+    const listed = this.filesBetween(start, end);
+    if (listed.length === 0) return [];
+    const total = listed.reduce((s, f) => s + f.size, 0);
+    const bySize = this.advisoryTaskBytes > 0 ? Math.ceil(total / this.advisoryTaskBytes) : listed.length;
+    const files = filePieces(this.config.format, listed, Math.max(slots * 2, bySize));
     const tasks = Math.min(files.length, Math.max(slots * 2, bySize));
     const target = total / tasks;
     const splits: InputSplit[] = [];
-    let group: string[] = [];
+    let group: FilePiece[] = [];
     let bytes = 0;
     files.forEach((f, i) => {
-      group.push(f.path);
+      group.push(f);
       bytes += f.size;
       const remainingFiles = files.length - i - 1;
       const remainingTasks = tasks - splits.length - 1;
@@ -133,9 +136,9 @@ export class FileStreamSource implements StreamSource {
     return splits;
   }
 
-  private split(files: string[]): InputSplit {
+  private split(pieces: FilePiece[]): InputSplit {
     const { format, schema, read } = this.config;
-    return { type: 'files', format, files, schema, options: read };
+    return { type: 'files', format, ...piecesSplit(pieces), schema, options: read };
   }
 
   async commit(end: SourceOffset): Promise<void> {

@@ -10,12 +10,21 @@
  * STRUCT, LIST and MAP as ARRAY and MAP. A TIMESTAMP keeps milliseconds (Sluice's unit). Types
  * written: STRING, INT, LONG, DOUBLE, BOOLEAN, DATE, TIMESTAMP (INT64 microseconds, UTC, as Spark
  * writes with outputTimestampType TIMESTAMP_MICROS), STRUCT, ARRAY and MAP.
+ *
+ * A top-level column of a primitive type goes page by page into its vector (readFlatColumn):
+ * hyparquet decodes each page's headers, compression, levels and values, and a dictionary-encoded
+ * STRING column keeps its dictionary and codes. Nested columns go through hyparquet's assembly.
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { createRequire } from 'node:module';
 import { parquetMetadata, parquetRead, parquetSchema, type AsyncBuffer, type FileMetaData, type SchemaElement, type SchemaTree } from 'hyparquet';
-import { isListLike, isMapLike } from 'hyparquet/src/schema.js';
+import { getSchemaPath, isListLike, isMapLike } from 'hyparquet/src/schema.js';
+import { parquetHeader } from 'hyparquet/src/column.js';
+import { convert, DEFAULT_PARSERS } from 'hyparquet/src/convert.js';
+import { decompressPage, readDataPage, readDataPageV2 } from 'hyparquet/src/datapage.js';
+import { readPlain } from 'hyparquet/src/plain.js';
+import type { ColumnDecoder, DecodedArray } from 'hyparquet/src/types.js';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import { compressors as decompressors } from 'hyparquet-compressors';
 import { SluiceError } from '@sluice/state';
@@ -23,7 +32,7 @@ import type { Expr } from '../expressions/types.js';
 import { conjuncts } from '../expressions/joinBounds.js';
 import { dataTypeToDDL } from '../schema/schema.js';
 import type { DataType, Field, Row, Schema } from '../schema/types.js';
-import { VectorBuilder, type ColumnBatch } from '../columns/vectors.js';
+import { VectorBuilder, type ColumnBatch, type Vector } from '../columns/vectors.js';
 
 // ---- types -------------------------------------------------------------------------------------
 
@@ -175,6 +184,11 @@ export function parquetFileSchema(path: string): Schema {
   });
 }
 
+/** The compressed bytes of each row group of a Parquet file, from its footer (the driver splits large files by them). */
+export function parquetRowGroupBytes(path: string): number[] {
+  return withFile(path, (file) => footerOf(file, path).row_groups.map((g) => Number(g.total_compressed_size ?? g.total_byte_size)));
+}
+
 // ---- reading -----------------------------------------------------------------------------------
 
 /** Whether a file column of type `found` can be read as `wanted`: the same, or widened (INT to LONG, a number to DOUBLE). */
@@ -220,6 +234,158 @@ function engineValue(type: DataType): (v: unknown) => unknown {
     for (const [name, conv] of fields) out[name] = conv(s[name]);
     return out;
   };
+}
+
+/** The full parsers hyparquet's page decoding takes (PARSERS over its defaults). */
+const PAGE_PARSERS = { ...DEFAULT_PARSERS, ...PARSERS };
+
+/** Whether a file column is read page by page into its vector: a top-level column of a primitive type. */
+const isFlat = (column: FileColumn, type: DataType): boolean =>
+  column.node.children.length === 0 && column.node.element.repetition_type !== 'REPEATED' && typeof type === 'string';
+
+/**
+ * A flat column's chunk in one row group as a vector of `rows` values of `type` (readsAs allows
+ * it). Nulls come from the definition levels; a dictionary-encoded STRING vector is the dictionary
+ * and the page's indexes.
+ */
+function readFlatColumn(file: AsyncBuffer, metadata: FileMetaData, group: number, column: FileColumn, type: DataType, rows: number): Vector {
+  const chunk = metadata.row_groups[group]!.columns.find((c) => c.meta_data?.path_in_schema.length === 1 && c.meta_data.path_in_schema[0] === column.name);
+  const meta = chunk?.meta_data;
+  if (meta === undefined) throw new Error(`row group ${group} has no chunk of column ${column.name}`);
+  // Some writers put a dictionary offset of 0 for a chunk without one: the chunk starts at the lesser real offset.
+  const dictionaryAt = meta.dictionary_page_offset !== undefined && meta.dictionary_page_offset > 0n ? Number(meta.dictionary_page_offset) : undefined;
+  const start = Math.min(Number(meta.data_page_offset), dictionaryAt ?? Number.POSITIVE_INFINITY);
+  const bytes = new Uint8Array(file.slice(start, start + Number(meta.total_compressed_size)) as ArrayBuffer);
+  const decoder: ColumnDecoder = {
+    pathInSchema: [column.name],
+    type: meta.type,
+    element: column.node.element,
+    schemaPath: getSchemaPath(metadata.schema, [column.name]),
+    codec: meta.codec,
+    parsers: PAGE_PARSERS,
+    compressors: DECOMPRESSORS,
+    utf8: true,
+  };
+  const optional = column.node.element.repetition_type === 'OPTIONAL';
+  const reader = { view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), offset: 0 };
+  const isString = type === 'string';
+  const isBool = type === 'boolean';
+  const nums = isString || isBool ? null : new Float64Array(rows);
+  const bools = isBool ? new Uint8Array(rows) : null;
+  const codes = isString ? new Int32Array(rows) : null;
+  let nulls: Uint8Array | null = null;
+  // A STRING chunk's strings: its dictionary's, then those of plain pages (codeOf: made when one comes).
+  let strings: string[] = [];
+  let codeOf: Map<string, number> | undefined;
+  let dictionary: DecodedArray | undefined;
+  let row = 0;
+  while (row < rows && reader.offset < bytes.length) {
+    const header = parquetHeader(reader);
+    const page = bytes.subarray(reader.offset, reader.offset + header.compressed_page_size);
+    reader.offset += header.compressed_page_size;
+    let levels: ArrayLike<number> | undefined;
+    let values: DecodedArray;
+    let encoding: string;
+    let count: number;
+    if (header.type === 'DICTIONARY_PAGE') {
+      const plain = decompressPage(page, header.uncompressed_page_size, meta.codec, DECOMPRESSORS);
+      const dictReader = { view: new DataView(plain.buffer, plain.byteOffset, plain.byteLength), offset: 0 };
+      dictionary = convert(readPlain(dictReader, meta.type, header.dictionary_page_header!.num_values, column.node.element.type_length), decoder);
+      if (isString) {
+        strings = Array.from(dictionary as ArrayLike<unknown>, (v) => String(v));
+        codeOf = undefined;
+      }
+      continue;
+    } else if (header.type === 'DATA_PAGE') {
+      const daph = header.data_page_header!;
+      ({ definitionLevels: levels, dataPage: values } = readDataPage(decompressPage(page, header.uncompressed_page_size, meta.codec, DECOMPRESSORS), daph, decoder));
+      encoding = daph.encoding;
+      count = daph.num_values;
+    } else if (header.type === 'DATA_PAGE_V2') {
+      const v2 = header.data_page_header_v2!;
+      ({ definitionLevels: levels, dataPage: values } = readDataPageV2(page, header, decoder));
+      encoding = v2.encoding;
+      count = v2.num_values;
+    } else continue; // an index page
+    const indexed = encoding === 'PLAIN_DICTIONARY' || encoding === 'RLE_DICTIONARY';
+    if (indexed && dictionary === undefined) throw new Error(`column ${column.name}: a dictionary-encoded page without a dictionary`);
+    const vals: ArrayLike<unknown> =
+      indexed && isString ? values : indexed ? Array.from(values as ArrayLike<number>, (k) => (dictionary as ArrayLike<unknown>)[k]) : nums !== null ? pageNumbers(values, decoder) : convert(values, decoder);
+    const hasLevels = optional && levels !== undefined && levels.length > 0;
+    let k = 0;
+    if (nums !== null && (vals instanceof Float64Array || vals instanceof Int32Array || vals instanceof Float32Array)) {
+      // The common case, typed numbers: no check per value.
+      for (let j = 0; j < count && row < rows; j++, row++) {
+        if (hasLevels && levels![j] === 0) (nulls ??= new Uint8Array(rows))[row] = 1;
+        else nums[row] = vals[k++] as number;
+      }
+      continue;
+    }
+    for (let j = 0; j < count && row < rows; j++, row++) {
+      if (hasLevels && levels![j] === 0) {
+        (nulls ??= new Uint8Array(rows))[row] = 1;
+        continue;
+      }
+      const v = vals[k++];
+      if (nums !== null) nums[row] = typeof v === 'number' ? v : typeof v === 'bigint' ? Number(v) : v instanceof Date ? v.getTime() : Number(v);
+      else if (bools !== null) bools[row] = v === true || v === 1 ? 1 : 0;
+      else if (indexed) codes![row] = v as number;
+      else {
+        const text = String(v);
+        if (codeOf === undefined) codeOf = new Map(strings.map((x, i) => [x, i]));
+        let code = codeOf.get(text);
+        if (code === undefined) {
+          code = strings.length;
+          strings.push(text);
+          codeOf.set(text, code);
+        }
+        codes![row] = code;
+      }
+    }
+  }
+  if (row < rows) throw new Error(`column ${column.name}: row group ${group} holds ${rows} rows, its pages ${row}`);
+  if (nums !== null) return { kind: 'num', length: rows, values: nums, nulls };
+  if (bools !== null) return { kind: 'bool', length: rows, values: bools, nulls };
+  return { kind: 'str', length: rows, dict: strings, codes: codes!, nulls };
+}
+
+/**
+ * A page's plain numbers in engine form, typed: INT32, FLOAT and DOUBLE as they are, INT64 as
+ * numbers (a TIMESTAMP in milliseconds); DECIMAL, unsigned and INT96 through hyparquet's convert.
+ */
+function pageNumbers(values: DecodedArray, decoder: ColumnDecoder): DecodedArray {
+  const { converted_type: ct, logical_type: lt } = decoder.element;
+  if (ct === 'DECIMAL' || lt?.type === 'DECIMAL' || ct?.startsWith('UINT_') || (lt?.type === 'INTEGER' && !lt.isSigned)) return convert(values, decoder);
+  if (values instanceof BigInt64Array) {
+    const unit = ct === 'TIMESTAMP_MICROS' ? 'MICROS' : ct === 'TIMESTAMP_MILLIS' ? 'MILLIS' : lt?.type === 'TIMESTAMP' ? lt.unit : undefined;
+    const out = new Float64Array(values.length);
+    if (unit === 'NANOS') for (let i = 0; i < values.length; i++) out[i] = floorDiv(values[i]!, 1_000_000n);
+    else if (unit === 'MICROS') {
+      for (let i = 0; i < values.length; i++) {
+        const x = Number(values[i]);
+        // Exact below 2^53 microseconds (the year 2255); past it, in BigInt.
+        out[i] = Math.abs(x) < Number.MAX_SAFE_INTEGER ? Math.floor(x / 1000) : floorDiv(values[i]!, 1000n);
+      }
+    }
+    else for (let i = 0; i < values.length; i++) out[i] = Number(values[i]);
+    return out;
+  }
+  return values instanceof Int32Array || values instanceof Float64Array || values instanceof Float32Array ? values : convert(values, decoder);
+}
+
+/** Rows [lo, hi) of a vector, sharing its arrays. */
+function sliceVector(v: Vector, lo: number, hi: number): Vector {
+  const n = hi - lo;
+  switch (v.kind) {
+    case 'num':
+      return { kind: 'num', length: n, values: v.values.subarray(lo, hi), nulls: v.nulls && v.nulls.subarray(lo, hi) };
+    case 'bool':
+      return { kind: 'bool', length: n, values: v.values.subarray(lo, hi), nulls: v.nulls && v.nulls.subarray(lo, hi) };
+    case 'str':
+      return { kind: 'str', length: n, dict: v.dict, codes: v.codes.subarray(lo, hi), nulls: v.nulls && v.nulls.subarray(lo, hi) };
+    case 'any':
+      return { kind: 'any', length: n, values: v.values.slice(lo, hi) };
+  }
 }
 
 /** A comparison of a column with a literal, which a row group's statistics can rule out. */
@@ -301,7 +467,13 @@ export interface ParquetRead {
  * widening, is INVALID_SCHEMA naming the column and the file. Row groups whose statistics rule out
  * a predicate are not read.
  */
-export async function readParquetFile(path: string, schema: Schema, predicates: readonly ParquetPredicate[], maxRows: number): Promise<ParquetRead> {
+export async function readParquetFile(
+  path: string,
+  schema: Schema,
+  predicates: readonly ParquetPredicate[],
+  maxRows: number,
+  rowGroups?: readonly [number, number],
+): Promise<ParquetRead> {
   let fd: number;
   try {
     fd = openSync(path, 'r');
@@ -333,24 +505,40 @@ export async function readParquetFile(path: string, schema: Schema, predicates: 
       const source = sources[i];
       if (source !== undefined && typeof f.type === 'string') types.set(source, f.type);
     });
-    const read = sources.filter((s): s is string => s !== undefined);
     const out: ParquetRead = { batches: [], rows: 0, skippedGroups: 0 };
     let groupStart = 0;
-    for (let g = 0; g < metadata.row_groups.length; g++) {
+    const [first, end] = rowGroups ?? [0, metadata.row_groups.length];
+    for (let g = 0; g < Math.min(end, metadata.row_groups.length); g++) {
       const groupRows = Number(metadata.row_groups[g]!.num_rows);
       const start = groupStart;
       groupStart += groupRows;
-      if (groupRows === 0) continue;
+      if (groupRows === 0 || g < first) continue;
       if (!mayMatch(metadata, g, predicates, types)) {
         out.skippedGroups++;
         continue;
       }
+      // Flat columns page by page into vectors; nested ones through hyparquet's assembly.
+      const flat = new Map<string, Vector>();
+      const nested: string[] = [];
+      schema.forEach((f, i) => {
+        const source = sources[i];
+        if (source === undefined) return;
+        const column = columns.find((c) => c.name === source) as FileColumn;
+        if (!isFlat(column, f.type)) nested.push(source);
+        else {
+          try {
+            flat.set(f.name, readFlatColumn(file, metadata, g, column, f.type, groupRows));
+          } catch (e) {
+            throw e instanceof SluiceError ? e : new SluiceError('PARQUET_CORRUPT', `${path}: row group ${g} does not decode: ${(e as Error).message}`, { file: path });
+          }
+        }
+      });
       const data = new Map<string, Array<{ rowStart: number; values: ArrayLike<unknown> }>>();
-      if (read.length > 0) {
+      if (nested.length > 0) {
         await parquetRead({
           file,
           metadata,
-          columns: read,
+          columns: nested,
           rowStart: start,
           rowEnd: start + groupRows,
           compressors: DECOMPRESSORS,
@@ -369,6 +557,11 @@ export async function readParquetFile(path: string, schema: Schema, predicates: 
         const hi = Math.min(start + groupRows, lo + maxRows);
         const batch: ColumnBatch = { length: hi - lo, columns: new Map() };
         schema.forEach((f, i) => {
+          const whole = flat.get(f.name);
+          if (whole !== undefined) {
+            batch.columns.set(f.name, sliceVector(whole, lo - start, hi - start));
+            return;
+          }
           const b = new VectorBuilder(f.type, hi - lo);
           const source = sources[i];
           const pieces = source === undefined ? undefined : data.get(source);
@@ -376,17 +569,10 @@ export async function readParquetFile(path: string, schema: Schema, predicates: 
             for (let r = lo; r < hi; r++) b.push(null);
           } else {
             const conv = engineValue(f.type);
-            const typed = typeof f.type === 'string' && f.type !== 'string' && f.type !== 'boolean';
             for (const piece of pieces) {
               const from = Math.max(lo, piece.rowStart);
               const to = Math.min(hi, piece.rowStart + piece.values.length);
-              const values = piece.values;
-              const offset = piece.rowStart;
-              if (typed && (values instanceof Float64Array || values instanceof Int32Array || values instanceof Float32Array)) {
-                for (let r = from; r < to; r++) b.pushNumber(values[r - offset] as number);
-              } else {
-                for (let r = from; r < to; r++) b.push(conv(values[r - offset]));
-              }
+              for (let r = from; r < to; r++) b.push(conv(piece.values[r - piece.rowStart]));
             }
           }
           batch.columns.set(f.name, b.build());

@@ -37,7 +37,7 @@ export async function loadParquetInput(split: InputSplit, ops: readonly Op[], ma
     // A partition directory's columns are not in its files: they come from the directory's name.
     const inFile = values === null ? split.schema : split.schema.filter((c) => !(c.name in values));
     const filePredicates = values === null ? predicates : predicates.filter((p) => !(p.column in values));
-    const { batches: read } = await readParquetFile(split.files[f] as string, inFile, filePredicates, maxRows);
+    const { batches: read } = await readParquetFile(split.files[f] as string, inFile, filePredicates, maxRows, split.rowGroups?.[f] ?? undefined);
     for (const batch of read) {
       if (values !== null) {
         for (const c of split.schema) {

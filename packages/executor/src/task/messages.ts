@@ -32,6 +32,8 @@ export type InputSplit =
       options: ReadOptions;
       /** Per file, the values of its partition directories (`dt=2026-01-01/`), which fill those columns. */
       partitions?: Array<Record<string, string | null> | null>;
+      /** Parquet: per file, the row groups [from, to) to read (null: all); a large file is split among tasks by row group. */
+      rowGroups?: Array<[number, number] | null>;
     }
   /** `rate`: values [startValue, endValue), value v at startTimeMs + v * 1000 / rowsPerSecond. */
   | { type: 'rate'; startValue: number; endValue: number; rowsPerSecond: number; startTimeMs: number }
