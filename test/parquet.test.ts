@@ -13,7 +13,9 @@ import { openDuck, type Duck } from './duckdb.js';
 import { removeTempDirs, tempDir } from './helpers.js';
 
 const N = 300;
+/** The codecs both DuckDB and Sluice write; Sluice also reads lz4 (READ_ONLY_CODECS). */
 const CODECS = ['snappy', 'gzip', 'zstd', 'brotli', 'uncompressed'] as const;
+const READ_ONLY_CODECS = ['lz4'] as const;
 
 /** The table DuckDB writes: every Parquet type Sluice reads, with nulls at every level. */
 const DUCK_TABLE = `SELECT
@@ -83,11 +85,15 @@ let duck: Duck;
 let session: Session;
 /** DUCK_TABLE as one file per codec. */
 let duckDir: string;
+/** DUCK_TABLE as an lz4 file, elsewhere. */
+let lz4File: string;
 
 beforeAll(async () => {
   duck = await openDuck();
   duckDir = tempDir('sluice-parquet-duck-');
   for (const codec of CODECS) await duck.run(`COPY (${DUCK_TABLE}) TO '${duckDir}/${codec}.parquet' (FORMAT parquet, COMPRESSION ${codec})`);
+  lz4File = join(tempDir('sluice-parquet-lz4-'), 'lz4.parquet');
+  await duck.run(`COPY (${DUCK_TABLE}) TO '${lz4File}' (FORMAT parquet, COMPRESSION lz4)`);
   session = await Session.create({ conf: { 'sluice.executor.cores': 2 } });
 }, 60_000);
 
@@ -105,10 +111,10 @@ describe('Parquet written by DuckDB, read by Sluice', () => {
     expect(schemaToDDL(session.read.parquet(duckDir).schema)).toBe(DUCK_SCHEMA);
   });
 
-  for (const codec of CODECS) {
+  for (const codec of [...CODECS, ...READ_ONLY_CODECS]) {
     it(`reads a ${codec} file to the exact values, nulls included`, async () => {
       const dir = tempDir('sluice-parquet-one-');
-      writeFileSync(join(dir, 'data.parquet'), readFileSync(join(duckDir, `${codec}.parquet`)));
+      writeFileSync(join(dir, 'data.parquet'), readFileSync(codec === 'lz4' ? lz4File : join(duckDir, `${codec}.parquet`)));
       const rows = (await session.read.parquet(dir).collect()).map((r) => plain(r) as Record<string, unknown>).sort(byI);
       expect(rows).toEqual(Array.from({ length: N }, (_, i) => expectedRow(i)));
     });
