@@ -27,6 +27,7 @@ import { readPlain } from 'hyparquet/src/plain.js';
 import type { ColumnDecoder, DecodedArray } from 'hyparquet/src/types.js';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import { compressors as decompressors } from 'hyparquet-compressors';
+import { snappyCompressor } from 'hysnappy';
 import { SluiceError } from '@sluice/state';
 import type { Expr } from '../expressions/types.js';
 import { conjuncts } from '../expressions/joinBounds.js';
@@ -603,7 +604,12 @@ export async function prepareParquetWrite(compression: ParquetCompression): Prom
   zstd = wasm;
 }
 
+/** One WebAssembly instance of hysnappy's compressor per worker (snappyCompress would start one per page). */
+let snappy: ((input: Uint8Array) => Uint8Array) | undefined;
+
 const COMPRESSORS = {
+  // hysnappy's WebAssembly build: several times hyparquet-writer's own JavaScript one.
+  SNAPPY: (input: Uint8Array) => (snappy ??= snappyCompressor())(input),
   GZIP: (input: Uint8Array) => new Uint8Array(gzipSync(input)),
   BROTLI: (input: Uint8Array) => new Uint8Array(brotliCompressSync(input)),
   ZSTD: (input: Uint8Array) => {
@@ -664,7 +670,16 @@ function fileValue(type: DataType): (v: unknown) => unknown {
       return (v) => (v == null ? null : BigInt(Math.trunc(v as number)));
     case 'timestamp':
       return (v) => (v == null ? null : BigInt(Math.round((v as number) * 1000)));
-    case 'string':
+    case 'string': {
+      // UTF-8 bytes made once per distinct string of the file (hyparquet-writer would encode every value).
+      const bytes = new Map<string, Uint8Array>();
+      return (v) => {
+        if (typeof v !== 'string') return v ?? null;
+        let b = bytes.get(v);
+        if (b === undefined) bytes.set(v, (b = UTF8.encode(v)));
+        return b;
+      };
+    }
     case 'int':
     case 'double':
     case 'boolean':
@@ -690,6 +705,8 @@ function fileValue(type: DataType): (v: unknown) => unknown {
     return out;
   };
 }
+
+const UTF8 = new TextEncoder();
 
 /** Rows per row group of a written file: the unit a reader skips by statistics. */
 const ROW_GROUP_ROWS = 100_000;
