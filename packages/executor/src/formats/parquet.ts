@@ -13,14 +13,17 @@
  *
  * A top-level column of a primitive type goes page by page into its vector (readFlatColumn):
  * hyparquet decodes each page's headers, compression, levels and values, and a dictionary-encoded
- * STRING column keeps its dictionary and codes. Nested columns go through hyparquet's assembly.
+ * STRING column keeps its dictionary and codes. Nested columns go through hyparquet's column reader
+ * and assembly (readNestedColumn). A read is synchronous: the file's bytes are read in place.
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { createRequire } from 'node:module';
-import { parquetMetadata, parquetRead, parquetSchema, type AsyncBuffer, type FileMetaData, type SchemaElement, type SchemaTree } from 'hyparquet';
-import { getSchemaPath, isListLike, isMapLike } from 'hyparquet/src/schema.js';
-import { parquetHeader } from 'hyparquet/src/column.js';
+import { parquetMetadata, parquetSchema, type AsyncBuffer, type FileMetaData, type SchemaElement, type SchemaTree } from 'hyparquet';
+import { getSchemaPath, getTreePath, isListLike, isMapLike } from 'hyparquet/src/schema.js';
+import { parquetHeader, readColumn } from 'hyparquet/src/column.js';
+import { assembleNested } from 'hyparquet/src/assemble.js';
+import { flatten } from 'hyparquet/src/utils.js';
 import { convert, DEFAULT_PARSERS } from 'hyparquet/src/convert.js';
 import { decompressPage, readDataPage, readDataPageV2 } from 'hyparquet/src/datapage.js';
 import { readPlain } from 'hyparquet/src/plain.js';
@@ -253,10 +256,7 @@ function readFlatColumn(file: AsyncBuffer, metadata: FileMetaData, group: number
   const chunk = metadata.row_groups[group]!.columns.find((c) => c.meta_data?.path_in_schema.length === 1 && c.meta_data.path_in_schema[0] === column.name);
   const meta = chunk?.meta_data;
   if (meta === undefined) throw new Error(`row group ${group} has no chunk of column ${column.name}`);
-  // Some writers put a dictionary offset of 0 for a chunk without one: the chunk starts at the lesser real offset.
-  const dictionaryAt = meta.dictionary_page_offset !== undefined && meta.dictionary_page_offset > 0n ? Number(meta.dictionary_page_offset) : undefined;
-  const start = Math.min(Number(meta.data_page_offset), dictionaryAt ?? Number.POSITIVE_INFINITY);
-  const bytes = new Uint8Array(file.slice(start, start + Number(meta.total_compressed_size)) as ArrayBuffer);
+  const bytes = chunkBytes(file, meta);
   const decoder: ColumnDecoder = {
     pathInSchema: [column.name],
     type: meta.type,
@@ -374,6 +374,45 @@ function pageNumbers(values: DecodedArray, decoder: ColumnDecoder): DecodedArray
   return values instanceof Int32Array || values instanceof Float64Array || values instanceof Float32Array ? values : convert(values, decoder);
 }
 
+/** A column chunk's bytes (some writers put a dictionary offset of 0 for a chunk without one: it starts at the lesser real offset). */
+function chunkBytes(file: AsyncBuffer, meta: NonNullable<FileMetaData['row_groups'][number]['columns'][number]['meta_data']>): Uint8Array {
+  const dictionaryAt = meta.dictionary_page_offset !== undefined && meta.dictionary_page_offset > 0n ? Number(meta.dictionary_page_offset) : undefined;
+  const start = Math.min(Number(meta.data_page_offset), dictionaryAt ?? Number.POSITIVE_INFINITY);
+  return new Uint8Array(file.slice(start, start + Number(meta.total_compressed_size)) as ArrayBuffer);
+}
+
+/**
+ * A nested top-level column (a group, or a LIST or MAP) in one row group, as hyparquet assembles
+ * it: each of its leaf chunks read (readColumn), then put together (assembleNested).
+ */
+function readNestedColumn(file: AsyncBuffer, metadata: FileMetaData, group: number, column: FileColumn, rows: number): ArrayLike<unknown> {
+  const tree = parquetSchema(metadata);
+  const sub = new Map<string, DecodedArray>();
+  for (const chunk of metadata.row_groups[group]!.columns) {
+    const meta = chunk.meta_data;
+    if (meta === undefined || meta.path_in_schema[0] !== column.name) continue;
+    const schemaPath = getTreePath(tree, meta.path_in_schema);
+    const decoder: ColumnDecoder = {
+      pathInSchema: meta.path_in_schema,
+      type: meta.type,
+      element: schemaPath[schemaPath.length - 1]!.element,
+      schemaPath,
+      codec: meta.codec,
+      parsers: PAGE_PARSERS,
+      compressors: DECOMPRESSORS,
+      utf8: true,
+    };
+    const bytes = chunkBytes(file, meta);
+    const reader = { view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), offset: 0 };
+    const { data } = readColumn(reader, { groupStart: 0, selectStart: 0, selectEnd: rows, groupRows: rows }, decoder);
+    sub.set(meta.path_in_schema.join('.'), flatten(data));
+  }
+  assembleNested(sub, column.node, PAGE_PARSERS);
+  const values = sub.get(column.name);
+  if (values === undefined || values.length < rows) throw new Error(`column ${column.name}: row group ${group} holds ${rows} rows, its pages ${values?.length ?? 0}`);
+  return values;
+}
+
 /** Rows [lo, hi) of a vector, sharing its arrays. */
 function sliceVector(v: Vector, lo: number, hi: number): Vector {
   const n = hi - lo;
@@ -468,13 +507,13 @@ export interface ParquetRead {
  * widening, is INVALID_SCHEMA naming the column and the file. Row groups whose statistics rule out
  * a predicate are not read.
  */
-export async function readParquetFile(
+export function readParquetFile(
   path: string,
   schema: Schema,
   predicates: readonly ParquetPredicate[],
   maxRows: number,
   rowGroups?: readonly [number, number],
-): Promise<ParquetRead> {
+): ParquetRead {
   let fd: number;
   try {
     fd = openSync(path, 'r');
@@ -518,42 +557,20 @@ export async function readParquetFile(
         out.skippedGroups++;
         continue;
       }
-      // Flat columns page by page into vectors; nested ones through hyparquet's assembly.
+      // Flat columns page by page into vectors; nested ones as hyparquet assembles them.
       const flat = new Map<string, Vector>();
-      const nested: string[] = [];
+      const nested = new Map<string, ArrayLike<unknown>>();
       schema.forEach((f, i) => {
         const source = sources[i];
         if (source === undefined) return;
         const column = columns.find((c) => c.name === source) as FileColumn;
-        if (!isFlat(column, f.type)) nested.push(source);
-        else {
-          try {
-            flat.set(f.name, readFlatColumn(file, metadata, g, column, f.type, groupRows));
-          } catch (e) {
-            throw e instanceof SluiceError ? e : new SluiceError('PARQUET_CORRUPT', `${path}: row group ${g} does not decode: ${(e as Error).message}`, { file: path });
-          }
+        try {
+          if (isFlat(column, f.type)) flat.set(f.name, readFlatColumn(file, metadata, g, column, f.type, groupRows));
+          else nested.set(f.name, readNestedColumn(file, metadata, g, column, groupRows));
+        } catch (e) {
+          throw e instanceof SluiceError ? e : new SluiceError('PARQUET_CORRUPT', `${path}: row group ${g} does not decode: ${(e as Error).message}`, { file: path });
         }
       });
-      const data = new Map<string, Array<{ rowStart: number; values: ArrayLike<unknown> }>>();
-      if (nested.length > 0) {
-        await parquetRead({
-          file,
-          metadata,
-          columns: nested,
-          rowStart: start,
-          rowEnd: start + groupRows,
-          compressors: DECOMPRESSORS,
-          parsers: PARSERS,
-          onChunk: (chunk) => {
-            const list = data.get(chunk.columnName);
-            const piece = { rowStart: chunk.rowStart, values: chunk.columnData as ArrayLike<unknown> };
-            if (list) list.push(piece);
-            else data.set(chunk.columnName, [piece]);
-          },
-        }).catch((e: unknown) => {
-          throw e instanceof SluiceError ? e : new SluiceError('PARQUET_CORRUPT', `${path}: row group ${g} does not decode: ${(e as Error).message}`, { file: path });
-        });
-      }
       for (let lo = start; lo < start + groupRows; lo += maxRows) {
         const hi = Math.min(start + groupRows, lo + maxRows);
         const batch: ColumnBatch = { length: hi - lo, columns: new Map() };
@@ -564,18 +581,9 @@ export async function readParquetFile(
             return;
           }
           const b = new VectorBuilder(f.type, hi - lo);
-          const source = sources[i];
-          const pieces = source === undefined ? undefined : data.get(source);
-          if (pieces === undefined) {
-            for (let r = lo; r < hi; r++) b.push(null);
-          } else {
-            const conv = engineValue(f.type);
-            for (const piece of pieces) {
-              const from = Math.max(lo, piece.rowStart);
-              const to = Math.min(hi, piece.rowStart + piece.values.length);
-              for (let r = from; r < to; r++) b.push(conv(piece.values[r - piece.rowStart]));
-            }
-          }
+          const values = nested.get(f.name);
+          const conv = engineValue(f.type);
+          for (let r = lo; r < hi; r++) b.push(values === undefined ? null : conv(values[r - start]));
           batch.columns.set(f.name, b.build());
         });
         out.batches.push(batch);

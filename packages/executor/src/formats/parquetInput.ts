@@ -1,8 +1,7 @@
 /**
- * A task's Parquet files, read before its operators run. Parquet reads are asynchronous
- * (hyparquet's), and a task's operators take their input synchronously, so the worker reads the
- * split's files into column batches first (loadParquetInput) and the input readers take them from
- * here. The batches live as long as the split object does.
+ * A task's Parquet files, read before its operators run (loadParquetInput), with the filters the
+ * task starts with pushed down to the row groups; the input readers take the batches from here.
+ * The batches live as long as the split object does.
  */
 import type { ColumnBatch, Vector } from '../columns/vectors.js';
 import type { Op } from '../operators/types.js';
@@ -28,7 +27,7 @@ function leadingPredicates(ops: readonly Op[]): ParquetPredicate[] {
 }
 
 /** Reads a Parquet split's files into batches of at most `maxRows` rows; other splits need nothing. */
-export async function loadParquetInput(split: InputSplit, ops: readonly Op[], maxRows: number): Promise<void> {
+export function loadParquetInput(split: InputSplit, ops: readonly Op[], maxRows: number): void {
   if (split.type !== 'files' || split.format !== 'parquet' || loaded.has(split)) return;
   const predicates = leadingPredicates(ops);
   const batches: ColumnBatch[] = [];
@@ -37,7 +36,7 @@ export async function loadParquetInput(split: InputSplit, ops: readonly Op[], ma
     // A partition directory's columns are not in its files: they come from the directory's name.
     const inFile = values === null ? split.schema : split.schema.filter((c) => !(c.name in values));
     const filePredicates = values === null ? predicates : predicates.filter((p) => !(p.column in values));
-    const { batches: read } = await readParquetFile(split.files[f] as string, inFile, filePredicates, maxRows, split.rowGroups?.[f] ?? undefined);
+    const { batches: read } = readParquetFile(split.files[f] as string, inFile, filePredicates, maxRows, split.rowGroups?.[f] ?? undefined);
     for (const batch of read) {
       if (values !== null) {
         for (const c of split.schema) {

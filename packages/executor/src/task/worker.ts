@@ -48,7 +48,7 @@ const udfs: UdfRegistry = new Map();
  */
 async function runStateless(task: StatelessTask): Promise<StatelessResult> {
   const { input, schema } = pruneInput(task.input, task.inputSchema, task.ops);
-  await loadParquetInput(input, task.ops, BATCH_ROWS);
+  loadParquetInput(input, task.ops, BATCH_ROWS);
   const plan = await compileStages(schema, task.ops, udfs);
   if (readsAsColumns(input) && opsRunOnColumns(task.ops)) {
     const { numInputRows, numOutputRows, rows, eventTime } = columnStateless(task.ops, input, schema, udfs, task.output.type !== 'discard');
@@ -67,7 +67,7 @@ async function runStateless(task: StatelessTask): Promise<StatelessResult> {
  */
 async function runMap(task: MapTask): Promise<MapResult> {
   const { input, schema } = pruneInput(task.input, task.inputSchema, task.ops);
-  await loadParquetInput(input, task.ops, BATCH_ROWS);
+  loadParquetInput(input, task.ops, BATCH_ROWS);
   const plan = await compileStages(schema, task.ops, udfs);
   await loadMapSideUdfs(task.stateful, udfs);
   const columnar = columnMapSide(task, input, schema, udfs);
@@ -109,7 +109,7 @@ async function runState(task: StateTask): Promise<StateResult> {
 /** Hashes the rows the operators give into partitions (no keys: round robin from the task's number). */
 async function runExchange(task: ExchangeTask): Promise<ExchangeResult> {
   const { input, schema } = pruneInput(task.input, task.inputSchema, task.ops);
-  await loadParquetInput(input, task.ops, BATCH_ROWS);
+  loadParquetInput(input, task.ops, BATCH_ROWS);
   const plan = await compileStages(schema, task.ops, udfs);
   const keys = task.keys.map((k) => compileExpr(k, plan.outputSchema, udfs));
   const keyTypes = task.keys.map((k) => exprType(k, plan.outputSchema));
