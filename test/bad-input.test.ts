@@ -327,9 +327,9 @@ describe('parse modes', () => {
 
 describe('bad formats and options', () => {
   it('an unknown source format fails at load() with UNKNOWN_FORMAT', () => {
-    const e = thrown(() => session.readStream.format('parquet').schema(SCHEMA).load(tempDir()));
+    const e = thrown(() => session.readStream.format('orc').schema(SCHEMA).load(tempDir()));
     expect(e).toMatchObject({ code: 'UNKNOWN_FORMAT', option: 'format' });
-    expect(String(e['message'])).toContain('parquet');
+    expect(String(e['message'])).toContain('orc');
   });
 
   it('an unknown sink format: start() rejects with UNKNOWN_FORMAT and no batch runs', async () => {
