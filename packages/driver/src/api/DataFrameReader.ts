@@ -9,9 +9,13 @@ import { Reader } from './Reader.js';
 import { tableSchema } from '../sinks/tables.js';
 import { sqliteTableSpec } from '../sources/sqliteTable.js';
 import { SluiceError } from '@sluice/state';
-import { parseBoolean } from '../conf/parsers.js';
+import { parseBoolean, parseNonNegativeInt } from '../conf/parsers.js';
+import { commitsAfter, commitTimestamp, dataFilePath, snapshotAt } from '../delta/log.js';
+import type { Options } from '../conf/Options.js';
+import type { SourceSpec } from '../sources/resolveSource.js';
+import { parseTimestamp } from '@sluice/executor';
 
-export const STATIC_FORMATS = ['json', 'csv', 'text', 'parquet', 'sqlite'] as const;
+export const STATIC_FORMATS = ['json', 'csv', 'text', 'parquet', 'delta', 'sqlite'] as const;
 
 export class DataFrameReader extends Reader<DataFrameReader> {
   /** A table written by writeStream.toTable(name), with the schema it was written with. */
@@ -38,7 +42,8 @@ export class DataFrameReader extends Reader<DataFrameReader> {
       return new DataFrame(this.session, { source: { format: 'sqlite', schema, sqlite }, ops: [], post: [] }, false);
     }
     if (path === undefined) throw new SluiceError('INVALID_OPTION', `a ${format} read needs a path: load(path)`, { option: 'path' });
-    const f = format as Exclude<(typeof STATIC_FORMATS)[number], 'sqlite'>;
+    if (format === 'delta') return new DataFrame(this.session, { source: deltaSnapshotSpec(resolve(path), o, this.userSchema), ops: [], post: [] }, false);
+    const f = format as Exclude<(typeof STATIC_FORMATS)[number], 'sqlite' | 'delta'>;
     const dir = resolve(path);
     checkInputDir(dir);
     // An inferred schema gets the partition directories' columns after the files' (Spark's order).
@@ -85,4 +90,43 @@ function parquetDirSchema(dir: string, merge: boolean): Schema {
     }
   }
   return merged;
+}
+
+/**
+ * A Delta table at one version: its latest, `versionAsOf`, or with `timestampAsOf` the latest
+ * version committed at or before that time (Delta's time travel). The DataFrame reads the files live
+ * at that version; a schema may not be given (the table has its own, as in Delta).
+ */
+function deltaSnapshotSpec(table: string, o: Options, userSchema: Schema | undefined): SourceSpec {
+  if (userSchema !== undefined) throw new SluiceError('INVALID_SCHEMA', 'a Delta table has its own schema: read it without .schema(...)', { option: 'schema' });
+  const versionAsOf = o.take('versionAsOf');
+  const timestampAsOf = o.take('timestampAsOf');
+  o.rejectUnknown('delta static source');
+  if (versionAsOf !== undefined && timestampAsOf !== undefined) {
+    throw new SluiceError('INVALID_OPTION', 'give versionAsOf or timestampAsOf, not both', { option: 'timestampAsOf' });
+  }
+  let version = versionAsOf === undefined ? undefined : parseNonNegativeInt(versionAsOf, 'versionAsOf');
+  if (timestampAsOf !== undefined) {
+    const t = typeof timestampAsOf === 'number' ? timestampAsOf : parseTimestamp(String(timestampAsOf));
+    if (t === null) throw new SluiceError('INVALID_OPTION', `timestampAsOf ${JSON.stringify(timestampAsOf)} is not a timestamp`, { option: 'timestampAsOf' });
+    const before = commitsAfter(table, -1).filter((v) => commitTimestamp(table, v) <= t);
+    if (before.length === 0) {
+      throw new SluiceError('DELTA_VERSION_NOT_FOUND', `Delta table ${table} has no commit at or before ${new Date(t).toISOString()}`, { file: table, option: 'timestampAsOf' });
+    }
+    version = before.at(-1);
+  }
+  const snapshot = snapshotAt(table, version);
+  return {
+    format: 'delta',
+    schema: snapshot.schema,
+    delta: {
+      path: table,
+      tableId: snapshot.metadata.id,
+      schemaString: snapshot.metadata.schemaString,
+      maxFilesPerTrigger: 1000,
+      ignoreDeletes: false,
+      version: snapshot.version,
+      files: [...snapshot.files.values()].map((a) => ({ path: dataFilePath(table, a.path), size: Number(a.size), partitions: a.partitionValues ?? {} })),
+    },
+  };
 }

@@ -10,6 +10,7 @@ import type { DataFrame } from './DataFrame.js';
 import { Options, type OptionValue } from '../conf/Options.js';
 import { ConsoleSink } from '../sinks/ConsoleSink.js';
 import { FileSink } from '../sinks/FileSink.js';
+import { DeltaSink } from '../delta/DeltaSink.js';
 import { defaultCheckpoint, prepareTable, tableDir } from '../sinks/tables.js';
 import { NoopSink } from '../sinks/NoopSink.js';
 import { ForeachBatchSink, type ForeachBatchFunction } from '../sinks/ForeachBatchSink.js';
@@ -23,7 +24,7 @@ import { Trigger } from './Trigger.js';
 import { DEFAULT_POOL, POOL_PROPERTY } from '../scheduler/TaskScheduler.js';
 import { parseBoolean, parseEnum, parsePositiveInt } from '../conf/parsers.js';
 
-export const SINK_FORMATS = ['json', 'csv', 'parquet', 'memory', 'console', 'foreachBatch', 'sqlite', 'noop'] as const;
+export const SINK_FORMATS = ['json', 'csv', 'parquet', 'delta', 'memory', 'console', 'foreachBatch', 'sqlite', 'noop'] as const;
 
 export class DataStreamWriter {
   private fmt: string | undefined;
@@ -100,7 +101,7 @@ export class DataStreamWriter {
     const outputMode = parseEnum(this.mode, ['append', 'update', 'complete'] as const, 'outputMode');
     checkOutputMode(this.df.plan, outputMode);
     const ckpt = o.take('checkpointLocation');
-    const fileSink = format === 'json' || format === 'csv' || format === 'parquet';
+    const fileSink = format === 'json' || format === 'csv' || format === 'parquet' || format === 'delta';
     const checkpointLocation = ckpt === undefined ? defaultCheckpoint(this.df.session.conf, this.name, fileSink) : resolve(String(ckpt));
     let sink: StreamSink;
     if (fileSink) {
@@ -119,12 +120,12 @@ export class DataStreamWriter {
       const sep = format === 'csv' ? String(o.take('sep') ?? ',') : ',';
       const options: WriteOptions = { header, sep };
       const partitionBy = this.partitionColumns();
-      if (format === 'parquet') {
+      if (format === 'parquet' || format === 'delta') {
         options.compression = parseEnum(String(o.take('compression') ?? 'snappy').toLowerCase(), PARQUET_COMPRESSIONS, 'compression');
         // A column Parquet cannot hold fails here, before the query starts.
         parquetWriteSchema(this.df.schema.filter((f) => !partitionBy.includes(f.name)));
       }
-      sink = new FileSink(format, resolve(String(p)), options, partitionBy);
+      sink = format === 'delta' ? new DeltaSink(resolve(String(p)), this.df.schema, options, partitionBy) : new FileSink(format, resolve(String(p)), options, partitionBy);
     } else if (format === 'memory') {
       if (this.name === null) {
         throw new SluiceError('INVALID_OPTION', 'the memory sink needs a query name: .queryName(name)', { option: 'queryName' });
@@ -145,7 +146,7 @@ export class DataStreamWriter {
       sink = new ForeachBatchSink(this.batchFn);
     }
     if (!fileSink && this.partitionCols.length > 0) {
-      throw new SluiceError('INVALID_OPTION', `partitionBy applies to the json, csv and parquet file sinks, not ${format}`, { option: 'partitionBy' });
+      throw new SluiceError('INVALID_OPTION', `partitionBy applies to the json, csv, parquet and delta sinks, not ${format}`, { option: 'partitionBy' });
     }
     const poolOption = o.take('schedulerPool');
     if (poolOption !== undefined && (typeof poolOption !== 'string' || poolOption === '')) {

@@ -173,6 +173,11 @@ export function parsePositiveInt(v: unknown, name: string, kind: ValueKind = 'op
   return parseInteger(v, 1, 'a positive integer', name, kind);
 }
 
+/** A safe integer of at least 0, given as a number or a decimal string ('10'). */
+export function parseNonNegativeInt(v: unknown, name: string, kind: ValueKind = 'option'): number {
+  return parseInteger(v, 0, 'a non-negative integer', name, kind);
+}
+
 /** A finite number of at least 0, given as a number or a numeric string. */
 export function parseNonNegativeNumber(v: unknown, name: string, kind: ValueKind = 'option'): number {
   const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : Number.NaN;

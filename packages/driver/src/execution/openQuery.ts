@@ -65,7 +65,7 @@ function open(ctx: ExecutionContext, plan: LogicalPlan, spec: QuerySpec, paths: 
     paths.root,
     plan.stateful !== undefined,
     conf.get(K.stateStoreKeyGroups),
-    inputs.map(({ source }) => ({ format: source.format, ...('file' in source && { path: source.file.path }) })),
+    inputs.map(({ source }) => ({ format: source.format, ...('file' in source && { path: source.file.path }), ...('delta' in source && { path: source.delta.path }) })),
   );
   const id = loaded.meta.id;
   const sources = inputs.map(({ source }, i) => createSource(source, i, paths, conf));

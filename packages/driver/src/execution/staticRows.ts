@@ -3,13 +3,13 @@
  * static side of a stream-static join, which is read once per query run.
  */
 import { relative, sep } from 'node:path';
-import { decodeRows, encodeRows, partitionValuesOf, type InputSplit, type Row, type Schema, type StatelessTask } from '@sluice/executor';
+import { decodeRows, encodeRows, kDefaultReadOptions, partitionValuesOf, type InputSplit, type Row, type Schema, type StatelessTask } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import type { LogicalPlan } from '../plan/LogicalPlan.js';
 import type { TaskScheduler } from '../scheduler/TaskScheduler.js';
 import { committedFiles } from '../sinks/FileSink.js';
 import { listFiles } from '../sources/fileSystem.js';
-import { filePieces, piecesSplit } from '../sources/filePieces.js';
+import { filePieces, packPieces, piecesSplit } from '../sources/filePieces.js';
 import { statSync } from 'node:fs';
 import { splitRange } from '../sources/RateSource.js';
 import { readSqliteRows } from '../sources/sqliteTable.js';
@@ -66,6 +66,13 @@ export async function staticRows(scheduler: TaskScheduler, plan: LogicalPlan): P
     const rows = source.format === 'values' ? source.rows : readSqliteRows(source.sqlite, source.schema);
     if (plan.ops.length === 0) return rows;
     tasks = [task(0, { type: 'rows', data: encodeRows(rows) })];
+  } else if (source.format === 'delta') {
+    const files = source.delta.files;
+    if (files === undefined) throw new SluiceError('NOT_STATIC', 'collect() needs a static DataFrame (session.read)');
+    const pieces = filePieces('parquet', files, scheduler.slots * 2);
+    tasks = packPieces(pieces, Math.min(pieces.length, scheduler.slots * 2)).map((run, partition) =>
+      task(partition, { type: 'files', format: 'parquet', ...piecesSplit(run), schema: source.schema, options: kDefaultReadOptions }),
+    );
   } else {
     if (!('file' in source)) throw new SluiceError('NOT_STATIC', 'collect() needs a static DataFrame (session.read)');
     const { file } = source;

@@ -14,7 +14,7 @@ import { admitFiles, type AdmissionOptions, type FileEntry } from './FileAdmissi
 import { cleanSourceFiles, listFiles, type CleanSourceMode } from './fileSystem.js';
 import type { ReadLimit, StreamSource } from './Source.js';
 import type { FileFormat } from './resolveSource.js';
-import { filePieces, piecesSplit, type FilePiece } from './filePieces.js';
+import { filePieces, packPieces, piecesSplit, type FilePiece } from './filePieces.js';
 
 export interface FileSourceConfig {
   format: FileFormat;
@@ -116,24 +116,7 @@ export class FileStreamSource implements StreamSource {
     const total = listed.reduce((s, f) => s + f.size, 0);
     const bySize = this.advisoryTaskBytes > 0 ? Math.ceil(total / this.advisoryTaskBytes) : listed.length;
     const files = filePieces(this.config.format, listed, Math.max(slots * 2, bySize));
-    const tasks = Math.min(files.length, Math.max(slots * 2, bySize));
-    const target = total / tasks;
-    const splits: InputSplit[] = [];
-    let group: FilePiece[] = [];
-    let bytes = 0;
-    files.forEach((f, i) => {
-      group.push(f);
-      bytes += f.size;
-      const remainingFiles = files.length - i - 1;
-      const remainingTasks = tasks - splits.length - 1;
-      if ((bytes >= target && remainingFiles >= remainingTasks) || remainingFiles === remainingTasks) {
-        splits.push(this.split(group));
-        group = [];
-        bytes = 0;
-      }
-    });
-    if (group.length > 0) splits.push(this.split(group));
-    return splits;
+    return packPieces(files, Math.min(files.length, Math.max(slots * 2, bySize))).map((run) => this.split(run));
   }
 
   private split(pieces: FilePiece[]): InputSplit {

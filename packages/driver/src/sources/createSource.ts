@@ -3,6 +3,7 @@ import { CONF_KEYS, SluiceError } from '@sluice/state';
 import type { CheckpointPaths } from '../checkpoint/CheckpointPaths.js';
 import type { RuntimeConf } from '../conf/RuntimeConf.js';
 import { FileStreamSource } from './FileStreamSource.js';
+import { DeltaSource } from '../delta/DeltaSource.js';
 import { MemoryStreamSource } from './MemoryStream.js';
 import { NexmarkSource } from './NexmarkSource.js';
 import { RateMicroBatchSource } from './RateMicroBatchSource.js';
@@ -19,6 +20,8 @@ export function createSource(spec: SourceSpec, index: number, paths: CheckpointP
     case 'text':
     case 'parquet':
       return new FileStreamSource(spec.file, paths.source(index), taskBytes(conf), conf.get(CONF_KEYS.fileSourceLogCompactInterval));
+    case 'delta':
+      return new DeltaSource(spec.delta, spec.schema, spec.delta.tableId, spec.delta.schemaString);
     case 'rate':
       return new RateSource(spec.rowsPerSecond, spec.numPartitions, paths.rateStart(index));
     case 'rate-micro-batch':

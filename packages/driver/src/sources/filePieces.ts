@@ -10,10 +10,12 @@ export interface FilePiece {
   size: number;
   /** Row groups [from, to) of a Parquet file; absent: the whole file. */
   rowGroups?: [number, number];
+  /** The values of the file's partition columns (a Delta table's add action), as text. */
+  partitions?: Record<string, string | null>;
 }
 
 /** `files` as about `wanted` pieces of similar bytes (see above); other formats' files stay whole. */
-export function filePieces(format: string, files: ReadonlyArray<{ path: string; size: number }>, wanted: number): FilePiece[] {
+export function filePieces(format: string, files: readonly FilePiece[], wanted: number): FilePiece[] {
   if (format !== 'parquet' || files.length >= wanted) return [...files];
   const total = files.reduce((s, f) => s + f.size, 0);
   const target = total / wanted;
@@ -33,7 +35,7 @@ export function filePieces(format: string, files: ReadonlyArray<{ path: string; 
       const left = groups.length - i - 1;
       const piecesLeft = pieces - out.length - 1;
       if ((bytes >= each && left >= piecesLeft) || left === piecesLeft) {
-        out.push({ path: f.path, size: bytes, rowGroups: [from, i + 1] });
+        out.push({ ...f, size: bytes, rowGroups: [from, i + 1] });
         from = i + 1;
         bytes = 0;
       }
@@ -42,8 +44,40 @@ export function filePieces(format: string, files: ReadonlyArray<{ path: string; 
   });
 }
 
-/** The split fields of a run of pieces: their paths, and their row groups when any piece has some. */
-export function piecesSplit(pieces: readonly FilePiece[]): { files: string[]; rowGroups?: Array<[number, number] | null> } {
-  const files = pieces.map((p) => p.path);
-  return pieces.some((p) => p.rowGroups !== undefined) ? { files, rowGroups: pieces.map((p) => p.rowGroups ?? null) } : { files };
+/**
+ * Contiguous runs of pieces of about equal bytes, `tasks` of them at most: a run closes once it
+ * reaches its share, or when the pieces left are as many as the runs left.
+ */
+export function packPieces(pieces: readonly FilePiece[], tasks: number): FilePiece[][] {
+  const total = pieces.reduce((s, f) => s + f.size, 0);
+  const target = total / tasks;
+  const runs: FilePiece[][] = [];
+  let run: FilePiece[] = [];
+  let bytes = 0;
+  pieces.forEach((f, i) => {
+    run.push(f);
+    bytes += f.size;
+    const remainingPieces = pieces.length - i - 1;
+    const remainingRuns = tasks - runs.length - 1;
+    if ((bytes >= target && remainingPieces >= remainingRuns) || remainingPieces === remainingRuns) {
+      runs.push(run);
+      run = [];
+      bytes = 0;
+    }
+  });
+  if (run.length > 0) runs.push(run);
+  return runs;
+}
+
+/** The split fields of a run of pieces: their paths, their row groups and partition values when any piece has some. */
+export function piecesSplit(pieces: readonly FilePiece[]): {
+  files: string[];
+  rowGroups?: Array<[number, number] | null>;
+  partitions?: Array<Record<string, string | null> | null>;
+} {
+  return {
+    files: pieces.map((p) => p.path),
+    ...(pieces.some((p) => p.rowGroups !== undefined) && { rowGroups: pieces.map((p) => p.rowGroups ?? null) }),
+    ...(pieces.some((p) => p.partitions !== undefined) && { partitions: pieces.map((p) => p.partitions ?? null) }),
+  };
 }

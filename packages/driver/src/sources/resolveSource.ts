@@ -6,7 +6,7 @@ import { resolve } from 'node:path';
 import { datetimePatternProblem, kDefaultReadOptions, nexmarkSchema, parseSchema, validateReadSchema, withCorruptRecordColumn, type ReadOptions, type Row, type Schema } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import type { Options } from '../conf/Options.js';
-import { parseBoolean, parseBytes, parseDuration, parseEnum, parseNonNegativeNumber, parsePositiveInt } from '../conf/parsers.js';
+import { parseBoolean, parseBytes, parseDuration, parseEnum, parseNonNegativeInt, parseNonNegativeNumber, parsePositiveInt } from '../conf/parsers.js';
 import type { FileSourceConfig } from './FileStreamSource.js';
 import { validateCleanSource } from './fileSystem.js';
 import type { SqliteTableConfig } from './sqliteTable.js';
@@ -15,8 +15,18 @@ import type { MemoryStream } from './MemoryStream.js';
 import { RATE_SCHEMA } from './RateSource.js';
 import type { RateMicroBatchConfig } from './RateMicroBatchSource.js';
 import type { NexmarkSourceConfig } from './NexmarkSource.js';
+import { deltaSourceTable, type DeltaSourceConfig } from '../delta/DeltaSource.js';
+import type { FilePiece } from './filePieces.js';
 
-export const SOURCE_FORMATS = ['json', 'csv', 'text', 'parquet', 'rate', 'rate-micro-batch', 'nexmark', 'memory', 'redis'] as const;
+/** A Delta source: its options, the table's id and schemaString, and for a static read the live files of its version. */
+export interface DeltaSpec extends DeltaSourceConfig {
+  tableId: string;
+  schemaString: string;
+  files?: FilePiece[];
+  version?: number;
+}
+
+export const SOURCE_FORMATS = ['json', 'csv', 'text', 'parquet', 'delta', 'rate', 'rate-micro-batch', 'nexmark', 'memory', 'redis'] as const;
 export type SourceFormat = (typeof SOURCE_FORMATS)[number];
 /** The formats of file sources (streaming and static). */
 export type FileFormat = 'json' | 'csv' | 'text' | 'parquet';
@@ -27,6 +37,8 @@ export type SourceSpec =
   | { format: 'rate-micro-batch'; schema: Schema; rateMicroBatch: RateMicroBatchConfig }
   | { format: 'nexmark'; schema: Schema; nexmark: NexmarkSourceConfig }
   | { format: 'memory'; schema: Schema; stream: MemoryStream }
+  /** A Delta table: streamed by commit (readStream), or read at one version (session.read: `files` set). */
+  | { format: 'delta'; schema: Schema; delta: DeltaSpec }
   | { format: 'redis'; schema: Schema; redis: RedisSourceConfig }
   /** Static only: session.read.format('sqlite'). */
   | { format: 'sqlite'; schema: Schema; sqlite: SqliteTableConfig }
@@ -162,6 +174,28 @@ export function resolveSource(
         maxFileAgeMs: parseDuration((o.take('maxFileAge') as string | number | undefined) ?? '7 days', 'maxFileAge'),
       },
     });
+  } else if (f === 'delta') {
+    if (pathOpt === undefined || pathOpt === '') throw new SluiceError('INVALID_OPTION', 'a delta source needs the table directory: load(path)', { option: 'path' });
+    if (userSchema !== undefined) {
+      throw new SluiceError('INVALID_SCHEMA', 'a Delta table has its own schema: read it without .schema(...)', { option: 'schema' });
+    }
+    const path = resolve(String(pathOpt));
+    const table = deltaSourceTable(path);
+    const starting = o.take('startingVersion');
+    const bytes = o.take('maxBytesPerTrigger');
+    spec = {
+      format: 'delta',
+      schema: table.schema,
+      delta: {
+        path,
+        tableId: table.tableId,
+        schemaString: table.schemaString,
+        ...(starting !== undefined && starting !== 'latest' && { startingVersion: parseNonNegativeInt(starting, 'startingVersion') }),
+        maxFilesPerTrigger: optInt(o, 'maxFilesPerTrigger') ?? 1000,
+        ...(bytes !== undefined && { maxBytesPerTrigger: parseBytes(bytes, 'maxBytesPerTrigger') }),
+        ignoreDeletes: parseBoolean(o.take('ignoreDeletes') ?? false, 'ignoreDeletes'),
+      },
+    };
   } else if (f === 'redis') {
     spec = { format: 'redis', schema: userSchema ?? REDIS_SCHEMA, redis: redisConfig(o, userSchema) };
   } else if (f === 'rate') {

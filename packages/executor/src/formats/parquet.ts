@@ -36,7 +36,7 @@ import type { Expr } from '../expressions/types.js';
 import { conjuncts } from '../expressions/joinBounds.js';
 import { dataTypeToDDL } from '../schema/schema.js';
 import type { DataType, Field, Row, Schema } from '../schema/types.js';
-import { VectorBuilder, type ColumnBatch, type Vector } from '../columns/vectors.js';
+import { rowsFromBatch, VectorBuilder, type ColumnBatch, type Vector } from '../columns/vectors.js';
 
 // ---- types -------------------------------------------------------------------------------------
 
@@ -594,6 +594,11 @@ export function readParquetFile(
   } finally {
     closeSync(fd);
   }
+}
+
+/** A Parquet file's rows of `schema` in engine form (the driver reads Delta checkpoints so). */
+export function readParquetRows(path: string, schema: Schema): Row[] {
+  return readParquetFile(path, schema, [], 1 << 16).batches.flatMap((b) => rowsFromBatch(b, schema));
 }
 
 // ---- writing -----------------------------------------------------------------------------------

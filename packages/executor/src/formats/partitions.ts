@@ -5,7 +5,7 @@
  * `__HIVE_DEFAULT_PARTITION__`. Readers turn the path back into the columns' values.
  */
 import type { DataType, Row, Schema } from '../schema/types.js';
-import { formatDate, parseDate } from '../schema/timestamps.js';
+import { formatDate, parseDate, parseTimestamp } from '../schema/timestamps.js';
 
 export const DEFAULT_PARTITION = '__HIVE_DEFAULT_PARTITION__';
 
@@ -69,6 +69,8 @@ export function partitionValue(text: string | null, type: DataType): unknown {
       return text === 'true' ? true : text === 'false' ? false : null;
     case 'date':
       return parseDate(text) ?? null;
+    case 'timestamp':
+      return parseTimestamp(text);
     default:
       return text;
   }
