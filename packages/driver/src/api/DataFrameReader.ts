@@ -10,7 +10,8 @@ import { tableSchema } from '../sinks/tables.js';
 import { sqliteTableSpec } from '../sources/sqliteTable.js';
 import { SluiceError } from '@sluice/state';
 import { parseBoolean, parseNonNegativeInt } from '../conf/parsers.js';
-import { commitsAfter, commitTimestamp, dataFilePath, snapshotAt } from '../delta/log.js';
+import { commitsAfter, commitTimestamp } from '../delta/log.js';
+import { deltaSourceTable } from '../delta/DeltaSource.js';
 import type { Options } from '../conf/Options.js';
 import type { SourceSpec } from '../sources/resolveSource.js';
 import { parseTimestamp } from '@sluice/executor';
@@ -115,18 +116,6 @@ function deltaSnapshotSpec(table: string, o: Options, userSchema: Schema | undef
     }
     version = before.at(-1);
   }
-  const snapshot = snapshotAt(table, version);
-  return {
-    format: 'delta',
-    schema: snapshot.schema,
-    delta: {
-      path: table,
-      tableId: snapshot.metadata.id,
-      schemaString: snapshot.metadata.schemaString,
-      maxFilesPerTrigger: 1000,
-      ignoreDeletes: false,
-      version: snapshot.version,
-      files: [...snapshot.files.values()].map((a) => ({ path: dataFilePath(table, a.path), size: Number(a.size), partitions: a.partitionValues ?? {} })),
-    },
-  };
+  const { path, tableId, schemaString, schema, files, version: read } = deltaSourceTable(table, version);
+  return { format: 'delta', schema, delta: { path, tableId, schemaString, version: read, files } };
 }

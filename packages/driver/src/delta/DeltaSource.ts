@@ -7,9 +7,9 @@
  * version (-1: none of it yet), so a replayed batch reads the same files from the immutable log.
  *
  * `maxFilesPerTrigger` (default 1000) and `maxBytesPerTrigger` (soft, at least one file) cap a
- * batch. A commit that removes data (a `remove` with dataChange) fails the query with
- * DELTA_SOURCE_IGNORE_DELETE unless `ignoreDeletes`, which skips the removes; a commit that changes
- * the schema fails it with DELTA_SCHEMA_CHANGED (a restart reads the new schema).
+ * batch. A commit that removes data fails the query unless `ignoreDeletes`, `ignoreChanges` or
+ * `skipChangeCommits` says how to take it (commitFiles); a commit that changes the schema fails it
+ * with DELTA_SCHEMA_CHANGED (a restart reads the new schema).
  */
 import { kDefaultReadOptions, type InputSplit, type Schema } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
@@ -18,12 +18,21 @@ import { filePieces, packPieces, piecesSplit, type FilePiece } from '../sources/
 import type { ReadLimit, StreamSource } from '../sources/Source.js';
 import { commitsAfter, dataFilePath, readCommit, snapshotAt, type AddAction, type MetadataAction, type RemoveAction } from './log.js';
 
-export interface DeltaSourceConfig {
+/** A Delta table as a source reads it: where it is, its id and the schemaString read with. */
+export interface DeltaTableRef {
   path: string;
+  tableId: string;
+  schemaString: string;
+}
+
+/** readStream's options of a Delta source. */
+export interface DeltaStreamOptions {
   startingVersion?: number;
   maxFilesPerTrigger: number;
   maxBytesPerTrigger?: number;
   ignoreDeletes: boolean;
+  ignoreChanges: boolean;
+  skipChangeCommits: boolean;
 }
 
 /** Delta's DeltaSourceOffset. */
@@ -50,13 +59,17 @@ export class DeltaSource implements StreamSource {
   private pinned: number | undefined;
   private pinRequested = false;
 
+  private readonly path: string;
+  private readonly tableId: string;
+  private readonly schemaString: string;
+
   constructor(
-    private readonly config: DeltaSourceConfig,
+    table: DeltaTableRef,
+    private readonly config: DeltaStreamOptions,
     readonly schema: Schema,
-    private readonly tableId: string,
-    private readonly schemaString: string,
   ) {
-    this.description = `DeltaSource[${config.path}]`;
+    ({ path: this.path, tableId: this.tableId, schemaString: this.schemaString } = table);
+    this.description = `DeltaSource[${table.path}]`;
   }
 
   prepareForAvailableNow(): void {
@@ -67,28 +80,46 @@ export class DeltaSource implements StreamSource {
   private snapshotFiles(version: number): AddAction[] {
     let files = this.snapshots.get(version);
     if (files === undefined) {
-      files = [...snapshotAt(this.config.path, version).files.values()].sort((a, b) => a.modificationTime - b.modificationTime || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+      files = [...snapshotAt(this.path, version).files.values()].sort((a, b) => a.modificationTime - b.modificationTime || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
       this.snapshots.set(version, files);
     }
     return files;
   }
 
-  /** The files commit `version` adds, checked for removes and schema changes. */
+  /**
+   * The files commit `version` adds, as Delta's source admits them: a commit that removes data and
+   * adds none (a delete) fails unless `ignoreDeletes` or `ignoreChanges`; one that removes and adds
+   * (an update, merge or rewriting delete) fails unless `ignoreChanges` (its adds are read again) or
+   * `skipChangeCommits` (any commit that removes data is skipped whole).
+   */
   private commitFiles(version: number): AddAction[] {
-    let files = this.commits.get(version);
-    if (files !== undefined) return files;
-    files = [];
-    for (const a of readCommit(this.config.path, version)) {
-      if ('add' in a && (a.add as AddAction).dataChange !== false) files.push(a.add as AddAction);
-      else if ('remove' in a && (a.remove as RemoveAction).dataChange !== false && !this.config.ignoreDeletes) {
-        throw new SluiceError(
-          'DELTA_SOURCE_IGNORE_DELETE',
-          `Detected deleted data (for example ${(a.remove as RemoveAction).path}) from streaming source at version ${version}. This is currently not supported. If you'd like to ignore deletes, set the option 'ignoreDeletes' to 'true'.`,
-          { file: this.config.path, option: 'ignoreDeletes' },
-        );
-      } else if ('metaData' in a && (a.metaData as MetadataAction).schemaString !== this.schemaString) {
-        throw new SluiceError('DELTA_SCHEMA_CHANGED', `Delta table ${this.config.path} changed its schema at version ${version}; restart the query to read the new schema`, { file: this.config.path });
+    const known = this.commits.get(version);
+    if (known !== undefined) return known;
+    const { path } = this;
+    const { ignoreDeletes, ignoreChanges, skipChangeCommits } = this.config;
+    const adds: AddAction[] = [];
+    let removed: string | undefined;
+    for (const a of readCommit(path, version)) {
+      if ('add' in a && (a.add as AddAction).dataChange !== false) adds.push(a.add as AddAction);
+      else if ('remove' in a && (a.remove as RemoveAction).dataChange !== false) removed ??= (a.remove as RemoveAction).path;
+      else if ('metaData' in a && (a.metaData as MetadataAction).schemaString !== this.schemaString) {
+        throw new SluiceError('DELTA_SCHEMA_CHANGED', `Delta table ${path} changed its schema at version ${version}; restart the query to read the new schema`, { file: path });
       }
+    }
+    let files = adds;
+    if (removed !== undefined && skipChangeCommits) files = [];
+    else if (removed !== undefined && adds.length > 0 && !ignoreChanges) {
+      throw new SluiceError(
+        'DELTA_SOURCE_TABLE_IGNORE_CHANGES',
+        `Detected a data update (for example ${removed}) in the source table at version ${version}. This is currently not supported. If you are okay to skip changes, set the option 'skipChangeCommits' to 'true'. The source table can be found at path ${path}.`,
+        { file: path, option: 'skipChangeCommits' },
+      );
+    } else if (removed !== undefined && adds.length === 0 && !ignoreDeletes && !ignoreChanges) {
+      throw new SluiceError(
+        'DELTA_SOURCE_IGNORE_DELETE',
+        `Detected deleted data (for example ${removed}) from streaming source at version ${version}. This is currently not supported. If you'd like to ignore deletes, set the option 'ignoreDeletes' to 'true'. The source table can be found at path ${path}.`,
+        { file: path, option: 'ignoreDeletes' },
+      );
     }
     this.commits.set(version, files);
     return files;
@@ -96,7 +127,7 @@ export class DeltaSource implements StreamSource {
 
   private initial(): DeltaOffset {
     const { startingVersion } = this.config;
-    const version = startingVersion ?? snapshotAt(this.config.path).version;
+    const version = startingVersion ?? snapshotAt(this.path).version;
     return { sourceVersion: 1, reservoirId: this.tableId, reservoirVersion: version, index: -1, isStartingVersion: startingVersion === undefined };
   }
 
@@ -104,7 +135,7 @@ export class DeltaSource implements StreamSource {
     if (start === null) return this.initial();
     const o = start as DeltaOffset;
     if (o.reservoirId !== this.tableId) {
-      throw new SluiceError('SOURCE_PATH_CHANGED', `the Delta table at ${this.config.path} is another table (id ${this.tableId}) than the one this checkpoint read (id ${o.reservoirId})`, { file: this.config.path });
+      throw new SluiceError('SOURCE_PATH_CHANGED', `the Delta table at ${this.path} is another table (id ${this.tableId}) than the one this checkpoint read (id ${o.reservoirId})`, { file: this.path });
     }
     return o;
   }
@@ -120,7 +151,7 @@ export class DeltaSource implements StreamSource {
       const files = this.commitFiles(version);
       for (let i = from.index + 1; i < files.length; i++) yield { version, index: i, isStartingVersion: false, add: files[i]! };
     }
-    for (const v of commitsAfter(this.config.path, version)) {
+    for (const v of commitsAfter(this.path, version)) {
       if (this.pinned !== undefined && v > this.pinned) return;
       version = v;
       const files = this.commitFiles(v);
@@ -130,17 +161,18 @@ export class DeltaSource implements StreamSource {
 
   async latestOffset(start: SourceOffset | null, limit: ReadLimit): Promise<SourceOffset | null> {
     const from = this.offsetOf(start);
-    if (this.pinRequested && this.pinned === undefined) this.pinned = snapshotAt(this.config.path).version;
+    if (this.pinRequested && this.pinned === undefined) this.pinned = snapshotAt(this.path).version;
     const maxFiles = limit.ignoreLimits ? Number.POSITIVE_INFINITY : this.config.maxFilesPerTrigger;
     const maxBytes = limit.ignoreLimits ? Number.POSITIVE_INFINITY : (this.config.maxBytesPerTrigger ?? Number.POSITIVE_INFINITY);
     let last: Entry | undefined;
     let files = 0;
     let bytes = 0;
+    // Stops as soon as the batch is full, so that a commit after it (one that fails the query) is not read yet.
     for (const e of this.entriesAfter(from)) {
-      if (files >= maxFiles || (files > 0 && bytes >= maxBytes)) break;
       last = e;
       files++;
       bytes += Number(e.add.size);
+      if (files >= maxFiles || bytes >= maxBytes) break;
     }
     if (last === undefined) return start;
     return { sourceVersion: 1, reservoirId: this.tableId, reservoirVersion: last.version, index: last.index, isStartingVersion: last.isStartingVersion };
@@ -150,7 +182,7 @@ export class DeltaSource implements StreamSource {
     const to = end as DeltaOffset;
     const pieces: FilePiece[] = [];
     for (const e of this.entriesAfter(this.offsetOf(start))) {
-      pieces.push({ path: dataFilePath(this.config.path, e.add.path), size: Number(e.add.size), partitions: e.add.partitionValues ?? {} });
+      pieces.push(addPiece(this.path, e.add));
       if (e.version === to.reservoirVersion && e.index === to.index && e.isStartingVersion === to.isStartingVersion) break;
     }
     if (pieces.length === 0) return [];
@@ -166,8 +198,12 @@ export class DeltaSource implements StreamSource {
   }
 }
 
-/** The schema, table id and schemaString a Delta source reads with: the table's at its latest version. */
-export function deltaSourceTable(path: string): { schema: Schema; tableId: string; schemaString: string } {
-  const snapshot = snapshotAt(path);
-  return { schema: snapshot.schema, tableId: snapshot.metadata.id, schemaString: snapshot.metadata.schemaString };
+/** The table a Delta source reads, at `version` (default: its latest), with its schema. */
+export function deltaSourceTable(path: string, version?: number): DeltaTableRef & { schema: Schema; version: number; files: FilePiece[] } {
+  const snapshot = snapshotAt(path, version);
+  const files = [...snapshot.files.values()].map((a) => addPiece(path, a));
+  return { path, tableId: snapshot.metadata.id, schemaString: snapshot.metadata.schemaString, schema: snapshot.schema, version: snapshot.version, files };
 }
+
+/** The data file an `add` names, as a piece of a task's input. */
+const addPiece = (table: string, a: AddAction): FilePiece => ({ path: dataFilePath(table, a.path), size: Number(a.size), partitions: a.partitionValues ?? {} });

@@ -67,9 +67,8 @@ export async function staticRows(scheduler: TaskScheduler, plan: LogicalPlan): P
     if (plan.ops.length === 0) return rows;
     tasks = [task(0, { type: 'rows', data: encodeRows(rows) })];
   } else if (source.format === 'delta') {
-    const files = source.delta.files;
-    if (files === undefined) throw new SluiceError('NOT_STATIC', 'collect() needs a static DataFrame (session.read)');
-    const pieces = filePieces('parquet', files, scheduler.slots * 2);
+    if (!('files' in source.delta)) throw new SluiceError('NOT_STATIC', 'collect() needs a static DataFrame (session.read)');
+    const pieces = filePieces('parquet', source.delta.files, scheduler.slots * 2);
     tasks = packPieces(pieces, Math.min(pieces.length, scheduler.slots * 2)).map((run, partition) =>
       task(partition, { type: 'files', format: 'parquet', ...piecesSplit(run), schema: source.schema, options: kDefaultReadOptions }),
     );

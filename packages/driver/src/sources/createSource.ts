@@ -21,7 +21,8 @@ export function createSource(spec: SourceSpec, index: number, paths: CheckpointP
     case 'parquet':
       return new FileStreamSource(spec.file, paths.source(index), taskBytes(conf), conf.get(CONF_KEYS.fileSourceLogCompactInterval));
     case 'delta':
-      return new DeltaSource(spec.delta, spec.schema, spec.delta.tableId, spec.delta.schemaString);
+      if (!('stream' in spec.delta)) throw new SluiceError('UNSUPPORTED_OPERATION', 'a Delta table read with session.read is static: read it with readStream to stream it', { option: 'format' });
+      return new DeltaSource(spec.delta, spec.delta.stream, spec.schema);
     case 'rate':
       return new RateSource(spec.rowsPerSecond, spec.numPartitions, paths.rateStart(index));
     case 'rate-micro-batch':

@@ -15,16 +15,11 @@ import type { MemoryStream } from './MemoryStream.js';
 import { RATE_SCHEMA } from './RateSource.js';
 import type { RateMicroBatchConfig } from './RateMicroBatchSource.js';
 import type { NexmarkSourceConfig } from './NexmarkSource.js';
-import { deltaSourceTable, type DeltaSourceConfig } from '../delta/DeltaSource.js';
+import { deltaSourceTable, type DeltaStreamOptions, type DeltaTableRef } from '../delta/DeltaSource.js';
 import type { FilePiece } from './filePieces.js';
 
-/** A Delta source: its options, the table's id and schemaString, and for a static read the live files of its version. */
-export interface DeltaSpec extends DeltaSourceConfig {
-  tableId: string;
-  schemaString: string;
-  files?: FilePiece[];
-  version?: number;
-}
+/** A Delta source: readStream's options, or for session.read the version read and its live files. */
+export type DeltaSpec = DeltaTableRef & ({ stream: DeltaStreamOptions } | { version: number; files: FilePiece[] });
 
 export const SOURCE_FORMATS = ['json', 'csv', 'text', 'parquet', 'delta', 'rate', 'rate-micro-batch', 'nexmark', 'memory', 'redis'] as const;
 export type SourceFormat = (typeof SOURCE_FORMATS)[number];
@@ -179,23 +174,19 @@ export function resolveSource(
     if (userSchema !== undefined) {
       throw new SluiceError('INVALID_SCHEMA', 'a Delta table has its own schema: read it without .schema(...)', { option: 'schema' });
     }
-    const path = resolve(String(pathOpt));
-    const table = deltaSourceTable(path);
+    const { path, tableId, schemaString, schema } = deltaSourceTable(resolve(String(pathOpt)));
     const starting = o.take('startingVersion');
     const bytes = o.take('maxBytesPerTrigger');
-    spec = {
-      format: 'delta',
-      schema: table.schema,
-      delta: {
-        path,
-        tableId: table.tableId,
-        schemaString: table.schemaString,
-        ...(starting !== undefined && starting !== 'latest' && { startingVersion: parseNonNegativeInt(starting, 'startingVersion') }),
-        maxFilesPerTrigger: optInt(o, 'maxFilesPerTrigger') ?? 1000,
-        ...(bytes !== undefined && { maxBytesPerTrigger: parseBytes(bytes, 'maxBytesPerTrigger') }),
-        ignoreDeletes: parseBoolean(o.take('ignoreDeletes') ?? false, 'ignoreDeletes'),
-      },
+    const flag = (name: string): boolean => parseBoolean(o.take(name) ?? false, name);
+    const stream: DeltaStreamOptions = {
+      ...(starting !== undefined && starting !== 'latest' && { startingVersion: parseNonNegativeInt(starting, 'startingVersion') }),
+      maxFilesPerTrigger: optInt(o, 'maxFilesPerTrigger') ?? 1000,
+      ...(bytes !== undefined && { maxBytesPerTrigger: parseBytes(bytes, 'maxBytesPerTrigger') }),
+      ignoreDeletes: flag('ignoreDeletes'),
+      ignoreChanges: flag('ignoreChanges'),
+      skipChangeCommits: flag('skipChangeCommits'),
     };
+    spec = { format: 'delta', schema, delta: { path, tableId, schemaString, stream } };
   } else if (f === 'redis') {
     spec = { format: 'redis', schema: userSchema ?? REDIS_SCHEMA, redis: redisConfig(o, userSchema) };
   } else if (f === 'rate') {

@@ -160,13 +160,18 @@ function footerOf(file: AsyncBuffer, path: string): FileMetaData {
   }
 }
 
-function withFile<T>(path: string, fn: (file: AsyncBuffer) => T): T {
-  let fd: number;
+/** A file descriptor of `path`: PATH_NOT_FOUND when it is gone (a Delta file VACUUM removed, a file deleted after listing). */
+function openParquet(path: string): number {
   try {
-    fd = openSync(path, 'r');
+    return openSync(path, 'r');
   } catch (e) {
-    throw new SluiceError('PARQUET_CORRUPT', `cannot open ${path}: ${(e as Error).message}`, { file: path });
+    const gone = (e as NodeJS.ErrnoException).code === 'ENOENT';
+    throw new SluiceError(gone ? 'PATH_NOT_FOUND' : 'PARQUET_CORRUPT', `cannot open ${path}: ${(e as Error).message}`, { file: path });
   }
+}
+
+function withFile<T>(path: string, fn: (file: AsyncBuffer) => T): T {
+  const fd = openParquet(path);
   try {
     return fn(fileBuffer(fd));
   } finally {
@@ -514,12 +519,7 @@ export function readParquetFile(
   maxRows: number,
   rowGroups?: readonly [number, number],
 ): ParquetRead {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch (e) {
-    throw new SluiceError('PARQUET_CORRUPT', `cannot open ${path}: ${(e as Error).message}`, { file: path });
-  }
+  const fd = openParquet(path);
   try {
     const file = fileBuffer(fd);
     const metadata = footerOf(file, path);
