@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Session, Trigger, type DataFrame, type StreamingQuery } from '@sluice/driver';
 import { openDuck, type Duck } from './duckdb.js';
+import { commits, liveFiles, txnVersion } from './deltaLog.js';
 import { removeTempDirs, tempDir } from './helpers.js';
 
 const GOLDEN = fileURLToPath(new URL('./fixtures/delta-golden/', import.meta.url));
@@ -87,34 +88,6 @@ function goldenCopy(table: string): string {
   const dir = join(tempDir('sluice-delta-golden-'), table);
   cpSync(join(GOLDEN, table), dir, { recursive: true });
   return dir;
-}
-
-/** The table's log as plain JSON, read here without Sluice: each commit's actions by version. */
-function commits(table: string): Array<Array<Record<string, Record<string, unknown>>>> {
-  const dir = join(table, '_delta_log');
-  return readdirSync(dir)
-    .filter((n) => /^\d{20}\.json$/.test(n))
-    .sort()
-    .map((n) => readFileSync(join(dir, n), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, Record<string, unknown>>));
-}
-
-/** The data files live at the latest commit, replayed here from the JSON commits. */
-function liveFiles(table: string): string[] {
-  const live = new Set<string>();
-  for (const actions of commits(table)) {
-    for (const a of actions) {
-      if (a['add']) live.add(a['add']['path'] as string);
-      if (a['remove']) live.delete(a['remove']['path'] as string);
-    }
-  }
-  return [...live].map((p) => join(table, decodeURIComponent(p)));
-}
-
-/** The latest txn version of `appId` in the log (-1: none). */
-function txnVersion(table: string, appId: string): number {
-  let v = -1;
-  for (const actions of commits(table)) for (const a of actions) if (a['txn'] && a['txn']['appId'] === appId) v = a['txn']['version'] as number;
-  return v;
 }
 
 let session: Session;

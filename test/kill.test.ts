@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseSchema, writeParquet } from '@sluice/executor';
+import { deltaRowCount, liveFiles, txnVersion } from './deltaLog.js';
 import { openDuck, type Duck } from './duckdb.js';
 import { jsonLines, removeTempDirs, sinkManifestFiles, tempDir, writeInput } from './helpers.js';
 import {
@@ -39,10 +40,13 @@ afterAll(() => removeTempDirs());
 const rowId = (file: number, row: number): string => `f${file}-r${row}`;
 const rowValue = (file: number, row: number): number => file * ROWS_PER_FILE + row;
 
-type Format = 'json' | 'parquet';
+/** The sink's format; a Delta sink reads Parquet input. */
+type Format = 'json' | 'parquet' | 'delta';
+const inputFormat = (format: Format): 'json' | 'parquet' => (format === 'json' ? 'json' : 'parquet');
 
 /** 200 files of 10 rows; distinct mtimes one second apart, so the admission order is fixed. */
-function writeAllInput(dir: string, format: Format): void {
+function writeAllInput(dir: string, sinkFormat: Format): void {
+  const format = inputFormat(sinkFormat);
   const base = 1_700_000_000;
   for (let f = 0; f < NUM_FILES; f++) {
     const rows = Array.from({ length: ROWS_PER_FILE }, (_, r) => ({ id: rowId(f, r), v: rowValue(f, r) }));
@@ -62,12 +66,15 @@ const EXPECTED_VALUE = new Map(
   Array.from({ length: NUM_FILES }, (_, f) => Array.from({ length: ROWS_PER_FILE }, (_, r) => [rowId(f, r), rowValue(f, r)] as const)).flat(),
 );
 
-/** The sink, read through its manifests (a Parquet sink by DuckDB), holds every input row exactly once, with its value. */
+/**
+ * The sink, read through its manifests (a Parquet sink by DuckDB; a Delta table's live files, from
+ * its log, by DuckDB), holds every input row exactly once, with its value.
+ */
 async function expectExactlyOnce(out: string, format: Format = 'json'): Promise<void> {
+  const parquet = (files: string[]): Promise<Array<Record<string, unknown>>> =>
+    duck().then((d) => d.rows(`SELECT id, v::DOUBLE AS v FROM read_parquet([${files.map((f) => `'${f}'`).join(', ')}])`));
   const rows =
-    format === 'json'
-      ? committedRows(out)
-      : await (await duck()).rows(`SELECT id, v::DOUBLE AS v FROM read_parquet([${sinkManifestFiles(out).map((f) => `'${f.path}'`).join(', ')}])`);
+    format === 'json' ? committedRows(out) : await parquet(format === 'parquet' ? sinkManifestFiles(out).map((f) => f.path) : liveFiles(out));
   const seen = new Map<string, number>();
   for (const r of rows) seen.set(r['id'] as string, (seen.get(r['id'] as string) ?? 0) + 1);
   // Small, readable failures first: which ids are doubled, missing or foreign.
@@ -91,13 +98,16 @@ function scenarioDirs(format: Format = 'json'): { input: string; out: string; ck
   return dirs;
 }
 
+/** The query id a checkpoint's metadata file records (its second line; the first is the format version). */
+const queryId = (ckpt: string): string => (JSON.parse(readFileSync(join(ckpt, 'metadata'), 'utf8').split('\n')[1]!) as { id: string }).id;
+
 let duckdb: Promise<Duck> | undefined;
 const duck = (): Promise<Duck> => (duckdb ??= openDuck());
 
 // ---- tests --------------------------------------------------------------------------------------
 
 describe('SIGKILL and restart on the same checkpoint', () => {
-  it.each(['json', 'parquet'] as const)('10 kills at random moments, then a run to the end: every row exactly once (%s)', async (format) => {
+  it.each(['json', 'parquet', 'delta'] as const)('10 kills at random moments, then a run to the end: every row exactly once (%s)', async (format) => {
     const dirs = scenarioDirs(format);
 
     // Calibration: a clean run of the same input (own output and checkpoint) measures start-up
@@ -118,7 +128,8 @@ describe('SIGKILL and restart on the same checkpoint', () => {
 
     // Never refused, never failed: the lock of the killed run died with it, and the checkpoint it
     // left behind is always readable (asserted by killAndRestart for every run).
-    const kills = await killAndRestart(CHILD, dirs, plan, () => ({ rows: committedRowCount(dirs.out) }), childEnv(format));
+    const rowCount = (): number => (format === 'delta' ? deltaRowCount(dirs.out) : committedRowCount(dirs.out));
+    const kills = await killAndRestart(CHILD, dirs, plan, () => ({ rows: rowCount() }), childEnv(format));
 
     const final = await runChild(dirs, {}, format);
     expectCompleted(final);
@@ -126,6 +137,8 @@ describe('SIGKILL and restart on the same checkpoint', () => {
     // Nothing planned is left uncommitted.
     const end = logState(dirs.ckpt, dirs.out);
     expect(end.commits).toEqual(end.offsets);
+    // A Delta table's txn for the query is the last batch the checkpoint committed.
+    if (format === 'delta') expect(txnVersion(dirs.out, queryId(dirs.ckpt))).toBe(end.commits.at(-1));
 
     // The test is only worth something if kills landed while batches were being committed:
     // some runs must have committed batches and still been killed before the end.

@@ -5,13 +5,14 @@
  * the next progress event says how long the move took. Crashes at any moment of it are resumed.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Session, type StreamingQueryProgress } from '@sluice/driver';
 // @ts-expect-error: a plain JavaScript fixture module without types
 import { IDS, ROWS_PER_BATCH, seedQuery } from './fixtures/repartition-query.mjs';
+import { txnVersion } from './deltaLog.js';
 import { readDoc, readSinkJson, removeTempDirs, tempDir, withSession } from './helpers.js';
 import { logIds, mulberry32, runChild as runHarnessChild, type ChildRun } from './killHarness.js';
 
@@ -49,11 +50,11 @@ function dirs(): Dirs {
   return { out: join(root, 'out'), ckpt: join(root, 'ckpt') };
 }
 
-/** One run in this process with the layout given; returns its progress events. */
-async function runWith(d: Dirs, partitions: number, shards?: number): Promise<StreamingQueryProgress[]> {
+/** One run in this process with the layout given (and the sink's format); returns its progress events. */
+async function runWith(d: Dirs, partitions: number, shards?: number, format = 'json'): Promise<StreamingQueryProgress[]> {
   const conf = { 'sluice.sql.streaming.stateStore.partitions': partitions, ...(shards !== undefined && { 'sluice.sql.streaming.stateStore.shards': shards }) };
   return withSession(conf, async (session) => {
-    const q = await seedQuery(session, d.out, d.ckpt);
+    const q = await seedQuery(session, d.out, d.ckpt, format);
     await q.awaitTermination();
     return q.recentProgress;
   });
@@ -64,7 +65,7 @@ async function runWith(d: Dirs, partitions: number, shards?: number): Promise<St
  * so each closed 5-minute window counts 5 × ROWS_PER_BATCH / IDS per id; a window is closed once
  * the committed watermark reached its end. Each must be there exactly once.
  */
-function expectExactOutput(d: Dirs): number {
+function expectExactOutput(d: Dirs, sinkRows: Array<Record<string, unknown>> = readSinkJson(d.out)): number {
   const commits = join(d.ckpt, 'commits');
   const last = logIds(commits).at(-1) as number;
   const watermark = readDoc(join(commits, String(last)))['nextBatchWatermarkMs'] as number;
@@ -72,7 +73,7 @@ function expectExactOutput(d: Dirs): number {
   for (let start = 0; start + 5 * MIN <= watermark; start += 5 * MIN) {
     for (let id = 0; id < IDS; id++) expected.push(`${start}|${id}|${(5 * ROWS_PER_BATCH) / IDS}`);
   }
-  const rows = readSinkJson(d.out).map((r) => `${Date.parse((r['window'] as { start: string }).start)}|${String(r['id'])}|${String(r['count'])}`);
+  const rows = sinkRows.map((r) => `${new Date((r['window'] as { start: string | Date }).start).getTime()}|${String(r['id'])}|${String(r['count'])}`);
   expect(rows.sort()).toEqual(expected.sort());
   return expected.length;
 }
@@ -113,6 +114,21 @@ describe('repartitioning the seed query at restart', () => {
     const again = await runWith(d, 64, 3);
     expect(again[0]?.durationMs['controlBatch.REPARTITION']).toBeUndefined();
     expect(expectExactOutput(d)).toBe(2 * IDS); // the windows of minutes 0-10 closed, across five moves
+  });
+
+  it("the seed page's snippet as written, into .format('delta'): 200 -> 100 partitions, the table exact, its txn the last batch", async () => {
+    const d = dirs();
+    for (let i = 0; i < 16; i++) await runWith(d, 200, 2, 'delta'); // 16 minutes of data: the window of minutes 0-5 closed
+    const table = (): Promise<Array<Record<string, unknown>>> => withSession({}, (s) => s.read.format('delta').load(d.out).collect());
+    expect(expectExactOutput(d, await table())).toBe(IDS);
+    const progress = await runWith(d, 100, 2, 'delta');
+    expect(progress[0]?.durationMs).toHaveProperty(['controlBatch.REPARTITION']);
+    expect(layoutOf(d).partitions).toBe(100);
+    for (let i = 0; i < 5; i++) await runWith(d, 100, 2, 'delta');
+    expect(expectExactOutput(d, await table())).toBe(2 * IDS);
+    const lastBatch = logIds(join(d.ckpt, 'commits')).at(-1);
+    const { id } = JSON.parse(readFileSync(join(d.ckpt, 'metadata'), 'utf8').split('\n')[1]!) as { id: string };
+    expect(txnVersion(d.out, id)).toBe(lastBatch);
   });
 
   it("shards 'auto' follow the slots; fewer shards than slots warn once; listeners see the move in the next progress event", async () => {

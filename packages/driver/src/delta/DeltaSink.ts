@@ -87,7 +87,8 @@ export class DeltaSink implements StreamSink {
     const snapshot = this.refresh();
     if (snapshot !== undefined) {
       const theirs = schemaToDDL(snapshot.schema);
-      const ours = schemaToDDL(this.schema);
+      // As the table would declare it: every column nullable, as a streaming write declares them.
+      const ours = schemaToDDL(deltaSchema(sparkSchemaString(this.schema), this.table));
       if (theirs !== ours || snapshot.metadata.partitionColumns.join() !== this.partitionBy.join()) {
         throw new SluiceError(
           'TABLE_SCHEMA_MISMATCH',
