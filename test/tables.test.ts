@@ -2,7 +2,7 @@
  * Named tables: writeStream.toTable(name) into the warehouse, session.read.table(name), and the
  * checkpoint root for queries without checkpointLocation (the Databricks many-queries snippet).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { col, Session, Trigger } from '@sluice/driver';
@@ -70,6 +70,32 @@ describe('toTable and read.table', () => {
       });
       expect(await s.read.table('t').collect()).toHaveLength(3);
     });
+  });
+
+  it("with sluice.sql.sources.default = delta, toTable creates Delta tables: read back by read.table, exactly once across a restart", async () => {
+    await withWarehouse(
+      async (s, warehouse) => {
+        const input = tempDir();
+        writeInput(input, 'a.json', jsonLines(rows(0, 5)));
+        const run = async (name: string, table: string) => {
+          const q = await s.readStream.format('json').schema(SCHEMA).load(input).writeStream.queryName(name).trigger(Trigger.AvailableNow()).toTable(table);
+          await q.awaitTermination();
+        };
+        await run('query1', 'table1');
+        writeInput(input, 'b.json', jsonLines(rows(5, 8)));
+        await run('query1', 'table1');
+        const log = readdirSync(join(warehouse, 'table1', '_delta_log')).filter((n) => n.endsWith('.json'));
+        expect(log).toEqual(['00000000000000000000.json', '00000000000000000001.json']);
+        const table1 = await s.read.table('table1').collect();
+        expect(table1.map((r) => r['v']).sort((a, b) => (a as number) - (b as number))).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+        expect(table1[0]!['ts']).toBeInstanceOf(Date);
+        // The table keeps its format: writing it as JSON is refused, and so is another schema.
+        const df = s.readStream.format('json').schema(SCHEMA).load(input);
+        await expect(df.writeStream.format('json').queryName('as_json').toTable('table1')).rejects.toMatchObject({ code: 'INVALID_OPTION', option: 'format' });
+        await expect(df.select(col('id')).writeStream.queryName('narrow').toTable('table1')).rejects.toMatchObject({ code: 'TABLE_SCHEMA_MISMATCH' });
+      },
+      { 'spark.sql.sources.default': 'delta' },
+    );
   });
 
   it('a query with neither a name nor a checkpointLocation keeps CHECKPOINT_LOCATION_REQUIRED', async () => {

@@ -15,6 +15,7 @@ export const CONF_KEYS = {
   stateStoreChangelog: 'sluice.sql.streaming.stateStore.changelogCheckpointing.enabled',
   executorHeapMB: 'sluice.executor.heapMB',
   warehouseDir: 'sluice.sql.warehouse.dir',
+  sourcesDefault: 'sluice.sql.sources.default',
   checkpointRoot: 'sluice.sql.streaming.checkpointLocation',
   adaptiveStatelessEnabled: 'sluice.sql.adaptive.streaming.stateless.enabled',
   advisoryPartitionSizeInBytes: 'sluice.sql.adaptive.advisoryPartitionSizeInBytes',

@@ -19,10 +19,11 @@ import { parseTimestamp } from '@sluice/executor';
 export const STATIC_FORMATS = ['json', 'csv', 'text', 'parquet', 'delta', 'sqlite'] as const;
 
 export class DataFrameReader extends Reader<DataFrameReader> {
-  /** A table written by writeStream.toTable(name), with the schema it was written with. */
+  /** A table written by writeStream.toTable(name): a JSON table with the schema it was written with, or a Delta table at its latest version. */
   table(name: string): DataFrame {
-    const { dir, schema } = tableSchema(this.session.conf, name);
-    return new DataFrameReader(this.session).format('json').schema(schema).load(dir);
+    const t = tableSchema(this.session.conf, name);
+    const reader = new DataFrameReader(this.session).format(t.format);
+    return (t.format === 'json' ? reader.schema(t.schema) : reader).load(t.dir);
   }
 
   /**

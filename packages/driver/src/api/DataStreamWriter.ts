@@ -5,13 +5,13 @@
 import { resolve } from 'node:path';
 import { ManualClock } from '../execution/clock.js';
 import { PARQUET_COMPRESSIONS, PARTITION_TYPES, parquetWriteSchema, type WriteOptions } from '@sluice/executor';
-import { SluiceError } from '@sluice/state';
+import { CONF_KEYS, SluiceError } from '@sluice/state';
 import type { DataFrame } from './DataFrame.js';
 import { Options, type OptionValue } from '../conf/Options.js';
 import { ConsoleSink } from '../sinks/ConsoleSink.js';
 import { FileSink } from '../sinks/FileSink.js';
 import { DeltaSink } from '../delta/DeltaSink.js';
-import { defaultCheckpoint, prepareTable, tableDir } from '../sinks/tables.js';
+import { defaultCheckpoint, existingTableFormat, prepareTable, tableDir } from '../sinks/tables.js';
 import { NoopSink } from '../sinks/NoopSink.js';
 import { ForeachBatchSink, type ForeachBatchFunction } from '../sinks/ForeachBatchSink.js';
 import { SqliteSink, type SqliteSinkOptions } from '../sinks/SqliteSink.js';
@@ -95,7 +95,7 @@ export class DataStreamWriter {
   }
 
   private resolveSpec(path: string | undefined): QuerySpec {
-    const format = this.fmt ?? 'json';
+    const format = this.fmt ?? this.df.session.conf.get(CONF_KEYS.sourcesDefault);
     checkFormat(format, SINK_FORMATS, 'sink');
     const o = this.opts.copy();
     const outputMode = parseEnum(this.mode, ['append', 'update', 'complete'] as const, 'outputMode');
@@ -179,19 +179,25 @@ export class DataStreamWriter {
   }
 
   /**
-   * Writes to the named table `<sluice.sql.warehouse.dir>/<name>` (a JSON file sink, exactly once);
-   * `session.read.table(name)` reads it back. Without checkpointLocation the checkpoint is
-   * `<sluice.sql.streaming.checkpointLocation or <warehouse>/_checkpoints>/<queryName>`.
+   * Writes to the named table `<sluice.sql.warehouse.dir>/<name>`, exactly once: a JSON file sink,
+   * or a Delta table when the query's format or sluice.sql.sources.default says delta (an existing
+   * table keeps its format); `session.read.table(name)` reads it back. Without checkpointLocation
+   * the checkpoint is `<sluice.sql.streaming.checkpointLocation or <warehouse>/_checkpoints>/<queryName>`.
    */
   async toTable(tableName: string): Promise<StreamingQuery> {
     const conf = this.df.session.conf;
     const dir = tableDir(conf, tableName);
-    if (this.fmt !== undefined && this.fmt !== 'json') {
-      throw new SluiceError('INVALID_OPTION', `toTable writes JSON tables; drop .format('${this.fmt}')`, { option: 'format' });
+    const existing = existingTableFormat(dir);
+    const format = this.fmt ?? existing ?? conf.get(CONF_KEYS.sourcesDefault);
+    if (format !== 'json' && format !== 'delta') {
+      throw new SluiceError('INVALID_OPTION', `toTable writes json or delta tables, not ${format}`, { option: 'format' });
     }
-    this.fmt = 'json';
+    if (existing !== undefined && existing !== format) {
+      throw new SluiceError('INVALID_OPTION', `table ${tableName} is a ${existing} table; it cannot be written as ${format}`, { option: 'format' });
+    }
+    this.fmt = format;
     const spec = this.resolveSpec(dir);
-    prepareTable(dir, tableName, this.df.schema);
+    prepareTable(dir, tableName, format, this.df.schema);
     return this.df.session.streams.startQuery(this.df, spec);
   }
 }

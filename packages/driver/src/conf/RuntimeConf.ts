@@ -154,6 +154,11 @@ export const CONF = {
     parse: nonEmptyString,
     doc: 'where toTable() tables live (one directory each)',
   },
+  [K.sourcesDefault]: {
+    default: () => 'json' as 'json' | 'delta',
+    parse: oneOf('json', 'delta'),
+    doc: 'the format of writeStream without .format(...) and of the tables toTable() creates',
+  },
   [K.checkpointRoot]: {
     default: () => undefined as string | undefined,
     parse: (raw: unknown, key: string) => (raw === undefined || raw === null ? undefined : nonEmptyString(raw, key)),

@@ -1,8 +1,9 @@
 /**
  * Named tables (`writeStream.toTable(name)`, `session.read.table(name)`): a table is a JSON file
- * sink in `<sluice.sql.warehouse.dir>/<name>`, exactly once through its manifest like any file
- * sink, plus a small file naming its schema so that reading it back needs no inference. The first
- * query that writes a table fixes the schema; a query with another schema is refused.
+ * sink or a Delta table in `<sluice.sql.warehouse.dir>/<name>`, exactly once like any file sink,
+ * plus a small file naming its format (and a JSON table's schema, so that reading it back needs no
+ * inference; a Delta table's is in its log). The first query that writes a table fixes its format
+ * and schema; a query with another schema is refused.
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -13,10 +14,13 @@ import { readVersioned, writeVersioned } from '../checkpoint/versionedFile.js';
 
 const TABLE_FILE = '_sluice_table';
 
+export type TableFormat = 'json' | 'delta';
+
 interface TableMeta {
   name: string;
-  format: 'json';
-  schema: Schema;
+  format: TableFormat;
+  /** A JSON table's schema (a Delta table's is in its log). */
+  schema?: Schema;
 }
 
 /** Spark's unquoted identifiers: letters, digits and underscores, not starting with a digit. */
@@ -51,14 +55,23 @@ export function defaultCheckpoint(conf: RuntimeConf, queryName: string | null, u
 }
 
 const isMeta = (v: unknown): v is TableMeta =>
-  typeof v === 'object' && v !== null && typeof (v as TableMeta).name === 'string' && Array.isArray((v as TableMeta).schema);
+  typeof v === 'object' &&
+  v !== null &&
+  typeof (v as TableMeta).name === 'string' &&
+  ((v as TableMeta).format === 'delta' || Array.isArray((v as TableMeta).schema));
 
-/** Creates the table, or checks that an existing one has `schema`. */
-export function prepareTable(dir: string, name: string, schema: Schema): void {
+/** The format of the table in `dir`, or undefined when there is none yet. */
+export function existingTableFormat(dir: string): TableFormat | undefined {
+  const path = join(dir, TABLE_FILE);
+  return existsSync(path) ? readVersioned(path, isMeta).format : undefined;
+}
+
+/** Creates the table, or checks that an existing JSON table has `schema` (the Delta sink checks a Delta table's against its log). */
+export function prepareTable(dir: string, name: string, format: TableFormat, schema: Schema): void {
   const path = join(dir, TABLE_FILE);
   if (existsSync(path)) {
     const meta = readVersioned(path, isMeta);
-    if (schemaToDDL(meta.schema) !== schemaToDDL(schema)) {
+    if (meta.schema !== undefined && schemaToDDL(meta.schema) !== schemaToDDL(schema)) {
       throw new SluiceError(
         'TABLE_SCHEMA_MISMATCH',
         `table ${name} has schema '${schemaToDDL(meta.schema)}'; this query writes '${schemaToDDL(schema)}'`,
@@ -68,11 +81,11 @@ export function prepareTable(dir: string, name: string, schema: Schema): void {
     return;
   }
   mkdirSync(dir, { recursive: true });
-  writeVersioned(path, { name, format: 'json', schema } satisfies TableMeta);
+  writeVersioned(path, { name, format, ...(format === 'json' && { schema }) } satisfies TableMeta);
 }
 
-/** The schema of table `name`, or UNKNOWN_TABLE. */
-export function tableSchema(conf: RuntimeConf, name: string): { dir: string; schema: Schema } {
+/** Table `name`: its directory, format and (a JSON table's) schema, or UNKNOWN_TABLE. */
+export function tableSchema(conf: RuntimeConf, name: string): { dir: string } & ({ format: 'json'; schema: Schema } | { format: 'delta' }) {
   const dir = tableDir(conf, name);
   const path = join(dir, TABLE_FILE);
   if (!existsSync(path)) {
@@ -80,5 +93,6 @@ export function tableSchema(conf: RuntimeConf, name: string): { dir: string; sch
       file: dir,
     });
   }
-  return { dir, schema: readVersioned(path, isMeta).schema };
+  const meta = readVersioned(path, isMeta);
+  return meta.format === 'delta' ? { dir, format: 'delta' } : { dir, format: 'json', schema: meta.schema! };
 }
