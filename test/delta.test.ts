@@ -313,6 +313,26 @@ describe('the Delta sink', () => {
     expect(await rowsOf(session.read.format('delta').load(table))).toEqual(range(0, 20));
   });
 
+  it('complete mode replaces the table each batch (removes and adds in one commit); update mode is refused, as Delta does', async () => {
+    const table = join(tempDir('sluice-delta-complete-'), 't');
+    const stream = session.memoryStream(`delta_in_${streams++}`, EVENTS);
+    const counts = session.readStream.format('memory').load(stream.name).groupBy('day').count();
+    await expect(counts.writeStream.format('delta').outputMode('update').option('checkpointLocation', tempDir()).start(table)).rejects.toMatchObject({
+      code: 'UNSUPPORTED_OUTPUT_MODE',
+      option: 'outputMode',
+    });
+    const q = await counts.writeStream.format('delta').outputMode('complete').option('checkpointLocation', tempDir()).start(table);
+    for (const [from, to] of [[0, 6], [6, 10]] as const) {
+      stream.addData(Array.from({ length: to - from }, (_, k) => event(from + k)));
+      await q.processAllAvailable();
+    }
+    await q.stop();
+    expect(await rowsOf(session.read.format('delta').load(table))).toEqual(['{"day":"d0","count":4}', '{"day":"d1","count":3}', '{"day":"d2","count":3}']);
+    const [, second] = commits(table);
+    expect(second!.filter((a) => a['remove']).length).toBe(commits(table)[0]!.filter((a) => a['add']).length);
+    expect(second!.find((a) => a['commitInfo'])!['commitInfo']).toMatchObject({ isBlindAppend: false, operationParameters: { outputMode: 'Complete' } });
+  });
+
   it('a table missing a batch the checkpoint committed is SINK_CORRUPT; a table of another schema is TABLE_SCHEMA_MISMATCH', async () => {
     const table = join(tempDir('sluice-delta-lost-'), 't');
     const ckpt = tempDir();

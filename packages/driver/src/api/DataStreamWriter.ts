@@ -100,6 +100,9 @@ export class DataStreamWriter {
     const o = this.opts.copy();
     const outputMode = parseEnum(this.mode, ['append', 'update', 'complete'] as const, 'outputMode');
     checkOutputMode(this.df.plan, outputMode);
+    if (format === 'delta' && outputMode === 'update') {
+      throw new SluiceError('UNSUPPORTED_OUTPUT_MODE', 'Data source delta does not support Update output mode (as in Delta: use append, or complete for an aggregation)', { option: 'outputMode' });
+    }
     const ckpt = o.take('checkpointLocation');
     const fileSink = format === 'json' || format === 'csv' || format === 'parquet' || format === 'delta';
     const checkpointLocation = ckpt === undefined ? defaultCheckpoint(this.df.session.conf, this.name, fileSink) : resolve(String(ckpt));

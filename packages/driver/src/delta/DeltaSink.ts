@@ -8,7 +8,8 @@
  * fsync them; the driver then writes commit `<version>.json` exclusively, by linking a complete,
  * fsynced temporary file to its name: a name another writer took first (a lost race) is retried at
  * the next version after re-reading the log, and if that writer's commit already holds this batch
- * the batch is done. The first commit also carries `protocol` and `metaData`. Every 10th version
+ * the batch is done. The first commit also carries `protocol` and `metaData`; in complete mode a
+ * commit removes every file the table held (its rows are the whole result). Every 10th version
  * gets a Parquet checkpoint of the table's state and `_last_checkpoint`, as Delta writes them.
  */
 import { randomUUID } from 'node:crypto';
@@ -129,12 +130,15 @@ export class DeltaSink implements StreamSink {
       dataChange: true,
       stats: JSON.stringify({ numRecords: f.rows }),
     }));
+    const complete = out.outputMode === 'complete';
     for (let attempt = 0; attempt < COMMIT_ATTEMPTS; attempt++) {
       const version = this.latest + 1;
       const actions: Action[] = [
-        { commitInfo: { timestamp: now, operation: 'STREAMING UPDATE', operationParameters: { outputMode: out.outputMode === 'complete' ? 'Complete' : 'Append', queryId: this.queryId, epochId: String(out.batchId) }, isBlindAppend: true, engineInfo: 'Sluice' } },
+        { commitInfo: { timestamp: now, operation: 'STREAMING UPDATE', operationParameters: { outputMode: complete ? 'Complete' : 'Append', queryId: this.queryId, epochId: String(out.batchId) }, isBlindAppend: !complete, engineInfo: 'Sluice' } },
         ...(version === 0 ? this.tableActions(now) : []),
         { txn: { appId: this.queryId as string, version: out.batchId, lastUpdated: now } },
+        // Complete mode replaces the table's rows, as Delta's sink does: every live file is removed.
+        ...(complete && version > 0 ? [...snapshotAt(this.table, version - 1).files.values()].map(({ path, partitionValues, size }) => ({ remove: { path, deletionTimestamp: now, dataChange: true, partitionValues, size } })) : []),
         ...adds.map((add) => ({ add })),
       ];
       if (writeExclusive(commitPath(this.table, version), actions.map((a) => JSON.stringify(a)).join('\n') + '\n')) {
