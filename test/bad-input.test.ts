@@ -9,7 +9,7 @@ import { cpSync, existsSync, readdirSync, readFileSync, truncateSync, writeFileS
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { col, Session, type DataFrame, type QueryTerminatedEvent } from '@sluice/driver';
-import { jsonLines, readSinkJson, removeTempDirs, sleep, tempDir, writeInput } from './helpers.js';
+import { jsonLines, readSinkJson, removeTempDirs, sleep, tempDir, thrown, writeInput } from './helpers.js';
 
 const SCHEMA = 'id STRING, v LONG';
 
@@ -24,16 +24,6 @@ afterAll(async () => {
 afterEach(async () => {
   for (const q of session.streams.active) await q.stop();
 });
-
-/** The error `fn` throws (synchronously), or fails the test if it throws nothing. */
-function thrown(fn: () => unknown): Record<string, unknown> {
-  try {
-    fn();
-  } catch (e) {
-    return e as Record<string, unknown>;
-  }
-  throw new Error('expected the call to throw');
-}
 
 /** A JSON source over a directory holding one valid file, so a query that started would run a batch. */
 function jsonSource(): { input: string; df: DataFrame } {

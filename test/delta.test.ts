@@ -11,8 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Session, Trigger, type DataFrame, type StreamingQuery } from '@sluice/driver';
 import { openDuck, type Duck } from './duckdb.js';
-import { commits, liveFiles, txnVersion } from './deltaLog.js';
-import { removeTempDirs, tempDir } from './helpers.js';
+import { actionOf, actionsOf, addedRows, commits, liveFiles, txnVersion } from './deltaLog.js';
+import { plain, removeTempDirs, tempDir, thrown } from './helpers.js';
 
 const GOLDEN = fileURLToPath(new URL('./fixtures/delta-golden/', import.meta.url));
 
@@ -24,15 +24,6 @@ interface Golden {
   versions?: Record<string, Array<Record<string, unknown>> | null>;
 }
 const EXPECTED = JSON.parse(readFileSync(join(GOLDEN, 'EXPECTED.json'), 'utf8')) as Record<string, Golden>;
-
-/** A collected value made plain: Date as ISO text, Map as entries. */
-function plain(v: unknown): unknown {
-  if (v instanceof Date) return v.toISOString();
-  if (v instanceof Map) return [...v].map(([k, x]) => [plain(k), plain(x)]);
-  if (Array.isArray(v)) return v.map(plain);
-  if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]));
-  return v;
-}
 
 /**
  * EXPECTED gives BINARY values as base64; Sluice reads BINARY as its bytes' UTF-8 text (it has no
@@ -72,15 +63,6 @@ function ddlColumns(ddl: string): Array<[string, string]> {
     }
   }
   return names;
-}
-
-function thrown(fn: () => unknown): Record<string, unknown> {
-  try {
-    fn();
-  } catch (e) {
-    return e as Record<string, unknown>;
-  }
-  throw new Error('expected the call to throw');
 }
 
 /** A copy of a golden table to change. */
@@ -149,7 +131,7 @@ describe("Delta's golden tables", () => {
   it("timestampAsOf reads the latest version committed at or before that time (the commits' timestamps)", async () => {
     const table = join(GOLDEN, 'basic-with-inserts-deletes-checkpoint');
     const g = EXPECTED['basic-with-inserts-deletes-checkpoint']!;
-    const at = (v: number): number => commits(table)[v]!.find((a) => a['commitInfo'])!['commitInfo']['timestamp'] as number;
+    const at = (v: number): number => actionOf(commits(table)[v], 'commitInfo')['timestamp'] as number;
     const read = (t: number | string): Promise<string[]> => rowsOf(session.read.format('delta').option('timestampAsOf', t).load(table));
     expect(await read(at(3))).toEqual(expectedRows('', g.versions!['3']!));
     expect(await read(new Date(at(4) + 1).toISOString())).toEqual(expectedRows('', g.versions!['4']!));
@@ -217,8 +199,8 @@ describe('the Delta sink', () => {
     const log = commits(table);
     expect(log).toHaveLength(3);
     const [first] = log;
-    expect(first!.find((a) => a['protocol'])!['protocol']).toEqual({ minReaderVersion: 1, minWriterVersion: 2 });
-    const meta = first!.find((a) => a['metaData'])!['metaData'];
+    expect(actionOf(first, 'protocol')).toEqual({ minReaderVersion: 1, minWriterVersion: 2 });
+    const meta = actionOf(first, 'metaData');
     expect(meta).toMatchObject({ format: { provider: 'parquet' }, partitionColumns: [] });
     expect(JSON.parse(meta['schemaString'] as string)).toEqual({
       type: 'struct',
@@ -229,10 +211,10 @@ describe('the Delta sink', () => {
         { name: 'day', type: 'string', nullable: true, metadata: {} },
       ],
     });
-    expect(log.slice(1).every((c) => !c.some((a) => a['protocol'] || a['metaData']))).toBe(true);
-    expect(log.map((c) => c.find((a) => a['txn'])!['txn'])).toEqual([0, 1, 2].map((version) => expect.objectContaining({ appId: w.q.id, version })));
-    expect(log.map((c) => c.filter((a) => a['add']).reduce((n, a) => n + (JSON.parse(a['add']['stats'] as string) as { numRecords: number }).numRecords, 0))).toEqual([40, 50, 10]);
-    expect(log.every((c) => c.some((a) => a['commitInfo']?.['operation'] === 'STREAMING UPDATE'))).toBe(true);
+    expect(log.slice(1).flatMap((c) => [...actionsOf(c, 'protocol'), ...actionsOf(c, 'metaData')])).toEqual([]);
+    expect(log.map((c) => actionOf(c, 'txn'))).toEqual([0, 1, 2].map((version) => expect.objectContaining({ appId: w.q.id, version })));
+    expect(log.map(addedRows)).toEqual([40, 50, 10]);
+    expect(log.map((c) => actionOf(c, 'commitInfo')['operation'])).toEqual(['STREAMING UPDATE', 'STREAMING UPDATE', 'STREAMING UPDATE']);
 
     // Sluice reads it through its log; DuckDB reads its data files.
     expect(await rowsOf(session.read.format('delta').load(table))).toEqual(range(0, 100));
@@ -245,13 +227,13 @@ describe('the Delta sink', () => {
     const w = await deltaWriter(table, tempDir(), { partitionBy: ['day'], compression: 'zstd' });
     await w.add(0, 30);
     await w.q.stop();
-    const adds = commits(table).flat().filter((a) => a['add']).map((a) => a['add']);
+    const adds = commits(table).flatMap((c) => actionsOf(c, 'add'));
     for (const a of adds) {
       const m = /^day=(d\d)\/part-.*\.zstd\.parquet$/.exec(a['path'] as string);
       expect(a['partitionValues']).toEqual({ day: m?.[1] });
     }
     expect(new Set(adds.map((a) => (a['partitionValues'] as { day: string }).day))).toEqual(new Set(['d0', 'd1', 'd2']));
-    expect(commits(table)[0]!.find((a) => a['metaData'])!['metaData']['partitionColumns']).toEqual(['day']);
+    expect(actionOf(commits(table)[0], 'metaData')['partitionColumns']).toEqual(['day']);
     expect(await rowsOf(session.read.format('delta').load(table))).toEqual(range(0, 30));
     const duckRows = await duck.rows(`SELECT id::DOUBLE AS id, name, score, day FROM read_parquet([${liveFiles(table).map((f) => `'${f}'`).join(', ')}], hive_partitioning = true)`);
     expect(duckRows.map((r) => eventText(r)).sort()).toEqual(range(0, 30));
@@ -271,7 +253,7 @@ describe('the Delta sink', () => {
     const [counts] = await duck.rows(
       `SELECT count(protocol) AS p, count(metaData) AS m, count("add") AS a, max(txn.version)::INT AS v, max(txn.appId) AS app FROM read_parquet('${cp}')`,
     );
-    const filesAt10 = commits(table).slice(0, 11).flat().filter((a) => a['add']).length;
+    const filesAt10 = commits(table).slice(0, 11).flatMap((c) => actionsOf(c, 'add')).length;
     expect(counts).toEqual({ p: '1', m: '1', a: String(filesAt10), v: 10, app: w.q.id });
 
     // With commits 0-10 gone, the checkpoint and commit 11 give the whole table.
@@ -309,7 +291,7 @@ describe('the Delta sink', () => {
     await w.add(10, 20);
     await w.q.stop();
     const log = commits(table);
-    expect(log.map((c) => c.find((a) => a['txn'])?.['txn']['version'] ?? null)).toEqual([0, null, 1]);
+    expect(log.map((c) => actionsOf(c, 'txn')[0]?.['version'] ?? null)).toEqual([0, null, 1]);
     expect(await rowsOf(session.read.format('delta').load(table))).toEqual(range(0, 20));
   });
 
@@ -329,8 +311,8 @@ describe('the Delta sink', () => {
     await q.stop();
     expect(await rowsOf(session.read.format('delta').load(table))).toEqual(['{"day":"d0","count":4}', '{"day":"d1","count":3}', '{"day":"d2","count":3}']);
     const [, second] = commits(table);
-    expect(second!.filter((a) => a['remove']).length).toBe(commits(table)[0]!.filter((a) => a['add']).length);
-    expect(second!.find((a) => a['commitInfo'])!['commitInfo']).toMatchObject({ isBlindAppend: false, operationParameters: { outputMode: 'Complete' } });
+    expect(actionsOf(second, 'remove').map((r) => r['path'])).toEqual(actionsOf(commits(table)[0], 'add').map((a) => a['path']));
+    expect(actionOf(second, 'commitInfo')).toMatchObject({ isBlindAppend: false, operationParameters: { outputMode: 'Complete' } });
   });
 
   it('a table missing a batch the checkpoint committed is SINK_CORRUPT; a table of another schema is TABLE_SCHEMA_MISMATCH', async () => {
@@ -369,7 +351,7 @@ describe('the Delta source', () => {
     const table = join(tempDir('sluice-delta-src-'), 't');
     const w = await deltaWriter(table, tempDir());
     for (let b = 0; b < 3; b++) await w.add(b * 10, b * 10 + 10);
-    const files = (n: number): number => commits(table).slice(0, n).flat().filter((a) => a['add']).length;
+    const files = (n: number): number => commits(table).slice(0, n).flatMap((c) => actionsOf(c, 'add')).length;
 
     const ckpt = tempDir();
     const source = (): DataFrame => session.readStream.format('delta').option('maxFilesPerTrigger', 1).load(table);
@@ -406,6 +388,9 @@ describe('the Delta source', () => {
     expect(skipped.q.recentProgress.map((p) => p.numInputRows)).toEqual([10, 10, 10]);
     const changes = await streamAll(from10({ ignoreChanges: true }), 'delta_src_g');
     expect(changes.rows).toEqual([...ids(50, 80), ...ids(60, 66)].sort());
+    // A version the log does not have.
+    const past = await streamAll(session.readStream.format('delta').option('startingVersion', 99).load(table), 'delta_src_g2');
+    expect(past.q.exception).toMatchObject({ code: 'DELTA_VERSION_NOT_FOUND' });
   });
 
   it('a commit that only deletes is DELTA_SOURCE_IGNORE_DELETE unless ignoreDeletes', async () => {

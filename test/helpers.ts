@@ -113,3 +113,22 @@ export function remountTmpfs(dir: string, sizeKb: number): void {
 export function unmount(dir: string): void {
   execFileSync('umount', ['-l', dir], { stdio: 'pipe', timeout: 10_000 });
 }
+
+/** The error `fn` throws, to match its code and details; fails when it throws nothing. */
+export function thrown(fn: () => unknown): Record<string, unknown> {
+  try {
+    fn();
+  } catch (e) {
+    return e as Record<string, unknown>;
+  }
+  throw new Error('expected the call to throw');
+}
+
+/** A collected value made plain (Date as ISO text, Map as entries), to compare whole rows. */
+export function plain(v: unknown): unknown {
+  if (v instanceof Date) return v.toISOString();
+  if (v instanceof Map) return [...v].map(([k, x]) => [plain(k), plain(x)]);
+  if (Array.isArray(v)) return v.map(plain);
+  if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]));
+  return v;
+}

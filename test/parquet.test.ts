@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Session, Trigger, type StreamingQuery } from '@sluice/driver';
 import { schemaToDDL } from '@sluice/executor';
 import { openDuck, type Duck } from './duckdb.js';
-import { removeTempDirs, tempDir } from './helpers.js';
+import { plain, removeTempDirs, tempDir } from './helpers.js';
 
 const N = 300;
 /** The codecs both DuckDB and Sluice write; Sluice also reads lz4 (READ_ONLY_CODECS). */
@@ -68,15 +68,6 @@ function expectedRow(i: number): Record<string, unknown> {
     ui: i * 10_000_000,
     tsn: ts,
   };
-}
-
-/** A collected value made plain (Date as ISO text, Map as entries), to compare whole rows. */
-function plain(v: unknown): unknown {
-  if (v instanceof Date) return v.toISOString();
-  if (v instanceof Map) return [...v].map(([k, x]) => [plain(k), plain(x)]);
-  if (Array.isArray(v)) return v.map(plain);
-  if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]));
-  return v;
 }
 
 const byI = (a: Record<string, unknown>, b: Record<string, unknown>): number => (a['i'] as number) - (b['i'] as number);

@@ -15,12 +15,12 @@
 import { randomUUID } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { parseSchema, partitionValuesOf, schemaToDDL, writeParquet, type Row, type Schema, type TaskOutput, type WriteOptions } from '@sluice/executor';
+import { partitionValuesOf, schemaToDDL, writeParquet, type Row, type Schema, type TaskOutput, type WriteOptions } from '@sluice/executor';
 import { SluiceError, warn } from '@sluice/state';
 import { prepareWritableDir } from '../checkpoint/directories.js';
 import { fsyncDir } from '../checkpoint/versionedFile.js';
 import type { BatchOutput, StreamSink } from '../sinks/Sink.js';
-import { commitPath, LOG_DIR, snapshotAt, versionName, type Action, type AddAction, type Snapshot } from './log.js';
+import { CHECKPOINT_SCHEMA, commitPath, LOG_DIR, snapshotAt, versionName, type Action, type AddAction, type Snapshot } from './log.js';
 import { deltaSchema, sparkSchemaString } from './schema.js';
 
 /** Delta writes a checkpoint every this many commits (delta.checkpointInterval's default). */
@@ -177,24 +177,13 @@ export class DeltaSink implements StreamSink {
       const snapshot = snapshotAt(this.table, version);
       const rows = checkpointRows(snapshot);
       const path = join(this.table, LOG_DIR, `${versionName(version)}.checkpoint.parquet`);
-      writeReplacing(path, writeParquet(rows, CHECKPOINT_WRITE_SCHEMA, 'snappy'));
+      writeReplacing(path, writeParquet(rows, CHECKPOINT_SCHEMA, 'snappy'));
       writeReplacing(join(this.table, LOG_DIR, '_last_checkpoint'), Buffer.from(JSON.stringify({ version, size: rows.length }) + '\n'));
     } catch (e) {
       warn('SLUICE_DELTA_CHECKPOINT_FAILED', `Delta table ${this.table}: the checkpoint of version ${version} was not written (${(e as Error).message}); readers replay the commits instead`);
     }
   }
 }
-
-/** A checkpoint's columns as Sluice writes them (Delta's names; maps as MAP<STRING, STRING>). */
-const CHECKPOINT_WRITE_SCHEMA: Schema = parseSchema(
-  'txn STRUCT<appId: STRING, version: LONG, lastUpdated: LONG>, ' +
-    'add STRUCT<path: STRING, partitionValues: MAP<STRING, STRING>, size: LONG, modificationTime: LONG, dataChange: BOOLEAN, stats: STRING>, ' +
-    'remove STRUCT<path: STRING, deletionTimestamp: LONG, dataChange: BOOLEAN, partitionValues: MAP<STRING, STRING>, size: LONG>, ' +
-    'metaData STRUCT<id: STRING, name: STRING, description: STRING, format: STRUCT<provider: STRING, options: MAP<STRING, STRING>>, ' +
-    'schemaString: STRING, partitionColumns: ARRAY<STRING>, configuration: MAP<STRING, STRING>, createdTime: LONG>, ' +
-    'protocol STRUCT<minReaderVersion: INT, minWriterVersion: INT>',
-  'schema',
-);
 
 const entries = (o: Record<string, string | null> | undefined): Array<[string, string | null]> => Object.entries(o ?? {});
 

@@ -161,6 +161,7 @@ export class DeltaSource implements StreamSource {
 
   async latestOffset(start: SourceOffset | null, limit: ReadLimit): Promise<SourceOffset | null> {
     const from = this.offsetOf(start);
+    for (const v of this.commits.keys()) if (v < from.reservoirVersion) this.commits.delete(v); // read past for good
     if (this.pinRequested && this.pinned === undefined) this.pinned = snapshotAt(this.path).version;
     const maxFiles = limit.ignoreLimits ? Number.POSITIVE_INFINITY : this.config.maxFilesPerTrigger;
     const maxBytes = limit.ignoreLimits ? Number.POSITIVE_INFINITY : (this.config.maxBytesPerTrigger ?? Number.POSITIVE_INFINITY);

@@ -106,7 +106,13 @@ export function listLog(table: string): { commits: number[]; checkpoints: Map<nu
 /** The actions of commit `v`, in order; DELTA_LOG_CORRUPT naming the file for a line that is not an action. */
 export function readCommit(table: string, v: number): Action[] {
   const path = commitPath(table, v);
-  const text = readFileSync(path, 'utf8');
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    throw new SluiceError('DELTA_VERSION_NOT_FOUND', `Delta table ${table} no longer has commit ${v} (${path}): the log was cleaned up past it`, { file: path });
+  }
   return text
     .split('\n')
     .filter((line) => line.trim() !== '')
@@ -121,8 +127,8 @@ export function readCommit(table: string, v: number): Action[] {
     });
 }
 
-/** What a checkpoint's rows hold, read by name (columns a writer leaves out read as null). */
-const CHECKPOINT_SCHEMA: Schema = parseSchema(
+/** What a checkpoint's rows hold, as Sluice writes them and reads them by name (columns a writer leaves out read as null). */
+export const CHECKPOINT_SCHEMA: Schema = parseSchema(
   'txn STRUCT<appId: STRING, version: LONG, lastUpdated: LONG>, ' +
     'add STRUCT<path: STRING, partitionValues: MAP<STRING, STRING>, size: LONG, modificationTime: LONG, dataChange: BOOLEAN, stats: STRING>, ' +
     'remove STRUCT<path: STRING, deletionTimestamp: LONG, dataChange: BOOLEAN, partitionValues: MAP<STRING, STRING>, size: LONG>, ' +
