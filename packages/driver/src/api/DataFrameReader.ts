@@ -11,7 +11,7 @@ import { sqliteTableSpec } from '../sources/sqliteTable.js';
 import { SluiceError } from '@sluice/state';
 import { parseBoolean, parseNonNegativeInt } from '../conf/parsers.js';
 import { commitsAfter, commitTimestamp } from '../delta/log.js';
-import { deltaSourceTable } from '../delta/DeltaSource.js';
+import { deltaSourceTable, rejectDeclaredSchema } from '../delta/DeltaSource.js';
 import type { Options } from '../conf/Options.js';
 import type { SourceSpec } from '../sources/resolveSource.js';
 import { parseTimestamp } from '@sluice/executor';
@@ -100,7 +100,7 @@ function parquetDirSchema(dir: string, merge: boolean): Schema {
  * at that version; a schema may not be given (the table has its own, as in Delta).
  */
 function deltaSnapshotSpec(table: string, o: Options, userSchema: Schema | undefined): SourceSpec {
-  if (userSchema !== undefined) throw new SluiceError('INVALID_SCHEMA', 'a Delta table has its own schema: read it without .schema(...)', { option: 'schema' });
+  rejectDeclaredSchema(userSchema);
   const versionAsOf = o.take('versionAsOf');
   const timestampAsOf = o.take('timestampAsOf');
   o.rejectUnknown('delta static source');

@@ -14,9 +14,9 @@
 import { kDefaultReadOptions, type InputSplit, type Schema } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import type { SourceOffset } from '../checkpoint/OffsetLog.js';
-import { filePieces, packPieces, piecesSplit, type FilePiece } from '../sources/filePieces.js';
+import { batchTasks, piecesSplit, taskRuns, type FilePiece } from '../sources/filePieces.js';
 import type { ReadLimit, StreamSource } from '../sources/Source.js';
-import { commitsAfter, dataFilePath, readCommit, snapshotAt, type AddAction, type MetadataAction, type RemoveAction } from './log.js';
+import { commitsAfter, dataFilePath, latestVersion, readCommit, snapshotAt, type AddAction, type MetadataAction, type RemoveAction } from './log.js';
 
 /** A Delta table as a source reads it: where it is, its id and the schemaString read with. */
 export interface DeltaTableRef {
@@ -67,6 +67,8 @@ export class DeltaSource implements StreamSource {
     table: DeltaTableRef,
     private readonly config: DeltaStreamOptions,
     readonly schema: Schema,
+    /** The file source's advisory task size (0: one task per file), see batchTasks. */
+    private readonly advisoryTaskBytes: number,
   ) {
     ({ path: this.path, tableId: this.tableId, schemaString: this.schemaString } = table);
     this.description = `DeltaSource[${table.path}]`;
@@ -127,7 +129,7 @@ export class DeltaSource implements StreamSource {
 
   private initial(): DeltaOffset {
     const { startingVersion } = this.config;
-    const version = startingVersion ?? snapshotAt(this.path).version;
+    const version = startingVersion ?? latestVersion(this.path);
     return { sourceVersion: 1, reservoirId: this.tableId, reservoirVersion: version, index: -1, isStartingVersion: startingVersion === undefined };
   }
 
@@ -162,7 +164,7 @@ export class DeltaSource implements StreamSource {
   async latestOffset(start: SourceOffset | null, limit: ReadLimit): Promise<SourceOffset | null> {
     const from = this.offsetOf(start);
     for (const v of this.commits.keys()) if (v < from.reservoirVersion) this.commits.delete(v); // read past for good
-    if (this.pinRequested && this.pinned === undefined) this.pinned = snapshotAt(this.path).version;
+    if (this.pinRequested && this.pinned === undefined) this.pinned = latestVersion(this.path);
     const maxFiles = limit.ignoreLimits ? Number.POSITIVE_INFINITY : this.config.maxFilesPerTrigger;
     const maxBytes = limit.ignoreLimits ? Number.POSITIVE_INFINITY : (this.config.maxBytesPerTrigger ?? Number.POSITIVE_INFINITY);
     let last: Entry | undefined;
@@ -187,9 +189,7 @@ export class DeltaSource implements StreamSource {
       if (e.version === to.reservoirVersion && e.index === to.index && e.isStartingVersion === to.isStartingVersion) break;
     }
     if (pieces.length === 0) return [];
-    const tasks = Math.min(pieces.length, slots * 2);
-    const cut = filePieces('parquet', pieces, tasks);
-    return packPieces(cut, Math.min(cut.length, Math.max(tasks, slots * 2))).map((run) => ({
+    return taskRuns('parquet', pieces, batchTasks(pieces, slots, this.advisoryTaskBytes)).map((run) => ({
       type: 'files',
       format: 'parquet',
       ...piecesSplit(run),
@@ -197,6 +197,11 @@ export class DeltaSource implements StreamSource {
       options: kDefaultReadOptions,
     }));
   }
+}
+
+/** A Delta read takes the table's own schema, as in Delta: a declared one is INVALID_SCHEMA. */
+export function rejectDeclaredSchema(userSchema: Schema | undefined): void {
+  if (userSchema !== undefined) throw new SluiceError('INVALID_SCHEMA', 'a Delta table has its own schema: read it without .schema(...)', { option: 'schema' });
 }
 
 /** The table a Delta source reads, at `version` (default: its latest), with its schema. */

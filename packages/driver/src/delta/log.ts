@@ -221,10 +221,16 @@ function apply(state: Omit<Snapshot, 'table' | 'version' | 'schema'> & { protoco
   }
 }
 
+const latestOf = ({ commits, checkpoints }: ReturnType<typeof listLog>): number => Math.max(commits.at(-1) ?? -1, ...checkpoints.keys());
+
+/** The table's latest version, from its log's file names alone (-1: no commit yet). */
+export const latestVersion = (table: string): number => latestOf(listLog(table));
+
 /** The table's snapshot at `version` (default: its latest). */
 export function snapshotAt(table: string, version?: number): Snapshot {
-  const { commits, checkpoints } = listLog(table);
-  const latest = Math.max(commits.at(-1) ?? -1, ...checkpoints.keys());
+  const log = listLog(table);
+  const { commits, checkpoints } = log;
+  const latest = latestOf(log);
   if (latest < 0) throw new SluiceError('DELTA_TABLE_NOT_FOUND', `${table} is not a Delta table: ${LOG_DIR} holds no commit`, { file: table });
   const at = version ?? latest;
   if (!Number.isInteger(at) || at < 0 || at > latest) {

@@ -9,7 +9,7 @@ import type { LogicalPlan } from '../plan/LogicalPlan.js';
 import type { TaskScheduler } from '../scheduler/TaskScheduler.js';
 import { committedFiles } from '../sinks/FileSink.js';
 import { listFiles } from '../sources/fileSystem.js';
-import { filePieces, packPieces, piecesSplit } from '../sources/filePieces.js';
+import { filePieces, piecesSplit, taskRuns } from '../sources/filePieces.js';
 import { statSync } from 'node:fs';
 import { splitRange } from '../sources/RateSource.js';
 import { readSqliteRows } from '../sources/sqliteTable.js';
@@ -68,8 +68,7 @@ export async function staticRows(scheduler: TaskScheduler, plan: LogicalPlan): P
     tasks = [task(0, { type: 'rows', data: encodeRows(rows) })];
   } else if (source.format === 'delta') {
     if (!('files' in source.delta)) throw new SluiceError('NOT_STATIC', 'collect() needs a static DataFrame (session.read)');
-    const pieces = filePieces('parquet', source.delta.files, scheduler.slots * 2);
-    tasks = packPieces(pieces, Math.min(pieces.length, scheduler.slots * 2)).map((run, partition) =>
+    tasks = taskRuns('parquet', source.delta.files, scheduler.slots * 2).map((run, partition) =>
       task(partition, { type: 'files', format: 'parquet', ...piecesSplit(run), schema: source.schema, options: kDefaultReadOptions }),
     );
   } else {

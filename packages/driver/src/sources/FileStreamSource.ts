@@ -14,7 +14,7 @@ import { admitFiles, type AdmissionOptions, type FileEntry } from './FileAdmissi
 import { cleanSourceFiles, listFiles, type CleanSourceMode } from './fileSystem.js';
 import type { ReadLimit, StreamSource } from './Source.js';
 import type { FileFormat } from './resolveSource.js';
-import { filePieces, packPieces, piecesSplit, type FilePiece } from './filePieces.js';
+import { batchTasks, piecesSplit, taskRuns, type FilePiece } from './filePieces.js';
 
 export interface FileSourceConfig {
   format: FileFormat;
@@ -104,19 +104,11 @@ export class FileStreamSource implements StreamSource {
     return files;
   }
 
-  /**
-   * Contiguous runs of files of about equal bytes: two tasks per slot (when there are enough
-   * files, so a slow task does not idle the others), more when the batch is larger than the
-   * advisory task size, and one per file when that size is 0 (adaptive sizing off). Large Parquet
-   * files count as their row-group pieces (filePieces).
-   */
+  /** Contiguous runs of files of about equal bytes, as many as batchTasks says (large Parquet files count as their row-group pieces). */
   planSplits(start: SourceOffset | null, end: SourceOffset, slots: number): InputSplit[] {
     const listed = this.filesBetween(start, end);
     if (listed.length === 0) return [];
-    const total = listed.reduce((s, f) => s + f.size, 0);
-    const bySize = this.advisoryTaskBytes > 0 ? Math.ceil(total / this.advisoryTaskBytes) : listed.length;
-    const files = filePieces(this.config.format, listed, Math.max(slots * 2, bySize));
-    return packPieces(files, Math.min(files.length, Math.max(slots * 2, bySize))).map((run) => this.split(run));
+    return taskRuns(this.config.format, listed, batchTasks(listed, slots, this.advisoryTaskBytes)).map((run) => this.split(run));
   }
 
   private split(pieces: FilePiece[]): InputSplit {

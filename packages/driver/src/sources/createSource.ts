@@ -22,7 +22,7 @@ export function createSource(spec: SourceSpec, index: number, paths: CheckpointP
       return new FileStreamSource(spec.file, paths.source(index), taskBytes(conf), conf.get(CONF_KEYS.fileSourceLogCompactInterval));
     case 'delta':
       if (!('stream' in spec.delta)) throw new SluiceError('UNSUPPORTED_OPERATION', 'a Delta table read with session.read is static: read it with readStream to stream it', { option: 'format' });
-      return new DeltaSource(spec.delta, spec.delta.stream, spec.schema);
+      return new DeltaSource(spec.delta, spec.delta.stream, spec.schema, taskBytes(conf));
     case 'rate':
       return new RateSource(spec.rowsPerSecond, spec.numPartitions, paths.rateStart(index));
     case 'rate-micro-batch':

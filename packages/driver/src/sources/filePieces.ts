@@ -69,6 +69,22 @@ export function packPieces(pieces: readonly FilePiece[], tasks: number): FilePie
   return runs;
 }
 
+/**
+ * How many tasks a streaming batch of `files` gets: two per slot (a slow task then does not idle
+ * the others), more when the batch is larger than the advisory task size, and one per file when
+ * that size is 0 (adaptive sizing off).
+ */
+export function batchTasks(files: readonly FilePiece[], slots: number, advisoryTaskBytes: number): number {
+  const total = files.reduce((s, f) => s + f.size, 0);
+  return Math.max(slots * 2, advisoryTaskBytes > 0 ? Math.ceil(total / advisoryTaskBytes) : files.length);
+}
+
+/** `files` as at most `tasks` runs: large Parquet files cut into row-group pieces (filePieces), then packed (packPieces). */
+export function taskRuns(format: string, files: readonly FilePiece[], tasks: number): FilePiece[][] {
+  const pieces = filePieces(format, files, tasks);
+  return packPieces(pieces, Math.min(pieces.length, tasks));
+}
+
 /** The split fields of a run of pieces: their paths, their row groups and partition values when any piece has some. */
 export function piecesSplit(pieces: readonly FilePiece[]): {
   files: string[];

@@ -15,7 +15,7 @@ import type { MemoryStream } from './MemoryStream.js';
 import { RATE_SCHEMA } from './RateSource.js';
 import type { RateMicroBatchConfig } from './RateMicroBatchSource.js';
 import type { NexmarkSourceConfig } from './NexmarkSource.js';
-import { deltaSourceTable, type DeltaStreamOptions, type DeltaTableRef } from '../delta/DeltaSource.js';
+import { deltaSourceTable, rejectDeclaredSchema, type DeltaStreamOptions, type DeltaTableRef } from '../delta/DeltaSource.js';
 import type { FilePiece } from './filePieces.js';
 
 /** A Delta source: readStream's options, or for session.read the version read and its live files. */
@@ -171,9 +171,7 @@ export function resolveSource(
     });
   } else if (f === 'delta') {
     if (pathOpt === undefined || pathOpt === '') throw new SluiceError('INVALID_OPTION', 'a delta source needs the table directory: load(path)', { option: 'path' });
-    if (userSchema !== undefined) {
-      throw new SluiceError('INVALID_SCHEMA', 'a Delta table has its own schema: read it without .schema(...)', { option: 'schema' });
-    }
+    rejectDeclaredSchema(userSchema);
     const { path, tableId, schemaString, schema } = deltaSourceTable(resolve(String(pathOpt)));
     const starting = o.take('startingVersion');
     const bytes = o.take('maxBytesPerTrigger');
