@@ -17,6 +17,14 @@ export default defineConfig({
         },
       },
       {
+        // Type-level tests of the public API (test/*.test-d.ts): tsc checks them, nothing runs.
+        test: {
+          name: 'types',
+          include: [],
+          typecheck: { enabled: true, only: true, include: ['test/**/*.test-d.ts'], tsconfig: './test/tsconfig.types.json' },
+        },
+      },
+      {
         test: {
           name: 'e2e',
           include: ['test/**/*.test.ts'],

@@ -111,7 +111,9 @@ for (const w of closed) {
   const index = (w.window.start.getUTCMinutes() / 5) | 0;
   windowsOk &&= expectedReadings.get(`${index}|${w.sensor}`) === w.readings;
 }
-for (const w of closed.slice(0, 4)) {
+// The memory sink keeps each batch's rows in the order its tasks finished: sort them to print.
+const inOrder = [...closed].sort((a, b) => a.window.start - b.window.start || (a.sensor < b.sensor ? -1 : a.sensor > b.sensor ? 1 : 0));
+for (const w of inOrder.slice(0, 4)) {
   console.log(`  ${w.window.start.toISOString().slice(11, 16)}-${w.window.end.toISOString().slice(11, 16)} ${w.sensor}: ${w.readings} readings, hottest ${w.hottest} °C`);
 }
 console.log(`  ... ${closed.length} closed windows, ${windowsOk ? 'each count as expected' : 'MISMATCH'}`);

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// The import rules of the packages, checked over the built JavaScript (and its declarations):
-//   1. no runtime import cycle inside a package (type-only imports are erased from the .js, so
-//      they never count);
+// The import rules of the packages, checked over their modules as they run and as they are typed:
+// each source file (src/**/*.ts, tests aside) as esbuild compiles it, which erases type-only
+// imports exactly as the bundle does, and each declaration under dist/types:
+//   1. no runtime import cycle inside a package (type-only imports never count);
 //   2. in @sluice/driver, nothing outside api/ (and the package entry) imports api/, at runtime
 //      or for types: execution/, plan/ and the rest sit below the API facade;
 //   3. packages import only the packages below them: state <- executor <- driver.
@@ -11,6 +12,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { transformSync } from 'esbuild';
 
 /** Packages in layer order: each may import those before it. */
 export const PACKAGE_LAYERS = ['state', 'executor', 'driver'];
@@ -70,29 +72,39 @@ function cycles(graph) {
   return found;
 }
 
+/** A module's imports as it runs: TypeScript compiled as the bundle compiles it (type-only imports gone). */
+const runtimeText = (file) => transformSync(readFileSync(file, 'utf8'), { loader: 'ts', format: 'esm' }).code;
+
 /**
- * Violations of the rules over `packagesDir/<name>/dist`. Each is one line naming the files.
+ * Violations of the rules over `packagesDir/<name>/src` (runtime) and `packagesDir/<name>/dist/types`
+ * (declarations). Each is one line naming the files.
  */
 export function checkImports(packagesDir) {
   const problems = [];
   for (const [layer, name] of PACKAGE_LAYERS.entries()) {
-    const dist = join(packagesDir, name, 'dist');
-    const js = filesUnder(dist, '.js');
-    if (js.length === 0) {
-      problems.push(`${name}: no built JavaScript under ${dist} (run pnpm build)`);
+    const src = join(packagesDir, name, 'src');
+    const types = join(packagesDir, name, 'dist', 'types');
+    const ts = filesUnder(src, '.ts').filter((f) => !f.endsWith('.test.ts') && !f.endsWith('.d.ts') && !/TestKit\.ts$/.test(f));
+    if (ts.length === 0) {
+      problems.push(`${name}: no TypeScript source under ${src}`);
       continue;
     }
-    const rel = (p) => relative(dist, p).split(sep).join('/');
+    const declarations = filesUnder(types, '.d.ts');
+    if (declarations.length === 0) {
+      problems.push(`${name}: no declarations under ${types} (run pnpm build)`);
+      continue;
+    }
+    const modules = [...ts.map((file) => ({ file, dir: src, runtime: true })), ...declarations.map((file) => ({ file, dir: types, runtime: false }))];
     const graph = new Map();
-    for (const file of [...js, ...filesUnder(dist, '.d.ts')]) {
-      const runtime = file.endsWith('.js');
+    for (const { file, dir, runtime } of modules) {
+      const rel = (p) => relative(dir, p).split(sep).join('/');
       const from = rel(file);
       const edges = [];
-      for (const spec of specifiers(readFileSync(file, 'utf8'))) {
+      for (const spec of specifiers(runtime ? runtimeText(file) : readFileSync(file, 'utf8'))) {
         if (spec.startsWith('.')) {
           const target = rel(resolve(dirname(file), spec)).replace(/\.d\.ts$|\.js$/, '');
           edges.push(target);
-          const source = from.replace(/\.d\.ts$|\.js$/, '');
+          const source = from.replace(/\.d\.ts$|\.ts$/, '');
           if (name === 'driver' && target.startsWith('api/') && !source.startsWith('api/') && source !== 'index') {
             problems.push(`driver: ${source} imports ${target}${runtime ? '' : ' (types)'}: only api/ and the package entry may use the API`);
           }
@@ -105,7 +117,7 @@ export function checkImports(packagesDir) {
           }
         }
       }
-      if (runtime) graph.set(from.replace(/\.js$/, ''), edges);
+      if (runtime) graph.set(from.replace(/\.ts$/, ''), edges);
     }
     for (const comp of cycles(graph)) problems.push(`${name}: runtime import cycle: ${comp.join(' -> ')}`);
   }

@@ -6,7 +6,8 @@
 // DISK_FULL), or a low `ulimit -n` (the run must fail with TOO_MANY_OPEN_FILES or succeed).
 // After the last run of a scenario it checks the output against an independent count: every row
 // exactly once, every closed window once with its count. Once per soak it also runs 1000 session
-// create/close cycles in one process. It ends with one summary line and exits 1 on any loss,
+// create/close cycles in one process (hung if 100 of them take a minute; their speed is a
+// benchmark's, bench/new-session.bench.mjs). It ends with one summary line and exits 1 on any loss,
 // duplicate, hang or unexpected error.
 //
 //   pnpm soak                      10 minutes
@@ -38,6 +39,9 @@ const pick = (xs) => xs[Math.floor(random() * xs.length)];
 
 const FAULT_POINTS = ['after-offsets-write', 'after-sink-commit', 'before-commit-log', 'after-state-commit', 'mid-rollback'];
 const CHILD_LIMIT_MS = 90_000;
+// The session cycles run as long as 1000 sessions take (bench/new-session.bench.mjs measures one);
+// they are hung when 100 cycles take longer than this.
+const CYCLES_STALL_MS = 60_000;
 const MIN = 60_000;
 const T0 = Date.UTC(2024, 0, 1);
 
@@ -45,19 +49,29 @@ const stats = { scenarios: 0, runs: 0, kills: 0, faults: 0, faultPoints: new Set
 const problems = [];
 const root = mkdtempSync(join(tmpdir(), 'sluice-soak-'));
 
-function run(cmd, args, env, killAfterMs) {
+/**
+ * Runs a child to its end. It is hung past CHILD_LIMIT_MS, or, with `stallMs`, when it writes
+ * nothing to stderr for that long (a child that reports its progress there).
+ */
+function run(cmd, args, env, killAfterMs, stallMs) {
   return new Promise((resolve) => {
     const child = spawn(cmd, args, { cwd: repo, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
     // Past the limit a run is hung, whatever else was meant to end it (a kill, a fault point).
     let hung = false;
-    const hard = setTimeout(() => {
+    const hang = () => {
       hung = true;
       child.kill('SIGKILL');
-    }, CHILD_LIMIT_MS);
+    };
+    let hard = setTimeout(hang, stallMs ?? CHILD_LIMIT_MS);
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => {
+      stderr += d;
+      if (stallMs === undefined) return;
+      clearTimeout(hard);
+      hard = setTimeout(hang, stallMs);
+    });
     let killer;
     if (killAfterMs !== undefined) killer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
     child.on('exit', (code, signal) => {
@@ -210,8 +224,11 @@ async function scenario(n, mountable) {
 const started = Date.now();
 const mountable = canMount();
 try {
-  const cycles = await run(process.execPath, [CYCLES, '1000'], { ...process.env }, undefined);
+  const cyclesStarted = Date.now();
+  const cycles = await run(process.execPath, [CYCLES, '1000'], { ...process.env }, undefined, CYCLES_STALL_MS);
+  stats.cyclesSeconds = Math.round((Date.now() - cyclesStarted) / 1000);
   if (cycles.stdout.trim() === 'done 1000' && cycles.code === 0) stats.cycles = 1000;
+  else if (cycles.hung) problems.push(`session create/close cycles: 100 cycles took over ${CYCLES_STALL_MS} ms (${cycles.stderr.trim().split('\n').at(-1) || 'none done'})`);
   else problems.push(`session create/close cycles: ${cycles.signal ?? cycles.code} ${cycles.stderr.slice(-300)}`);
   let n = 0;
   while (Date.now() < deadline && problems.length === 0) {
@@ -226,7 +243,7 @@ const took = Math.round((Date.now() - started) / 1000);
 console.log(
   `soak: ${Math.floor(took / 60)}m${String(took % 60).padStart(2, '0')}s seed ${firstSeed}, ${stats.scenarios} scenarios, ${stats.runs} runs, ` +
     `kills ${stats.kills}, faults ${stats.faults} (${[...stats.faultPoints].sort().join(', ')}), worker crashes ${stats.crashes}, ` +
-    `disk full ${mountable ? stats.diskFull : 'left out (no mount)'}, low ulimit ${stats.lowUlimit}, session cycles ${stats.cycles}, ` +
+    `disk full ${mountable ? stats.diskFull : 'left out (no mount)'}, low ulimit ${stats.lowUlimit}, session cycles ${stats.cycles} (${stats.cyclesSeconds} s), ` +
     `rows ${stats.rows}, lost ${stats.lost}, duplicated ${stats.duplicated}`,
 );
 process.exit(problems.length === 0 ? 0 : 1);

@@ -27,7 +27,7 @@ const EXPECTED = JSON.parse(readFileSync(join(GOLDEN, 'EXPECTED.json'), 'utf8'))
 
 /**
  * EXPECTED gives BINARY values as base64; Sluice reads BINARY as its bytes' UTF-8 text (it has no
- * BINARY type, as the README says), so the golden bytes are compared as that text.
+ * BINARY type, as docs/guides/parquet-and-delta.md says), so the golden bytes are compared as that text.
  */
 const BINARY_COLUMNS: Record<string, string[]> = { 'data-reader-primitives': ['as_binary'], 'data-reader-array-primitives': ['as_array_binary'] };
 const utf8 = (b64: unknown): unknown => (typeof b64 === 'string' ? Buffer.from(b64, 'base64').toString('utf8') : b64);

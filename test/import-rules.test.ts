@@ -1,6 +1,7 @@
 /**
- * The import check that `pnpm test` runs over the built packages (scripts/check-imports.mjs): it
- * passes on this repository and reports each kind of violation in a made-up tree.
+ * The import check that `pnpm test` runs over the packages' sources and declarations
+ * (scripts/check-imports.mjs): it passes on this repository and reports each kind of violation in
+ * a made-up tree.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -25,19 +26,23 @@ function tree(files: Record<string, string>): string {
 }
 
 const clean = {
-  'state/dist/index.js': "export const a = 1;\n",
-  'executor/dist/index.js': "import { a } from '@sluice/state';\nexport const b = a;\n",
-  'driver/dist/index.js': "export { Session } from './api/Session.js';\n",
-  'driver/dist/api/Session.js': "import { run } from '../execution/Loop.js';\nexport class Session {}\n",
-  'driver/dist/api/Session.d.ts': "import type { Loop } from '../execution/Loop.js';\n",
-  'driver/dist/execution/Loop.js': "import { b } from '@sluice/executor';\nexport function run() { return b; }\n",
-  // A type-only edge back into the API facade is erased from the JavaScript.
-  'driver/dist/api/Query.js': "export class Query {}\n",
-  'driver/dist/api/Query.d.ts': "import type { Session } from './Session.js';\n",
+  'state/src/index.ts': 'export const a = 1;\n',
+  'state/dist/types/index.d.ts': 'export declare const a = 1;\n',
+  'executor/src/index.ts': "import { a } from '@sluice/state';\nexport const b = a;\n",
+  'executor/dist/types/index.d.ts': 'export declare const b: number;\n',
+  'driver/src/index.ts': "export { Session } from './api/Session.js';\n",
+  'driver/dist/types/index.d.ts': "export { Session } from './api/Session.js';\n",
+  'driver/src/api/Session.ts': "import { run } from '../execution/Loop.js';\nexport class Session { go() { return run(); } }\n",
+  'driver/dist/types/api/Session.d.ts': "import type { Loop } from '../execution/Loop.js';\n",
+  'driver/src/execution/Loop.ts': "import { b } from '@sluice/executor';\nexport function run() { return b; }\n",
+  // A type-only edge back into the API facade is erased from the JavaScript: with `import type`,
+  // or with a plain import whose names are only used as types.
+  'driver/src/api/Query.ts': "import type { Session } from './Session.js';\nexport class Query { s?: Session; }\n",
+  'driver/src/execution/Typed.ts': "import { Session } from '../api/Session.js';\nexport let s: Session | undefined;\n",
 };
 
 describe('the import check', () => {
-  it('passes on the built packages of this repository', () => {
+  it('passes on the packages of this repository', () => {
     expect(checkImports(join(REPO, 'packages'))).toEqual([]);
   });
 
@@ -49,9 +54,9 @@ describe('the import check', () => {
     const problems = checkImports(
       tree({
         ...clean,
-        'driver/dist/plan/A.js': "import { b } from './B.js';\nexport const a = 1;\n",
-        'driver/dist/plan/B.js': "import { c } from '../sinks/C.js';\nexport const b = 1;\n",
-        'driver/dist/sinks/C.js': "import { a } from '../plan/A.js';\nexport const c = 1;\n",
+        'driver/src/plan/A.ts': "import { b } from './B.js';\nexport const a = b;\n",
+        'driver/src/plan/B.ts': "import { c } from '../sinks/C.js';\nexport const b = c;\n",
+        'driver/src/sinks/C.ts': "import { a } from '../plan/A.js';\nexport const c = () => a;\n",
       }),
     );
     expect(problems).toEqual(['driver: runtime import cycle: plan/A -> plan/B -> sinks/C']);
@@ -61,9 +66,9 @@ describe('the import check', () => {
     const problems = checkImports(
       tree({
         ...clean,
-        'driver/dist/execution/Uses.js': "import { Session } from '../api/Session.js';\n",
-        'driver/dist/plan/Types.js': 'export {};\n',
-        'driver/dist/plan/Types.d.ts': "import type { Query } from '../api/Query.js';\n",
+        'driver/src/execution/Uses.ts': "import { Session } from '../api/Session.js';\nexport const s = new Session();\n",
+        'driver/src/plan/Types.ts': 'export {};\n',
+        'driver/dist/types/plan/Types.d.ts': "import type { Query } from '../api/Query.js';\n",
       }),
     );
     expect(problems).toEqual([
@@ -73,9 +78,9 @@ describe('the import check', () => {
   });
 
   it('reports a package importing one above it, and a missing build', () => {
-    const problems = checkImports(tree({ ...clean, 'state/dist/index.js': "import '@sluice/driver';\n", 'executor/dist/index.js': '' }));
-    expect(problems).toEqual(["state: index.js imports @sluice/driver: state may import no other Sluice package"]);
-    const { ['executor/dist/index.js']: _, ...noExecutor } = clean;
-    expect(checkImports(tree(noExecutor))[0]).toMatch(/^executor: no built JavaScript under /);
+    const problems = checkImports(tree({ ...clean, 'state/src/index.ts': "import '@sluice/driver';\n", 'executor/src/index.ts': 'export const b = 1;\n' }));
+    expect(problems).toEqual(['state: index.ts imports @sluice/driver: state may import no other Sluice package']);
+    const { ['executor/dist/types/index.d.ts']: _, ...noExecutor } = clean;
+    expect(checkImports(tree(noExecutor))[0]).toMatch(/^executor: no declarations under /);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Crash tests of the micro-batch protocol (the README's "Checkpoint and exactly-once"): a child process runs a file → JSON query,
+ * Crash tests of the micro-batch protocol (docs/guides/exactly-once-and-checkpoints.md): a child process runs a file → JSON query,
  * or Parquet → Parquet (test/fixtures/kill-child.mjs) and is SIGKILLed, at random moments or at the contract's fault
  * points, then restarted on the same checkpoint until it finishes. Whatever the moment of death,
  * the sink must end up with every input row exactly once, and a restart must never be refused

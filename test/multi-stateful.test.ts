@@ -1,5 +1,5 @@
 /**
- * Several stateful operators in one query (the README's "Several stateful operators"): the
+ * Several stateful operators in one query (docs/guides/stateful-operators.md, "Several stateful operators"): the
  * chained aggregation as Spark's guide writes it, checked against a model of its semantics, across
  * SIGKILL at fault points and a restart; each operator's state under its own id and layout file,
  * and one progress entry per operator, nearest the sink first. Spark's own scenarios are in
@@ -100,7 +100,7 @@ describe('an aggregation after an aggregation', () => {
       const df = s.readStream.format('memory').load('chain_modes').withWatermark('timestamp', '1 minute')
         .groupBy(window('timestamp', '1 minute'), 'word').count()
         .groupBy(window(window_time('window'), '1 hour')).count();
-      for (const mode of ['update', 'complete']) {
+      for (const mode of ['update', 'complete'] as const) {
         await expect(df.writeStream.format('memory').queryName(`chain_${mode}`).outputMode(mode).start()).rejects.toMatchObject({ code: 'UNSUPPORTED_OUTPUT_MODE' });
       }
     });

@@ -1,5 +1,5 @@
 /**
- * Session windows end to end (the README's "Session windows"): the issue's snippet as written, the
+ * Session windows end to end (docs/guides/stateful-operators.md, "Session windows"): the issue's snippet as written, the
  * output modes and refusals, then the same query in a child process
  * (test/fixtures/session-window-child.mjs) SIGKILLed at random moments and at fault points, and
  * repartitioned mid-stream, restarted on its checkpoint each time. Whatever happens, the sink must
@@ -12,7 +12,7 @@ import { readdirSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { col, count, session_window, when, window, window_time, type DataFrame, type Session } from '@sluice/driver';
+import { col, count, session_window, when, window, window_time, type DataFrame, type OutputMode, type Session } from '@sluice/driver';
 import { jsonLines, readSinkJson, removeTempDirs, tempDir, withSession, writeInput } from './helpers.js';
 import { calibrate, committedRows, expectCompleted, expectKilled, killAndRestart, logState, mulberry32, planKills, runChild as runKillChild, type ChildDirs, type KillAt } from './killHarness.js';
 
@@ -162,7 +162,7 @@ describe('session windows', () => {
     await withSession({ 'sluice.executor.cores': 1 }, async (s: Session) => {
       s.memoryStream('session_refused', 'userId STRING, timestamp TIMESTAMP, label STRING');
       const events = s.readStream.format('memory').load('session_refused').withWatermark('timestamp', '10 minutes');
-      const start = (df: DataFrame, mode: string, name: string) =>
+      const start = (df: DataFrame, mode: OutputMode, name: string) =>
         df.writeStream.format('memory').queryName(name).outputMode(mode).start();
       const perUser = events.groupBy(session_window('timestamp', '5 minutes'), 'userId').count();
       await expect(start(perUser, 'update', 'sw_update')).rejects.toMatchObject({ code: 'UNSUPPORTED_OUTPUT_MODE', message: expect.stringContaining('Update output mode not supported for session window') });

@@ -1,5 +1,5 @@
 /**
- * Crash tests of stateful queries (the README's "Checkpoint and exactly-once" and "State"): a child process runs a windowed count with a
+ * Crash tests of stateful queries (docs/guides/exactly-once-and-checkpoints.md and state-store.md): a child process runs a windowed count with a
  * watermark in append mode (test/fixtures/stateful-kill-child.mjs: 2 slots, 8 state partitions
  * in 2 LevelDB shards) and is SIGKILLed at random moments and at every fault point, the driver's
  * and the state store's (a worker's shard commit and rollback), then restarted on the same

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { avg, col, count, max, min, Session, sum, window, type DataFrame, type StreamingQuery } from '@sluice/driver';
+import { avg, col, count, max, min, Session, sum, window, type DataFrame, type OutputMode, type StreamingQuery } from '@sluice/driver';
 import { removeTempDirs, tempDir, withSession } from './helpers.js';
 
 const MIN = 60_000;
@@ -117,7 +117,7 @@ const SEED_BATCHES: Event[][] = [
   [{ id: 'z', minute: 100 }],
 ];
 
-function seedQuery(df: DataFrame, mode: string, name: string) {
+function seedQuery(df: DataFrame, mode: OutputMode, name: string) {
   return df
     .withWatermark('ts', '10 minutes')
     .groupBy(window('ts', '5 minutes'), 'id')
@@ -321,7 +321,7 @@ describe('plans and restarts', () => {
       df.withWatermark('ts', '1 minute').groupBy('id').count().writeStream.format('memory').queryName('x3').outputMode('append').start(),
     ).rejects.toMatchObject({ code: 'UNSUPPORTED_OUTPUT_MODE' });
     // Two aggregations chain in append mode only, each grouped by event time (multi-stateful.test.ts).
-    for (const mode of ['complete', 'update', 'append']) {
+    for (const mode of ['complete', 'update', 'append'] as const) {
       await expect(
         df.groupBy('id').count().groupBy('id').count().writeStream.format('memory').queryName(`x4${mode}`).outputMode(mode).start(),
       ).rejects.toMatchObject({ code: 'UNSUPPORTED_OUTPUT_MODE', option: 'outputMode' });

@@ -1,5 +1,5 @@
 /**
- * Joins of two streams end to end (the README's "Stream-stream joins"): Spark's documented ad
+ * Joins of two streams end to end (docs/guides/joins.md, "Stream-stream joins"): Spark's documented ad
  * impressions and clicks example as written, then the same query in a child process
  * (test/fixtures/stream-join-child.mjs) SIGKILLed at random moments and at fault points, and
  * repartitioned mid-stream, restarted on its checkpoint each time. Whatever happens, the sink must
@@ -12,7 +12,7 @@ import { mkdirSync, readdirSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { expr } from '@sluice/driver';
+import { expr, type OutputMode } from '@sluice/driver';
 import { jsonLines, readSinkJson, removeTempDirs, tempDir, withSession, writeInput } from './helpers.js';
 import { calibrate, committedRows, expectCompleted, expectKilled, killAndRestart, logState, mulberry32, planKills, runChild as runKillChild, type ChildDirs, type KillAt } from './killHarness.js';
 
@@ -114,7 +114,7 @@ describe('combined with union and stream-static joins', () => {
       s.memoryStream('r1', 'rk STRING, rt TIMESTAMP');
       const l = s.readStream.format('memory').load('l1').withWatermark('t', '1 minute');
       const r = s.readStream.format('memory').load('r1').withWatermark('rt', '1 minute');
-      const start = (df: ReturnType<typeof l.join>, mode = 'append') => df.writeStream.format('memory').queryName(`q${Math.random()}`).outputMode(mode).start();
+      const start = (df: ReturnType<typeof l.join>, mode: OutputMode = 'append') => df.writeStream.format('memory').queryName(`q${Math.random()}`).outputMode(mode).start();
       // No bound on the state of an outer join: Spark's rule.
       await expect(start(l.join(r, expr('k = rk'), 'left_outer'))).rejects.toMatchObject({ code: 'UNSUPPORTED_OPERATION' });
       await expect(start(l.join(r, expr('k = rk')), 'update')).rejects.toMatchObject({ code: 'UNSUPPORTED_OUTPUT_MODE', option: 'outputMode' });

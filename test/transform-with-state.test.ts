@@ -1,5 +1,5 @@
 /**
- * transformWithState end to end: the README's counter, and engine behaviour Spark's suites
+ * transformWithState end to end: the counter of docs/guides/arbitrary-state.md, and engine behaviour Spark's suites
  * (spark-transform-with-state.test.ts, spark-flat-map-groups.test.ts) do not cover.
  */
 import { describe, expect, it } from 'vitest';

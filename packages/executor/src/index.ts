@@ -4,6 +4,7 @@ export * from './operators/types.js';
 export * from './task/messages.js';
 export { encodeRows, decodeRows } from './task/rowCodec.js';
 export { exprName } from './expressions/exprNames.js';
+export { expandStar } from './expressions/resolveColumn.js';
 export { exprType, functionArity, generatorFields, planOutputSchema } from './expressions/exprTypes.js';
 export { expandsRows } from './operators/generate.js';
 export { conjuncts, lowerCaseNames, stateValueWatermark, type JoinBoundSides } from './expressions/joinBounds.js';
@@ -19,7 +20,8 @@ export { readFileRecords } from './formats/readers.js';
 export { PARTITION_TYPES, partitionValuesOf, partitionValue } from './formats/partitions.js';
 export { NexmarkGenerator, nexmarkSchema, eventKind, eventTimestamp, eventsOfKindBefore, type NexmarkConfig, type NexmarkTable } from './formats/nexmark.js';
 export { formatRecords } from './formats/writers.js';
-export { PARQUET_COMPRESSIONS, parquetFileSchema, parquetRowGroupBytes, parquetWriteSchema, readParquetFile, readParquetRows, writeParquet, type ParquetCompression } from './formats/parquet.js';
+export { prettyString, showString, showTimestamp, type ShowOptions } from './formats/showString.js';
+export { PARQUET_COMPRESSIONS, parquetFileSchema, parquetRowGroupBytes, checkParquetWritable, readParquetFile, readParquetRows, writeParquet, type ParquetCompression } from './formats/parquet.js';
 export { inferJsonSchema, inferJsonSchemaFromFiles } from './formats/inferJsonSchema.js';
 export { kDefaultReadOptions, withCorruptRecordColumn, validateReadSchema } from './formats/options.js';
 export { readInput } from './task/readInput.js';
@@ -40,6 +42,23 @@ export { MATH_FUNCTIONS, type MathFunctionName } from './expressions/mathFunctio
 export type { StringFunctionName } from './expressions/stringFunctions.js';
 export type { CollectionFunctionName } from './expressions/collectionFunctions.js';
 export { GROUP_STATE, GroupStateTimeout, timeModeOfTimeout, type GroupStateTimeoutConf } from './operators/groupState.js';
+export type {
+  ExpiredTimerInfo,
+  FlatMapGroupsWithStateFunction,
+  GroupState,
+  ListState,
+  MapGroupsWithStateFunction,
+  MapState,
+  ProcessorOutput,
+  QueryInfo,
+  StatefulProcessor,
+  StatefulProcessorHandle,
+  StatefulProcessorWithInitialState,
+  StateSchema,
+  TimerValues,
+  TTLConfig,
+  ValueState,
+} from './operators/processorApi.js';
 export { declareVariables, loadProcessor, packInitialState, stateTypeOf } from './operators/transformWithState.js';
 export { sameVariable } from './operators/processorState.js';
 export { udfFailed } from './expressions/udfs.js';

@@ -6,7 +6,8 @@
  * checkpointing (changelog.ts) a commit's batch is first made durable in the changelog, and
  * reaches LevelDB before the store's next operation.
  */
-import { ClassicLevel } from 'classic-level';
+import { createRequire } from 'node:module';
+import type { ClassicLevel } from 'classic-level';
 import { CONF_KEYS } from './confKeys.js';
 import { asEnvironmentError, environmentError } from './environment.js';
 import { SluiceError } from './errors.js';
@@ -68,10 +69,17 @@ export function validateShardOptions(opts: ShardOptions): void {
   }
 }
 
+// LevelDB's native binding loads with the first shard a thread opens: a worker that runs only
+// stateless tasks, and a session that starts no stateful query, never pay for it.
+let classicLevel: typeof ClassicLevel | undefined;
+const levelClass = (): typeof ClassicLevel =>
+  (classicLevel ??= (createRequire(import.meta.url)('classic-level') as { ClassicLevel: typeof ClassicLevel }).ClassicLevel);
+
 /** Opens (creating if missing) the shard at `dir`. */
 export async function openLevelShard(dir: string, opts: ShardOptions): Promise<LevelShardStore> {
   validateShardOptions(opts);
-  const db: Db = new ClassicLevel<Uint8Array, Uint8Array>(dir, {
+  const Level = levelClass();
+  const db: Db = new Level<Uint8Array, Uint8Array>(dir, {
     keyEncoding: 'view',
     valueEncoding: 'view',
     cacheSize: opts.cacheBytes,
@@ -191,6 +199,8 @@ function errorText(e: unknown): string {
 
 /** A key below no prefix of layout.ts: a compaction of [NO_KEY, NO_KEY] touches no table. */
 const NO_KEY = Uint8Array.of(0xff);
+/** Every key of a shard: all of them start with a prefix byte of layout.ts, below NO_KEY. */
+const ALL_KEYS: [Uint8Array, Uint8Array] = [Uint8Array.of(0x00), NO_KEY];
 
 export class LevelShardStore implements ShardStore {
   private state: ShardState;
@@ -370,6 +380,19 @@ export class LevelShardStore implements ShardStore {
   memoryUsedBytes(): number {
     const wb = Math.min(LEVELDB_MAX_WRITE_BUFFER_BYTES, Math.max(LEVELDB_MIN_WRITE_BUFFER_BYTES, this.opts.writeBufferBytes));
     return this.opts.cacheBytes + wb;
+  }
+
+  /**
+   * The state's bytes: LevelDB's estimate of its table files over every key of the shard (state,
+   * eviction index, undo, meta), plus what LevelDB holds in memory for it (memtables, where recent
+   * writes are before they reach a table file, and cached blocks), plus a changelog commit not yet
+   * written to LevelDB. Approximate, as LevelDB's figures are; never waits for that write.
+   */
+  async stateBytes(): Promise<number> {
+    this.checkOpen();
+    const files = await this.db.approximateSize(ALL_KEYS[0], ALL_KEYS[1]);
+    const memory = Number(this.db.getProperty('leveldb.approximate-memory-usage'));
+    return files + (Number.isFinite(memory) ? memory : 0) + (this.pendingRecord?.opBytes ?? 0);
   }
 
   /** Waits for a running commit or rollback, then closes. Idempotent. */

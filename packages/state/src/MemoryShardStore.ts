@@ -209,6 +209,12 @@ export class MemoryShardStore implements ShardStore {
     return this.volume.bytes;
   }
 
+  /** The same bytes: a memory store holds its whole state in memory. */
+  async stateBytes(): Promise<number> {
+    this.checkOpen();
+    return this.volume.bytes;
+  }
+
   close(): Promise<void> {
     return this.serial.run(async () => {
       if (this.closed) return;
@@ -291,6 +297,9 @@ export class InstrumentedShardStore implements ShardStore {
   }
   memoryUsedBytes(): number {
     return this.inner.memoryUsedBytes();
+  }
+  stateBytes(): Promise<number> {
+    return this.inner.stateBytes();
   }
   close(options?: { settle?: boolean }): Promise<void> {
     return this.inner.close(options);

@@ -91,6 +91,12 @@ export interface ShardStore {
   memoryUsedBytes(): number;
 
   /**
+   * Approximate bytes of the state the store keeps (progress's memoryUsedBytes): small for a small
+   * state and growing with it, unlike memoryUsedBytes, which is what the store was allotted.
+   */
+  stateBytes(): Promise<number>;
+
+  /**
    * Closes the store. `settle`: first lets the background LevelDB write of the last changelog
    * commit finish (a query that stopped), so that the next open, by a repartition or another
    * process, has nothing to replay; without it that write stops after its current piece and the

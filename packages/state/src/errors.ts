@@ -11,11 +11,14 @@ export const ERROR_CODES = [
   // configuration, options and plans
   'INVALID_CONF',
   'UNKNOWN_FORMAT',
+  'OPTIONAL_DEPENDENCY_MISSING',
   'UNKNOWN_OPTION',
   'INVALID_OPTION',
   'SCHEMA_REQUIRED',
   'INVALID_SCHEMA',
   'UNRESOLVED_COLUMN',
+  'MISSING_AGGREGATION',
+  'MISSING_GROUP_BY',
   'COLUMN_ALREADY_EXISTS',
   'DATATYPE_MISMATCH',
   'WRONG_NUM_ARGS',
@@ -128,6 +131,8 @@ export interface SluiceErrorDetails {
   option?: string;
   column?: string;
   line?: number;
+  /** Names the user may have meant (a misspelled column or option), closest first. */
+  suggestions?: string[];
   cause?: unknown;
 }
 
@@ -137,6 +142,8 @@ export class SluiceError extends Error {
   readonly option?: string;
   readonly column?: string;
   readonly line?: number;
+  /** Names the user may have meant (a misspelled column or option), closest first. */
+  readonly suggestions?: string[];
 
   constructor(code: ErrorCode, message: string, details: SluiceErrorDetails = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
@@ -146,6 +153,7 @@ export class SluiceError extends Error {
     if (details.option !== undefined) this.option = details.option;
     if (details.column !== undefined) this.column = details.column;
     if (details.line !== undefined) this.line = details.line;
+    if (details.suggestions !== undefined) this.suggestions = details.suggestions;
   }
 
   /** Plain form that survives structured clone across the worker boundary, cause included. */
@@ -158,6 +166,7 @@ export class SluiceError extends Error {
       ...(this.option !== undefined && { option: this.option }),
       ...(this.column !== undefined && { column: this.column }),
       ...(this.line !== undefined && { line: this.line }),
+      ...(this.suggestions !== undefined && { suggestions: this.suggestions }),
       ...(cause !== undefined && {
         cause:
           cause instanceof Error
@@ -186,6 +195,7 @@ export interface SerializedError {
   option?: string;
   column?: string;
   line?: number;
+  suggestions?: string[];
   /** The error's cause (a user's error, say), as name, message and stack. */
   cause?: { name: string; message: string; stack?: string };
 }

@@ -222,6 +222,26 @@ export function runShardStoreConformance(name: string, factory: ShardStoreFactor
       expect((await u.getMany([k('a'), k('b')])).map(text)).toEqual(['1', undefined]);
     });
 
+    it('reports the bytes of its state: small for a few rows, growing with the state, kept across a reopen', async () => {
+      const loc = await factory.newLocation();
+      const s = await open(loc);
+      await s.commit(0, [put(k('a'), v('1')), put(k('b'), v('2')), put(k('c'), v('3'))], 3, 0);
+      const small = await s.stateBytes();
+      expect(small).toBeGreaterThan(0);
+      expect(small).toBeLessThan(64 << 10);
+      const many: ShardChange[] = [];
+      for (let i = 0; i < 5000; i++) many.push(put(k(`key-${i}`), v(`value-${i}-${'x'.repeat(24)}`)));
+      await s.commit(1, many, many.length, 0);
+      const big = await s.stateBytes();
+      // 5,000 keys of about 45 bytes each: LevelDB compresses its files, so ask for a fraction.
+      expect(big).toBeGreaterThan(small + 5000 * 10);
+      await s.close();
+      const again = await open(loc);
+      expect(await again.stateBytes()).toBeGreaterThan(small + 5000 * 10);
+      await again.close();
+      await expect(again.stateBytes()).rejects.toMatchObject({ code: 'STATE_STORE_CLOSED' });
+    });
+
     it('moves raw entries for a repartition, and resets the marker with no undo left, across a reopen', async () => {
       const loc = await factory.newLocation();
       const s = await open(loc);

@@ -12,54 +12,81 @@ export type Literal = string | number | boolean | Date | bigint | null;
 /** A Column, or a JavaScript value used as a literal (a string here is text, not a column name). */
 export type ColumnOrLiteral = Column | Literal;
 
+/**
+ * An expression over a DataFrame's columns (Spark's Column), made by `col`, `lit`, `expr` and
+ * the functions, and combined by its methods, named as Spark's. A Column is plain data (it crosses
+ * into the worker threads): JavaScript closures have no place in it; user code runs through `udf`.
+ * Its types are checked when a DataFrame operator takes it. Operands that are not Columns are
+ * literals (`col('v').gt(10)`; a string there is text, not a column name).
+ *
+ * @example
+ * ```ts
+ * df.filter(col('v').gt(10).and(col('id').isNotNull()))
+ *   .select(col('id'), col('v').multiply(2).alias('twice'), when(col('v').gt(100), 'big').otherwise('small').alias('size'));
+ * ```
+ */
 export class Column {
+  /** @internal The expression tree. */
   readonly expr: Expr;
 
+  /** @internal */
   constructor(expr: Expr) {
     this.expr = expr;
   }
 
+  /** this + other (SQL `+`); null if either is null. */
   plus(other: ColumnOrLiteral): Column {
     return this.binary('plus', other);
   }
+  /** this - other (SQL `-`). */
   minus(other: ColumnOrLiteral): Column {
     return this.binary('minus', other);
   }
+  /** this * other (SQL `*`). */
   multiply(other: ColumnOrLiteral): Column {
     return this.binary('multiply', other);
   }
-  /** Always DOUBLE, as in Spark; division by zero gives null. */
+  /** this / other (SQL `/`): always DOUBLE, as in Spark; division by zero gives null. */
   divide(other: ColumnOrLiteral): Column {
     return this.binary('divide', other);
   }
-  /** The remainder takes the sign of the dividend; modulo zero gives null. */
+  /** this % other (SQL `%`): the remainder takes the sign of the dividend; modulo zero gives null. */
   mod(other: ColumnOrLiteral): Column {
     return this.binary('mod', other);
   }
+  /** this > other (SQL `>`); null if either is null. */
   gt(other: ColumnOrLiteral): Column {
     return this.binary('gt', other);
   }
+  /** this >= other (SQL `>=`). */
   geq(other: ColumnOrLiteral): Column {
     return this.binary('geq', other);
   }
+  /** this < other (SQL `<`). */
   lt(other: ColumnOrLiteral): Column {
     return this.binary('lt', other);
   }
+  /** this <= other (SQL `<=`). */
   leq(other: ColumnOrLiteral): Column {
     return this.binary('leq', other);
   }
+  /** this = other (SQL `=`; Scala's `===`); null if either is null (see eqNullSafe). */
   equalTo(other: ColumnOrLiteral): Column {
     return this.binary('equalTo', other);
   }
+  /** this <> other (SQL `<>`; Scala's `=!=`). */
   notEqual(other: ColumnOrLiteral): Column {
     return this.binary('notEqual', other);
   }
+  /** Logical AND, three-valued: false and null is false, true and null is null. */
   and(other: ColumnOrLiteral): Column {
     return this.binary('and', other);
   }
+  /** Logical OR, three-valued: true or null is true, false or null is null. */
   or(other: ColumnOrLiteral): Column {
     return this.binary('or', other);
   }
+  /** Logical NOT; null stays null. */
   not(): Column {
     return this.unary('not');
   }
@@ -67,9 +94,11 @@ export class Column {
   negate(): Column {
     return this.unary('negate');
   }
+  /** Whether the value is null. */
   isNull(): Column {
     return this.unary('isNull');
   }
+  /** Whether the value is not null. */
   isNotNull(): Column {
     return this.unary('isNotNull');
   }
@@ -100,16 +129,20 @@ export class Column {
     }
     return new Column({ op: 'alias', expr: this.expr, name: names[0]!, ...(names.length > 1 && { names }) });
   }
+  /** Same as alias. */
   as(...names: string[]): Column {
     return this.alias(...names);
   }
 
+  /** Bitwise AND of integers (SQL `&`). */
   bitwiseAND(other: ColumnOrLiteral): Column {
     return this.binary('bitwiseAnd', other);
   }
+  /** Bitwise OR of integers (SQL `|`). */
   bitwiseOR(other: ColumnOrLiteral): Column {
     return this.binary('bitwiseOr', other);
   }
+  /** Bitwise XOR of integers (SQL `^`). */
   bitwiseXOR(other: ColumnOrLiteral): Column {
     return this.binary('bitwiseXor', other);
   }
@@ -137,12 +170,15 @@ export class Column {
       otherwise: this.equalTo(o).expr,
     });
   }
+  /** Whether the string starts with `prefix`. */
   startsWith(prefix: ColumnOrLiteral): Column {
     return new Column({ op: 'call', fn: 'startswith', args: [this.expr, lit(prefix).expr] });
   }
+  /** Whether the string ends with `suffix`. */
   endsWith(suffix: ColumnOrLiteral): Column {
     return new Column({ op: 'call', fn: 'endswith', args: [this.expr, lit(suffix).expr] });
   }
+  /** Whether the string contains `part`. */
   contains(part: ColumnOrLiteral): Column {
     return new Column({ op: 'call', fn: 'contains', args: [this.expr, lit(part).expr] });
   }
@@ -150,6 +186,7 @@ export class Column {
   substr(pos: number | Column, len: number | Column): Column {
     return new Column({ op: 'call', fn: 'substring', args: [this.expr, lit(pos).expr, lit(len).expr] });
   }
+  /** Whether the value is NaN (false for null). */
   isNaN(): Column {
     return new Column({ op: 'call', fn: 'isnan', args: [this.expr] });
   }
@@ -201,10 +238,6 @@ export class Column {
   }
 }
 
-/**
- * A literal column (Spark's lit). Integral numbers become LONG, other numbers DOUBLE, Dates
- * TIMESTAMP (held as epoch ms); a Column is returned as it is.
- */
 /** x LIKE p, x ILIKE p (LIKE of both in lower case, as Spark defines it) and x RLIKE p. */
 export function patternMatch(how: 'like' | 'ilike' | 'rlike', x: Expr, pattern: Expr): Expr {
   if (how === 'rlike') return { op: 'call', fn: 'rlike', args: [x, pattern] };
@@ -212,6 +245,10 @@ export function patternMatch(how: 'like' | 'ilike' | 'rlike', x: Expr, pattern: 
   return { op: 'call', fn: 'like', args: how === 'ilike' ? [lower(x), lower(pattern)] : [x, pattern] };
 }
 
+/**
+ * A literal column (Spark's lit). Integral numbers become LONG, other numbers DOUBLE, strings
+ * STRING, booleans BOOLEAN, Dates TIMESTAMP, null (or undefined) NULL; a Column is returned as it is.
+ */
 export function lit(value: ColumnOrLiteral | undefined): Column {
   if (value instanceof Column) return value;
   return new Column(literalExpr(value));

@@ -12,6 +12,7 @@ import {
   stateTypeOf,
   timeModeOfTimeout,
   exprName,
+  expandStar,
   exprType,
   isStructType,
   sessionOfKey,
@@ -27,7 +28,7 @@ import {
   type TimeMode,
   type TransformWithStateOp,
 } from '@sluice/executor';
-import { SluiceError } from '@sluice/state';
+import { didYouMean, SluiceError, suggest } from '@sluice/state';
 import { Column, toColumn } from './Column.js';
 import { AggregateColumn, avg, count, max, min, sum } from './aggregates.js';
 import type { Session } from './Session.js';
@@ -144,17 +145,24 @@ export class DataFrame {
     const names = cols ?? this.columns;
     for (const c of names) {
       if (!this.schema.some((f) => f.name === c)) {
-        throw new SluiceError('UNRESOLVED_COLUMN', `${what}: no column ${c}; columns: ${this.columns.join(', ')}`, { column: c });
+        const suggestions = suggest(c, this.columns);
+        throw new SluiceError('UNRESOLVED_COLUMN', `${what}: no column ${c}.${didYouMean(suggestions)} Columns: ${this.columns.join(', ')}`, { column: c, suggestions });
       }
     }
     return names;
   }
 
-  /** Spark's select; one item may be a generator (explode, posexplode, inline), which gives a row per element. */
+  /**
+   * Spark's select; one item may be a generator (explode, posexplode, inline), which gives a row per
+   * element. `'*'` is every column, and `'s.*'` (or col('s.*')) every field of the struct column s,
+   * each a column named by its field.
+   */
   select(...cols: Array<Column | string>): DataFrame {
-    const exprs: Expr[] = cols.flatMap((c) =>
-      c === '*' ? this.schema.map((f): Expr => ({ op: 'col', name: f.name })) : [toColumn(c).expr],
-    );
+    const exprs: Expr[] = cols.flatMap((c) => {
+      const e = c === '*' ? ({ op: 'col', name: '*' } as const) : toColumn(c).expr;
+      if (e.op !== 'col' || !(e.name === '*' || e.name.endsWith('.*'))) return [e];
+      return e.name === '*' ? this.schema.map((f): Expr => ({ op: 'col', name: f.name })) : expandStar(e.name.slice(0, -2), this.schema);
+    });
     const generated = generatorOf(exprs, this.schema);
     if (generated === undefined) return this.with({ kind: 'project', exprs });
     return this.with(generated.op).with({ kind: 'project', exprs: generated.exprs });
@@ -170,9 +178,9 @@ export class DataFrame {
     this.session.registerTempView(name, this, false);
   }
 
-  /** Spark's selectExpr: each text an SQL expression with an optional alias (`'v * 2 AS twice'`, `'*'`). */
+  /** Spark's selectExpr: each text an SQL expression with an optional alias (`'v * 2 AS twice'`, `'*'`, `'s.*'`). */
   selectExpr(...exprs: string[]): DataFrame {
-    return this.select(...exprs.map((e) => (typeof e === 'string' && e.trim() === '*' ? '*' : parseColumn(e, 'selectExpr'))));
+    return this.select(...exprs.map((e) => (typeof e === 'string' ? (starTarget(e) ?? parseColumn(e, 'selectExpr')) : parseColumn(e, 'selectExpr'))));
   }
 
   /** Keeps the rows where `condition` holds: a Column, or SQL text (`"v > 10 AND name IS NOT NULL"`). */
@@ -207,8 +215,10 @@ export class DataFrame {
     }
     const field = this.schema.find((f) => f.name === eventTime);
     if (!field) {
-      throw new SluiceError('UNRESOLVED_COLUMN', `withWatermark: no column ${eventTime}; columns: ${this.columns.join(', ')}`, {
+      const suggestions = suggest(eventTime, this.columns);
+      throw new SluiceError('UNRESOLVED_COLUMN', `withWatermark: no column ${eventTime}.${didYouMean(suggestions)} Columns: ${this.columns.join(', ')}`, {
         column: eventTime,
+        suggestions,
       });
     }
     if (field.type !== 'timestamp') {
@@ -592,7 +602,10 @@ function equiJoinKeys(cond: Expr, left: Schema, right: Schema, streams: boolean)
     if (inLeft(name) && inRight(name)) {
       throw new SluiceError('UNSUPPORTED_OPERATION', `column ${name} is on both sides of the join: join on its name (on = '${name}'), or rename one side's first`, { column: name });
     }
-    if (!inLeft(name) && !inRight(name)) throw new SluiceError('UNRESOLVED_COLUMN', `join condition: no column ${name} on either side`, { column: name });
+    if (!inLeft(name) && !inRight(name)) {
+      const suggestions = suggest(name, [...left, ...right].map((f) => f.name));
+      throw new SluiceError('UNRESOLVED_COLUMN', `join condition: no column ${name} on either side.${didYouMean(suggestions)}`, { column: name, suggestions });
+    }
   }
   const keys: string[] = [];
   const rightKeys: string[] = [];
@@ -677,3 +690,14 @@ function nullSafeOperands(e: Expr): [Expr, Expr] | undefined {
   return isNullOf(first.cond, a) && isNullOf(first.value, b) && isNullOf(second.cond, b) && falseLit ? [a, b] : undefined;
 }
 
+/** A name in selectExpr text: plain, or in backticks (a doubled backtick inside stands for one). */
+const NAME_PART = '(?:`(?:[^`]|``)*`|[A-Za-z_][A-Za-z0-9_]*)';
+const STAR_TEXT = new RegExp(`^\\s*((?:${NAME_PART}\\s*\\.\\s*)*)\\*\\s*$`);
+
+/** `'*'` or `'a.b.*'` as selectExpr text, as the name select expands; undefined for any other text. */
+function starTarget(text: string): string | undefined {
+  const m = STAR_TEXT.exec(text);
+  if (m === null) return undefined;
+  const parts = [...m[1]!.matchAll(new RegExp(NAME_PART, 'g'))].map(([p]) => (p.startsWith('`') ? p.slice(1, -1).replace(/``/g, '`') : p));
+  return [...parts, '*'].join('.');
+}

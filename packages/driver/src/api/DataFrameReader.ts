@@ -17,8 +17,24 @@ import type { SourceSpec } from '../sources/resolveSource.js';
 import { parseTimestamp } from '@sluice/executor';
 
 export const STATIC_FORMATS = ['json', 'csv', 'text', 'parquet', 'delta', 'sqlite'] as const;
+/**
+ * The formats `session.read` reads: files (json, csv, text, parquet), Delta tables, and SQLite tables or queries.
+ * @useDeclaredType
+ */
+export type StaticSourceFormat = (typeof STATIC_FORMATS)[number];
 
-export class DataFrameReader extends Reader<DataFrameReader> {
+/**
+ * `session.read` (Spark's DataFrameReader): a static DataFrame of files, of a Sluice sink's
+ * committed output, of a table, of a Delta table's version, or of a SQLite table or query, to
+ * `collect()` or to join a stream with.
+ *
+ * @example
+ * ```ts
+ * const users = session.read.format('csv').option('header', true).schema('id STRING, name STRING').load('users');
+ * const rows = await users.collect();
+ * ```
+ */
+export class DataFrameReader extends Reader<DataFrameReader, StaticSourceFormat> {
   /** A table written by writeStream.toTable(name): a JSON table with the schema it was written with, or a Delta table at its latest version. */
   table(name: string): DataFrame {
     const t = tableSchema(this.session.conf, name);

@@ -4,8 +4,8 @@
  */
 import { resolve } from 'node:path';
 import { ManualClock } from '../execution/clock.js';
-import { PARQUET_COMPRESSIONS, PARTITION_TYPES, parquetWriteSchema, type WriteOptions } from '@sluice/executor';
-import { CONF_KEYS, SluiceError } from '@sluice/state';
+import { PARQUET_COMPRESSIONS, PARTITION_TYPES, checkParquetWritable, type WriteOptions } from '@sluice/executor';
+import { CONF_KEYS, didYouMean, SluiceError, suggest } from '@sluice/state';
 import type { DataFrame } from './DataFrame.js';
 import { Options, type OptionValue } from '../conf/Options.js';
 import { ConsoleSink } from '../sinks/ConsoleSink.js';
@@ -16,7 +16,7 @@ import { NoopSink } from '../sinks/NoopSink.js';
 import { ForeachBatchSink, type ForeachBatchFunction } from '../sinks/ForeachBatchSink.js';
 import { SqliteSink, type SqliteSinkOptions } from '../sinks/SqliteSink.js';
 import type { StreamSink } from '../sinks/Sink.js';
-import type { QuerySpec, TriggerSpec } from '../plan/QuerySpec.js';
+import type { OutputMode, QuerySpec, TriggerSpec } from '../plan/QuerySpec.js';
 import { checkFormat } from '../sources/resolveSource.js';
 import { checkOutputMode } from '../plan/UnsupportedOperationChecker.js';
 import type { StreamingQuery } from './StreamingQuery.js';
@@ -25,7 +25,28 @@ import { DEFAULT_POOL, POOL_PROPERTY } from '../scheduler/TaskScheduler.js';
 import { parseBoolean, parseEnum, parsePositiveInt } from '../conf/parsers.js';
 
 export const SINK_FORMATS = ['json', 'csv', 'parquet', 'delta', 'memory', 'console', 'foreachBatch', 'sqlite', 'noop'] as const;
+/**
+ * The formats `writeStream` writes: files (json, csv, parquet) and Delta tables exactly once,
+ * memory (`session.memoryTable`), console, foreachBatch, SQLite upserts, and noop (discards).
+ * @useDeclaredType
+ */
+export type SinkFormat = (typeof SINK_FORMATS)[number];
 
+/**
+ * `df.writeStream` (Spark's DataStreamWriter): the sink's format and options, the output mode
+ * and the trigger, then `start()` runs the query. Everything is checked before the query starts,
+ * so `start()` rejects on a bad option or an output mode the query cannot use, and no batch runs.
+ *
+ * @example
+ * ```ts
+ * const query = await counts.writeStream
+ *   .format('json')
+ *   .option('checkpointLocation', 'ckpt')
+ *   .outputMode('append')
+ *   .trigger(Trigger.ProcessingTime('1 second'))
+ *   .start('data/out');
+ * ```
+ */
 export class DataStreamWriter {
   private fmt: string | undefined;
   private readonly opts = new Options();
@@ -36,24 +57,38 @@ export class DataStreamWriter {
   private batchFn: ForeachBatchFunction | undefined;
   private partitionCols: string[] = [];
 
+  /** @internal */
   constructor(private readonly df: DataFrame) {}
 
-  format(sink: string): this {
+  /**
+   * The sink's format (default: `sluice.sql.sources.default`, json); see {@link SinkFormat}. An
+   * unknown name type-checks but is UNKNOWN_FORMAT at `start()`.
+   */
+  format(sink: SinkFormat | (string & {})): this {
     this.fmt = sink;
     return this;
   }
 
+  /**
+   * An option of the sink (`checkpointLocation`, `header`, `compression`...) or of the query
+   * (`schedulerPool`). Keys are case-insensitive; an unknown one is UNKNOWN_OPTION at `start()`.
+   */
   option(key: string, value: OptionValue): this {
     this.opts.set(key, value);
     return this;
   }
 
+  /** Several options at once, as {@link DataStreamWriter.option}. */
   options(values: Record<string, OptionValue>): this {
     for (const [k, v] of Object.entries(values)) this.opts.set(k, v);
     return this;
   }
 
-  outputMode(mode: string): this {
+  /**
+   * How each batch's result is written (default `append`); a mode the query cannot use (update
+   * of a stream-stream join, complete without an aggregation) is UNSUPPORTED_OUTPUT_MODE at `start()`.
+   */
+  outputMode(mode: OutputMode): this {
     this.mode = mode;
     return this;
   }
@@ -80,11 +115,22 @@ export class DataStreamWriter {
     return this;
   }
 
+  /** The query's name: unique among the active queries, and the table name of the memory sink. */
   queryName(name: string): this {
     this.name = name;
     return this;
   }
 
+  /**
+   * Spark's foreachBatch: `fn` gets each batch's rows and its id, on the driver, and the query
+   * waits for what it returns. A replayed batch comes again with the same id, so an idempotent
+   * `fn` gives exactly-once output. Sets the format to `foreachBatch`.
+   *
+   * @example
+   * ```ts
+   * await df.writeStream.foreachBatch(async (rows, batchId) => { await save(batchId, rows); }).start();
+   * ```
+   */
   foreachBatch(fn: ForeachBatchFunction): this {
     if (typeof fn !== 'function') {
       throw new SluiceError('INVALID_OPTION', 'foreachBatch needs a function (rows, batchId) => ...', { option: 'foreachBatch' });
@@ -126,7 +172,7 @@ export class DataStreamWriter {
       if (format === 'parquet' || format === 'delta') {
         options.compression = parseEnum(String(o.take('compression') ?? 'snappy').toLowerCase(), PARQUET_COMPRESSIONS, 'compression');
         // A column Parquet cannot hold fails here, before the query starts.
-        parquetWriteSchema(this.df.schema.filter((f) => !partitionBy.includes(f.name)));
+        checkParquetWritable(this.df.schema.filter((f) => !partitionBy.includes(f.name)));
       }
       sink = format === 'delta' ? new DeltaSink(resolve(String(p)), this.df.schema, options, partitionBy) : new FileSink(format, resolve(String(p)), options, partitionBy);
     } else if (format === 'memory') {
@@ -165,7 +211,10 @@ export class DataStreamWriter {
     const schema = this.df.schema;
     const cols = this.partitionCols.map((c) => {
       const field = schema.find((f) => f.name.toLowerCase() === String(c).toLowerCase());
-      if (!field) throw new SluiceError('UNRESOLVED_COLUMN', `partitionBy: no column ${c}; columns: ${schema.map((f) => f.name).join(', ')}`, { column: String(c) });
+      if (!field) {
+        const suggestions = suggest(String(c), schema.map((f) => f.name));
+        throw new SluiceError('UNRESOLVED_COLUMN', `partitionBy: no column ${c}.${didYouMean(suggestions)} Columns: ${schema.map((f) => f.name).join(', ')}`, { column: String(c), suggestions });
+      }
       if (!PARTITION_TYPES.includes(field.type)) {
         throw new SluiceError('INVALID_OPTION', `partitionBy: column ${field.name} is ${String(typeof field.type === 'string' ? field.type : 'nested').toUpperCase()}; a partition column is ${PARTITION_TYPES.join(', ').toUpperCase()}`, { column: field.name });
       }
@@ -176,6 +225,11 @@ export class DataStreamWriter {
     return cols;
   }
 
+  /**
+   * Starts the query; resolves once it runs (its first batch not yet done). `path` is a file
+   * sink's output directory (or option `path`). Rejects, before any batch, on a bad option,
+   * schema or plan, and with QUERY_NAME_IN_USE or a locked checkpoint.
+   */
   async start(path?: string): Promise<StreamingQuery> {
     const spec = this.resolveSpec(path);
     return this.df.session.streams.startQuery(this.df, spec);

@@ -15,15 +15,20 @@ import { StreamingQueryManager } from './StreamingQueryManager.js';
 import { POOL_PROPERTY, TaskScheduler, type PoolMetrics } from '../scheduler/TaskScheduler.js';
 import { staticFiles, staticRows } from '../execution/staticRows.js';
 import { PrometheusMetrics } from '../metrics/SessionMetrics.js';
+import { isInstalled } from '../optionalDependency.js';
 import { startUI, type UIHandle, type UIOptions } from '../ui/UIServer.js';
 import { parseUserSchema } from '../sources/resolveSource.js';
 import { planSql } from './sql/sqlStatement.js';
 
+/** The options of {@link Session.create}. */
 export interface SessionOptions {
+  /** Configuration values by key (`sluice.*`, or the `spark.*` alias); each is checked here. */
   conf?: Record<string, unknown>;
 }
 
+/** What {@link Session.metrics} reports: the listener bus, the executors and the scheduler. */
 export interface SessionMetrics {
+  /** The listener bus's queue (sluice.scheduler.listenerbus.eventqueue.capacity). */
   listenerBus: {
     /** Events dropped because the listener queue was full. */
     numDroppedEvents: number;
@@ -36,9 +41,30 @@ export interface SessionMetrics {
    * The slots, and each slot's state shards against its worker's budgets (stateStore.maxOpenFiles
    * within its share of ulimit -n, and maxMemoryMB) as its last state task left them; null before one ran.
    */
-  executor: { slots: number; activeQueries: number; stateStores: Array<WorkerStateUsage | null> };
+  executor: {
+    /** Task slots (worker threads): sluice.executor.cores. */
+    slots: number;
+    /** Queries running now. */
+    activeQueries: number;
+    /** Per slot, its worker's state shards and budgets; null until a state task ran there. */
+    stateStores: Array<WorkerStateUsage | null>;
+  };
   /** sluice.scheduler.mode, and each pool's settings and running and waiting tasks (the executors not started yet: none). */
-  scheduler: { mode: 'FIFO' | 'FAIR'; pools: Record<string, PoolMetrics>; queries: Array<{ id: string; name: string | null; pool: string }> };
+  scheduler: {
+    /** FIFO or FAIR between scheduler pools (sluice.scheduler.mode). */
+    mode: 'FIFO' | 'FAIR';
+    /** Each pool by name. */
+    pools: Record<string, PoolMetrics>;
+    /** The running queries and the pool each runs in. */
+    queries: Array<{
+      /** The query's id. */
+      id: string;
+      /** The query's name, if it has one. */
+      name: string | null;
+      /** Its scheduler pool. */
+      pool: string;
+    }>;
+  };
 }
 
 
@@ -55,9 +81,27 @@ export function workerHeap(conf: RuntimeConf): { oldMB: number; youngMB: number 
   return { oldMB, youngMB: Math.max(16, Math.min(96, Math.floor(budget / 4))) };
 }
 
+/**
+ * The entry point of a Sluice program (Spark's SparkSession): its configuration, the readers of
+ * streams and static data, SQL over temporary views, and the manager of its queries. All of its
+ * queries share one set of executors (worker threads, one per task slot), started on first use;
+ * `close()` stops the queries and ends them, after which the process can exit.
+ *
+ * @example
+ * ```ts
+ * const session = await Session.create({ conf: { 'sluice.sql.shuffle.partitions': 8 } });
+ * session.conf.set('spark.sql.streaming.stateStore.partitions', '4'); // spark.* keys are aliases
+ * const rates = session.readStream.format('rate').option('rowsPerSecond', 100).load();
+ * // ...start queries...
+ * await session.close();
+ * ```
+ */
 export class Session {
+  /** The session's configuration (Spark's `spark.conf`). */
   readonly conf: RuntimeConf;
+  /** The session's queries and query listeners (Spark's `spark.streams`). */
   readonly streams: StreamingQueryManager;
+  /** @internal */
   readonly listenerBus: ListenerBus;
   private taskScheduler: TaskScheduler | undefined;
   private readonly memorySinks = new Map<string, MemorySink>();
@@ -72,7 +116,11 @@ export class Session {
     this.streams = new StreamingQueryManager(this);
   }
 
-  /** With `sluice.ui.enabled`, the dashboard is served at once on `sluice.ui.port` (`session.ui`). */
+  /**
+   * Starts a session. Conf values are checked here (INVALID_CONF); with `sluice.ui.enabled`, the
+   * dashboard is served at once on `sluice.ui.port` (`session.ui`). The executors start with the
+   * first query or static read.
+   */
   static async create(options: SessionOptions = {}): Promise<Session> {
     const session = new Session(options);
     if (session.conf.get(CONF_KEYS.uiEnabled)) session.ui = await session.startUI({ port: session.conf.get(CONF_KEYS.uiPort) });
@@ -82,21 +130,24 @@ export class Session {
   /** The dashboard started by `sluice.ui.enabled`, if any. */
   ui: UIHandle | undefined;
 
+  /** A reader of streams: its `load()` gives a streaming DataFrame (Spark's `spark.readStream`). */
   get readStream(): DataStreamReader {
     this.assertOpen();
     return new DataStreamReader(this);
   }
 
+  /** A reader of static data (files, tables, SQLite): its `load()` gives a DataFrame to `collect()` or join (Spark's `spark.read`). */
   get read(): DataFrameReader {
     this.assertOpen();
     return new DataFrameReader(this);
   }
 
+  /** @internal SESSION_CLOSED once closed. */
   assertOpen(): void {
     if (this.closed) throw new SluiceError('SESSION_CLOSED', 'the session is closed');
   }
 
-  /** The executors, started on first use with the `sluice.executor.cores` in force then. */
+  /** @internal The executors, started on first use with the `sluice.executor.cores` in force then. */
   scheduler(): TaskScheduler {
     this.assertOpen();
     this.taskScheduler ??= new TaskScheduler(
@@ -112,7 +163,17 @@ export class Session {
     return this.taskScheduler;
   }
 
-  /** A named in-memory input stream; `schema` is required the first time a name is used. */
+  /**
+   * A named in-memory input stream (Spark's MemoryStream); `schema` is required the first time a
+   * name is used. `readStream.format('memory').load(name)` reads it.
+   *
+   * @example
+   * ```ts
+   * const input = session.memoryStream('events', 'id STRING, v LONG');
+   * const df = session.readStream.format('memory').load('events');
+   * input.addData([{ id: 'a', v: 1 }]);
+   * ```
+   */
   memoryStream(name: string, schema?: string | Record<string, unknown> | Schema): MemoryStream {
     let stream = this.memoryStreams.get(name);
     if (!stream) {
@@ -125,6 +186,7 @@ export class Session {
     return stream;
   }
 
+  /** @internal The memory sink of query `name` (format('memory')), made on first use. */
   memorySink(name: string): MemorySink {
     let sink = this.memorySinks.get(name);
     if (!sink) {
@@ -134,7 +196,6 @@ export class Session {
     return sink;
   }
 
-  /** Rows of a memory sink's table in batch order (complete mode: the last batch). */
   /**
    * Spark's spark.sql: a SELECT over temporary views (createOrReplaceTempView) as a DataFrame,
    * streaming when it reads a streaming view. See the README's SQL section for the grammar.
@@ -160,7 +221,7 @@ export class Session {
     return new DataFrame(this, { source: { format: 'values', schema, rows }, ops: [], post: [] }, false);
   }
 
-  /** Registers `df` as view `name` (DataFrame.createOrReplaceTempView and createTempView call this). */
+  /** @internal Registers `df` as view `name` (DataFrame.createOrReplaceTempView and createTempView call this). */
   registerTempView(name: string, df: DataFrame, replace: boolean): void {
     if (typeof name !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
       throw new SluiceError('INVALID_OPTION', `a view name is letters, digits and _, not starting with a digit; got ${String(name)}`, { option: 'viewName' });
@@ -177,12 +238,18 @@ export class Session {
     return this.views.delete(String(name).toLowerCase());
   }
 
-  async memoryTable(name: string): Promise<Array<Record<string, unknown>>> {
+  /**
+   * The rows of the memory sink of the query named `name` (`.format('memory').queryName(name)`),
+   * in batch order; in complete mode, the last batch's. A replayed batch is not added twice.
+   * UNKNOWN_TABLE when no such query started.
+   */
+  async memoryTable(name: string): Promise<Row[]> {
     const sink = this.memorySinks.get(name);
     if (!sink) throw new SluiceError('UNKNOWN_TABLE', `no memory table ${name}; start a query with .format('memory').queryName('${name}')`);
     return sink.rows();
   }
 
+  /** Engine metrics: the listener bus's dropped events, the executors' state stores, the scheduler's pools. */
   metrics(): SessionMetrics {
     return {
       listenerBus: {
@@ -205,7 +272,7 @@ export class Session {
 
   private metricsRegistry: PrometheusMetrics | undefined;
 
-  /** The session's Prometheus metrics (prom-client): per query from each progress, per session when scraped. */
+  /** @internal The session's Prometheus metrics (prom-client): per query from each progress, per session when scraped. */
   get prometheus(): PrometheusMetrics {
     this.metricsRegistry ??= new PrometheusMetrics({
       listenerQueueSize: () => this.listenerBus.queueSize,
@@ -217,11 +284,21 @@ export class Session {
     return this.metricsRegistry;
   }
 
-  /** The metrics in Prometheus's text format, as `/metrics` serves them. */
+  /**
+   * @internal What queries record their progress into: the Prometheus metrics when prom-client is installed,
+   * else nothing (without it there is no `/metrics` to serve them, and asking for them is
+   * OPTIONAL_DEPENDENCY_MISSING).
+   */
+  get queryMetrics(): PrometheusMetrics | undefined {
+    return this.metricsRegistry ?? (isInstalled('prom-client') ? this.prometheus : undefined);
+  }
+
+  /** The metrics in Prometheus's text format, as `/metrics` serves them (needs prom-client installed). */
   prometheusMetrics(): Promise<string> {
     return this.prometheus.text();
   }
 
+  /** The content type of {@link Session.prometheusMetrics}'s text. */
   get prometheusContentType(): string {
     return this.prometheus.contentType;
   }
@@ -254,21 +331,28 @@ export class Session {
     } else this.localProperties.set(k, value);
   }
 
+  /** A local property set by {@link Session.setLocalProperty}, or null. */
   getLocalProperty(key: string): string | null {
     return this.localProperties.get(canonicalKey(key)) ?? null;
   }
 
   /** For ports of Spark code: `session.sparkContext.setLocalProperty(...)`. */
-  get sparkContext(): { setLocalProperty(key: string, value: string | null): void; getLocalProperty(key: string): string | null } {
+  get sparkContext(): {
+    /** As {@link Session.setLocalProperty}. */
+    setLocalProperty(key: string, value: string | null): void;
+    /** As {@link Session.getLocalProperty}. */
+    getLocalProperty(key: string): string | null;
+  } {
     return { setLocalProperty: (k, v) => this.setLocalProperty(k, v), getLocalProperty: (k) => this.getLocalProperty(k) };
   }
 
-  /** The files a static read of `dir` covers: a sink's committed files, else the directory's. */
+  /** @internal The JSON schema of the files a static read of `dir` covers: a sink's committed files, else the directory's. */
   inferJsonSchema(dir: string, read: ReadOptions): Schema {
     return inferJsonSchemaFromFiles(staticFiles(dir), read);
   }
 
-  async collectStatic(df: DataFrame): Promise<Array<Record<string, unknown>>> {
+  /** @internal The rows of static DataFrame `df` (DataFrame.collect). */
+  async collectStatic(df: DataFrame): Promise<Row[]> {
     const rows = await staticRows(this.scheduler(), df.plan);
     return rows.map((row) => rowToExternal(row, df.schema));
   }

@@ -14,30 +14,45 @@ import { firstStateSlot } from '../execution/StateShards.js';
 import type { Session } from './Session.js';
 import { StreamingQuery } from './StreamingQuery.js';
 
+/**
+ * `session.streams` (Spark's StreamingQueryManager): the session's active queries, waiting for
+ * their end, and the query listeners.
+ */
 export class StreamingQueryManager {
   private readonly queries = new Map<string, StreamingQuery>();
   private terminatedWaiters: Array<(q: StreamingQuery) => void> = [];
   private lastTerminated: StreamingQuery | undefined;
 
+  /** @internal */
   constructor(private readonly session: Session) {}
 
+  /** The queries running now. */
   get active(): StreamingQuery[] {
     return [...this.queries.values()].filter((q) => q.isActive);
   }
 
+  /** The running query with this id, or null. */
   get(id: string): StreamingQuery | null {
     return this.queries.get(id) ?? null;
   }
 
+  /**
+   * Adds a listener of every query's start, progress, idleness and end. Listeners are called off
+   * the batch loop: a slow or throwing one never delays or fails a query.
+   */
   addListener(listener: StreamingQueryListener): void {
     this.session.listenerBus.addListener(listener);
   }
 
+  /** Removes a listener added by {@link StreamingQueryManager.addListener}. */
   removeListener(listener: StreamingQueryListener): void {
     this.session.listenerBus.removeListener(listener);
   }
 
-  /** Resolves when any query of the session ends; rejects with its error if it failed. */
+  /**
+   * Resolves (true) when any query of the session ends, or has ended since the last
+   * resetTerminated; false after `timeoutMs`. Rejects with the error of a query that failed.
+   */
   async awaitAnyTermination(timeoutMs?: number): Promise<boolean> {
     const q =
       this.lastTerminated ??
@@ -55,6 +70,7 @@ export class StreamingQueryManager {
     this.lastTerminated = undefined;
   }
 
+  /** @internal Starts `df` as `spec` says (DataStreamWriter.start and toTable call this). */
   async startQuery(df: DataFrame, spec: QuerySpec): Promise<StreamingQuery> {
     this.session.assertOpen();
     if (spec.queryName !== null && this.active.some((q) => q.name === spec.queryName)) {
@@ -70,7 +86,7 @@ export class StreamingQueryManager {
       bus: this.session.listenerBus,
       otherStateShards: (id: string) => this.active.reduce((n, q) => n + (q.id === id ? 0 : q.stateShards), 0),
       firstStateSlot: (id: string) => firstStateSlot(this.active.flatMap((q) => (q.id === id ? [] : q.stateSlots)), this.session.scheduler().slots),
-      metrics: this.session.prometheus,
+      metrics: this.session.queryMetrics,
     };
     // transformWithState processors declare their state variables: their modules load here first.
     const plan = await resolveProcessors(df.plan);
@@ -88,6 +104,7 @@ export class StreamingQueryManager {
     return query;
   }
 
+  /** @internal Stops every active query (Session.close). */
   async stopAll(): Promise<void> {
     await Promise.all(this.active.map((q) => q.stop()));
   }

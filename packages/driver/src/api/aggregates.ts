@@ -18,13 +18,17 @@ import { parseDuration } from '../conf/parsers.js';
  * INVALID_EXPRESSION.
  */
 export class AggregateColumn extends Column {
+  /** @internal */
   constructor(
+    /** @internal */
     readonly fn: AggFn,
+    /** @internal */
     readonly arg: Expr | null,
+    /** The output column's name: Spark's (`count(1)`, `sum(v)`), or the alias. */
     readonly name: string,
     /** The name before any alias: Spark's name for the aggregate (count(1), sum(v)). */
     readonly unaliasedName: string = name,
-    /** first and last's ignoreNulls, approx_count_distinct's rsd. */
+    /** @internal first and last's ignoreNulls, approx_count_distinct's rsd. */
     readonly options: AggOptions = {},
   ) {
     super({ op: 'col', name });
@@ -35,18 +39,22 @@ export class AggregateColumn extends Column {
     });
   }
 
+  /** The aggregate, its output column named `name`. */
   override alias(name: string): AggregateColumn {
     return new AggregateColumn(this.fn, this.arg, name, this.unaliasedName, this.options);
   }
 
+  /** Same as alias. */
   override as(name: string): AggregateColumn {
     return this.alias(name);
   }
 
+  /** The output column's name. */
   override toString(): string {
     return this.name;
   }
 
+  /** @internal The aggregate as the plan holds it. */
   get spec(): AggSpec {
     return { fn: this.fn, arg: this.arg, name: this.name, ...this.options };
   }
@@ -93,48 +101,74 @@ export function count(c: Column | string): AggregateColumn {
   return aggregate('count', c);
 }
 
+/** The sum of the values (nulls skipped; null when all are): LONG for integers, DOUBLE otherwise. */
 export function sum(c: Column | string): AggregateColumn {
   return aggregate('sum', c);
 }
 
+/** The mean of the values, a DOUBLE (nulls skipped). */
 export function avg(c: Column | string): AggregateColumn {
   return aggregate('avg', c);
 }
 
+/** Same as avg, as in Spark. */
 export const mean = avg;
 
+/** The least value (nulls skipped). */
 export function min(c: Column | string): AggregateColumn {
   return aggregate('min', c);
 }
 
+/** The greatest value (nulls skipped). */
 export function max(c: Column | string): AggregateColumn {
   return aggregate('max', c);
 }
 
 /** first(c[, ignoreNulls]): the first value of the group's rows as they arrive (not deterministic across partitions, as in Spark). */
 export const first = (c: Column | string, ignoreNulls = false): AggregateColumn => aggregateOf('first', toColumn(c).expr, 'first', ignoreNulls ? { ignoreNulls } : {});
+/** last(c[, ignoreNulls]): the last value of the group's rows as they arrive (not deterministic across partitions, as in Spark). */
 export const last = (c: Column | string, ignoreNulls = false): AggregateColumn => aggregateOf('last', toColumn(c).expr, 'last', ignoreNulls ? { ignoreNulls } : {});
+/** The values as an array, in the order they arrive, nulls skipped. */
 export const collect_list = (c: Column | string): AggregateColumn => aggregate('collect_list', c);
+/** The distinct values as an array, nulls skipped. */
 export const collect_set = (c: Column | string): AggregateColumn => aggregate('collect_set', c);
+/** Same as collect_list (SQL's name). */
 export const array_agg = (c: Column | string): AggregateColumn => aggregateOf('collect_list', toColumn(c).expr, 'array_agg');
+/** Same as first (SQL's name). */
 export const first_value = (c: Column | string, ignoreNulls = false): AggregateColumn => aggregateOf('first', toColumn(c).expr, 'first_value', ignoreNulls ? { ignoreNulls } : {});
+/** Same as last (SQL's name). */
 export const last_value = (c: Column | string, ignoreNulls = false): AggregateColumn => aggregateOf('last', toColumn(c).expr, 'last_value', ignoreNulls ? { ignoreNulls } : {});
+/** Some value of the group (the first to arrive). */
 export const any_value = (c: Column | string, ignoreNulls = false): AggregateColumn => aggregateOf('first', toColumn(c).expr, 'any_value', ignoreNulls ? { ignoreNulls } : {});
+/** Same as stddev_samp. */
 export const std = (c: Column | string): AggregateColumn => aggregateOf('stddev_samp', toColumn(c).expr, 'std');
+/** Same as bool_or. */
 export const any = (c: Column | string): AggregateColumn => boolAggregateOf('any', toColumn(c).expr);
+/** Same as stddev_samp. */
 export const stddev = (c: Column | string): AggregateColumn => aggregateOf('stddev_samp', toColumn(c).expr, 'stddev');
+/** The sample standard deviation, a DOUBLE (null for one value). */
 export const stddev_samp = (c: Column | string): AggregateColumn => aggregate('stddev_samp', c);
+/** The population standard deviation, a DOUBLE. */
 export const stddev_pop = (c: Column | string): AggregateColumn => aggregate('stddev_pop', c);
+/** Same as var_samp. */
 export const variance = (c: Column | string): AggregateColumn => aggregateOf('var_samp', toColumn(c).expr, 'variance');
+/** The sample variance, a DOUBLE (null for one value). */
 export const var_samp = (c: Column | string): AggregateColumn => aggregate('var_samp', c);
+/** The population variance, a DOUBLE. */
 export const var_pop = (c: Column | string): AggregateColumn => aggregate('var_pop', c);
 /** min_by(value, ordering): the value of the row with the least ordering. */
 export const min_by = (value: Column | string, ordering: Column | string): AggregateColumn => byOrderingOf('min_by', toColumn(value).expr, toColumn(ordering).expr);
+/** max_by(value, ordering): the value of the row with the greatest ordering. */
 export const max_by = (value: Column | string, ordering: Column | string): AggregateColumn => byOrderingOf('max_by', toColumn(value).expr, toColumn(ordering).expr);
+/** The number of rows where the condition is true. */
 export const count_if = (c: Column | string): AggregateColumn => countIfOf(toColumn(c).expr);
+/** Whether the condition is true for every row (nulls skipped). */
 export const bool_and = (c: Column | string): AggregateColumn => boolAggregateOf('bool_and', toColumn(c).expr);
+/** Whether the condition is true for some row (nulls skipped). */
 export const bool_or = (c: Column | string): AggregateColumn => boolAggregateOf('bool_or', toColumn(c).expr);
+/** Same as bool_and. */
 export const every = (c: Column | string): AggregateColumn => boolAggregateOf('every', toColumn(c).expr);
+/** Same as bool_or. */
 export const some = (c: Column | string): AggregateColumn => boolAggregateOf('some', toColumn(c).expr);
 /**
  * percentile_approx(c, percentage[, accuracy]): the least value with at least percentage × n
@@ -144,6 +178,7 @@ export const some = (c: Column | string): AggregateColumn => boolAggregateOf('so
 export function percentile_approx(c: Column | string, percentage: number | number[], accuracy = 10_000): AggregateColumn {
   return percentileOf('percentile_approx', toColumn(c).expr, percentage, accuracy, 'percentile_approx');
 }
+/** Same as percentile_approx. */
 export const approx_percentile = (c: Column | string, percentage: number | number[], accuracy = 10_000): AggregateColumn =>
   percentileOf('percentile_approx', toColumn(c).expr, percentage, accuracy, 'approx_percentile');
 /** percentile(c, percentage): the exact percentile, interpolated between values, as Spark's (every value is kept). */

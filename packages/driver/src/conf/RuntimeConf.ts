@@ -4,7 +4,7 @@
  * when set, so a bad value fails at the call that introduced it.
  */
 import { availableParallelism } from 'node:os';
-import { CONF_KEYS, SluiceError, type ConfKey } from '@sluice/state';
+import { CONF_KEYS, didYouMean, SluiceError, suggest, type ConfKey } from '@sluice/state';
 import { parseBoolean, parseBytes, parseDuration, parseEnum, parseJsonObject, parsePositiveInt, parsePositiveIntOrAuto } from './parsers.js';
 
 type Parser<T> = (raw: unknown, key: string) => T;
@@ -69,7 +69,10 @@ export interface PoolConf {
 
 const K = CONF_KEYS;
 
-/** Every key with its default, parser and meaning; the README's configuration table mirrors it. */
+/**
+ * Every key with its default, parser and meaning; the README's configuration table mirrors it.
+ * @internal Exported for the checks that hold the README and docs/reference/conf.md to it.
+ */
 export const CONF = {
   [K.executorCores]: {
     default: () => availableParallelism(),
@@ -195,8 +198,10 @@ export const CONF = {
   [K.taskMaxFailures]: { default: () => 4, parse: positiveInt, doc: 'attempts of one task before the query fails' },
 } satisfies { [K in ConfKey]: ConfEntry<unknown> };
 
-/** The type of a key's value, from its parser in the conf table. */
-export type ConfValue<K extends ConfKey> = ReturnType<(typeof CONF)[K]['parse']>;
+/** The type of each key's value, from its parser in the conf table (the README's configuration table lists them). */
+export type ConfValues = { [P in ConfKey]: ReturnType<(typeof CONF)[P]['parse']> };
+/** The type of a key's value (`ConfValue<'sluice.sql.shuffle.partitions'>` is `number | 'auto'`). */
+export type ConfValue<K extends ConfKey> = ConfValues[K];
 
 export function canonicalKey(key: string): string {
   return key.startsWith('spark.') ? `sluice.${key.slice('spark.'.length)}` : key;
@@ -205,18 +210,36 @@ export function canonicalKey(key: string): string {
 function entryOf(key: string): ConfEntry<unknown> {
   const k = canonicalKey(key);
   if (!Object.hasOwn(CONF, k)) {
-    throw new SluiceError('INVALID_CONF', `unknown conf key ${key}; see the README's configuration table`, { option: key });
+    // Suggested in the prefix the user wrote (spark.* keys are aliases of sluice.* ones).
+    const prefix = key.startsWith('spark.') ? 'spark.' : 'sluice.';
+    const suggestions = suggest(key, Object.keys(CONF).map((c) => prefix + c.slice('sluice.'.length)));
+    throw new SluiceError('INVALID_CONF', `unknown conf key ${key}.${didYouMean(suggestions, (n) => `\`${n}\``)} See the README's configuration table.`, { option: key, suggestions });
   }
   return CONF[k as ConfKey];
 }
 
+/**
+ * A session's configuration (Spark's RuntimeConfig), as `session.conf`. Keys are `sluice.*`; the
+ * same key spelled `spark.*` is an alias. A value is checked when set: an unknown key or a bad
+ * value is INVALID_CONF at that call. A query takes a snapshot when it starts, so a later change
+ * affects the queries started after it.
+ *
+ * @example
+ * ```ts
+ * session.conf.set('sluice.sql.shuffle.partitions', 8);
+ * session.conf.set('spark.sql.streaming.stateStore.partitions', '4');
+ * session.conf.get('sluice.sql.shuffle.partitions'); // 8
+ * ```
+ */
 export class RuntimeConf {
   private readonly values = new Map<string, unknown>();
 
+  /** @internal */
   constructor(initial: Record<string, unknown> = {}) {
     for (const [k, v] of Object.entries(initial)) this.set(k, v);
   }
 
+  /** Sets `key` (checked now: INVALID_CONF); null or undefined unsets it. */
   set(key: string, value: unknown): void {
     const entry = entryOf(key);
     const k = canonicalKey(key);
@@ -236,15 +259,17 @@ export class RuntimeConf {
     return this.values.has(k) ? this.values.get(k) : entry.default();
   }
 
+  /** Whether `key` was set (rather than at its default). */
   isSet(key: string): boolean {
     return this.values.has(canonicalKey(key));
   }
 
+  /** Returns `key` to its default. */
   unset(key: string): void {
     this.values.delete(canonicalKey(key));
   }
 
-  /** Snapshot taken by a query at start: later session changes do not affect it. */
+  /** @internal Snapshot taken by a query at start: later session changes do not affect it. */
   snapshot(): RuntimeConf {
     const c = new RuntimeConf();
     for (const [k, v] of this.values) c.values.set(k, v);

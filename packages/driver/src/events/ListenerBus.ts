@@ -10,22 +10,36 @@ import { warn } from '@sluice/state';
 import type { StreamingQueryProgress } from './progress.js';
 import { withTimeout } from '../execution/timeouts.js';
 
+/** A query started (Spark's QueryStartedEvent). */
 export interface QueryStartedEvent {
+  /** The query's id, stable across restarts. */
   id: string;
+  /** The id of this run. */
   runId: string;
+  /** The query's name, or null. */
   name: string | null;
+  /** When it started, ISO-8601 UTC. */
   timestamp: string;
 }
+/** A batch ended (Spark's QueryProgressEvent). */
 export interface QueryProgressEvent {
+  /** The batch's progress. */
   progress: StreamingQueryProgress;
 }
+/** A trigger found nothing to do (Spark's QueryIdleEvent); sent at most every `sluice.sql.streaming.noDataProgressEventInterval`. */
 export interface QueryIdleEvent {
+  /** The query's id. */
   id: string;
+  /** The id of this run. */
   runId: string;
+  /** When, ISO-8601 UTC. */
   timestamp: string;
 }
+/** A query ended, stopped or failed (Spark's QueryTerminatedEvent). */
 export interface QueryTerminatedEvent {
+  /** The query's id. */
   id: string;
+  /** The id of this run. */
   runId: string;
   /** The error's message, as in Spark; null after a clean stop. */
   exception: string | null;
@@ -35,10 +49,29 @@ export interface QueryTerminatedEvent {
   error: Error | null;
 }
 
+/**
+ * Hears every query of a session (Spark's StreamingQueryListener), added with
+ * `session.streams.addListener`. Each method is optional and may return a promise. Listeners are
+ * called off the batch loop, in order, through a bounded queue: a slow or throwing listener
+ * never delays or fails a query (when the queue is full, idle and then old progress events are
+ * dropped, and counted in `session.metrics()`).
+ *
+ * @example
+ * ```ts
+ * session.streams.addListener({
+ *   onQueryProgress: ({ progress }) => console.log(progress.batchId, progress.numInputRows),
+ *   onQueryTerminated: (e) => { if (e.exception) console.error(e.errorClassOnException, e.exception); },
+ * });
+ * ```
+ */
 export interface StreamingQueryListener {
+  /** A query started. */
   onQueryStarted?(event: QueryStartedEvent): unknown;
+  /** A batch of a query ended. */
   onQueryProgress?(event: QueryProgressEvent): unknown;
+  /** A query's trigger found no new data and no batch was due. */
   onQueryIdle?(event: QueryIdleEvent): unknown;
+  /** A query ended: stopped, done (AvailableNow, Once) or failed. */
   onQueryTerminated?(event: QueryTerminatedEvent): unknown;
 }
 
@@ -48,7 +81,8 @@ type Posted =
   | { kind: 'onQueryIdle'; event: QueryIdleEvent }
   | { kind: 'onQueryTerminated'; event: QueryTerminatedEvent };
 
-export type EventKind = Posted['kind'];
+/** The kinds of listener events, by the listener method that takes them. */
+export type EventKind = keyof StreamingQueryListener;
 
 /** Droppable kinds, in the order they are dropped when the queue is full. */
 const DROP_ORDER = ['onQueryIdle', 'onQueryProgress'] as const;

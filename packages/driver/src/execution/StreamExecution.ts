@@ -15,9 +15,13 @@ import { clock, type ManualClock } from './clock.js';
 import type { ProgressReporter } from './ProgressReporter.js';
 import { withTimeout } from './timeouts.js';
 
+/** What a query is doing now (Spark's StreamingQueryStatus), as `query.status` reports it. */
 export interface QueryStatus {
+  /** In words, as Spark's: 'Initializing sources', 'Getting offsets from sources', 'Waiting for data to arrive', 'Stopped'... */
   message: string;
+  /** Whether the last trigger found new data. */
   isDataAvailable: boolean;
+  /** Whether a trigger is running now. */
   isTriggerActive: boolean;
 }
 

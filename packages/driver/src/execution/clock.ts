@@ -25,6 +25,7 @@ export class ManualClock {
     this.time = startMs;
   }
 
+  /** The clock's time, in epoch milliseconds. */
   now(): number {
     return this.time;
   }
@@ -48,24 +49,24 @@ export class ManualClock {
     await this.allWaiting();
   }
 
-  /** Resolves once every query on the clock waits for it. */
+  /** Resolves once every query on the clock waits for it (its trigger done). */
   allWaiting(): Promise<void> {
     if ([...this.loops.values()].every((l) => l.waiting)) return Promise.resolve();
     return new Promise((resolve) => this.idle.push(resolve));
   }
 
-  /** A query starts on the clock (running until it first sleeps). */
+  /** @internal A query starts on the clock (running until it first sleeps). */
   attach(owner: object): void {
     this.loops.set(owner, { waiting: false, at: Infinity, wake: () => {} });
   }
 
-  /** A query ended: it no longer holds `advance` back. */
+  /** @internal A query ended: it no longer holds `advance` back. */
   detach(owner: object): void {
     this.loops.delete(owner);
     this.settle();
   }
 
-  /** `owner` sleeps `ms` by this clock: `wake` runs once the clock reaches it. Returns a cancel (a stop wakes the query). */
+  /** @internal `owner` sleeps `ms` by this clock: `wake` runs once the clock reaches it. Returns a cancel (a stop wakes the query). */
   sleep(owner: object, ms: number, wake: () => void): () => void {
     const loop = { waiting: true, at: this.time + ms, wake };
     this.loops.set(owner, loop);

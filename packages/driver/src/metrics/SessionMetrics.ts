@@ -3,12 +3,12 @@
  * progress event as it is made (never through the listener bus, which may drop events), and per
  * session, read when scraped. Names follow Prometheus conventions: `sluice_` first, units last.
  */
-import { createRequire } from 'node:module';
 import type { Counter, Histogram, Registry } from 'prom-client';
 
 /** Loaded when the metrics are first used: a session that never scrapes never loads it. */
-const prom = (): typeof import('prom-client') => createRequire(import.meta.url)('prom-client') as typeof import('prom-client');
+const prom = (): typeof import('prom-client') => requireOptional<typeof import('prom-client')>('prom-client', 'Prometheus metrics', 'prometheus');
 import type { StreamingQueryProgress } from '../events/progress.js';
+import { requireOptional } from '../optionalDependency.js';
 
 /** What a scrape reads from the session at that moment. */
 export interface SessionGauges {
@@ -22,7 +22,7 @@ export interface SessionGauges {
 const QUERY_LABELS = ['query_name', 'query_id'] as const;
 
 export class PrometheusMetrics {
-  readonly registry: Registry;
+  private readonly registry: Registry;
   private readonly inputRows: Counter<(typeof QUERY_LABELS)[number]>;
   private readonly batches: Counter<(typeof QUERY_LABELS)[number]>;
   private readonly batchDuration: Histogram<(typeof QUERY_LABELS)[number]>;

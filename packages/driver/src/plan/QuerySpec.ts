@@ -8,11 +8,22 @@ import type { StreamSink } from '../sinks/Sink.js';
 
 export type { OutputMode };
 
-/** When batches run, as Spark's Trigger (built by `Trigger` in the API). */
+/** When batches run, as Spark's Trigger: what the {@link Trigger} factories build. */
 export type TriggerSpec =
-  | { kind: 'ProcessingTime'; intervalMs: number }
-  | { kind: 'AvailableNow' }
-  | { kind: 'Once' };
+  | {
+      /** A batch every interval. */
+      kind: 'ProcessingTime';
+      /** The interval in milliseconds (0: the next batch as soon as one ends). */
+      intervalMs: number;
+    }
+  | {
+      /** What is available at start, in batches that respect the limits, then stop. */
+      kind: 'AvailableNow';
+    }
+  | {
+      /** One batch over what is available, then stop. */
+      kind: 'Once';
+    };
 
 export interface QuerySpec {
   sink: StreamSink;

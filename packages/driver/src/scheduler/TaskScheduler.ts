@@ -66,10 +66,15 @@ export const POOL_PROPERTY = LOCAL_PROPERTY_KEYS.schedulerPool;
 
 /** Running and waiting tasks of a pool, for session.metrics(). */
 export interface PoolMetrics {
+  /** FIFO or FAIR among the pool's own jobs. */
   schedulingMode: 'FIFO' | 'FAIR';
+  /** Its share of the slots against other pools' in FAIR mode. */
   weight: number;
+  /** Slots it gets before weights apply, in FAIR mode. */
   minShare: number;
+  /** Its tasks running now. */
   runningTasks: number;
+  /** Its tasks waiting for a slot. */
   waitingTasks: number;
 }
 
@@ -79,7 +84,8 @@ interface Waiting extends Candidate {
 }
 
 export class TaskScheduler {
-  private readonly pools: Piscina[];
+  /** Each slot's pool, started with the first task the slot runs: a one-task query starts one worker. */
+  private readonly pools: Array<Piscina | undefined>;
   private readonly filename: string;
   /** Each slot runs the one task the arbiter gave it. */
   private readonly slotQueues: PQueue[];
@@ -109,7 +115,7 @@ export class TaskScheduler {
     this.filename = filename;
     this.arbiter = new SlotArbiter(slots, pooling);
     this.turns = new DriverTurns(this.arbiter);
-    this.pools = Array.from({ length: slots }, (_, slot) => this.startPool(slot));
+    this.pools = Array.from({ length: slots }, () => undefined);
     this.slotQueues = Array.from({ length: slots }, () => new PQueue({ concurrency: 1 }));
     this.stateStores = Array.from({ length: slots }, () => null);
   }
@@ -136,14 +142,19 @@ export class TaskScheduler {
     return pool;
   }
 
+  /** The pool of `slot`, started now if it has none. */
+  private poolOf(slot: number): Piscina {
+    return (this.pools[slot] ??= this.startPool(slot));
+  }
+
   /** Gives `slot` a fresh pool (unless the scheduler is closed); the task running there fails with `reason`. */
   private replaceWorker(slot: number, reason: Error): void {
-    const pool = this.pools[slot] as Piscina;
-    if (!this.closed) this.pools[slot] = this.startPool(slot);
+    const pool = this.pools[slot];
+    this.pools[slot] = this.closed ? pool : this.startPool(slot);
     // A fresh worker holds no shards.
     this.stateStores[slot] = null;
     this.slotFailed[slot]?.(reason);
-    void pool.destroy().catch(() => {});
+    void pool?.destroy().catch(() => {});
   }
 
   private signalOf(runId: string): AbortSignal {
@@ -253,7 +264,7 @@ export class TaskScheduler {
         failed = reject;
         this.slotFailed[slot] = reject;
         this.slotRun[slot] = task.runId;
-        (this.pools[slot] as Piscina).run(task).then((r: TaskResult) => {
+        this.poolOf(slot).run(task).then((r: TaskResult) => {
           if (r.ok && (r.kind === 'state' || r.kind === 'release') && r.stateStores !== undefined) this.stateStores[slot] = r.stateStores;
           resolve(r);
         }, reject);
@@ -304,6 +315,6 @@ export class TaskScheduler {
 
   async close(): Promise<void> {
     this.closed = true;
-    await Promise.all(this.pools.map((p) => p.destroy()));
+    await Promise.all(this.pools.map((p) => p?.destroy()));
   }
 }

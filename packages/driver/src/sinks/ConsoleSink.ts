@@ -1,33 +1,17 @@
-/** `console` sink: prints each batch as a table, like Spark's console sink. */
-import { createCast, type Row, type Schema, type TaskOutput } from '@sluice/executor';
+/**
+ * `console` sink: prints each batch as Spark's console sink does, a "Batch: N" banner and then the
+ * batch as `Dataset.show(numRows, truncate)` prints it (showString in @sluice/executor).
+ */
+import { showString, type TaskOutput } from '@sluice/executor';
 import type { BatchOutput, StreamSink } from './Sink.js';
 
-
-function show(value: unknown, type: Schema[number]['type'], truncate: boolean): string {
-  let s: string;
-  if (value === null || value === undefined) s = 'NULL';
-  else if (type === 'timestamp') s = new Date(value as number).toISOString();
-  else if (type === 'date' || (typeof type === 'object' && !('struct' in type))) s = String(createCast(type, 'string')?.(value));
-  else if (typeof value === 'object') s = JSON.stringify(value);
-  else s = String(value);
-  return truncate && s.length > 20 ? `${s.slice(0, 17)}...` : s;
-}
-
-export function formatTable(rows: Row[], schema: Schema, numRows: number, truncate: boolean): string {
-  const shown = rows.slice(0, numRows);
-  const cells = shown.map((r) => schema.map((f) => show(r[f.name], f.type, truncate)));
-  const widths = schema.map((f, i) => Math.max(f.name.length, ...cells.map((c) => (c[i] as string).length)));
-  const sep = `+${widths.map((w) => '-'.repeat(w)).join('+')}+`;
-  const line = (vals: string[]): string => `|${vals.map((v, i) => v.padStart(widths[i] as number)).join('|')}|`;
-  const out = [sep, line(schema.map((f) => f.name)), sep, ...cells.map(line), sep];
-  if (rows.length > numRows) out.push(`only showing top ${numRows} row${numRows === 1 ? '' : 's'}`);
-  return out.join('\n');
-}
+const BAR = '-------------------------------------------';
 
 export class ConsoleSink implements StreamSink {
   readonly description = 'ConsoleSink';
   private lastBatch = -1;
 
+  /** `truncate`: Spark's option of the same name, true cutting cells at 20 characters. */
   constructor(
     private readonly numRows: number,
     private readonly truncate: boolean,
@@ -43,8 +27,9 @@ export class ConsoleSink implements StreamSink {
   }
 
   async addBatch(out: BatchOutput): Promise<void> {
-    const bar = '-------------------------------------------';
-    this.write(`${bar}\nBatch: ${out.batchId}\n${bar}\n${formatTable(out.rows, out.schema, this.numRows, this.truncate)}\n\n`);
+    const table = showString(out.rows, out.schema, { numRows: this.numRows, truncate: this.truncate ? 20 : 0 });
+    // Spark println()s the banner lines and then the table, which leaves an empty line after it.
+    this.write(`${BAR}\nBatch: ${out.batchId}\n${BAR}\n${table}\n`);
     this.lastBatch = out.batchId;
   }
 }

@@ -3,11 +3,12 @@
  * values) and its id. As in Spark it is at-least-once: a batch replayed after a crash is passed
  * again with the same id, which the function can use to deduplicate.
  */
-import { rowToExternal, type TaskOutput } from '@sluice/executor';
+import { rowToExternal, type Row, type TaskOutput } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import type { BatchOutput, StreamSink } from './Sink.js';
 
-export type ForeachBatchFunction = (rows: Array<Record<string, unknown>>, batchId: number) => unknown;
+/** The function of `writeStream.foreachBatch`: a batch's rows and its id; a promise it returns is awaited. */
+export type ForeachBatchFunction = (rows: Row[], batchId: number) => unknown;
 
 export class ForeachBatchSink implements StreamSink {
   readonly description = 'ForeachBatchSink';

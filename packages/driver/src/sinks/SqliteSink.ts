@@ -10,21 +10,23 @@
  * stop can never cut it in two.
  */
 import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
 
 /** Loaded on first use: most sessions never open SQLite, and every module loaded at start costs. */
-const sqlite = (): typeof BetterSqlite3 => createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
+const sqlite = (): typeof BetterSqlite3 => requireOptional<typeof BetterSqlite3>('better-sqlite3', "format('sqlite')", 'format');
 import { rowToExternal, type Schema, type TaskOutput } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import type { BatchOutput, StreamSink } from './Sink.js';
+import { requireOptional } from '../optionalDependency.js';
 
 /** Where each writer's last batch id is kept, in the user's database. */
 export const COMMITS_TABLE = '_sluice_commits';
 
+/** The options of {@link SqliteUpsert}. */
 export interface SqliteUpsertOptions {
   /** The database file; it must exist. */
   path: string;
+  /** The table to upsert into; it must exist. */
   table: string;
   /** Columns of a PRIMARY KEY or UNIQUE index of `table`: a row with the same values is updated. */
   mergeKeys: string[];
@@ -52,6 +54,18 @@ function sqlValue(v: unknown): unknown {
   return v;
 }
 
+/**
+ * The SQLite sink's exactly-once upsert, for `foreachBatch` (the MERGE INTO case): each batch is
+ * one transaction that upserts its rows by the merge keys, deletes the rows whose delete column
+ * is true, and records the batch id under the writer's id, so a replayed batch is skipped. Needs
+ * the optional dependency better-sqlite3.
+ *
+ * @example
+ * ```ts
+ * const upsert = new SqliteUpsert({ path: 'app.db', table: 'totals', mergeKeys: ['id'], writerId: 'totals-job' }, ['id', 'total']);
+ * await df.writeStream.foreachBatch((rows, batchId) => upsert.write(rows, batchId)).start();
+ * ```
+ */
 export class SqliteUpsert {
   private readonly db: BetterSqlite3.Database;
   private readonly columns: string[];
@@ -68,15 +82,17 @@ export class SqliteUpsert {
    * table. Each failure is a coded error naming the file, table or column.
    */
   constructor(
+    /** The options it was opened with. */
     readonly options: SqliteUpsertOptions,
     columns: string[],
   ) {
     const { path, table, mergeKeys, deleteColumn } = options;
+    const Database = sqlite();
     if (!existsSync(path)) {
       throw new SluiceError('SQLITE_DATABASE_NOT_FOUND', `SQLite database ${path} does not exist; create it and table ${table} first`, { file: path, option: 'path' });
     }
     try {
-      this.db = new (sqlite())(path, { fileMustExist: true, timeout: options.busyTimeoutMs ?? 5000 });
+      this.db = new Database(path, { fileMustExist: true, timeout: options.busyTimeoutMs ?? 5000 });
     } catch (e) {
       throw new SluiceError('SQLITE_OPEN_FAILED', `cannot open SQLite database ${path}: ${(e as Error).message}`, { file: path, cause: e });
     }
@@ -221,6 +237,7 @@ export class SqliteUpsert {
     }
   }
 
+  /** Closes the database connection. */
   close(): void {
     if (this.db.open) this.db.close();
   }

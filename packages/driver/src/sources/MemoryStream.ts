@@ -11,11 +11,19 @@ interface CountOffset {
   offset: number;
 }
 
+/**
+ * An in-process input stream for tests and demos (Spark's MemoryStream), from
+ * `session.memoryStream(name, schema)` and read by `readStream.format('memory').load(name)`.
+ * `addData` appends rows; an offset is a row count. Replayable within the process only, as in Spark.
+ */
 export class MemoryStream {
   private readonly rows: Row[] = [];
 
+  /** @internal */
   constructor(
+    /** The stream's name, as `load(name)` reads it. */
     readonly name: string,
+    /** The schema its rows have. */
     readonly schema: Schema,
   ) {}
 
@@ -25,10 +33,12 @@ export class MemoryStream {
     return this.rows.length;
   }
 
+  /** The rows added so far (the latest offset). */
   get size(): number {
     return this.rows.length;
   }
 
+  /** @internal The rows of offsets [from, to), in engine form. */
   slice(from: number, to: number): Row[] {
     return this.rows.slice(from, to);
   }

@@ -8,11 +8,11 @@
  * is REDIS_DATA_LOSS naming the stream and the range, else a warning, counted in the source's
  * progress metrics.
  */
-import { createRequire } from 'node:module';
 import type { Redis } from 'ioredis';
 
 /** Loaded on first use, as SQLite is: most sessions never read Redis. */
-const ioredis = (): typeof import('ioredis') => createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
+const ioredis = (): typeof import('ioredis') => requireOptional<typeof import('ioredis')>('ioredis', "format('redis')", 'format');
+import { requireOptional } from '../optionalDependency.js';
 import { encodeRows, parseDate, type InputSplit, type Row, type Schema } from '@sluice/executor';
 import { SluiceError, warn } from '@sluice/state';
 import type { SourceOffset } from '../checkpoint/OffsetLog.js';

@@ -17,11 +17,17 @@ import type { RateMicroBatchConfig } from './RateMicroBatchSource.js';
 import type { NexmarkSourceConfig } from './NexmarkSource.js';
 import { deltaSourceTable, rejectDeclaredSchema, type DeltaStreamOptions, type DeltaTableRef } from '../delta/DeltaSource.js';
 import type { FilePiece } from './filePieces.js';
+import { resolveOptional } from '../optionalDependency.js';
 
 /** A Delta source: readStream's options, or for session.read the version read and its live files. */
 export type DeltaSpec = DeltaTableRef & ({ stream: DeltaStreamOptions } | { version: number; files: FilePiece[] });
 
 export const SOURCE_FORMATS = ['json', 'csv', 'text', 'parquet', 'delta', 'rate', 'rate-micro-batch', 'nexmark', 'memory', 'redis'] as const;
+/**
+ * The formats `session.readStream` reads: files (json, csv, text, parquet), Delta tables, the
+ * test sources rate, rate-micro-batch and memory, the Nexmark generator, and Redis streams.
+ * @useDeclaredType
+ */
 export type SourceFormat = (typeof SOURCE_FORMATS)[number];
 /** The formats of file sources (streaming and static). */
 export type FileFormat = 'json' | 'csv' | 'text' | 'parquet';
@@ -186,6 +192,7 @@ export function resolveSource(
     };
     spec = { format: 'delta', schema, delta: { path, tableId, schemaString, stream } };
   } else if (f === 'redis') {
+    resolveOptional('ioredis', "format('redis')", 'format');
     spec = { format: 'redis', schema: userSchema ?? REDIS_SCHEMA, redis: redisConfig(o, userSchema) };
   } else if (f === 'rate') {
     const rowsPerSecond = optInt(o, 'rowsPerSecond') ?? 1;

@@ -6,13 +6,13 @@
  * `.schema(...)`. The rows are read when the query that joins them starts (once per run).
  */
 import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
 
 /** Loaded on first use: most sessions never open SQLite, and every module loaded at start costs. */
-const sqlite = (): typeof BetterSqlite3 => createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
+const sqlite = (): typeof BetterSqlite3 => requireOptional<typeof BetterSqlite3>('better-sqlite3', "format('sqlite')", 'format');
 import { rowToInternal, type DataType, type Row, type Schema } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
+import { requireOptional } from '../optionalDependency.js';
 
 export interface SqliteTableConfig {
   path: string;
@@ -20,11 +20,12 @@ export interface SqliteTableConfig {
 }
 
 function open(path: string): BetterSqlite3.Database {
+  const Database = sqlite();
   if (!existsSync(path)) {
     throw new SluiceError('SQLITE_DATABASE_NOT_FOUND', `SQLite database ${path} does not exist`, { file: path, option: 'path' });
   }
   try {
-    return new (sqlite())(path, { readonly: true, fileMustExist: true });
+    return new Database(path, { readonly: true, fileMustExist: true });
   } catch (e) {
     throw new SluiceError('SQLITE_OPEN_FAILED', `cannot open SQLite database ${path}: ${(e as Error).message}`, { file: path, cause: e });
   }

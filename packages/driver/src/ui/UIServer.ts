@@ -11,12 +11,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { SluiceError } from '@sluice/state';
 import type { StreamingQueryProgress } from '../events/progress.js';
 import type { StreamingQueryListener } from '../events/ListenerBus.js';
 import { DASHBOARD_HTML } from './page.js';
+import { resolveOptional } from '../optionalDependency.js';
 
 /** The part of a session the dashboard reads. */
 export interface UISession {
@@ -29,15 +29,21 @@ export interface UISession {
   prometheusContentType: string;
 }
 
+/** The options of `session.startUI`. */
 export interface UIOptions {
   /** 0 (the default) picks a free port. */
   port?: number;
+  /** The address to listen on (default 127.0.0.1: this machine only). */
   host?: string;
 }
 
+/** The dashboard `session.startUI` serves. */
 export interface UIHandle {
+  /** Its address, such as `http://127.0.0.1:4040/`. */
   url: string;
+  /** The port it listens on. */
   port: number;
+  /** Stops serving (`session.close()` does too). */
   close(): Promise<void>;
 }
 
@@ -52,15 +58,15 @@ interface QueryView {
 
 const RECENT = 100;
 
-function uplotFile(name: string): Buffer {
-  const dir = createRequire(import.meta.url).resolve('uplot/dist/uPlot.iife.min.js').replace(/uPlot\.iife\.min\.js$/, '');
-  return readFileSync(dir + name);
-}
+const uplotFile = (name: string): Buffer => readFileSync(resolveOptional('uplot', 'the dashboard', 'startUI', `dist/${name}`));
 
 export async function startUI(session: UISession, options: UIOptions = {}): Promise<UIHandle> {
   const host = options.host ?? '127.0.0.1';
   const port = options.port ?? 0;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new SluiceError('INVALID_OPTION', `the UI port must be 0 to 65535, got ${port}`, { option: 'port' });
+  // The page's charts and /metrics: a missing package fails here, not at the first request.
+  resolveOptional('uplot', 'the dashboard', 'startUI', 'dist/uPlot.iife.min.js');
+  resolveOptional('prom-client', "the dashboard's /metrics", 'startUI');
   const views = new Map<string, QueryView>();
   for (const q of session.streams.active) {
     views.set(q.id, { id: q.id, name: q.name, pool: q.schedulerPool, status: q.status.message, exception: null, progress: q.recentProgress.slice(-RECENT) });

@@ -4,7 +4,7 @@
  * reject a bad plan before any batch runs (planOutputSchema) and let the compiler choose operand
  * types once per expression (compileExpr.ts).
  */
-import { SluiceError } from '@sluice/state';
+import { didYouMean, SluiceError, suggest } from '@sluice/state';
 import { childrenOf } from './exprTree.js';
 import { GENERATORS, HIGHER_ORDER, type BinaryOp, type Expr, type FunctionName, type GeneratorName, type HigherOrderName } from './types.js';
 import type { Op } from '../operators/types.js';
@@ -475,7 +475,10 @@ export interface JoinShape {
 export function joinedSchema(op: JoinShape, left: Schema, right: Schema, sides: [string, string] = ['left side', 'right side']): Schema {
   const field = (schema: Schema, name: string, side: string) => {
     const f = schema.find((x) => x.name === name);
-    if (!f) throw new SluiceError('UNRESOLVED_COLUMN', `join key ${name} is not a column of the ${side} (${schema.map((x) => x.name).join(', ')})`, { column: name });
+    if (!f) {
+      const suggestions = suggest(name, schema.map((x) => x.name));
+      throw new SluiceError('UNRESOLVED_COLUMN', `join key ${name} is not a column of the ${side} (${schema.map((x) => x.name).join(', ')}).${didYouMean(suggestions)}`, { column: name, suggestions });
+    }
     return f;
   };
   const leftNullable = op.how === 'right_outer' || op.how === 'full_outer';

@@ -2,9 +2,10 @@
  * Column resolution shared by typing, naming and compilation: a column name is looked up in a
  * schema the way Spark does it, so every stage agrees on which field a name means.
  */
-import { SluiceError } from '@sluice/state';
+import { didYouMean, quoteId, SluiceError, suggest } from '@sluice/state';
 import type { Field, Schema } from '../schema/types.js';
-import { isStructType } from '../schema/values.js';
+import { isStructType, typeName } from '../schema/values.js';
+import type { Expr } from './types.js';
 
 export interface ResolvedColumn {
   /** Field names from the row down to the value: one name, or several for 'window.start'. */
@@ -41,9 +42,47 @@ export function resolveColumn(name: string, schema: Schema): ResolvedColumn {
     fields = isStructType(field.type) ? field.type.struct : undefined;
   }
   if (parts.length > 1 && field !== undefined) return { path, field: { ...field, nullable } };
-  throw new SluiceError(
+  // A path that reached a struct suggests that struct's fields (window.strat: window.start, window.end).
+  const inner = path.length > 0 && fields !== undefined ? fields.map((f) => [...path, f.name].join('.')) : [];
+  throw unresolvedColumn(name, schema, inner.length > 0 ? inner : schema.map((f) => f.name));
+}
+
+/**
+ * UNRESOLVED_COLUMN for `name`, with Spark's "did you mean" over `candidates` (default: the
+ * schema's columns) and the schema's columns listed.
+ */
+export function unresolvedColumn(name: string, schema: Schema, candidates: readonly string[] = schema.map((f) => f.name)): SluiceError {
+  const suggestions = suggest(name, candidates);
+  return new SluiceError(
     'UNRESOLVED_COLUMN',
-    `cannot resolve column '${name}'; available columns: ${schema.map((f) => f.name).join(', ') || '(none)'}`,
-    { column: name },
+    `[UNRESOLVED_COLUMN.${suggestions.length > 0 ? 'WITH_SUGGESTION' : 'WITHOUT_SUGGESTION'}] A column, variable, or function parameter with name ${quoteId(name)} cannot be resolved.` +
+      `${didYouMean(suggestions)} Available columns: ${schema.map((f) => f.name).join(', ') || '(none)'}.`,
+    { column: name, suggestions },
   );
+}
+
+/**
+ * Spark's `struct.*` in a select: one column per field of the struct column `target` (a dotted
+ * path reaches a nested struct), each named by its field, in the struct's order.
+ */
+export function expandStar(target: string, schema: Schema): Expr[] {
+  let resolved: ResolvedColumn;
+  try {
+    resolved = resolveColumn(target, schema);
+  } catch (e) {
+    if (!(e instanceof SluiceError)) throw e;
+    // Only a struct can be expanded, so only structs are suggested.
+    const suggestions = suggest(target, schema.filter((f) => isStructType(f.type)).map((f) => f.name));
+    throw new SluiceError(
+      'UNRESOLVED_COLUMN',
+      `[CANNOT_RESOLVE_STAR_EXPAND] Cannot resolve ${quoteId(target)}.* given input columns ${schema.map((f) => quoteId(f.name)).join(', ') || '(none)'}. ` +
+        `Please check that the specified table or struct exists and is accessible in the input columns.${didYouMean(suggestions)}`,
+      { column: `${target}.*`, suggestions },
+    );
+  }
+  const { path, field } = resolved;
+  if (!isStructType(field.type)) {
+    throw new SluiceError('DATATYPE_MISMATCH', `Can only star expand struct data types: column ${quoteId(path.join('.'))} is ${typeName(field.type)}`, { column: `${target}.*` });
+  }
+  return field.type.struct.map((f): Expr => ({ op: 'alias', expr: { op: 'col', name: [...path, f.name].join('.') }, name: f.name }));
 }

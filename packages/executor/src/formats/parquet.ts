@@ -671,9 +671,14 @@ function schemaElements(name: string, type: DataType, nullable: boolean): Schema
   return [{ name, repetition_type, num_children: type.struct.length }, ...type.struct.flatMap((f) => schemaElements(f.name, f.type, true))];
 }
 
-/** Checks up front that every column of `schema` can be written to Parquet (UNSUPPORTED_OPERATION naming one that cannot). */
-export function parquetWriteSchema(schema: Schema): SchemaElement[] {
+/** The Parquet schema of `schema`: UNSUPPORTED_OPERATION names a column Parquet cannot hold. */
+function parquetWriteSchema(schema: Schema): SchemaElement[] {
   return [{ name: 'spark_schema', num_children: schema.length }, ...schema.flatMap((f) => schemaElements(f.name, f.type, true))];
+}
+
+/** Checks up front that every column of `schema` can be written to Parquet (UNSUPPORTED_OPERATION naming one that cannot). */
+export function checkParquetWritable(schema: Schema): void {
+  parquetWriteSchema(schema);
 }
 
 /** An engine-form value as hyparquet-writer takes it for `type`. */

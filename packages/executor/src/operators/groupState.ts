@@ -7,6 +7,7 @@
 import { SluiceError } from '@sluice/state';
 import { parseInterval } from '../schema/intervals.js';
 import type { TimeMode } from './types.js';
+import type { GroupState as UserGroupState } from './processorApi.js';
 
 /** The state variable that holds a GroupState's value. */
 export const GROUP_STATE = 'state';
@@ -36,7 +37,7 @@ function misuse(message: string): SluiceError {
   return new SluiceError('STATEFUL_PROCESSOR_INVALID_OPERATION', message);
 }
 
-export class GroupState {
+export class GroupState implements UserGroupState<unknown> {
   /** The value the call set (engine form), if it called update. */
   updatedValue: unknown;
   removed = false;

@@ -135,7 +135,8 @@ async function runOnShard(task: StateTask, store: ShardStore, cache: StateCache,
     numRowsUpdated: counters.updated,
     numRowsRemoved: counters.removed,
     numRowsDroppedByWatermark: counters.dropped,
-    memoryUsedBytes: store.memoryUsedBytes() + cache.memoryUsedBytes,
+    // What the operator's state holds in this shard, not what the shard was allotted.
+    memoryUsedBytes: (await store.stateBytes()) + cache.memoryUsedBytes,
     commitTimeMs,
     ...(processor && { customMetrics: { ...processor } }),
   };

@@ -66,6 +66,17 @@ import {
 import { keyString, type StateCache } from './stateCache.js';
 import type { StateVariable, TimeMode, TransformWithStateOp } from './types.js';
 import { GroupState, GROUP_STATE } from './groupState.js';
+import type {
+  ExpiredTimerInfo,
+  FlatMapGroupsWithStateFunction,
+  ListState,
+  MapGroupsWithStateFunction,
+  MapState,
+  StatefulProcessor,
+  StatefulProcessorHandle,
+  TimerValues,
+  ValueState,
+} from './processorApi.js';
 
 export interface ProcessorCounters {
   updated: number;
@@ -84,18 +95,11 @@ export interface ProcessorMetrics {
 
 // ---- the processor and its errors ---------------------------------------------------------------
 
-type Generatorish = Iterable<Row> | undefined | null;
-
 /** A transformWithState processor, as users write it (every method but handleInputRows optional). */
-interface UserProcessor {
-  init?(handle: StatefulProcessorHandle, outputMode: string, timeMode: string): void;
-  handleInputRows(key: Row, rows: Iterable<Row>, timers: TimerValues): Generatorish;
-  handleExpiredTimer?(key: Row, timers: TimerValues, expired: ExpiredTimerInfo): Generatorish;
-  handleInitialState?(key: Row, row: Row, timers: TimerValues): void;
-  close?(): void;
-}
+type UserProcessor = StatefulProcessor;
 
-type GroupFunction = (key: Row, rows: Iterable<Row>, state: GroupState) => Generatorish | Row;
+/** The function of flatMapGroupsWithState or mapGroupsWithState. */
+type GroupFunction = FlatMapGroupsWithStateFunction | MapGroupsWithStateFunction;
 
 /** The processor's export (its module imported once per worker, as udf modules are). */
 export async function loadProcessor(op: TransformWithStateOp): Promise<unknown> {
@@ -139,30 +143,7 @@ function stateConverter(name: string, type: DataType, what = 'value'): (v: unkno
   };
 }
 
-// ---- the handle ---------------------------------------------------------------------------------
-
-export interface TimerValues {
-  getCurrentProcessingTimeMs(): number;
-  getCurrentWatermarkMs(): number;
-  registerTimer(expiryTimestampMs: number): void;
-  deleteTimer(expiryTimestampMs: number): void;
-  listTimers(): IterableIterator<number>;
-}
-
-export interface ExpiredTimerInfo {
-  getExpiryTimeInMs(): number;
-  readonly expiryTimeMs: number;
-}
-
-export interface StatefulProcessorHandle {
-  getValueState(name: string, schema: unknown, options?: { ttlMs?: number }): unknown;
-  getListState(name: string, schema: unknown, options?: { ttlMs?: number }): unknown;
-  getMapState(name: string, keySchema: unknown, valueSchema: unknown, options?: { ttlMs?: number }): unknown;
-  registerTimer(expiryTimestampMs: number): void;
-  deleteTimer(expiryTimestampMs: number): void;
-  listTimers(): IterableIterator<number>;
-  getQueryInfo(): { getQueryId(): string; getRunId(): string; getBatchId(): number; getPartitionId(): number };
-}
+// ---- the handle (processorApi.ts has its types) ------------------------------------------------
 
 /**
  * A state variable's type as a processor or a stateSchema option gives it: a type name, DDL of
@@ -195,12 +176,12 @@ function ttlOf(name: string, options: { ttlMs?: number } | undefined): number | 
  * (the driver does this once at start, as Spark's DriverStatefulProcessorHandleImpl; workers check
  * that their init declares the same).
  */
-export function declareVariables(processor: UserProcessor, outputMode: string, timeMode: TimeMode): StateVariable[] {
+export function declareVariables(processor: UserProcessor, outputMode: TransformWithStateOp['outputMode'], timeMode: TimeMode): StateVariable[] {
   const vars: StateVariable[] = [];
-  const add = (v: StateVariable): unknown => {
+  const add = <V>(v: StateVariable): V => {
     if (vars.some((d) => d.name === v.name)) throw invalid(`state variable '${v.name}' is declared twice (Spark's STATEFUL_PROCESSOR_DUPLICATE_STATE_VARIABLE_DEFINED)`);
     vars.push(v);
-    return preInitVariable(v.name);
+    return preInitVariable(v.name) as V;
   };
   const named = (name: unknown): string => {
     if (typeof name !== 'string' || name === '') throw invalid(`a state variable needs a name, got ${describeValue(name)}`);
@@ -335,11 +316,12 @@ class ProcessorRun {
 
   // -- ValueState, ListState, MapState --
 
-  valueState(name: string): unknown {
+  valueState<T>(name: string): ValueState<T> {
     const v = this.variable(name, 'value');
     const toEngine = stateConverter(name, v.schema);
-    const toUser = createToExternalConverter(v.schema);
-    const get = (): unknown => {
+    // The user's T is what the variable's schema converts to: the schema is only known at run time.
+    const toUser = createToExternalConverter(v.schema) as (value: unknown) => T;
+    const get = (): T | null => {
       const d = this.data(name);
       return d?.kind === 'value' && this.live(d.entry[1]) ? toUser(d.entry[0]) : null;
     };
@@ -357,10 +339,10 @@ class ProcessorRun {
     };
   }
 
-  listState(name: string): unknown {
+  listState<T>(name: string): ListState<T> {
     const v = this.variable(name, 'list');
     const toEngine = stateConverter(name, v.schema, 'list element');
-    const toUser = createToExternalConverter(v.schema);
+    const toUser = createToExternalConverter(v.schema) as (value: unknown) => T;
     const stored = (): Expiring[] | undefined => {
       const d = this.data(name);
       return d?.kind === 'list' ? d.items : undefined;
@@ -402,12 +384,12 @@ class ProcessorRun {
     };
   }
 
-  mapState(name: string): unknown {
+  mapState<K, V>(name: string): MapState<K, V> {
     const v = this.variable(name, 'map') as Extract<StateVariable, { kind: 'map' }>;
     const keyToEngine = stateConverter(name, v.keySchema, 'map key');
     const toEngine = stateConverter(name, v.schema, 'map value');
-    const keyToUser = createToExternalConverter(v.keySchema);
-    const toUser = createToExternalConverter(v.schema);
+    const keyToUser = createToExternalConverter(v.keySchema) as (key: unknown) => K;
+    const toUser = createToExternalConverter(v.schema) as (value: unknown) => V;
     type Entry = [unknown, unknown, number | null];
     const stored = (): Map<string, Entry> | undefined => {
       const d = this.data(name);
@@ -505,7 +487,7 @@ class ProcessorRun {
       deleteTimer: this.deleteTimer,
       listTimers: this.listTimers,
     };
-    return { ...values, getCurrentProcessingTimeInMs: values.getCurrentProcessingTimeMs, getCurrentWatermarkInMs: values.getCurrentWatermarkMs } as TimerValues;
+    return { ...values, getCurrentProcessingTimeInMs: values.getCurrentProcessingTimeMs, getCurrentWatermarkInMs: values.getCurrentWatermarkMs };
   }
 
   /** Whether init is running: state variables are declared then only. */
@@ -684,7 +666,7 @@ export async function transformWithState(
   };
   // Engine rows are what user code sees unless a column needs converting (a TIMESTAMP becomes a Date).
   const external = externalRows(schema);
-  const userRows = (list: Row[]): Iterable<Row> => (external === undefined ? list : list.map(external)).values();
+  const userRows = (list: Row[]): IterableIterator<Row> => (external === undefined ? list : list.map(external)).values();
 
   const calls = op.api === 'transformWithState' ? processorCalls(op, exported as new () => UserProcessor, run) : groupStateCalls(op, exported as GroupFunction, run);
   calls.open();
@@ -849,7 +831,7 @@ export async function processorWakeMs(store: ShardStore, op: TransformWithStateO
 interface Calls {
   open(): void;
   initial(entry: KeyEntry, row: Row): void;
-  rows(entry: KeyEntry, rows: Iterable<Row>): unknown;
+  rows(entry: KeyEntry, rows: IterableIterator<Row>): unknown;
   timer(entry: KeyEntry, time: number): unknown;
   close(): void;
 }
@@ -896,7 +878,7 @@ function groupStateCalls(op: TransformWithStateOp, fn: GroupFunction, run: Proce
   const variable = op.variables[0] as StateVariable;
   const toEngine = stateConverter(GROUP_STATE, variable.schema);
   const toUser = createToExternalConverter(variable.schema);
-  const call = (entry: KeyEntry, rows: Iterable<Row>, timedOutAt: number | undefined): unknown => {
+  const call = (entry: KeyEntry, rows: IterableIterator<Row>, timedOutAt: number | undefined): unknown => {
     const d = entry.state.vars.get(GROUP_STATE);
     const state = new GroupState(
       d?.kind === 'value' ? { value: toUser(d.entry[0]) } : undefined,

@@ -128,7 +128,10 @@ export type StatefulOp =
     }
   | TransformWithStateOp;
 
-/** How a processor's time advances: Spark's TimeMode (flatMapGroupsWithState's timeouts map onto it). */
+/**
+ * How a processor's time advances (Spark's TimeMode): `none` (no timers), `processingTime` (timers
+ * fire by batch timestamps) or `eventTime` (by the watermark). flatMapGroupsWithState's timeouts map onto it.
+ */
 export type TimeMode = 'none' | 'processingTime' | 'eventTime';
 
 /**
@@ -171,5 +174,9 @@ export interface TransformWithStateOp {
   initialState?: { id: string; schema: Schema; keys: Expr[]; rows?: Uint8Array; stateColumn?: string };
 }
 
-/** How a streaming query writes its result each batch (Spark's OutputMode). */
+/**
+ * How a streaming query writes its result each batch (Spark's OutputMode): `append` only rows
+ * that are final (a window's count once the watermark passes its end), `update` the rows that
+ * changed, `complete` the whole result.
+ */
 export type OutputMode = 'append' | 'update' | 'complete';

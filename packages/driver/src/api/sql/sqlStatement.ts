@@ -15,7 +15,7 @@
  * a projection: so `count(*) + 1 AS n` and `HAVING count(*) > 1` work as in Spark. A view's name
  * or alias qualifies its columns (`t.id`).
  */
-import { exprName, GENERATORS, type Expr, type GeneratorName } from '@sluice/executor';
+import { expandStar, exprName, exprType, GENERATORS, type Expr, type GeneratorName, type Schema } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import { count, type AggregateColumn } from '../aggregates.js';
 import { Column } from '../Column.js';
@@ -52,13 +52,47 @@ function keyRefs(e: Expr, keys: Array<{ expr: Expr; name: string }>): Expr {
   });
 }
 
+/** The columns `e` reads, lambda parameters aside. */
+function freeColumns(e: Expr): string[] {
+  const out: string[] = [];
+  const walk = (x: unknown, bound: ReadonlySet<string>): void => {
+    if (Array.isArray(x)) {
+      for (const y of x) walk(y, bound);
+      return;
+    }
+    if (x === null || typeof x !== 'object') return;
+    const node = x as Expr;
+    if (node.op === 'col') {
+      if (!bound.has(node.name.split('.')[0]!.toLowerCase())) out.push(node.name);
+      return;
+    }
+    if (node.op === 'lambda') return walk(node.body, new Set([...bound, ...node.params.map((p) => p.toLowerCase())]));
+    for (const v of Object.values(x)) walk(v, bound);
+  };
+  walk(e, new Set());
+  return out;
+}
+
+/** Whether `name` (a column, or a field path into one) resolves in `schema`. */
+function resolves(name: string, schema: Schema): boolean {
+  try {
+    exprType({ op: 'col', name }, schema);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The names that qualify columns (a view's name or alias, a subquery's alias), each with its relation's columns. */
 type Qualifiers = Map<string, readonly string[]>;
 
 interface Item {
-  /** `*`: every column of the FROM frame; `alias.*` (qualifier set): that relation's. */
+  /**
+   * `*`: every column of the FROM frame; `t.*` (qualifier ['t']): relation t's, else the fields
+   * of struct column t; `t.s.*`: the fields of struct s of relation t (or of the nested struct t.s).
+   */
   star?: true;
-  qualifier?: string;
+  qualifier?: string[];
   parsed?: Parsed;
   /** The item's output name: its alias, else Spark's name for it. */
   name?: string;
@@ -160,12 +194,65 @@ class StatementParser {
     const aggs = this.aggregates.length > 0 ? this.aggregates.map((a) => a.agg.alias(a.column)) : [count('*').alias('__group_rows')];
     const aggregated = df.groupBy(...keys.map((k) => new Column(k))).agg(...aggs);
     const keyCols = keys.map((k) => ({ expr: k, name: exprName(k, df.schema) }));
-    const out = having === undefined ? aggregated : aggregated.filter(new Column(keyRefs(having, keyCols)));
+    const grouping = aggregated.schema.filter((f) => keyCols.some((k) => k.name === f.name));
+    const havingExpr = having === undefined ? undefined : keyRefs(having, keyCols);
+    if (havingExpr !== undefined) this.checkGrouped(havingExpr, df, grouping, keys.length > 0);
     const projection = items.map((it, i) => {
       if (it.star) throw new SluiceError('UNSUPPORTED_OPERATION', `* in a SELECT with GROUP BY: name the keys and aggregates (in '${this.sql}')`);
-      return new Column(this.named(keyRefs(unqualify(exprs[i]!), keyCols), it));
+      const e = keyRefs(unqualify(exprs[i]!), keyCols);
+      this.checkGrouped(e, df, grouping, keys.length > 0);
+      return new Column(this.named(e, it));
     });
-    return out.select(...projection);
+    return this.withoutInternalNames(() => {
+      const out = havingExpr === undefined ? aggregated : aggregated.filter(new Column(havingExpr));
+      return out.select(...projection);
+    });
+  }
+
+  /**
+   * Spark's check of an aggregating SELECT: every column an item or HAVING reads outside an
+   * aggregate must be a grouping key (or a field of one). Otherwise MISSING_AGGREGATION, or
+   * MISSING_GROUP_BY when there is no GROUP BY; a column the input does not have at all is
+   * UNRESOLVED_COLUMN against the input's columns.
+   */
+  private checkGrouped(e: Expr, input: DataFrame, grouping: Schema, hasGroupBy: boolean): void {
+    const internal = new Set(['__group_rows', ...this.aggregates.map((a) => a.column)]);
+    for (const name of freeColumns(e)) {
+      if (internal.has(name) || resolves(name, grouping)) continue;
+      exprType({ op: 'col', name }, input.schema);
+      if (!hasGroupBy) {
+        throw new SluiceError('MISSING_GROUP_BY', `[MISSING_GROUP_BY] The query does not include a GROUP BY clause. Add GROUP BY or turn it into the window functions using OVER clauses. (in '${this.sql}')`, { column: name });
+      }
+      throw new SluiceError(
+        'MISSING_AGGREGATION',
+        `[MISSING_AGGREGATION] The non-aggregating expression "${name}" is based on columns which are not participating in the GROUP BY clause. ` +
+          `Add the columns or the expression to the GROUP BY, aggregate the expression, or use "any_value(${name})" if you do not care which of the values within a group is returned. (in '${this.sql}')`,
+        { column: name },
+      );
+    }
+  }
+
+  /**
+   * Runs `plan` (operators over the aggregation's output), putting the aggregates' own names
+   * (count(1), sum(v)) in any error it throws in place of the internal columns that hold them.
+   */
+  private withoutInternalNames(plan: () => DataFrame): DataFrame {
+    try {
+      return plan();
+    } catch (e) {
+      if (!(e instanceof SluiceError)) throw e;
+      const shown = (text: string): string =>
+        text.replace(/__agg(\d+)/g, (m, i: string) => this.aggregates[Number(i)]?.agg.unaliasedName ?? m).replace(/__group_rows/g, 'count(1)');
+      const { code, message, file, option, column, line, suggestions } = e;
+      throw new SluiceError(code, shown(message), {
+        ...(file !== undefined && { file }),
+        ...(option !== undefined && { option }),
+        ...(line !== undefined && { line }),
+        ...(column !== undefined && { column: shown(column) }),
+        ...(suggestions !== undefined && { suggestions: suggestions.filter((x) => !/^__agg\d+$|^__group_rows$/.test(x)) }),
+        cause: e,
+      });
+    }
   }
 
   /** `expr AS name` when the item has a name other than the expression's own (aggregates named as written). */
@@ -183,12 +270,19 @@ class StatementParser {
 
   private item(): Item {
     if (this.p.acceptOp('*')) return { star: true };
-    const t = this.p.t;
-    if (t.kind === 'name' && this.p.isOp('.', this.p.peek()) && this.p.isOp('*', this.p.peek(2))) {
-      const qualifier = this.p.aliasName();
-      this.p.expectOp('.');
-      this.p.expectOp('*');
-      return { star: true, qualifier };
+    // name(.name)*.* : a relation's columns or a struct's fields.
+    let ahead = 0;
+    while (this.p.peek(ahead).kind === 'name' && this.p.isOp('.', this.p.peek(ahead + 1))) {
+      if (this.p.isOp('*', this.p.peek(ahead + 2))) {
+        const qualifier: string[] = [];
+        for (let i = 0; i <= ahead; i += 2) {
+          qualifier.push(this.p.aliasName());
+          this.p.expectOp('.');
+        }
+        this.p.expectOp('*');
+        return { star: true, qualifier };
+      }
+      ahead += 2;
     }
     const parsed = this.p.namedExpression(true);
     // The output name: an alias as written; an aggregate by its own name (count(1)); else Spark's.
@@ -197,15 +291,21 @@ class StatementParser {
     return { parsed, name: e.op === 'alias' ? e.name : (parsed.name ?? undefined) };
   }
 
-  /** `*`: the frame's columns; `t.*`: those of relation t that the frame has (a USING key once). */
-  private star(df: DataFrame, qualifiers: Qualifiers, qualifier?: string): Column[] {
-    let names = df.columns;
-    if (qualifier !== undefined) {
-      const own = qualifiers.get(qualifier.toLowerCase());
-      if (own === undefined) throw new SluiceError('UNRESOLVED_COLUMN', `cannot resolve '${qualifier}.*': no relation is named ${qualifier} (in '${this.sql}')`, { column: `${qualifier}.*` });
-      names = own.filter((c) => df.columns.includes(c));
+  /**
+   * `*`: the frame's columns; `t.*`: those of relation t that the frame has (a USING key once);
+   * else, as in Spark, `s.*` and `t.s.*` are the fields of a struct column, each named by its field.
+   */
+  private star(df: DataFrame, qualifiers: Qualifiers, qualifier?: string[]): Column[] {
+    if (qualifier === undefined) return df.columns.map((c) => new Column({ op: 'col', name: c }));
+    const own = qualifier.length === 1 ? qualifiers.get(qualifier[0]!.toLowerCase()) : undefined;
+    if (own !== undefined) return own.filter((c) => df.columns.includes(c)).map((c) => new Column({ op: 'col', name: c }));
+    const target = this.unqualified({ op: 'col', name: qualifier.join('.') }, qualifiers) as { name: string };
+    try {
+      return expandStar(target.name, df.schema).map((e) => new Column(e));
+    } catch (e) {
+      if (e instanceof SluiceError) throw new SluiceError(e.code, `${e.message} (in '${this.sql}')`, { ...(e.column !== undefined && { column: e.column }), ...(e.suggestions && { suggestions: e.suggestions }) });
+      throw e;
     }
-    return names.map((c) => new Column({ op: 'col', name: c }));
   }
 
   /** A condition or key: an aggregate only where `aggregates` (HAVING), as in Spark. */
