@@ -8,17 +8,17 @@ import { describe, expectTypeOf, it } from 'vitest';
 import {
   col,
   count,
-  DataFrame,
-  DataFrameReader,
-  DataStreamReader,
-  DataStreamWriter,
-  GroupedData,
+  type DataFrame,
+  type DataFrameReader,
+  type DataStreamReader,
+  type DataStreamWriter,
+  type GroupedData,
   GroupStateTimeout,
-  ManualClock,
+  type ManualClock,
   Session,
   statefulProcessor,
-  StreamingQuery,
-  StreamingQueryManager,
+  type StreamingQuery,
+  type StreamingQueryManager,
   Trigger,
   window,
   type DataType,
@@ -178,11 +178,20 @@ describe('DataFrame', () => {
 
   it('transformWithState options are typed', () => {
     const processor = statefulProcessor(new URL('file:///p.mjs'), 'Counter');
-    expectTypeOf(df.groupBy('id').transformWithState(processor, { outputSchema: 'id STRING, n LONG', outputMode: 'update', timeMode: 'eventTime' })).toEqualTypeOf<DataFrame>();
+    expectTypeOf(
+      df.groupBy('id').transformWithState(processor, { outputSchema: 'id STRING, n LONG', outputMode: 'update', timeMode: 'eventTime' }),
+    ).toEqualTypeOf<DataFrame>();
     // @ts-expect-error: transformWithState writes append or update only
     df.groupBy('id').transformWithState(processor, { outputSchema: 'id STRING', outputMode: 'complete' });
     expectTypeOf<TimeMode>().toEqualTypeOf<'none' | 'processingTime' | 'eventTime'>();
-    expectTypeOf(df.groupBy('id').flatMapGroupsWithState(processor, { stateSchema: 'LONG', outputSchema: 'id STRING', outputMode: 'append', timeoutConf: GroupStateTimeout.EventTimeTimeout })).toEqualTypeOf<DataFrame>();
+    expectTypeOf(
+      df.groupBy('id').flatMapGroupsWithState(processor, {
+        stateSchema: 'LONG',
+        outputSchema: 'id STRING',
+        outputMode: 'append',
+        timeoutConf: GroupStateTimeout.EventTimeTimeout,
+      }),
+    ).toEqualTypeOf<DataFrame>();
   });
 });
 
@@ -249,7 +258,9 @@ describe('StatefulProcessor', () => {
   it('has exactly the state methods the runtime implements', () => {
     expectTypeOf<keyof ValueState<number>>().toEqualTypeOf<'exists' | 'get' | 'update' | 'clear'>();
     expectTypeOf<keyof ListState<number>>().toEqualTypeOf<'exists' | 'get' | 'put' | 'appendValue' | 'appendList' | 'clear'>();
-    expectTypeOf<keyof MapState<string, number>>().toEqualTypeOf<'exists' | 'getValue' | 'containsKey' | 'updateValue' | 'iterator' | 'keys' | 'values' | 'removeKey' | 'clear'>();
+    expectTypeOf<keyof MapState<string, number>>().toEqualTypeOf<
+      'exists' | 'getValue' | 'containsKey' | 'updateValue' | 'iterator' | 'keys' | 'values' | 'removeKey' | 'clear'
+    >();
     expectTypeOf<keyof StatefulProcessor>().toEqualTypeOf<'init' | 'handleInputRows' | 'handleExpiredTimer' | 'handleInitialState' | 'close'>();
   });
 
@@ -259,7 +270,10 @@ describe('StatefulProcessor', () => {
     accepts<StatefulProcessor>({ handleInputRows: () => [] });
     // @ts-expect-error: with an initial state, handleInitialState is required
     accepts<StatefulProcessorWithInitialState>({ handleInputRows: () => [] });
-    accepts<StatefulProcessorWithInitialState<Key, In, Out, { id: string; total: number }>>({ handleInputRows: () => [], handleInitialState: (key, row) => void [key.id, row.total] });
+    accepts<StatefulProcessorWithInitialState<Key, In, Out, { id: string; total: number }>>({
+      handleInputRows: () => [],
+      handleInitialState: (key, row) => void [key.id, row.total],
+    });
   });
 
   it('a GroupState function is typed by its state', () => {
@@ -288,7 +302,19 @@ describe('StreamingQuery and progress', () => {
   });
 
   it('StreamingQueryProgress has the fields of Spark JSON', () => {
-    type SparkFields = 'id' | 'runId' | 'name' | 'timestamp' | 'batchId' | 'batchDuration' | 'numInputRows' | 'inputRowsPerSecond' | 'processedRowsPerSecond' | 'durationMs' | 'eventTime' | 'sink';
+    type SparkFields =
+      | 'id'
+      | 'runId'
+      | 'name'
+      | 'timestamp'
+      | 'batchId'
+      | 'batchDuration'
+      | 'numInputRows'
+      | 'inputRowsPerSecond'
+      | 'processedRowsPerSecond'
+      | 'durationMs'
+      | 'eventTime'
+      | 'sink';
     expectTypeOf<Pick<StreamingQueryProgress, SparkFields>>().toEqualTypeOf<{
       id: string;
       runId: string;
@@ -334,7 +360,13 @@ describe('StreamingQuery and progress', () => {
       onQueryTerminated?(event: QueryTerminatedEvent): unknown;
     }>();
     expectTypeOf<QueryProgressEvent['progress']>().toEqualTypeOf<StreamingQueryProgress>();
-    expectTypeOf<QueryTerminatedEvent>().toEqualTypeOf<{ id: string; runId: string; exception: string | null; errorClassOnException: string | null; error: Error | null }>();
+    expectTypeOf<QueryTerminatedEvent>().toEqualTypeOf<{
+      id: string;
+      runId: string;
+      exception: string | null;
+      errorClassOnException: string | null;
+      error: Error | null;
+    }>();
     session.streams.addListener({
       onQueryProgress: (e) => expectTypeOf(e.progress.batchId).toEqualTypeOf<number>(),
       onQueryTerminated: async (e) => expectTypeOf(e.runId).toEqualTypeOf<string>(),

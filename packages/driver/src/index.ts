@@ -23,9 +23,43 @@
 export { Session, type SessionMetrics, type SessionOptions } from './api/Session.js';
 export { DataFrame, GroupedData } from './api/DataFrame.js';
 export {
-  AggregateColumn, count, sum, avg, mean, min, max, window, session_window, first, last, collect_list, collect_set, stddev, stddev_samp, stddev_pop,
-  variance, var_samp, var_pop, min_by, max_by, count_if, bool_and, bool_or, every, some, approx_count_distinct, array_agg,
-  first_value, last_value, any_value, std, any, percentile_approx, approx_percentile, percentile, median,
+  AggregateColumn,
+  count,
+  sum,
+  avg,
+  mean,
+  min,
+  max,
+  window,
+  session_window,
+  first,
+  last,
+  collect_list,
+  collect_set,
+  stddev,
+  stddev_samp,
+  stddev_pop,
+  variance,
+  var_samp,
+  var_pop,
+  min_by,
+  max_by,
+  count_if,
+  bool_and,
+  bool_or,
+  every,
+  some,
+  approx_count_distinct,
+  array_agg,
+  first_value,
+  last_value,
+  any_value,
+  std,
+  any,
+  percentile_approx,
+  approx_percentile,
+  percentile,
+  median,
 } from './api/aggregates.js';
 export { DataStreamReader } from './api/DataStreamReader.js';
 export { DataFrameReader, type StaticSourceFormat } from './api/DataFrameReader.js';
@@ -56,7 +90,7 @@ export type { QueryStatus } from './execution/StreamExecution.js';
 export type { PoolMetrics } from './scheduler/TaskScheduler.js';
 export type { UIHandle, UIOptions } from './ui/UIServer.js';
 export { SluiceError, isSluiceError } from '@sluice/state';
-export type { WorkerStateUsage } from '@sluice/state';
+export type { ErrorCode, WorkerStateUsage } from '@sluice/state';
 export { ManualClock } from './execution/clock.js';
 export { GroupStateTimeout } from '@sluice/executor';
 export type { GroupStateTimeoutConf, TimeMode } from '@sluice/executor';

@@ -27,15 +27,19 @@ const NON_TABLE_CACHE_FILES = 10;
 
 /** One worker's budgets, shared by all the shards it hosts. */
 export interface WorkerBudget {
+  /** File handles its shards may hold (its share of sluice.sql.streaming.stateStore.maxOpenFiles). */
   maxOpenFiles: number;
+  /** Bytes its shards' caches and write buffers may take (sluice.sql.streaming.stateStore.maxMemoryMB). */
   maxMemoryBytes: number;
 }
 
 /** A worker's open shards, what they are charged, and its budget. */
 export interface WorkerStateUsage extends WorkerBudget {
+  /** State shards (LevelDB instances) open in the worker. */
   openShards: number;
   /** Handles charged: the table files LevelDB may hold open plus its fixed files (an upper bound). */
   fileHandles: number;
+  /** Memory charged: caches and write buffers, in bytes. */
   memoryBytes: number;
   /** Idle shards closed to make room since the worker started. */
   shardsClosedForBudget: number;

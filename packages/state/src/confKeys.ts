@@ -36,6 +36,11 @@ export const CONF_KEYS = {
   taskMaxFailures: 'sluice.task.maxFailures',
 } as const;
 
+/**
+ * A configuration key, as `session.conf` and `Session.create({ conf })` take it (each also has
+ * a `spark.*` alias); the README's configuration table says what each means.
+ * @useDeclaredType
+ */
 export type ConfKey = (typeof CONF_KEYS)[keyof typeof CONF_KEYS];
 
 /** Keys of local properties (session.setLocalProperty, as Spark's SparkContext): not conf keys. */

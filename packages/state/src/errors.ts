@@ -105,6 +105,10 @@ export const ERROR_CODES = [
   'WORKER_OUT_OF_MEMORY',
 ] as const;
 
+/**
+ * The code of a {@link SluiceError}; the README's error-code table says what each means.
+ * @useDeclaredType
+ */
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
 /** Codes of the process warnings Sluice emits (`process.emitWarning(message, { code })`). */
@@ -136,15 +140,35 @@ export interface SluiceErrorDetails {
   cause?: unknown;
 }
 
+/**
+ * The error of everything a user can cause: its `code` is stable (the README's error-code table
+ * lists them; messages may change), and it names the file, option or column it is about where
+ * there is one. The error it comes from, if any, is its `cause`.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await df.writeStream.format('json').start('out');
+ * } catch (e) {
+ *   if (isSluiceError(e) && e.code === 'CHECKPOINT_LOCATION_REQUIRED') console.error(e.option, e.message);
+ * }
+ * ```
+ */
 export class SluiceError extends Error {
+  /** The stable code, such as `INVALID_OPTION` or `CHECKPOINT_CORRUPT`. */
   readonly code: ErrorCode;
+  /** The file or directory it is about. */
   readonly file?: string;
+  /** The option or conf key it is about. */
   readonly option?: string;
+  /** The column it is about. */
   readonly column?: string;
+  /** The line of the file (or SQL text) it is about. */
   readonly line?: number;
   /** Names the user may have meant (a misspelled column or option), closest first. */
   readonly suggestions?: string[];
 
+  /** @internal */
   constructor(code: ErrorCode, message: string, details: SluiceErrorDetails = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
     this.name = 'SluiceError';
@@ -156,7 +180,7 @@ export class SluiceError extends Error {
     if (details.suggestions !== undefined) this.suggestions = details.suggestions;
   }
 
-  /** Plain form that survives structured clone across the worker boundary, cause included. */
+  /** @internal Plain form that survives structured clone across the worker boundary, cause included. */
   toJSON(): SerializedError {
     const cause = this.cause;
     return {
@@ -176,6 +200,7 @@ export class SluiceError extends Error {
     };
   }
 
+  /** @internal The error of its plain form (toJSON). */
   static fromJSON(e: SerializedError): SluiceError {
     const { code, message, cause, ...details } = e;
     let revived: Error | undefined;
@@ -200,6 +225,7 @@ export interface SerializedError {
   cause?: { name: string; message: string; stack?: string };
 }
 
+/** Whether `e` is a {@link SluiceError}, so that its `code` can be read. */
 export function isSluiceError(e: unknown): e is SluiceError {
   return e instanceof SluiceError;
 }

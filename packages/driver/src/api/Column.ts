@@ -116,7 +116,7 @@ export class Column {
     return new Column(patternMatch('rlike', this.expr, lit(pattern).expr));
   }
 
-  /** `to` is a type name as in a schema ('double', 'BIGINT', 'timestamp', 'struct<a: int>') or a DataType. */
+  /** The value cast to type `to` (Spark's cast): a type name as in a schema (`'double'`, `'BIGINT'`, `'timestamp'`, `'struct<a: int>'`) or a DataType. */
   cast(to: string | DataType): Column {
     return new Column({ op: 'cast', expr: this.expr, to: typeof to === 'string' ? parseDataType(to) : to });
   }

@@ -24,6 +24,7 @@ import {
   type StatefulOp,
   type DataType,
   type GroupStateTimeoutConf,
+  type Row,
   type StateVariable,
   type TimeMode,
   type TransformWithStateOp,
@@ -40,17 +41,39 @@ import { parseColumn } from './sql/parseExpression.js';
 import { generatorOf } from './generators.js';
 import type { StatefulProcessorRef } from './functions.js';
 
+/**
+ * A query over a stream or over static data (Spark's DataFrame): a source and the operators
+ * applied to it. A streaming DataFrame (from `session.readStream`) runs through `writeStream`; a
+ * static one (from `session.read`, `createDataFrame` or SQL over static views) through
+ * `collect()`, or as the static side of a join. Operators return a new DataFrame and are checked
+ * against the schema when called, so an unknown column fails at the line that names it.
+ *
+ * @example
+ * ```ts
+ * const counts = events
+ *   .withWatermark('event_time', '10 minutes')
+ *   .filter(col('value').gt(0))
+ *   .groupBy(window('event_time', '5 minutes'), 'id')
+ *   .count();
+ * ```
+ */
 export class DataFrame {
+  /** The columns the DataFrame has, with their types. */
   readonly schema: Schema;
 
+  /** @internal */
   constructor(
+    /** The session it belongs to. */
     readonly session: Session,
+    /** @internal */
     readonly plan: LogicalPlan,
+    /** Whether it is a stream (from readStream) rather than static data. */
     readonly isStreaming: boolean,
   ) {
     this.schema = planOutput(plan);
   }
 
+  /** The column names, in order. */
   get columns(): string[] {
     return this.schema.map((f) => f.name);
   }
@@ -88,7 +111,7 @@ export class DataFrame {
     return new DataFrame(this.session, { ...this.plan, exchange: { keys, ...(partitions !== undefined && { partitions }) } }, true);
   }
 
-  /** A new DataFrame with `op` as its stateful operator. */
+  /** @internal A new DataFrame with `op` as its stateful operator. */
   withStateful(op: StatefulOp): DataFrame {
     if (this.plan.exchange) throw new SluiceError('UNSUPPORTED_OPERATION', 'a query with repartition cannot aggregate or deduplicate yet');
     // Past a first stateful operator, the next ones chain (Spark's multiple stateful operators).
@@ -96,6 +119,15 @@ export class DataFrame {
     return new DataFrame(this.session, { ...this.plan, stateful: op }, this.isStreaming);
   }
 
+  /**
+   * Groups the rows by columns or expressions (a name, `window(...)`, `session_window(...)`) for
+   * an aggregation or a stateful processor (Spark's groupBy).
+   *
+   * @example
+   * ```ts
+   * df.groupBy(window('event_time', '5 minutes'), 'id').agg(count('*').alias('n'), avg('value'));
+   * ```
+   */
   groupBy(...cols: Array<Column | string>): GroupedData {
     return new GroupedData(this, cols.map((c) => toColumn(c)));
   }
@@ -189,6 +221,7 @@ export class DataFrame {
     return this.with({ kind: 'filter', cond: cond.expr });
   }
 
+  /** Same as filter. */
   where(condition: Column | string): DataFrame {
     return this.filter(condition);
   }
@@ -207,6 +240,11 @@ export class DataFrame {
     return this.select(...this.schema.filter((f) => !gone.has(f.name.toLowerCase())).map((f) => new Column({ op: 'col', name: f.name })));
   }
 
+  /**
+   * Declares `eventTime` (a TIMESTAMP column) the event time, with a watermark that trails the
+   * greatest event time seen by `delayThreshold` (`'10 minutes'`, or milliseconds): stateful
+   * operators drop rows older than it and evict state it has passed (Spark's withWatermark).
+   */
   withWatermark(eventTime: string, delayThreshold: string | number): DataFrame {
     if (this.plan.stateful) {
       throw new SluiceError('UNSUPPORTED_OPERATION', 'withWatermark must come before the aggregation or deduplication', {
@@ -306,6 +344,7 @@ export class DataFrame {
     return new DataFrame(this.session, plan, true);
   }
 
+  /** The writer that starts a streaming DataFrame as a query; NOT_STREAMING for a static one. */
   get writeStream(): DataStreamWriter {
     if (!this.isStreaming) {
       throw new SluiceError('NOT_STREAMING', "writeStream needs a streaming DataFrame (from session.readStream); use collect() on a static one");
@@ -313,8 +352,11 @@ export class DataFrame {
     return new DataStreamWriter(this);
   }
 
-  /** Runs a static DataFrame and returns its rows as JavaScript values. */
-  async collect(): Promise<Array<Record<string, unknown>>> {
+  /**
+   * Runs a static DataFrame and returns its rows as JavaScript values (TIMESTAMP as Date, see
+   * {@link Row}); NOT_STATIC for a streaming one.
+   */
+  async collect(): Promise<Row[]> {
     if (this.isStreaming) {
       throw new SluiceError('NOT_STATIC', 'collect() needs a static DataFrame (from session.read); start a streaming one with writeStream');
     }
@@ -327,10 +369,14 @@ export class DataFrame {
 
 /** `df.groupBy(...)`: the aggregations of a grouping (Spark's RelationalGroupedDataset). */
 export class GroupedData {
+  /** The output names of the grouping keys. */
   readonly keyNames: string[];
+  /** @internal The grouping keys. */
   readonly keys: Column[];
 
+  /** @internal */
   constructor(
+    /** @internal The DataFrame grouped. */
     readonly df: DataFrame,
     keys: Column[],
   ) {
@@ -377,22 +423,27 @@ export class GroupedData {
     return this.df.filter(new Column({ op: 'binary', fn: 'and', left: timed, right: { op: 'binary', fn: 'gt', left: end, right: time } }));
   }
 
+  /** The rows of each group, in a column `count`. */
   count(): DataFrame {
     return this.agg(count('*').alias('count'));
   }
 
+  /** The sum of each column per group, as `sum(c)`. */
   sum(...cols: string[]): DataFrame {
     return this.agg(...cols.map((c) => sum(c)));
   }
 
+  /** The mean of each column per group, as `avg(c)`. */
   avg(...cols: string[]): DataFrame {
     return this.agg(...cols.map((c) => avg(c)));
   }
 
+  /** The least value of each column per group, as `min(c)`. */
   min(...cols: string[]): DataFrame {
     return this.agg(...cols.map((c) => min(c)));
   }
 
+  /** The greatest value of each column per group, as `max(c)`. */
   max(...cols: string[]): DataFrame {
     return this.agg(...cols.map((c) => max(c)));
   }
@@ -506,16 +557,25 @@ export class GroupedData {
   }
 }
 
+/** The options of {@link GroupedData.transformWithState}. */
 export interface TransformWithStateOptions {
+  /** The schema of the rows the processor returns: DDL or a schema. */
   outputSchema: string | Schema;
+  /** append (each row emitted once, final) or update (rows replace earlier ones of the same key). */
   outputMode: 'append' | 'update';
+  /** When timers fire: `none` (the default), `processingTime` or `eventTime` (needs withWatermark); Spark's spellings too. */
   timeMode?: TimeMode | 'None' | 'ProcessingTime' | 'EventTime';
+  /** A static DataFrame's groupBy by keys of the stream's key types: each row goes to handleInitialState in the first batch. */
   initialState?: GroupedData;
 }
 
+/** The options of {@link GroupedData.flatMapGroupsWithState} and {@link GroupedData.mapGroupsWithState}. */
 export interface GroupStateOptions {
+  /** The type of the state value: a type name (`'LONG'`), DDL of fields (a struct), or a DataType. */
   stateSchema: string | DataType;
+  /** The schema of the rows the function returns: DDL or a schema. */
   outputSchema: string | Schema;
+  /** When keys time out (default GroupStateTimeout.NoTimeout). */
   timeoutConf?: GroupStateTimeoutConf;
   /** A static DataFrame's groupBy(keys): each key's initial state, from its row (the stateSchema's fields, or its one column besides the keys). */
   initialState?: GroupedData;

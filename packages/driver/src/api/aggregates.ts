@@ -203,7 +203,7 @@ export const approx_count_distinct = (c: Column | string, rsd?: number): Aggrega
   aggregateOf('approx_count_distinct', toColumn(c).expr, 'approx_count_distinct', rsd === undefined ? {} : { rsd });
 
 /**
- * session_window(timeColumn, gapDuration): the session a row opens, struct<start, end> from its
+ * session_window(timeColumn, gapDuration): the session a row opens, `struct<start, end>` from its
  * time to its time plus the gap. As a groupBy key, sessions of a key merge where they overlap
  * (README: session windows). The gap is a duration ('5 minutes'), or a column giving one per row
  * (an interval or its text); a row whose gap is not positive belongs to no session.
@@ -217,7 +217,7 @@ export function session_window(timeColumn: Column | string, gapDuration: string 
 }
 
 /**
- * window(timeColumn, windowDuration[, slideDuration[, startTime]]): the struct<start, end> of the
+ * window(timeColumn, windowDuration[, slideDuration[, startTime]]): the `struct<start, end>` of the
  * window containing each row's time. Tumbling when no slide is given; with a slide, a grouping key
  * that places each row in every window containing it.
  */

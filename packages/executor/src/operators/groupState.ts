@@ -12,12 +12,22 @@ import type { GroupState as UserGroupState } from './processorApi.js';
 /** The state variable that holds a GroupState's value. */
 export const GROUP_STATE = 'state';
 
-/** Spark's GroupStateTimeout, by the time mode each one runs in. */
+/**
+ * Spark's GroupStateTimeout: the `timeoutConf` option of flatMapGroupsWithState and
+ * mapGroupsWithState, by the time a key's timeout goes by.
+ */
 export const GroupStateTimeout = {
+  /** Keys never time out (the default). */
   NoTimeout: 'NoTimeout',
+  /** A key times out a duration after a batch's timestamp (GroupState.setTimeoutDuration). */
   ProcessingTimeTimeout: 'ProcessingTimeTimeout',
+  /** A key times out once the watermark passes a time (GroupState.setTimeoutTimestamp); the query needs withWatermark. */
   EventTimeTimeout: 'EventTimeTimeout',
 } as const;
+/**
+ * One of the {@link GroupStateTimeout} values.
+ * @useDeclaredType
+ */
 export type GroupStateTimeoutConf = (typeof GroupStateTimeout)[keyof typeof GroupStateTimeout];
 
 export function timeModeOfTimeout(conf: GroupStateTimeoutConf): TimeMode {

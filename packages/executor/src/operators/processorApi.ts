@@ -147,6 +147,7 @@ export interface ExpiredTimerInfo {
 }
 
 /** What a processor's handler returns (or, as a generator, yields): output rows, or nothing. */
+// biome-ignore lint/suspicious/noConfusingVoidType: a handler that returns nothing is a method of return type void.
 export type ProcessorOutput<O> = Iterable<O> | null | undefined | void;
 
 /**

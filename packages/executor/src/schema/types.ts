@@ -9,20 +9,25 @@
  * TIMESTAMP, DATE, INTERVAL, and the type of a null literal.
  */
 export type AtomicType = 'string' | 'int' | 'long' | 'double' | 'boolean' | 'timestamp' | 'date' | 'interval' | 'null';
-/** STRUCT<name: type, ...> (Spark's StructType): its values are objects of its fields. */
+/** `STRUCT<name: type, ...>` (Spark's StructType): its values are objects of its fields. */
 export interface StructType {
   /** The fields, in order. */
   struct: Field[];
 }
-/** ARRAY<element>; its elements may be null, as Spark's containsNull defaults to. */
+/** `ARRAY<element>`; its elements may be null, as Spark's containsNull defaults to. */
 export interface ArrayType {
   /** The type of the elements. */
   array: DataType;
 }
-/** MAP<key, value>; keys are never null, values may be. */
+/** `MAP<key, value>`; keys are never null, values may be. */
 export interface MapType {
   /** The types of the keys and of the values. */
-  map: { key: DataType; value: DataType };
+  map: {
+    /** The keys' type. */
+    key: DataType;
+    /** The values' type. */
+    value: DataType;
+  };
 }
 /** A column's type, as a schema object gives it; DDL text (`'STRUCT<a: INT>'`) parses into one. */
 export type DataType = AtomicType | StructType | ArrayType | MapType;
