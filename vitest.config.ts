@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config';
 // Unit tests run in parallel; end-to-end tests spawn processes and worker pools of their own, so
 // they run one file at a time to keep a 2-core machine from timing them out.
 // SLUICE_TEST_REPORT=<file> adds vitest's JSON report, from which .ci/run counts the results.
-const report = process.env['SLUICE_TEST_REPORT'];
+const report = process.env.SLUICE_TEST_REPORT;
 
 export default defineConfig({
   test: {

@@ -48,8 +48,14 @@ async function measure(shards) {
   const session = await Session.create({
     conf: { 'sluice.executor.cores': CORES, 'sluice.sql.shuffle.partitions': 8, 'sluice.sql.streaming.stateStore.shards': shards },
   });
-  const q = await session.readStream.format('rate-micro-batch').option('rowsPerBatch', 10).option('numPartitions', 2).load()
-    .select(col('value').mod(10).alias('k')).groupBy('k').count()
+  const q = await session.readStream
+    .format('rate-micro-batch')
+    .option('rowsPerBatch', 10)
+    .option('numPartitions', 2)
+    .load()
+    .select(col('value').mod(10).alias('k'))
+    .groupBy('k')
+    .count()
     .writeStream.foreachBatch(async () => {})
     .outputMode('update')
     .option('checkpointLocation', join(tmp, `shards-${shards}`))
@@ -80,7 +86,12 @@ async function measure(shards) {
   }
 }
 
-const pool = new Piscina({ filename: pathToFileURL(join(BENCH_DIR, 'echo-worker.mjs')).href, minThreads: 1, maxThreads: 1, idleTimeout: Number.POSITIVE_INFINITY });
+const pool = new Piscina({
+  filename: pathToFileURL(join(BENCH_DIR, 'echo-worker.mjs')).href,
+  minThreads: 1,
+  maxThreads: 1,
+  idleTimeout: Number.POSITIVE_INFINITY,
+});
 let roundTrip;
 try {
   for (let i = 0; i < 200; i++) await pool.run(null);

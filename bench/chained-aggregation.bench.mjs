@@ -33,15 +33,22 @@ async function run(chained) {
   const session = await Session.create({ conf: { 'sluice.executor.cores': CORES } });
   let emitted = 0;
   try {
-    const counts = session.readStream.format('rate-micro-batch').option('rowsPerBatch', ROWS).option('advanceMillisPerBatch', 300_000).load()
+    const counts = session.readStream
+      .format('rate-micro-batch')
+      .option('rowsPerBatch', ROWS)
+      .option('advanceMillisPerBatch', 300_000)
+      .load()
       .withColumn('id', col('value').mod(100_000))
       .withWatermark('timestamp', '10 minutes')
       .groupBy(window('timestamp', '5 minutes'), 'id')
       .count();
     const df = chained ? counts.groupBy(window(window_time('window'), '1 hour')).count() : counts;
-    const q = await df.writeStream.foreachBatch((rows) => {
-      emitted += rows.length;
-    }).option('checkpointLocation', join(tmp, `ckpt-${chained}-${Date.now()}`)).start();
+    const q = await df.writeStream
+      .foreachBatch((rows) => {
+        emitted += rows.length;
+      })
+      .option('checkpointLocation', join(tmp, `ckpt-${chained}-${Date.now()}`))
+      .start();
     const { rowsPerSec, medianBatchMs, last } = await measureDataBatches(q, WARMUP, MEASURED);
     return { chained, rowsPerSec, medianBatchMs, emitted, operators: last.stateOperators.length };
   } finally {
@@ -56,7 +63,8 @@ for (let round = 0; round < 2; round++) {
   chained.push(await run(true));
 }
 for (const r of [...single, ...chained]) console.log(r);
-for (const r of chained) if (r.operators !== 2 || r.emitted === 0) throw new Error(`the chained query ran ${r.operators} operators and emitted ${r.emitted} rows`);
+for (const r of chained)
+  if (r.operators !== 2 || r.emitted === 0) throw new Error(`the chained query ran ${r.operators} operators and emitted ${r.emitted} rows`);
 const chainedRate = median(chained.map((r) => r.rowsPerSec));
 const singleRate = median(single.map((r) => r.rowsPerSec));
 record({

@@ -22,7 +22,9 @@ const sides = [
   { name: 'after', dir: ROOT_DIR },
 ];
 const commitOf = (dir) => spawnSync('git', ['-C', dir, 'rev-parse', '--short=7', 'HEAD'], { encoding: 'utf8' }).stdout.trim();
-const files = readdirSync(BENCH_DIR).filter((f) => f.endsWith('.bench.mjs') && filters.some((w) => f.includes(w))).sort();
+const files = readdirSync(BENCH_DIR)
+  .filter((f) => f.endsWith('.bench.mjs') && filters.some((w) => f.includes(w)))
+  .sort();
 const figures = new Map(); // name -> side -> [{ value, ratio, unit }]
 
 for (let pass = 1; pass <= Number(roundsArg); pass++) {
@@ -53,13 +55,15 @@ const lines = [
   '',
   '| result | unit | value before | value after | ratio before | ratio after |',
   '|---|---|---|---|---|---|',
-  ...[...figures].sort(([a], [b]) => a.localeCompare(b)).map(([name, f]) => {
-    const unit = (f.after[0] ?? f.before[0]).unit;
-    return `| ${name} | ${unit} | ${fmt(f.before, 'value')} | ${fmt(f.after, 'value')} | ${fmt(f.before, 'ratio')} | ${fmt(f.after, 'ratio')} |`;
-  }),
+  ...[...figures]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, f]) => {
+      const unit = (f.after[0] ?? f.before[0]).unit;
+      return `| ${name} | ${unit} | ${fmt(f.before, 'value')} | ${fmt(f.after, 'value')} | ${fmt(f.before, 'ratio')} | ${fmt(f.after, 'ratio')} |`;
+    }),
   '',
 ];
 const out = join(RESULTS_DIR, `compare-${commitOf(sides[0].dir)}.md`);
-const previous = existsSync(out) ? readFileSync(out, 'utf8') + '\n' : '';
+const previous = existsSync(out) ? `${readFileSync(out, 'utf8')}\n` : '';
 writeFileSync(out, previous + lines.join('\n'));
 console.log(lines.join('\n'));

@@ -45,7 +45,10 @@ async function run(mode, busy) {
   try {
     for (let i = 0; i < busy; i++) {
       queries.push(
-        await session.readStream.format('rate-micro-batch').option('rowsPerBatch', BUSY_ROWS).load()
+        await session.readStream
+          .format('rate-micro-batch')
+          .option('rowsPerBatch', BUSY_ROWS)
+          .load()
           .filter(col('value').lt(0))
           .writeStream.foreachBatch(async () => {})
           .queryName(`busy${i}`)
@@ -58,8 +61,12 @@ async function run(mode, busy) {
       for (const q of queries) if (q.exception) throw q.exception;
       await sleep(10);
     }
-    const critical = await session.readStream.format('rate-micro-batch').option('rowsPerBatch', ROWS).load()
-      .groupBy(col('value').mod(1000).alias('k')).count()
+    const critical = await session.readStream
+      .format('rate-micro-batch')
+      .option('rowsPerBatch', ROWS)
+      .load()
+      .groupBy(col('value').mod(1000).alias('k'))
+      .count()
       .writeStream.foreachBatch(async () => {})
       .outputMode('update')
       .queryName('critical')
@@ -96,7 +103,9 @@ for (const mode of MODES) {
   const busy = await run(mode, BUSY);
   console.log(busy);
   const ratio = round(busy.medianMs / alone.medianMs, 3);
-  console.log(`${mode}: median interval ${busy.medianMs} ms among ${BUSY} busy queries, ${alone.medianMs} ms alone: ratio ${ratio}${busy.capped ? ' (capped: a lower bound)' : ''}`);
+  console.log(
+    `${mode}: median interval ${busy.medianMs} ms among ${BUSY} busy queries, ${alone.medianMs} ms alone: ratio ${ratio}${busy.capped ? ' (capped: a lower bound)' : ''}`,
+  );
   record({
     name: `critical-query-${mode.toLowerCase()}`,
     unit: 'ms',

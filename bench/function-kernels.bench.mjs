@@ -52,7 +52,12 @@ for (let lo = 0; lo < ROWS; lo += BATCH_ROWS) {
   const rows = [];
   for (let i = lo; i < Math.min(ROWS, lo + BATCH_ROWS); i++) {
     const k = (i * 7919) % DISTINCT;
-    rows.push({ line: `user-${k} clicked /page/${k % 37}`, ts: T0 + i * 1000, payload: JSON.stringify({ item: `sku${k}`, qty: k % 9, tags: ['a', `t${k % 5}`] }), at: dmy(T0 + k * 1000) });
+    rows.push({
+      line: `user-${k} clicked /page/${k % 37}`,
+      ts: T0 + i * 1000,
+      payload: JSON.stringify({ item: `sku${k}`, qty: k % 9, tags: ['a', `t${k % 5}`] }),
+      at: dmy(T0 + k * 1000),
+    });
   }
   batches.push(batchFromRows(rows, schema));
 }

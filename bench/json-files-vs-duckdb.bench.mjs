@@ -41,7 +41,7 @@ function generate(dir) {
       const t = BASE + row * 2 - Math.floor(rand() * DISORDER_MS);
       lines[i] = JSON.stringify({ id: Math.floor(rand() * IDS), timestamp: new Date(t).toISOString() });
     }
-    writeFileSync(join(dir, `input-${String(f).padStart(5, '0')}.json`), lines.join('\n') + '\n');
+    writeFileSync(join(dir, `input-${String(f).padStart(5, '0')}.json`), `${lines.join('\n')}\n`);
   }
 }
 
@@ -154,8 +154,10 @@ async function main() {
       files: FILES,
       ids: IDS,
       cores: CORES,
-      query: 'json(id BIGINT, timestamp TIMESTAMP) -> withWatermark(timestamp, 10 minutes) -> groupBy(window(timestamp, 5 minutes), id).count() -> memory sink, update, AvailableNow, maxFilesPerTrigger 200',
+      query:
+        'json(id BIGINT, timestamp TIMESTAMP) -> withWatermark(timestamp, 10 minutes) -> groupBy(window(timestamp, 5 minutes), id).count() -> memory sink, update, AvailableNow, maxFilesPerTrigger 200',
       duckdb: `read_json(newline_delimited, columns id BIGINT, timestamp TIMESTAMP) GROUP BY 5-minute bucket, id; threads ${CORES}`,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the description quotes the naive loop's key expression
       naive: 'one thread: readFileSync, split, JSON.parse, Date.parse, Map by `${bucket},${id}`',
       sluiceSeconds: runs.sluice.map((m) => round(m / 1000, 3)),
       duckdbSeconds: runs.duck.map((m) => round(m / 1000, 3)),
@@ -166,7 +168,9 @@ async function main() {
     },
     command: commandLine(),
   });
-  console.log(`\njson-files-vs-duckdb: sluice ${result.value} rows/s vs duckdb ${result.baseline} rows/s -> ratio ${result.ratio} (naive loop: ${result.params.naiveRowsPerSec} rows/s)`);
+  console.log(
+    `\njson-files-vs-duckdb: sluice ${result.value} rows/s vs duckdb ${result.baseline} rows/s -> ratio ${result.ratio} (naive loop: ${result.params.naiveRowsPerSec} rows/s)`,
+  );
 }
 
 main().catch((e) => {

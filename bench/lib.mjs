@@ -139,9 +139,12 @@ export function record({ name, unit, value, baseline, ratio, params, command }) 
   if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new Error(`bad result name ${name}`);
   const result = { name, unit, value, baseline, ratio, params, command };
   mkdirSync(RESULTS_DIR, { recursive: true });
-  writeFileSync(join(RESULTS_DIR, `${name}.json`), JSON.stringify(result, null, 2) + '\n');
+  writeFileSync(join(RESULTS_DIR, `${name}.json`), `${JSON.stringify(result, null, 2)}\n`);
   if (!existsSync(HISTORY_MD) || !readFileSync(HISTORY_MD, 'utf8').includes('| date | name |')) {
-    appendFileSync(HISTORY_MD, '# Benchmark history\n\nOne row per run, appended by `bench/lib.mjs`; `bench/RESULTS.md` shows the latest of each name.\n\n' + HEADER);
+    appendFileSync(
+      HISTORY_MD,
+      `# Benchmark history\n\nOne row per run, appended by \`bench/lib.mjs\`; \`bench/RESULTS.md\` shows the latest of each name.\n\n${HEADER}`,
+    );
   }
   const date = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
   const row = [date, name, value, baseline, unit, ratio, params, command].map(cell).join(' | ');

@@ -62,9 +62,14 @@ async function run(n, variant) {
   try {
     const dir = join(tmp, `run-${runs++}`);
     for (let i = 0; i < n; i++) {
-      let w = session.readStream.format('rate-micro-batch').option('rowsPerBatch', Math.floor(ROWS / n)).option('numPartitions', 2).load()
+      let w = session.readStream
+        .format('rate-micro-batch')
+        .option('rowsPerBatch', Math.floor(ROWS / n))
+        .option('numPartitions', 2)
+        .load()
         .select(col('value').mod(KEYS).alias('k'))
-        .groupBy('k').count()
+        .groupBy('k')
+        .count()
         .writeStream.foreachBatch(async () => {})
         .outputMode('update')
         .queryName(`q${i}`)
@@ -79,7 +84,8 @@ async function run(n, variant) {
     const batchOf = (q) => q.lastProgress?.batchId ?? -1;
     let cpu;
     while (stopping.size < n) {
-      if (cpu === undefined && queries.every((q) => batchOf(q) >= WARMUP - 1)) cpu = { at: process.cpuUsage(), batches: queries.reduce((s, q) => s + batchOf(q), 0) };
+      if (cpu === undefined && queries.every((q) => batchOf(q) >= WARMUP - 1))
+        cpu = { at: process.cpuUsage(), batches: queries.reduce((s, q) => s + batchOf(q), 0) };
       for (const q of queries) {
         if (q.exception) throw q.exception;
         if (!stopping.has(q) && (q.lastProgress?.batchId ?? -1) >= last) stopping.set(q, q.stop());
@@ -107,7 +113,16 @@ async function run(n, variant) {
     const expected = Math.floor(ROWS / n) * n * MEASURED;
     if (rows !== expected) throw new Error(`${n} queries read ${rows} rows, not ${expected}`);
     console.error(`  ${n} ${variant}: started in ${startedMs} ms, done at ${Date.now() - t0} ms`);
-    return { queries: n, variant, startMs: startedMs, rowsPerSec: Math.round((rows * 1000) / (end - start)), wallMs: end - start, p50BatchMs: percentile(durations, 50), p99BatchMs: percentile(durations, 99), cpuMsPerBatch };
+    return {
+      queries: n,
+      variant,
+      startMs: startedMs,
+      rowsPerSec: Math.round((rows * 1000) / (end - start)),
+      wallMs: end - start,
+      p50BatchMs: percentile(durations, 50),
+      p99BatchMs: percentile(durations, 99),
+      cpuMsPerBatch,
+    };
   } finally {
     await Promise.allSettled(queries.map((q) => q.stop()));
     await session.close();
@@ -132,7 +147,9 @@ const baseline = (first.rowsPerSec + lastBaseline.rowsPerSec) / 2;
 const table = results.map((r) => ({ ...r, ratio: round(r.rowsPerSec / baseline, 3) }));
 console.log('\nqueries  variant       rows/s     ratio  p50 ms  p99 ms');
 for (const r of table) {
-  console.log(`${String(r.queries).padStart(7)}  ${r.variant.padEnd(12)} ${String(r.rowsPerSec).padStart(9)}  ${r.ratio.toFixed(3).padStart(6)}  ${String(round(r.p50BatchMs, 1)).padStart(6)}  ${String(round(r.p99BatchMs, 1)).padStart(6)}`);
+  console.log(
+    `${String(r.queries).padStart(7)}  ${r.variant.padEnd(12)} ${String(r.rowsPerSec).padStart(9)}  ${r.ratio.toFixed(3).padStart(6)}  ${String(round(r.p50BatchMs, 1)).padStart(6)}  ${String(round(r.p99BatchMs, 1)).padStart(6)}`,
+  );
 }
 
 for (const n of COUNTS) {

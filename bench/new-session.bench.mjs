@@ -83,5 +83,9 @@ const imp = { d: median(imports), b: median(bare) };
 const params = `sessions=${SESSIONS} imports=${IMPORTS} cores=2`;
 record({ name: 'session-first-query', unit: 'ms', value: round(first.s, 1), baseline: round(first.p, 1), ratio: round(first.s / first.p, 2), params, command });
 record({ name: 'driver-import', unit: 'ms', value: round(imp.d, 1), baseline: round(imp.b, 1), ratio: round(imp.d / imp.b, 2), params, command });
-console.log(`new session, create to first row (median of ${SESSIONS}): ${round(first.s, 1)} ms; a bare worker's first task: ${round(first.p, 1)} ms (ratio ${round(first.s / first.p, 2)})`);
-console.log(`node importing @sluice/driver (median of ${IMPORTS}): ${round(imp.d, 1)} ms; node alone: ${round(imp.b, 1)} ms (ratio ${round(imp.d / imp.b, 2)})`);
+console.log(
+  `new session, create to first row (median of ${SESSIONS}): ${round(first.s, 1)} ms; a bare worker's first task: ${round(first.p, 1)} ms (ratio ${round(first.s / first.p, 2)})`,
+);
+console.log(
+  `node importing @sluice/driver (median of ${IMPORTS}): ${round(imp.d, 1)} ms; node alone: ${round(imp.b, 1)} ms (ratio ${round(imp.d / imp.b, 2)})`,
+);

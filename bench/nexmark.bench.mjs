@@ -123,7 +123,9 @@ async function main() {
       };
       row.ratio = round(row[`slots${SLOTS.at(-1)}`] / row.hand, 3);
       table.push(row);
-      console.log(`  ${q.id}: hand ${row.hand} ev/s, ${SLOTS.map((s) => `${s} slot${s > 1 ? 's' : ''} ${row[`slots${s}`]}`).join(', ')} ev/s, ratio ${row.ratio}; DuckDB ${row.duckdbMs} ms; ${check}`);
+      console.log(
+        `  ${q.id}: hand ${row.hand} ev/s, ${SLOTS.map((s) => `${s} slot${s > 1 ? 's' : ''} ${row[`slots${s}`]}`).join(', ')} ev/s, ratio ${row.ratio}; DuckDB ${row.duckdbMs} ms; ${check}`,
+      );
     }
   } finally {
     for (const s of sessions.values()) await s.close();
@@ -135,11 +137,29 @@ async function main() {
 
 function printTable(table) {
   const last = SLOTS.at(-1);
-  const head = ['query', 'kind', 'hand loop ev/s', ...SLOTS.map((s) => `Sluice ${s} slot${s > 1 ? 's' : ''} ev/s`), `${last} slots / hand`, `ev/s per core (${last} slots)`, 'DuckDB ms', 'result'];
+  const head = [
+    'query',
+    'kind',
+    'hand loop ev/s',
+    ...SLOTS.map((s) => `Sluice ${s} slot${s > 1 ? 's' : ''} ev/s`),
+    `${last} slots / hand`,
+    `ev/s per core (${last} slots)`,
+    'DuckDB ms',
+    'result',
+  ];
   const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`];
   for (const r of table) {
-    if (r.note) lines.push(`| ${r.query} | ${r.kind} | ${head.slice(2, -1).map(() => '').join(' | ')} | ${r.note} |`);
-    else lines.push(`| ${[r.query, r.kind, r.hand, ...SLOTS.map((s) => r[`slots${s}`]), r.ratio, round(r[`slots${last}`] / last, 0), r.duckdbMs, r.check].join(' | ')} |`);
+    if (r.note)
+      lines.push(
+        `| ${r.query} | ${r.kind} | ${head
+          .slice(2, -1)
+          .map(() => '')
+          .join(' | ')} | ${r.note} |`,
+      );
+    else
+      lines.push(
+        `| ${[r.query, r.kind, r.hand, ...SLOTS.map((s) => r[`slots${s}`]), r.ratio, round(r[`slots${last}`] / last, 0), r.duckdbMs, r.check].join(' | ')} |`,
+      );
   }
   console.log(`\nNexmark, ${EVENTS} events (${machineFacts(loadavg()[0]).cpu}):\n\n${lines.join('\n')}\n`);
 }
@@ -147,10 +167,25 @@ function printTable(table) {
 function recordResults(table, load) {
   const last = SLOTS.at(-1);
   const command = `${commandLine()}${args.length ? ` ${args.join(' ')}` : ''}`;
-  const params = { events: EVENTS, slots: SLOTS, reps: REPS, eventsPerSecond: ev.eventsPerSecond, eventsPerBatch: ev.eventsPerBatch, machine: machineFacts(load) };
+  const params = {
+    events: EVENTS,
+    slots: SLOTS,
+    reps: REPS,
+    eventsPerSecond: ev.eventsPerSecond,
+    eventsPerBatch: ev.eventsPerBatch,
+    machine: machineFacts(load),
+  };
   const measured = table.filter((r) => !r.note);
   for (const r of measured) {
-    record({ name: `nexmark-${r.query}`, unit: 'events/s', value: r[`slots${last}`], baseline: r.hand, ratio: r.ratio, params: { ...params, row: r }, command });
+    record({
+      name: `nexmark-${r.query}`,
+      unit: 'events/s',
+      value: r[`slots${last}`],
+      baseline: r.hand,
+      ratio: r.ratio,
+      params: { ...params, row: r },
+      command,
+    });
   }
   for (const [group, members] of Object.entries(GROUPS)) {
     const rows = measured.filter((r) => members.includes(r.query));

@@ -96,7 +96,13 @@ try {
 }
 
 const rate = (ms) => Math.round(ROWS / (median(ms) / 1000));
-const common = { rows: ROWS, cores: CORES, reps: REPS, file: 'one snappy file by DuckDB: id BIGINT, name VARCHAR (1,000 values), value DOUBLE, ts TIMESTAMP, flag BOOLEAN', ...machineFacts(LOAD_AT_START) };
+const common = {
+  rows: ROWS,
+  cores: CORES,
+  reps: REPS,
+  file: 'one snappy file by DuckDB: id BIGINT, name VARCHAR (1,000 values), value DOUBLE, ts TIMESTAMP, flag BOOLEAN',
+  ...machineFacts(LOAD_AT_START),
+};
 const scan = record({
   name: 'parquet-scan-vs-duckdb',
   unit: 'rows/s',

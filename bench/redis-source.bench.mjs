@@ -37,7 +37,9 @@ const port = await new Promise((resolve) => {
     s.close(() => resolve(p));
   });
 });
-const server = spawn(SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--dir', tmp, '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'inherit'] });
+const server = spawn(SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--dir', tmp, '--save', '', '--appendonly', 'no'], {
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
 process.once('exit', () => server.kill('SIGKILL'));
 await new Promise((resolve) => server.stdout.on('data', (d) => String(d).includes('Ready to accept connections') && resolve()));
 const url = `redis://127.0.0.1:${port}`;
@@ -73,8 +75,15 @@ async function sluice() {
   const session = await Session.create({ conf: { 'sluice.executor.cores': CORES } });
   try {
     const t0 = performance.now();
-    const q = await session.readStream.format('redis').options({ url, stream: 'bench', startingOffsets: 'earliest', maxOffsetsPerTrigger: CAP }).load()
-      .writeStream.format('memory').queryName('bench').option('checkpointLocation', join(tmp, `ckpt-${Date.now()}`)).trigger(Trigger.AvailableNow()).start();
+    const q = await session.readStream
+      .format('redis')
+      .options({ url, stream: 'bench', startingOffsets: 'earliest', maxOffsetsPerTrigger: CAP })
+      .load()
+      .writeStream.format('memory')
+      .queryName('bench')
+      .option('checkpointLocation', join(tmp, `ckpt-${Date.now()}`))
+      .trigger(Trigger.AvailableNow())
+      .start();
     await q.awaitTermination();
     const ms = performance.now() - t0;
     const rows = (await session.memoryTable('bench')).length;

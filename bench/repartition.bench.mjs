@@ -115,7 +115,15 @@ const cases = [
   { name: 'c', what: '2 shards -> 1, 200 partitions', partitions: 200, shards: 1, aim: '<= 1.2' },
   { name: 'd', what: '2 shards -> 3, 200 partitions', partitions: 200, shards: 3, aim: 'keys moved <= 34%' },
 ];
-const params = { keys: KEYS, stateEntries: raw.entries, beforeBatches: before, rawCopyMs: raws.map((r) => round(r.ms, 1)), cpu: process.arch, node: process.version, engine: engineVersion() };
+const params = {
+  keys: KEYS,
+  stateEntries: raw.entries,
+  beforeBatches: before,
+  rawCopyMs: raws.map((r) => round(r.ms, 1)),
+  cpu: process.arch,
+  node: process.version,
+  engine: engineVersion(),
+};
 for (const c of cases) {
   const dir = join(root, `case-${c.name}`);
   cpSync(base, dir, { recursive: true });
@@ -148,6 +156,14 @@ for (const c of cases) {
       `${m.numRowsMoved} rows (${round((100 * m.numRowsMoved) / KEYS, 1)}%), ${m.numBytesMoved} bytes; first batch after ${after} ms = ${round(after / beforeMs, 2)}x the median before, ` +
       `${round(after / next, 2)}x the second batch after`,
   );
-  record({ name: `repartition-${c.name}`, unit: 'ms', value: ms, baseline: round(raw.ms, 1), ratio: round(ms / raw.ms, 3), params: result, command: commandLine() });
+  record({
+    name: `repartition-${c.name}`,
+    unit: 'ms',
+    value: ms,
+    baseline: round(raw.ms, 1),
+    ratio: round(ms / raw.ms, 3),
+    params: result,
+    command: commandLine(),
+  });
   rmSync(dir, { recursive: true, force: true });
 }

@@ -34,14 +34,21 @@ async function run(sessions) {
   let emitted = 0;
   try {
     const key = sessions ? session_window('timestamp', '1 minute') : window('timestamp', '5 minutes');
-    const df = session.readStream.format('rate-micro-batch').option('rowsPerBatch', ROWS).option('advanceMillisPerBatch', 300_000).load()
+    const df = session.readStream
+      .format('rate-micro-batch')
+      .option('rowsPerBatch', ROWS)
+      .option('advanceMillisPerBatch', 300_000)
+      .load()
       .withColumn('id', expr('floor(value / 10) % 100000'))
       .withWatermark('timestamp', '10 minutes')
       .groupBy(key, 'id')
       .count();
-    const q = await df.writeStream.foreachBatch((rows) => {
-      emitted += rows.length;
-    }).option('checkpointLocation', join(tmp, `ckpt-${sessions}-${Date.now()}`)).start();
+    const q = await df.writeStream
+      .foreachBatch((rows) => {
+        emitted += rows.length;
+      })
+      .option('checkpointLocation', join(tmp, `ckpt-${sessions}-${Date.now()}`))
+      .start();
     const { rowsPerSec, medianBatchMs, last } = await measureDataBatches(q, WARMUP, MEASURED);
     return { sessions, rowsPerSec, medianBatchMs, emitted, operator: last.stateOperators[0].operatorName, stateRows: last.stateOperators[0].numRowsTotal };
   } finally {

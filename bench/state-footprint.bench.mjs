@@ -70,7 +70,7 @@ function mappedFiles(dir) {
   const seen = new Map();
   for (const line of readFileSync('/proc/self/maps', 'utf8').split('\n')) {
     const m = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \d+\s+(\/.*)$/.exec(line);
-    if (!m || !m[3].startsWith(dir)) continue;
+    if (!m?.[3].startsWith(dir)) continue;
     seen.set(m[3], (seen.get(m[3]) ?? 0) + (parseInt(m[2], 16) - parseInt(m[1], 16)));
   }
   return { files: seen.size, bytes: [...seen.values()].reduce((a, b) => a + b, 0) };
@@ -228,7 +228,9 @@ async function sluiceCase({ keys, partitions, dir, maxMemoryMB, settleMs = SETTL
       const q = await startQuery(Trigger.AvailableNow());
       await q.awaitTermination();
       progress.push(...q.recentProgress);
-      console.error(`    batch ${b + 1}/${batches}: ${q.lastProgress?.stateOperators[0]?.numRowsTotal} keys, ${q.lastProgress?.durationMs.triggerExecution} ms`);
+      console.error(
+        `    batch ${b + 1}/${batches}: ${q.lastProgress?.stateOperators[0]?.numRowsTotal} keys, ${q.lastProgress?.durationMs.triggerExecution} ms`,
+      );
     }
     const beforeStart = snapshot(dir);
     const q = await startQuery(Trigger.ProcessingTime('1 hour'));
@@ -238,7 +240,9 @@ async function sluiceCase({ keys, partitions, dir, maxMemoryMB, settleMs = SETTL
     }
     const last = q.lastProgress;
     progress.push(last);
-    console.error(`    batch ${batches}/${batches}: ${last.stateOperators[0]?.numRowsTotal} keys, ${last.durationMs.triggerExecution} ms; at rest for ${settleMs} ms`);
+    console.error(
+      `    batch ${batches}/${batches}: ${last.stateOperators[0]?.numRowsTotal} keys, ${last.durationMs.triggerExecution} ms; at rest for ${settleMs} ms`,
+    );
     await sleep(settleMs);
     atRest = { ...snapshot(dir), beforeStart };
     await q.stop();
@@ -270,7 +274,7 @@ async function sluiceCase({ keys, partitions, dir, maxMemoryMB, settleMs = SETTL
 
 async function child(spec) {
   const out = spec.kind === 'map' ? await mapCase(spec) : await sluiceCase(spec);
-  process.stdout.write(MARK + JSON.stringify(out) + '\n');
+  process.stdout.write(`${MARK + JSON.stringify(out)}\n`);
 }
 
 // ---- parent ------------------------------------------------------------------------------------
@@ -377,7 +381,8 @@ async function parent() {
     bytesPerKey: round(mapGrowth(m) / m.keys, 1),
   });
   const common = {
-    query: 'rate-micro-batch -> id = value % keys -> withWatermark(timestamp, 10 minutes) -> groupBy(window(timestamp, 5 minutes), id).count() -> memory sink, append (nothing evicted)',
+    query:
+      'rate-micro-batch -> id = value % keys -> withWatermark(timestamp, 10 minutes) -> groupBy(window(timestamp, 5 minutes), id).count() -> memory sink, append (nothing evicted)',
     rowsPerBatch: ROWS,
     slots: CORES,
     settleMs: SETTLE_MS,

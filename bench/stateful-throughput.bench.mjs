@@ -278,10 +278,7 @@ async function runSluice(driver, stages, slots, ckpt) {
     medianBatchRowsPerSec: median(measured.map((p) => p.numInputRows / (p.durationMs.triggerExecution / 1000))),
     medianBatchMs: median(measured.map((p) => p.durationMs.triggerExecution)),
     // Between the start of the first measured trigger and the end of the last: includes the gaps.
-    wallRowsPerSec:
-      rows /
-      ((Date.parse(measured.at(-1).timestamp) + measured.at(-1).durationMs.triggerExecution - Date.parse(measured[0].timestamp)) /
-        1000),
+    wallRowsPerSec: rows / ((Date.parse(measured.at(-1).timestamp) + measured.at(-1).durationMs.triggerExecution - Date.parse(measured[0].timestamp)) / 1000),
     stateKeys: last.stateOperators[0]?.numRowsTotal,
     stateOperator: last.stateOperators[0],
     watermark: last.eventTime.watermark,
@@ -292,7 +289,10 @@ async function runSluice(driver, stages, slots, ckpt) {
 /** Sums over the measured batches of each timing, its share of triggerExecution and its median per batch. */
 function breakdown(measured, stages) {
   const series = {};
-  const add = (name, value) => (series[name] ??= []).push(value);
+  const add = (name, value) => {
+    series[name] ??= [];
+    series[name].push(value);
+  };
   for (const p of measured) {
     const d = p.durationMs;
     for (const [k, v] of Object.entries(d)) add(k, v);
@@ -353,7 +353,9 @@ async function main() {
     const tr = rates(t.ms);
     tuned.push({ ...t, ...tr });
     if (n.stateKeys !== t.stateKeys || n.emitted !== t.emitted || n.dropped !== t.dropped) {
-      throw new Error(`baselines disagree: naive ${JSON.stringify([n.stateKeys, n.emitted, n.dropped])}, tuned ${JSON.stringify([t.stateKeys, t.emitted, t.dropped])}`);
+      throw new Error(
+        `baselines disagree: naive ${JSON.stringify([n.stateKeys, n.emitted, n.dropped])}, tuned ${JSON.stringify([t.stateKeys, t.emitted, t.dropped])}`,
+      );
     }
     console.log(
       `  baselines (${label}): naive ${Math.round(nr.rowsPerSec)} rows/s (median batch ${round(nr.medianBatchMs, 1)} ms), ` +
@@ -397,7 +399,9 @@ async function main() {
     tunedRowsPerSec: Math.round(tunedRate),
     naiveRounds: naive.map((n) => Math.round(n.rowsPerSec)),
     tunedRounds: tuned.map((t) => Math.round(t.rowsPerSec)),
-    naive: 'row objects {timestamp, value}; string key `${windowStart},${id}`; Map<string, number> increment; drop late rows, emit+evict windows with end <= watermark',
+    naive:
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the description quotes the naive loop's key expression
+      'row objects {timestamp, value}; string key `${windowStart},${id}`; Map<string, number> increment; drop late rows, emit+evict windows with end <= watermark',
     tuned: 'Float64Array columns (reused); key windowIndex * 100000 + id; Map<number, number> increment; same drop/evict',
     stateKeys: s1.stateKeys,
     cpu: cpus()[0]?.model ?? 'unknown',
@@ -419,9 +423,7 @@ async function main() {
     numShufflePartitions: s.stateOperator?.numShufflePartitions,
     memoryUsedBytes: s.stateOperator?.memoryUsedBytes,
     // "median ms per measured batch (share of the summed triggerExecution)"; counts without a share.
-    breakdown: Object.fromEntries(
-      Object.entries(s.breakdown).map(([k, v]) => [k, v.sharePct === undefined ? v.median : `${v.median} (${v.sharePct}%)`]),
-    ),
+    breakdown: Object.fromEntries(Object.entries(s.breakdown).map(([k, v]) => [k, v.sharePct === undefined ? v.median : `${v.median} (${v.sharePct}%)`])),
   });
   const command = commandLine();
   const results = [

@@ -37,7 +37,10 @@ async function run(workload, adaptive) {
     conf: { 'sluice.executor.cores': CORES, 'sluice.sql.shuffle.partitions': 200, 'sluice.sql.adaptive.streaming.stateless.enabled': adaptive },
   });
   try {
-    const q = await session.readStream.format('rate-micro-batch').option('rowsPerBatch', w.rows).load()
+    const q = await session.readStream
+      .format('rate-micro-batch')
+      .option('rowsPerBatch', w.rows)
+      .load()
       .select(w.key(col, when).alias('k'), col('value'))
       .repartition('k')
       .select(col('k'), col('value').multiply(2).alias('v'))

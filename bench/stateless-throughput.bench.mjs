@@ -37,7 +37,7 @@ function generate(dir) {
       lines[i] = JSON.stringify({ id, v, ts: new Date(base + row * 10).toISOString() });
     }
     const path = join(dir, `input-${String(f).padStart(5, '0')}.json`);
-    writeFileSync(path, lines.join('\n') + '\n');
+    writeFileSync(path, `${lines.join('\n')}\n`);
     files.push(path);
   }
   return { files, expectedKept };
@@ -68,7 +68,7 @@ function runBaseline(files, outDir) {
       const r = JSON.parse(line);
       if (r.v > THRESHOLD) out.push(JSON.stringify({ id: r.id, v: r.v }));
     }
-    writeFileSync(join(outDir, `part-${String(f).padStart(5, '0')}.json`), out.length ? out.join('\n') + '\n' : '');
+    writeFileSync(join(outDir, `part-${String(f).padStart(5, '0')}.json`), out.length ? `${out.join('\n')}\n` : '');
     kept += out.length;
   }
   return { ms: performance.now() - t0, kept };

@@ -112,7 +112,10 @@ async function sluice() {
   let joined = 0;
   try {
     const side = (name, time, lag) =>
-      session.readStream.format('rate-micro-batch').option('rowsPerBatch', ROWS).load()
+      session.readStream
+        .format('rate-micro-batch')
+        .option('rowsPerBatch', ROWS)
+        .load()
         .select(expr(`value AS ${name}AdId`), expr(`timestamp_millis(value * ${STEP_MS} + ${lag}) AS ${time}`));
     const impressions = side('impression', 'impressionTime', 0).withWatermark('impressionTime', '2 hours');
     const clicks = side('click', 'clickTime', CLICK_LAG_MS).withWatermark('clickTime', '3 hours');

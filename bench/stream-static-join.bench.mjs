@@ -32,7 +32,7 @@ cleanupOnExit(tmp);
 const tableDir = join(tmp, 'names');
 mkdirSync(tableDir);
 const names = Array.from({ length: TABLE }, (_, id) => ({ id, name: `name-${id}` }));
-writeFileSync(join(tableDir, 'names.json'), names.map((r) => JSON.stringify(r)).join('\n') + '\n');
+writeFileSync(join(tableDir, 'names.json'), `${names.map((r) => JSON.stringify(r)).join('\n')}\n`);
 
 function baseline() {
   const index = new Map(names.map((r) => [r.id, r]));
@@ -60,7 +60,10 @@ async function sluice() {
   const session = await Session.create({ conf: { 'sluice.executor.cores': CORES } });
   let matched = 0;
   try {
-    const q = await session.readStream.format('rate-micro-batch').option('rowsPerBatch', ROWS).load()
+    const q = await session.readStream
+      .format('rate-micro-batch')
+      .option('rowsPerBatch', ROWS)
+      .load()
       .select(col('value').mod(KEYS).alias('id'), col('value'))
       .join(session.read.format('json').schema('id LONG, name STRING').load(tableDir), 'id')
       .writeStream.foreachBatch((rows) => {

@@ -40,9 +40,13 @@ async function countRun(tws) {
     const df = tws
       ? rows.groupBy('id').transformWithState(statefulProcessor(processors, 'RunningCount'), { outputSchema: 'id LONG, count LONG', outputMode: 'update' })
       : rows.groupBy('id').count();
-    const q = await df.writeStream.outputMode('update').foreachBatch((out) => {
-      emitted += out.length;
-    }).option('checkpointLocation', join(tmp, `count-${tws}-${Date.now()}`)).start();
+    const q = await df.writeStream
+      .outputMode('update')
+      .foreachBatch((out) => {
+        emitted += out.length;
+      })
+      .option('checkpointLocation', join(tmp, `count-${tws}-${Date.now()}`))
+      .start();
     const { rowsPerSec, medianBatchMs } = await measureDataBatches(q, WARMUP, MEASURED);
     return { tws, rowsPerSec, medianBatchMs, emitted };
   } finally {
@@ -56,14 +60,22 @@ async function timerRun(keys) {
   const load = 250_000;
   let fired = 0;
   try {
-    const df = session.readStream.format('rate-micro-batch').option('rowsPerBatch', load).load()
+    const df = session.readStream
+      .format('rate-micro-batch')
+      .option('rowsPerBatch', load)
+      .load()
       .filter(col('value').lt(keys))
       .select(col('value').alias('id'))
       .groupBy('id')
       .transformWithState(statefulProcessor(processors, 'TimerPerKey'), { outputSchema: 'id LONG', outputMode: 'update', timeMode: 'processingTime' });
-    const q = await df.writeStream.outputMode('update').foreachBatch((out) => {
-      fired += out.length;
-    }).trigger(Trigger.ProcessingTime('1 second'), { clock }).option('checkpointLocation', join(tmp, `timers-${keys}-${Date.now()}`)).start();
+    const q = await df.writeStream
+      .outputMode('update')
+      .foreachBatch((out) => {
+        fired += out.length;
+      })
+      .trigger(Trigger.ProcessingTime('1 second'), { clock })
+      .option('checkpointLocation', join(tmp, `timers-${keys}-${Date.now()}`))
+      .start();
     await clock.allWaiting();
     while (q.recentProgress.reduce((n, p) => n + p.numInputRows, 0) < keys) {
       if (q.exception) throw q.exception;

@@ -35,7 +35,9 @@ function chunks(total, parts) {
 async function endToEnd(session) {
   const stream = session.memoryStream('trigger_overhead_e2e', 'v LONG');
   let seen = () => {};
-  const query = await session.readStream.format('memory').load('trigger_overhead_e2e')
+  const query = await session.readStream
+    .format('memory')
+    .load('trigger_overhead_e2e')
     .writeStream.foreachBatch((rows) => {
       for (const r of rows) seen(Number(r.v));
     })
@@ -80,10 +82,7 @@ async function main() {
   });
   const stream = session.memoryStream('trigger_overhead_in', 'v LONG');
   const input = session.readStream.format('memory').load('trigger_overhead_in');
-  const query = await input.writeStream
-    .format('memory')
-    .queryName('trigger_overhead_out')
-    .start();
+  const query = await input.writeStream.format('memory').queryName('trigger_overhead_out').start();
 
   const triggerMs = [];
   const endToEndMs = [];

@@ -17,12 +17,28 @@ import { Session, Trigger, expr } from '@sluice/driver';
 // Event times are on 2024-01-01, UTC. Batch 0 has the morning's traffic, batch 1 the afternoon's,
 // which moves both watermarks far enough for the left outer join to give up on ad2.
 const IMPRESSIONS = [
-  [['ad1', '10:00'], ['ad2', '10:05'], ['ad3', '10:10'], ['ad4', '10:20']],
-  [['ad5', '15:00'], ['ad6', '15:30']],
+  [
+    ['ad1', '10:00'],
+    ['ad2', '10:05'],
+    ['ad3', '10:10'],
+    ['ad4', '10:20'],
+  ],
+  [
+    ['ad5', '15:00'],
+    ['ad6', '15:30'],
+  ],
 ];
 const CLICKS = [
-  [['ad1', '10:02'], ['ad3', '10:40'], ['ad2', '11:30']], // ad2's click comes 85 minutes late: no match
-  [['ad4', '10:50'], ['ad5', '15:20'], ['ad7', '15:25']], // ad4's click arrives a batch later; ad7 had no impression
+  [
+    ['ad1', '10:02'],
+    ['ad3', '10:40'],
+    ['ad2', '11:30'],
+  ], // ad2's click comes 85 minutes late: no match
+  [
+    ['ad4', '10:50'],
+    ['ad5', '15:20'],
+    ['ad7', '15:25'],
+  ], // ad4's click arrives a batch later; ad7 had no impression
 ];
 
 const root = mkdtempSync(join(tmpdir(), 'sluice-ad-monetization-'));
@@ -33,7 +49,7 @@ function writeStream(name, batches, idColumn, timeColumn) {
   batches.forEach((rows, i) => {
     const path = join(dir, `${name}-${i}.json`);
     const lines = rows.map(([id, hm]) => JSON.stringify({ [idColumn]: id, [timeColumn]: `2024-01-01T${hm}:00Z` }));
-    writeFileSync(path, lines.join('\n') + '\n');
+    writeFileSync(path, `${lines.join('\n')}\n`);
     utimesSync(path, 1_700_000_000 + i, 1_700_000_000 + i);
   });
   return dir;
@@ -45,17 +61,16 @@ const hm = (d) => (d === null ? 'null' : d.toISOString().slice(11, 16));
 
 const session = await Session.create({ conf: { 'sluice.executor.cores': 2 } });
 try {
-  for (const [title, how] of [['inner join', 'inner'], ['left outer join', 'leftOuter']]) {
+  for (const [title, how] of [
+    ['inner join', 'inner'],
+    ['left outer join', 'leftOuter'],
+  ]) {
     const impressions = session.readStream
       .format('json')
       .schema('impressionAdId STRING, impressionTime TIMESTAMP')
       .option('maxFilesPerTrigger', 1)
       .load(impressionsDir);
-    const clicks = session.readStream
-      .format('json')
-      .schema('clickAdId STRING, clickTime TIMESTAMP')
-      .option('maxFilesPerTrigger', 1)
-      .load(clicksDir);
+    const clicks = session.readStream.format('json').schema('clickAdId STRING, clickTime TIMESTAMP').option('maxFilesPerTrigger', 1).load(clicksDir);
 
     // Apply watermarks on event-time columns
     const impressionsWithWatermark = impressions.withWatermark('impressionTime', '2 hours');
@@ -82,9 +97,7 @@ try {
       .start();
     await query.awaitTermination();
 
-    const rows = (await session.memoryTable(name)).sort(
-      (a, b) => a.impressionAdId.localeCompare(b.impressionAdId) || a.impressionTime - b.impressionTime,
-    );
+    const rows = (await session.memoryTable(name)).sort((a, b) => a.impressionAdId.localeCompare(b.impressionAdId) || a.impressionTime - b.impressionTime);
     const watermark = query.lastProgress.eventTime.watermark.slice(11, 16);
     console.log(`== ${title} (${query.recentProgress.length} batches, final watermark ${watermark}) ==`);
     console.log('impressionAdId impressionTime clickAdId clickTime');

@@ -23,7 +23,7 @@ for (let f = 0; f < 20; f++) {
     if (celsius > 30) expectedHot.set(sensor, (expectedHot.get(sensor) ?? 0) + 1);
   }
   const path = join(input, `readings-${String(f).padStart(2, '0')}.json`);
-  writeFileSync(path, lines.join('\n') + '\n');
+  writeFileSync(path, `${lines.join('\n')}\n`);
   utimesSync(path, 1_700_000_000 + f, 1_700_000_000 + f);
 }
 
@@ -96,7 +96,9 @@ const windows = await session.readStream
   .start();
 await windows.awaitTermination();
 const state = windows.lastProgress.stateOperators[0];
-console.log(`\nwindowed counts: ${windows.recentProgress.length} batches; state now holds ${state.numRowsTotal} open window(s) in ${state.numStateStoreInstances} LevelDB shard(s)`);
+console.log(
+  `\nwindowed counts: ${windows.recentProgress.length} batches; state now holds ${state.numRowsTotal} open window(s) in ${state.numStateStoreInstances} LevelDB shard(s)`,
+);
 const closed = await session.memoryTable('windows');
 // Independent count: file f holds minute f of 12:00, so window w covers files 5w .. 5w+4.
 const expectedReadings = new Map();
@@ -114,7 +116,9 @@ for (const w of closed) {
 // The memory sink keeps each batch's rows in the order its tasks finished: sort them to print.
 const inOrder = [...closed].sort((a, b) => a.window.start - b.window.start || (a.sensor < b.sensor ? -1 : a.sensor > b.sensor ? 1 : 0));
 for (const w of inOrder.slice(0, 4)) {
-  console.log(`  ${w.window.start.toISOString().slice(11, 16)}-${w.window.end.toISOString().slice(11, 16)} ${w.sensor}: ${w.readings} readings, hottest ${w.hottest} °C`);
+  console.log(
+    `  ${w.window.start.toISOString().slice(11, 16)}-${w.window.end.toISOString().slice(11, 16)} ${w.sensor}: ${w.readings} readings, hottest ${w.hottest} °C`,
+  );
 }
 console.log(`  ... ${closed.length} closed windows, ${windowsOk ? 'each count as expected' : 'MISMATCH'}`);
 ok &&= windowsOk;

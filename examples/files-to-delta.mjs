@@ -32,7 +32,7 @@ const table = join(root, 'tables', 'orders');
 mkdirSync(input);
 FILES.forEach((lines, i) => {
   const path = join(input, `orders-${i}.json`);
-  writeFileSync(path, lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n') + '\n');
+  writeFileSync(path, `${lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n')}\n`);
   utimesSync(path, 1_700_000_000 + i, 1_700_000_000 + i);
 });
 
@@ -60,18 +60,34 @@ try {
     .start(table);
   await query.awaitTermination();
 
-  const commits = readdirSync(join(table, '_delta_log')).filter((n) => /^\d{20}\.json$/.test(n)).sort();
+  const commits = readdirSync(join(table, '_delta_log'))
+    .filter((n) => /^\d{20}\.json$/.test(n))
+    .sort();
   console.log(`delta log: ${commits.length} commits (${commits.map((n) => `version ${Number(n.slice(0, 20))}`).join(', ')})`);
-  const days = readdirSync(table).filter((n) => n.startsWith('day=')).sort();
+  const days = readdirSync(table)
+    .filter((n) => n.startsWith('day='))
+    .sort();
   console.log(`partitions: ${days.join(' ')}`);
 
   // Rows as an aligned table, values as Spark prints them (timestamps in UTC, dates as yyyy-MM-dd).
   const columns = ['id', 'customer', 'amount_with_vat', 'ts', 'day'];
-  const text = (r) => [String(r.id), r.customer, r.amount_with_vat.toFixed(2), r.ts.toISOString().replace('T', ' ').slice(0, 19), r.day.toISOString().slice(0, 10)];
+  const text = (r) => [
+    String(r.id),
+    r.customer,
+    r.amount_with_vat.toFixed(2),
+    r.ts.toISOString().replace('T', ' ').slice(0, 19),
+    r.day.toISOString().slice(0, 10),
+  ];
   const print = (rows) => {
     const cells = [columns, ...rows.map(text)];
     const widths = columns.map((_, i) => Math.max(...cells.map((c) => c[i].length)));
-    for (const c of cells) console.log(c.map((v, i) => v.padEnd(widths[i])).join('  ').trimEnd());
+    for (const c of cells)
+      console.log(
+        c
+          .map((v, i) => v.padEnd(widths[i]))
+          .join('  ')
+          .trimEnd(),
+      );
   };
   const byId = (a, b) => a.id - b.id;
 

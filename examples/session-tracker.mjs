@@ -16,10 +16,25 @@ import { Session, Trigger, statefulProcessor } from '@sluice/driver';
 
 // Click events on 2024-05-01 (UTC): [user, hh:mm, page], one array per file and micro-batch.
 const FILES = [
-  [['alice', '09:00', '/home'], ['bob', '09:02', '/home'], ['alice', '09:12', '/pricing'], ['alice', '09:05', '/docs']],
-  [['bob', '09:10', '/blog'], ['carol', '09:40', '/home'], ['alice', '09:20', '/signup']],
-  [['alice', '10:30', '/home'], ['bob', '10:45', '/docs']], // both come back after more than 30 minutes
-  [['dave', '12:00', '/home'], ['erin', '09:00', '/home']], // erin's event is older than the watermark: dropped
+  [
+    ['alice', '09:00', '/home'],
+    ['bob', '09:02', '/home'],
+    ['alice', '09:12', '/pricing'],
+    ['alice', '09:05', '/docs'],
+  ],
+  [
+    ['bob', '09:10', '/blog'],
+    ['carol', '09:40', '/home'],
+    ['alice', '09:20', '/signup'],
+  ],
+  [
+    ['alice', '10:30', '/home'],
+    ['bob', '10:45', '/docs'],
+  ], // both come back after more than 30 minutes
+  [
+    ['dave', '12:00', '/home'],
+    ['erin', '09:00', '/home'],
+  ], // erin's event is older than the watermark: dropped
 ];
 
 const root = mkdtempSync(join(tmpdir(), 'sluice-session-tracker-'));
@@ -28,7 +43,7 @@ mkdirSync(input);
 FILES.forEach((events, i) => {
   const path = join(input, `clicks-${i}.json`);
   const lines = events.map(([user, hm, page]) => JSON.stringify({ user, ts: `2024-05-01T${hm}:00Z`, page }));
-  writeFileSync(path, lines.join('\n') + '\n');
+  writeFileSync(path, `${lines.join('\n')}\n`);
   utimesSync(path, 1_700_000_000 + i, 1_700_000_000 + i);
 });
 
@@ -40,26 +55,22 @@ const session = await Session.create({ conf: { 'sluice.executor.cores': 2 } });
 try {
   const tracker = statefulProcessor(new URL('./processors/session-tracker.mjs', import.meta.url), 'SessionTracker');
 
-  const clicks = session.readStream
-    .format('json')
-    .schema('user STRING, ts TIMESTAMP, page STRING')
-    .option('maxFilesPerTrigger', 1)
-    .load(input);
+  const clicks = session.readStream.format('json').schema('user STRING, ts TIMESTAMP, page STRING').option('maxFilesPerTrigger', 1).load(input);
 
-  const sessions = clicks
-    .withWatermark('ts', '10 minutes')
-    .groupBy('user')
-    .transformWithState(tracker, {
-      outputSchema: 'user STRING, session_start TIMESTAMP, session_end TIMESTAMP, events LONG, pages STRING, closed_by STRING',
-      outputMode: 'append',
-      timeMode: 'eventTime',
-    });
+  const sessions = clicks.withWatermark('ts', '10 minutes').groupBy('user').transformWithState(tracker, {
+    outputSchema: 'user STRING, session_start TIMESTAMP, session_end TIMESTAMP, events LONG, pages STRING, closed_by STRING',
+    outputMode: 'append',
+    timeMode: 'eventTime',
+  });
 
   const emitted = new Map();
   const query = await sessions.writeStream
     .outputMode('append')
     .foreachBatch((rows, batchId) => {
-      emitted.set(batchId, [...rows].sort((a, b) => a.user.localeCompare(b.user) || a.session_start - b.session_start));
+      emitted.set(
+        batchId,
+        [...rows].sort((a, b) => a.user.localeCompare(b.user) || a.session_start - b.session_start),
+      );
     })
     .option('checkpointLocation', join(root, 'checkpoint'))
     .trigger(Trigger.AvailableNow())

@@ -41,7 +41,7 @@ const input = join(root, 'events');
 mkdirSync(input);
 FILES.forEach((events, i) => {
   const path = join(input, `events-${i}.txt`);
-  writeFileSync(path, events.map((e) => (typeof e === 'string' ? e : JSON.stringify(e))).join('\n') + '\n');
+  writeFileSync(path, `${events.map((e) => (typeof e === 'string' ? e : JSON.stringify(e))).join('\n')}\n`);
   utimesSync(path, 1_700_000_000 + i, 1_700_000_000 + i);
 });
 
@@ -70,19 +70,18 @@ try {
     GROUP BY page
     HAVING count(*) > 1`);
 
-  const query = await report.writeStream
-    .format('memory')
-    .queryName('page_report')
-    .outputMode('complete')
-    .trigger(Trigger.AvailableNow())
-    .start();
+  const query = await report.writeStream.format('memory').queryName('page_report').outputMode('complete').trigger(Trigger.AvailableNow()).start();
   await query.awaitTermination();
 
   // In complete mode the memory sink holds the last batch's result: the whole report.
   const rows = (await session.memoryTable('page_report')).sort((a, b) => a.page.localeCompare(b.page));
   const columns = ['page', 'views', 'visitors', 'slowest_ms', 'avg_ms'];
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c]).length)));
-  const line = (values) => values.map((v, i) => String(v).padEnd(widths[i])).join('  ').trimEnd();
+  const line = (values) =>
+    values
+      .map((v, i) => String(v).padEnd(widths[i]))
+      .join('  ')
+      .trimEnd();
   console.log(`page report after ${query.recentProgress.length} batches (${query.recentProgress.reduce((n, p) => n + p.numInputRows, 0)} input lines):`);
   console.log(line(columns));
   for (const r of rows) console.log(line(columns.map((c) => r[c])));

@@ -18,9 +18,20 @@ import { Session, Trigger, window } from '@sluice/driver';
 
 // The guide's figure, trigger by trigger: [event time (12:mm on 2024-01-01, UTC), word].
 const BATCHES = [
-  [['12:07', 'dog'], ['12:08', 'owl']],
-  [['12:14', 'dog'], ['12:09', 'cat']],
-  [['12:15', 'cat'], ['12:08', 'dog'], ['12:13', 'owl'], ['12:21', 'owl']],
+  [
+    ['12:07', 'dog'],
+    ['12:08', 'owl'],
+  ],
+  [
+    ['12:14', 'dog'],
+    ['12:09', 'cat'],
+  ],
+  [
+    ['12:15', 'cat'],
+    ['12:08', 'dog'],
+    ['12:13', 'owl'],
+    ['12:21', 'owl'],
+  ],
   [['12:17', 'owl']],
   [['12:04', 'donkey']], // late: both its windows end at or before the watermark of 12:11
 ];
@@ -30,7 +41,7 @@ const input = join(root, 'words');
 mkdirSync(input);
 BATCHES.forEach((rows, i) => {
   const path = join(input, `words-${i}.json`);
-  writeFileSync(path, rows.map(([hm, word]) => JSON.stringify({ timestamp: `2024-01-01T${hm}:00Z`, word })).join('\n') + '\n');
+  writeFileSync(path, `${rows.map(([hm, word]) => JSON.stringify({ timestamp: `2024-01-01T${hm}:00Z`, word })).join('\n')}\n`);
   utimesSync(path, 1_700_000_000 + i, 1_700_000_000 + i); // one batch per file, in this order
 });
 
@@ -44,11 +55,7 @@ const session = await Session.create({ conf: { 'sluice.executor.cores': 2 } });
 try {
   for (const mode of ['update', 'append']) {
     // words = ... # streaming DataFrame of schema { timestamp: Timestamp, word: String }
-    const words = session.readStream
-      .format('json')
-      .schema('timestamp TIMESTAMP, word STRING')
-      .option('maxFilesPerTrigger', 1)
-      .load(input);
+    const words = session.readStream.format('json').schema('timestamp TIMESTAMP, word STRING').option('maxFilesPerTrigger', 1).load(input);
 
     // windowedCounts = words \
     //     .withWatermark("timestamp", "10 minutes") \

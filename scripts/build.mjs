@@ -33,7 +33,11 @@ export const ENTRIES = {
 /** Libraries bundled into the packages that use them: ES modules of plain JavaScript, with no files of their own to load. */
 export const INLINE = ['hyparquet', 'hyparquet-writer', 'hyparquet-compressors', 'fzstd', 'hysnappy', 'p-queue', 'p-timeout', 'eventemitter3'];
 
-const packageOf = (spec) => spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/');
+const packageOf = (spec) =>
+  spec
+    .split('/')
+    .slice(0, spec.startsWith('@') ? 2 : 1)
+    .join('/');
 
 /** Every bare import stays an import, except those of INLINE. */
 const externals = {
@@ -74,7 +78,11 @@ function writeNotices(dir, metafile) {
     const { version, license } = JSON.parse(readFileSync(join(path, 'package.json'), 'utf8'));
     return `${name} ${version} (${license})\n\n${readFileSync(join(path, file), 'utf8').trim()}\n`;
   });
-  if (notices.length > 0) writeFileSync(join(dir, 'dist', 'THIRD-PARTY-LICENSES.txt'), `Libraries bundled into this package's dist/, with their licences.\n\n${notices.join('\n---\n\n')}`);
+  if (notices.length > 0)
+    writeFileSync(
+      join(dir, 'dist', 'THIRD-PARTY-LICENSES.txt'),
+      `Libraries bundled into this package's dist/, with their licences.\n\n${notices.join('\n---\n\n')}`,
+    );
 }
 
 await Promise.all(

@@ -16,6 +16,8 @@ for (const f of readdirSync(dest)) if (/^sluice-.*\.tgz$/.test(f)) rmSync(join(d
 for (const pkg of ['state', 'executor', 'driver']) {
   execFileSync('pnpm', ['pack', '--pack-destination', dest], { cwd: join(root, 'packages', pkg), stdio: ['ignore', 'ignore', 'inherit'] });
 }
-for (const f of readdirSync(dest).filter((f) => f.endsWith('.tgz')).sort()) {
+for (const f of readdirSync(dest)
+  .filter((f) => f.endsWith('.tgz'))
+  .sort()) {
   console.log(`${join(dest, f)}  ${(statSync(join(dest, f)).size / 1024).toFixed(0)} KiB`);
 }

@@ -17,16 +17,8 @@ try {
   session.streams.addListener({ onQueryProgress: ({ progress }) => console.log(`BATCH ${progress.batchId}`) });
   let df = session.readStream.format('json').schema('id STRING, v LONG, t TIMESTAMP').option('maxFilesPerTrigger', 2).load(input);
   if (marker) df = df.withColumn('id', crashOnce(col('id'), lit(marker)));
-  df =
-    kind === 'stateful'
-      ? df.withWatermark('t', '10 minutes').groupBy(window('t', '5 minutes'), 'id').count()
-      : df.select(col('id'), col('v'));
-  const query = await df.writeStream
-    .format('json')
-    .option('checkpointLocation', ckpt)
-    .outputMode('append')
-    .trigger(Trigger.AvailableNow())
-    .start(out);
+  df = kind === 'stateful' ? df.withWatermark('t', '10 minutes').groupBy(window('t', '5 minutes'), 'id').count() : df.select(col('id'), col('v'));
+  const query = await df.writeStream.format('json').option('checkpointLocation', ckpt).outputMode('append').trigger(Trigger.AvailableNow()).start(out);
   console.log('STARTED');
   await query.awaitTermination();
   await session.close();

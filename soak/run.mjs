@@ -45,7 +45,20 @@ const CYCLES_STALL_MS = 60_000;
 const MIN = 60_000;
 const T0 = Date.UTC(2024, 0, 1);
 
-const stats = { scenarios: 0, runs: 0, kills: 0, faults: 0, faultPoints: new Set(), crashes: 0, diskFull: 0, lowUlimit: 0, rows: 0, lost: 0, duplicated: 0, cycles: 0 };
+const stats = {
+  scenarios: 0,
+  runs: 0,
+  kills: 0,
+  faults: 0,
+  faultPoints: new Set(),
+  crashes: 0,
+  diskFull: 0,
+  lowUlimit: 0,
+  rows: 0,
+  lost: 0,
+  duplicated: 0,
+  cycles: 0,
+};
 const problems = [];
 const root = mkdtempSync(join(tmpdir(), 'sluice-soak-'));
 
@@ -98,7 +111,8 @@ function writeInput(dir, files) {
   mkdirSync(dir, { recursive: true });
   for (let f = 0; f < files; f++) {
     const lines = [];
-    for (const id of ['a', 'b', 'c']) for (let r = 0; r < 2; r++) lines.push(JSON.stringify({ id, v: f * 6 + lines.length, t: new Date(T0 + f * MIN).toISOString() }));
+    for (const id of ['a', 'b', 'c'])
+      for (let r = 0; r < 2; r++) lines.push(JSON.stringify({ id, v: f * 6 + lines.length, t: new Date(T0 + f * MIN).toISOString() }));
     const p = join(dir, `f${String(f).padStart(3, '0')}.json`);
     writeFileSync(p, `${lines.join('\n')}\n`);
     utimesSync(p, 1000 + f, 1000 + f);
@@ -109,7 +123,10 @@ function sinkRows(out) {
   const meta = join(out, '_sluice_metadata');
   if (!existsSync(meta)) return [];
   const rows = [];
-  for (const id of readdirSync(meta).filter((n) => /^\d+$/.test(n)).map(Number).sort((a, b) => a - b)) {
+  for (const id of readdirSync(meta)
+    .filter((n) => /^\d+$/.test(n))
+    .map(Number)
+    .sort((a, b) => a - b)) {
     const text = readFileSync(join(meta, String(id)), 'utf8');
     for (const f of JSON.parse(text.slice(text.indexOf('\n') + 1)).files) {
       for (const line of readFileSync(join(out, f.name), 'utf8').split('\n')) if (line) rows.push(JSON.parse(line));
@@ -228,7 +245,8 @@ try {
   const cycles = await run(process.execPath, [CYCLES, '1000'], { ...process.env }, undefined, CYCLES_STALL_MS);
   stats.cyclesSeconds = Math.round((Date.now() - cyclesStarted) / 1000);
   if (cycles.stdout.trim() === 'done 1000' && cycles.code === 0) stats.cycles = 1000;
-  else if (cycles.hung) problems.push(`session create/close cycles: 100 cycles took over ${CYCLES_STALL_MS} ms (${cycles.stderr.trim().split('\n').at(-1) || 'none done'})`);
+  else if (cycles.hung)
+    problems.push(`session create/close cycles: 100 cycles took over ${CYCLES_STALL_MS} ms (${cycles.stderr.trim().split('\n').at(-1) || 'none done'})`);
   else problems.push(`session create/close cycles: ${cycles.signal ?? cycles.code} ${cycles.stderr.slice(-300)}`);
   let n = 0;
   while (Date.now() < deadline && problems.length === 0) {

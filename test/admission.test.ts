@@ -27,12 +27,7 @@ function writeNamed(dir: string, name: string, mtimeSec: number, bytes = 100): v
 }
 
 /** Runs the query with `trigger` over `dir` and returns the file names of each batch, in order. */
-async function batchesOf(
-  dir: string,
-  options: Record<string, OptionValue>,
-  trigger = Trigger.AvailableNow(),
-  checkpoint = tempDir(),
-): Promise<string[][]> {
+async function batchesOf(dir: string, options: Record<string, OptionValue>, trigger = Trigger.AvailableNow(), checkpoint = tempDir()): Promise<string[][]> {
   const batches: string[][] = [];
   const q = await session.readStream
     .format('json')
@@ -40,7 +35,7 @@ async function batchesOf(
     .options(options)
     .load(dir)
     .writeStream.foreachBatch((rows, batchId) => {
-      batches[batchId] = rows.map((r) => r['name'] as string).sort();
+      batches[batchId] = rows.map((r) => r.name as string).sort();
     })
     .option('checkpointLocation', checkpoint)
     .trigger(trigger)
@@ -53,11 +48,7 @@ describe('file source admission control', () => {
   it('maxFilesPerTrigger caps the file count, oldest first', async () => {
     const dir = tempDir();
     for (let i = 0; i < 7; i++) writeNamed(dir, `f${i}`, 1_000 + i);
-    expect(await batchesOf(dir, { maxFilesPerTrigger: 3 })).toEqual([
-      ['f0', 'f1', 'f2'],
-      ['f3', 'f4', 'f5'],
-      ['f6'],
-    ]);
+    expect(await batchesOf(dir, { maxFilesPerTrigger: 3 })).toEqual([['f0', 'f1', 'f2'], ['f3', 'f4', 'f5'], ['f6']]);
   });
 
   it('orders files of equal modification time by name', async () => {
@@ -103,11 +94,7 @@ describe('file source admission control', () => {
   it('latestFirst takes the newest files first', async () => {
     const dir = tempDir();
     for (let i = 0; i < 5; i++) writeNamed(dir, `f${i}`, 1_000 + i);
-    expect(await batchesOf(dir, { maxFilesPerTrigger: 2, latestFirst: true })).toEqual([
-      ['f3', 'f4'],
-      ['f1', 'f2'],
-      ['f0'],
-    ]);
+    expect(await batchesOf(dir, { maxFilesPerTrigger: 2, latestFirst: true })).toEqual([['f3', 'f4'], ['f1', 'f2'], ['f0']]);
   });
 
   it('maxFileAge counts from the newest file; every file counts in the first batch', async () => {
@@ -130,11 +117,7 @@ describe('file source admission control', () => {
     writeNamed(dir, 'old', newest - 30 * DAY);
     writeNamed(dir, 'older', newest - 60 * DAY);
     writeNamed(dir, 'new', newest);
-    expect(await batchesOf(dir, { maxFileAge: '7 days', latestFirst: true, maxBytesPerTrigger: 100 })).toEqual([
-      ['new'],
-      ['old'],
-      ['older'],
-    ]);
+    expect(await batchesOf(dir, { maxFileAge: '7 days', latestFirst: true, maxBytesPerTrigger: 100 })).toEqual([['new'], ['old'], ['older']]);
   });
 
   it('Trigger.Once ignores the limits and runs one batch', async () => {

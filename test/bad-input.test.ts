@@ -86,7 +86,7 @@ describe('parse modes', () => {
       session.readStream.format('json').schema(`${SCHEMA}, _corrupt_record STRING`).option('mode', 'PERMISSIVE').load(input),
       'permissive_json',
     );
-    const byId = (id: string | null) => rows.filter((r) => r['id'] === id);
+    const byId = (id: string | null) => rows.filter((r) => r.id === id);
     expect(rows).toHaveLength(4);
     expect(byId('a')).toEqual([{ id: 'a', v: 1, _corrupt_record: null }]);
     expect(byId('d')).toEqual([{ id: 'd', v: 4, _corrupt_record: null }]);
@@ -104,9 +104,9 @@ describe('parse modes', () => {
       'permissive_rename',
     );
     expect(rows).toHaveLength(4);
-    expect(rows.find((r) => r['id'] === 'a')).toMatchObject({ id: 'a', v: 1, raw: null });
-    expect(rows.find((r) => r['id'] === null)).toMatchObject({ id: null, v: null, raw: '{"id":"b","v":' });
-    expect(rows.find((r) => r['id'] === 'c')).toMatchObject({ id: 'c', v: null, raw: '{"id":"c","v":"three"}' });
+    expect(rows.find((r) => r.id === 'a')).toMatchObject({ id: 'a', v: 1, raw: null });
+    expect(rows.find((r) => r.id === null)).toMatchObject({ id: null, v: null, raw: '{"id":"b","v":' });
+    expect(rows.find((r) => r.id === 'c')).toMatchObject({ id: 'c', v: null, raw: '{"id":"c","v":"three"}' });
   });
 
   it('PERMISSIVE without a declared corrupt-record column: a malformed line gives nulls, no extra column (as Spark)', async () => {
@@ -131,24 +131,18 @@ describe('parse modes', () => {
   it('PERMISSIVE on CSV: nulls plus the raw line in _corrupt_record', async () => {
     const input = tempDir();
     writeInput(input, 'in.csv', CSV_INPUT, 1_000);
-    const rows = await runToMemory(
-      session.readStream.format('csv').schema(`${SCHEMA}, _corrupt_record STRING`).load(input),
-      'permissive_csv',
-    );
+    const rows = await runToMemory(session.readStream.format('csv').schema(`${SCHEMA}, _corrupt_record STRING`).load(input), 'permissive_csv');
     expect(rows).toHaveLength(4);
-    expect(rows.find((r) => r['id'] === 'a')).toEqual({ id: 'a', v: 1, _corrupt_record: null });
-    expect(rows.find((r) => r['id'] === 'd')).toEqual({ id: 'd', v: 4, _corrupt_record: null });
-    expect(rows.find((r) => r['_corrupt_record'] === '"b,2')).toEqual({ id: null, v: null, _corrupt_record: '"b,2' });
-    expect(rows.find((r) => r['id'] === 'c')).toEqual({ id: 'c', v: null, _corrupt_record: 'c,three' });
+    expect(rows.find((r) => r.id === 'a')).toEqual({ id: 'a', v: 1, _corrupt_record: null });
+    expect(rows.find((r) => r.id === 'd')).toEqual({ id: 'd', v: 4, _corrupt_record: null });
+    expect(rows.find((r) => r._corrupt_record === '"b,2')).toEqual({ id: null, v: null, _corrupt_record: '"b,2' });
+    expect(rows.find((r) => r.id === 'c')).toEqual({ id: 'c', v: null, _corrupt_record: 'c,three' });
   });
 
   it('DROPMALFORMED skips malformed lines and keeps the others (JSON and CSV)', async () => {
     const jsonIn = tempDir();
     writeInput(jsonIn, 'in.json', JSON_INPUT, 1_000);
-    const json = await runToMemory(
-      session.readStream.format('json').schema(SCHEMA).option('mode', 'DROPMALFORMED').load(jsonIn),
-      'drop_json',
-    );
+    const json = await runToMemory(session.readStream.format('json').schema(SCHEMA).option('mode', 'DROPMALFORMED').load(jsonIn), 'drop_json');
     expect(json).toEqual([
       { id: 'a', v: 1 },
       { id: 'd', v: 4 },
@@ -156,10 +150,7 @@ describe('parse modes', () => {
 
     const csvIn = tempDir();
     writeInput(csvIn, 'in.csv', CSV_INPUT, 1_000);
-    const csv = await runToMemory(
-      session.readStream.format('csv').schema(SCHEMA).option('mode', 'dropmalformed').load(csvIn),
-      'drop_csv',
-    );
+    const csv = await runToMemory(session.readStream.format('csv').schema(SCHEMA).option('mode', 'dropmalformed').load(csvIn), 'drop_csv');
     expect(csv).toEqual([
       { id: 'a', v: 1 },
       { id: 'd', v: 4 },
@@ -170,7 +161,15 @@ describe('parse modes', () => {
     const input = tempDir();
     const out = tempDir();
     const ckpt = tempDir();
-    writeInput(input, 'good.json', jsonLines([{ id: 'a', v: 1 }, { id: 'b', v: 2 }]), 1_000);
+    writeInput(
+      input,
+      'good.json',
+      jsonLines([
+        { id: 'a', v: 1 },
+        { id: 'b', v: 2 },
+      ]),
+      1_000,
+    );
     const bad = writeInput(input, 'bad.json', ['{"id":"c","v":3}', '{"id":"d","v":4}', '{"id":"e","v":', '{"id":"f","v":6}'], 2_000);
     const terminated: QueryTerminatedEvent[] = [];
     const listener = { onQueryTerminated: (e: QueryTerminatedEvent) => void terminated.push(e) };
@@ -230,7 +229,7 @@ describe('parse modes', () => {
     await again.stop();
     expect(again.exception).toBeNull();
     expect(again.recentProgress.map((p) => [p.batchId, p.numInputRows])).toEqual([[1, 3]]);
-    expect(readSinkJson(out).map((r) => r['id'])).toEqual(['a', 'b', 'c', 'd', 'f']);
+    expect(readSinkJson(out).map((r) => r.id)).toEqual(['a', 'b', 'c', 'd', 'f']);
   });
 
   it('an error thrown by foreachBatch ends that query with FOREACH_BATCH_FAILED holding the cause', async () => {
@@ -245,7 +244,7 @@ describe('parse modes', () => {
           .format('memory')
           .load('fb_err_in')
           .writeStream.foreachBatch(async (rows, batchId) => {
-            if (rows.some((r) => r['v'] === 13)) throw new Error('unlucky row');
+            if (rows.some((r) => r.v === 13)) throw new Error('unlucky row');
             seen.push(batchId);
           })
           .start();
@@ -290,13 +289,7 @@ describe('parse modes', () => {
     const goodIn = tempDir();
     const badIn = tempDir();
     writeInput(badIn, 'bad.json', ['nope'], 1_000);
-    const good = await session.readStream
-      .format('json')
-      .schema(SCHEMA)
-      .load(goodIn)
-      .writeStream.format('memory')
-      .queryName('survivor')
-      .start();
+    const good = await session.readStream.format('json').schema(SCHEMA).load(goodIn).writeStream.format('memory').queryName('survivor').start();
     const failing = await session.readStream
       .format('json')
       .schema(SCHEMA)
@@ -319,7 +312,7 @@ describe('bad formats and options', () => {
   it('an unknown source format fails at load() with UNKNOWN_FORMAT', () => {
     const e = thrown(() => session.readStream.format('orc').schema(SCHEMA).load(tempDir()));
     expect(e).toMatchObject({ code: 'UNKNOWN_FORMAT', option: 'format' });
-    expect(String(e['message'])).toContain('orc');
+    expect(String(e.message)).toContain('orc');
   });
 
   it('an unknown sink format: start() rejects with UNKNOWN_FORMAT and no batch runs', async () => {
@@ -353,9 +346,10 @@ describe('bad formats and options', () => {
     const { df } = jsonSource();
     const ckpt = tempDir();
     const out = tempDir();
-    await expect(
-      df.writeStream.format('json').option('checkpointLocation', ckpt).option('compresion', 'gzip').start(out),
-    ).rejects.toMatchObject({ code: 'UNKNOWN_OPTION', option: 'compresion' });
+    await expect(df.writeStream.format('json').option('checkpointLocation', ckpt).option('compresion', 'gzip').start(out)).rejects.toMatchObject({
+      code: 'UNKNOWN_OPTION',
+      option: 'compresion',
+    });
     await expectNoBatchRan(ckpt, out);
   });
 
@@ -394,9 +388,10 @@ describe('bad formats and options', () => {
   it('a bad writer option value: start() rejects with INVALID_OPTION, before any batch', async () => {
     const { df } = jsonSource();
     const ckpt = tempDir();
-    await expect(
-      df.writeStream.format('csv').option('checkpointLocation', ckpt).option('header', 'yes please').start(tempDir()),
-    ).rejects.toMatchObject({ code: 'INVALID_OPTION', option: 'header' });
+    await expect(df.writeStream.format('csv').option('checkpointLocation', ckpt).option('header', 'yes please').start(tempDir())).rejects.toMatchObject({
+      code: 'INVALID_OPTION',
+      option: 'header',
+    });
     // @ts-expect-error: 'upsert' is no output mode, which the run refuses too
     await expect(df.writeStream.format('json').option('checkpointLocation', ckpt).outputMode('upsert').start(tempDir())).rejects.toMatchObject({
       code: 'INVALID_OPTION',
@@ -442,9 +437,10 @@ describe('bad formats and options', () => {
     const { df } = jsonSource();
     const ckpt = tempDir();
     const out = tempDir();
-    await expect(
-      df.select(col('id')).writeStream.format('json').outputMode('complete').option('checkpointLocation', ckpt).start(out),
-    ).rejects.toMatchObject({ code: 'UNSUPPORTED_OUTPUT_MODE', option: 'outputMode' });
+    await expect(df.select(col('id')).writeStream.format('json').outputMode('complete').option('checkpointLocation', ckpt).start(out)).rejects.toMatchObject({
+      code: 'UNSUPPORTED_OUTPUT_MODE',
+      option: 'outputMode',
+    });
     await expect(df.writeStream.format('memory').queryName('complete_stateless').outputMode('complete').start()).rejects.toMatchObject({
       code: 'UNSUPPORTED_OUTPUT_MODE',
     });
@@ -555,7 +551,15 @@ describe('corrupt checkpoint files', () => {
     input = tempDir();
     out = tempDir();
     ckpt = tempDir();
-    writeInput(input, 'a.json', jsonLines([{ id: 'a', v: 1 }, { id: 'b', v: 2 }]), 1_000);
+    writeInput(
+      input,
+      'a.json',
+      jsonLines([
+        { id: 'a', v: 1 },
+        { id: 'b', v: 2 },
+      ]),
+      1_000,
+    );
     writeInput(input, 'b.json', jsonLines([{ id: 'c', v: 3 }]), 2_000);
     const q = await start(ckpt);
     await q.processAllAvailable();

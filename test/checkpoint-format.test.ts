@@ -43,17 +43,17 @@ function resume(kind: Kind, root: string): Promise<number[]> {
 
 const values = (root: string) =>
   readSinkJson(join(root, 'out'))
-    .map((r) => r['value'] as number)
+    .map((r) => r.value as number)
     .sort((a, b) => a - b);
 const range = (n: number) => Array.from({ length: n }, (_, v) => v);
 
 describe('a checkpoint of an earlier Sluice', () => {
   it('stateless: the unfinished batch 3 replays once, then batch 4 runs; every value once, new entries carry a kind', async () => {
     const root = copyOf('stateless');
-    expect(readDoc(join(root, 'checkpoint', 'offsets', '3'))['kind']).toBeUndefined();
+    expect(readDoc(join(root, 'checkpoint', 'offsets', '3')).kind).toBeUndefined();
     expect(await resume('stateless', root)).toEqual([3, 4]);
     expect(values(root)).toEqual(range(30));
-    expect(readDoc(join(root, 'checkpoint', 'offsets', '4'))['kind']).toBe('data');
+    expect(readDoc(join(root, 'checkpoint', 'offsets', '4')).kind).toBe('data');
   });
 
   it('stateful: the state written then is read back; every closed window is emitted once with its count', async () => {
@@ -63,7 +63,7 @@ describe('a checkpoint of an earlier Sluice', () => {
     expect(batches[0]).toBe(4); // the unfinished batch replays first
     // Every batch holds 6 rows of one minute, 2 per id, so each closed window counts 2 per id.
     const last = batches.at(-1) as number;
-    const watermark = readDoc(join(root, 'checkpoint', 'commits', String(last)))['nextBatchWatermarkMs'] as number;
+    const watermark = readDoc(join(root, 'checkpoint', 'commits', String(last))).nextBatchWatermarkMs as number;
     const closedMinutes = Math.floor(watermark / MIN);
     expect(closedMinutes).toBeGreaterThanOrEqual(3);
     const expected = [];
@@ -79,10 +79,10 @@ describe('a checkpoint of an earlier Sluice', () => {
   it('stateful: the layout pinned in metadata moves into state/0/layout, and metadata keeps only what never changes', async () => {
     const root = copyOf('stateful');
     const before = readDoc(join(root, 'checkpoint', 'metadata'));
-    expect(before['stateLayout']).toEqual({ keyGroups: 4096, partitions: 4, shards: 2 });
+    expect(before.stateLayout).toEqual({ keyGroups: 4096, partitions: 4, shards: 2 });
     await resume('stateful', root);
     const meta = readDoc(join(root, 'checkpoint', 'metadata'));
-    expect(meta).toEqual({ id: before['id'], createdAtMs: before['createdAtMs'], numSources: 1, keyHash: 'murmur3-32', keyGroups: 4096 });
+    expect(meta).toEqual({ id: before.id, createdAtMs: before.createdAtMs, numSources: 1, keyHash: 'murmur3-32', keyGroups: 4096 });
     expect(readDoc(join(root, 'checkpoint', 'state', '0', 'layout'))).toEqual({
       keyGroups: 4096,
       partitions: 4,
@@ -117,7 +117,10 @@ describe('the state layout file', () => {
     writeDoc(layoutPath, { keyGroups: 4096, partitions: 4, shards: 2, shardOfPartition: [1, 0, 1, 0] });
     for (let run = 0; run < 4; run++) await resume('stateful', root);
     const layout = { keyGroups: 4096, partitions: 4, shards: 2 };
-    for (const [shard, expected] of [[0, [1, 3]], [1, [0, 2]]] as const) {
+    for (const [shard, expected] of [
+      [0, [1, 3]],
+      [1, [0, 2]],
+    ] as const) {
       const store = await openLevelShard(join(root, 'checkpoint', 'state', '0', `shard-${shard}`), {
         cacheBytes: 1 << 20,
         writeBufferBytes: 1 << 20,
@@ -133,10 +136,8 @@ describe('the state layout file', () => {
       }
     }
     // Windows of minutes 0 and 1 have closed, each counted 2 per id.
-    const rows = readSinkJson(join(root, 'out')).map((r) => `${(r['window'] as { start: string }).start} ${String(r['id'])} ${String(r['count'])}`);
-    expect(rows.sort()).toEqual(
-      [0, 1].flatMap((m) => [0, 1, 2].map((id) => `${new Date(m * MIN).toISOString()} ${id} 2`)).sort(),
-    );
+    const rows = readSinkJson(join(root, 'out')).map((r) => `${(r.window as { start: string }).start} ${String(r.id)} ${String(r.count)}`);
+    expect(rows.sort()).toEqual([0, 1].flatMap((m) => [0, 1, 2].map((id) => `${new Date(m * MIN).toISOString()} ${id} 2`)).sort());
   });
 
   it('missing from a checkpoint that has run batches is STATE_STORE_CORRUPT, naming it', async () => {
@@ -219,11 +220,11 @@ describe('checkpoints of Sluice 25fed0b (test/fixtures/legacy-checkpoints/25fed0
   /** Rows the rate streams gave up to the last committed batch: its offsets entry's end. */
   function rowsRead(root: string, batches: number[], input = 0): number {
     const entry = readDoc(join(root, 'checkpoint', 'offsets', String(batches.at(-1))));
-    return ((entry['offsets'] as Array<{ offset: number }>)[input] as { offset: number }).offset;
+    return ((entry.offsets as Array<{ offset: number }>)[input] as { offset: number }).offset;
   }
 
   function closedMinutes(root: string, batches: number[]): number {
-    return Math.floor((readDoc(join(root, 'checkpoint', 'commits', String(batches.at(-1))))['nextBatchWatermarkMs'] as number) / MIN);
+    return Math.floor((readDoc(join(root, 'checkpoint', 'commits', String(batches.at(-1)))).nextBatchWatermarkMs as number) / MIN);
   }
 
   const windowOf = (m: number) => ({ start: new Date(m * MIN).toISOString(), end: new Date((m + 1) * MIN).toISOString() });

@@ -30,11 +30,20 @@ const EXPECTED = [
   { apache: 2, spark: 2, streaming: 1, sluice: 2, streams: 1, '': 3 },
 ];
 
-const counts = (rows: Array<Record<string, unknown>>): Record<string, unknown> => Object.fromEntries(rows.map((r) => [r['word'], r['count']]));
+const counts = (rows: Array<Record<string, unknown>>): Record<string, unknown> => Object.fromEntries(rows.map((r) => [r.word, r.count]));
 
 describe('word count with split and explode', () => {
   const variants: Array<[string, (name: string) => ReturnType<Session['sql']>]> = [
-    ['Column calls', (name) => session.readStream.format('memory').load(name).select(explode(split(col('value'), ' ')).alias('word')).groupBy('word').count()],
+    [
+      'Column calls',
+      (name) =>
+        session.readStream
+          .format('memory')
+          .load(name)
+          .select(explode(split(col('value'), ' ')).alias('word'))
+          .groupBy('word')
+          .count(),
+    ],
     ['selectExpr', (name) => session.readStream.format('memory').load(name).selectExpr("explode(split(value, ' ')) AS word").groupBy('word').count()],
     [
       'session.sql',
@@ -76,7 +85,14 @@ describe('generators', () => {
       await start('gen_fns', base.select('id', size('xs').alias('n'), array_contains('xs', 'b').alias('has_b'), element_at('m', 'one').alias('one'))),
     ];
     stream.addData([
-      { id: 'a', xs: ['a', 'b'], m: new Map([['one', 1], ['two', 2]]) },
+      {
+        id: 'a',
+        xs: ['a', 'b'],
+        m: new Map([
+          ['one', 1],
+          ['two', 2],
+        ]),
+      },
       { id: 'e', xs: [], m: {} },
       { id: 'n', xs: null, m: null },
     ]);
@@ -104,15 +120,21 @@ describe('generators', () => {
 
   it('a generator inside an expression, or two in one select, is refused where the DataFrame is built', () => {
     const df = session.readStream.format('rate').load();
-    expect(() => df.selectExpr('explode(array(value)) + 1')).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', message: expect.stringContaining('UNSUPPORTED_GENERATOR.OUTSIDE_SELECT') }));
-    expect(() => df.selectExpr('explode(array(value))', 'explode(array(value)) AS b')).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', message: expect.stringContaining('MULTI_GENERATOR') }));
-    expect(() => df.select(posexplode(split(col('value').cast('string'), ',')).alias('only_one'))).toThrow(expect.objectContaining({ code: 'INVALID_EXPRESSION' }));
+    expect(() => df.selectExpr('explode(array(value)) + 1')).toThrow(
+      expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', message: expect.stringContaining('UNSUPPORTED_GENERATOR.OUTSIDE_SELECT') }),
+    );
+    expect(() => df.selectExpr('explode(array(value))', 'explode(array(value)) AS b')).toThrow(
+      expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', message: expect.stringContaining('MULTI_GENERATOR') }),
+    );
+    expect(() => df.select(posexplode(split(col('value').cast('string'), ',')).alias('only_one'))).toThrow(
+      expect.objectContaining({ code: 'INVALID_EXPRESSION' }),
+    );
     expect(() => df.select(explode('value'))).toThrow(expect.objectContaining({ code: 'DATATYPE_MISMATCH' }));
   });
 });
 
 describe('higher-order functions', () => {
-  it('lambdas read their parameters and the row\'s columns, from Column calls and SQL text, on the column path of a JSON source', async () => {
+  it("lambdas read their parameters and the row's columns, from Column calls and SQL text, on the column path of a JSON source", async () => {
     const input = tempDir();
     writeInput(input, 'a.json', ['{"k":10,"xs":[1,2,3]}', '{"k":2,"xs":[5,1]}', '{"k":0,"xs":null}']);
     const q = await session.readStream
@@ -126,7 +148,9 @@ describe('higher-order functions', () => {
         aggregate('xs', 0, (acc, x) => acc.plus(x)).alias('total'),
       )
       .selectExpr('*', 'exists(shifted, s -> s > k * 2) AS big', "transform(above, (a, i) -> concat(CAST(i AS STRING), ':', CAST(a AS STRING))) AS labels")
-      .writeStream.format('memory').queryName('hof_out').start();
+      .writeStream.format('memory')
+      .queryName('hof_out')
+      .start();
     await q.processAllAvailable();
     expect(await session.memoryTable('hof_out')).toEqual([
       { k: 10, shifted: [11, 12, 13], above: [], total: 6, big: false, labels: [] },
@@ -137,9 +161,15 @@ describe('higher-order functions', () => {
 
   it('a lambda of the wrong arity or type, or outside a higher-order function, is refused where the DataFrame is built', () => {
     const df = session.readStream.format('rate').load().selectExpr('array(value) AS xs');
-    expect(() => df.selectExpr('transform(xs, (a, b, c) -> a)')).toThrow(expect.objectContaining({ code: 'DATATYPE_MISMATCH', message: expect.stringContaining('takes 1 or 2 parameters') }));
-    expect(() => df.selectExpr('filter(xs, x -> x + 1)')).toThrow(expect.objectContaining({ code: 'DATATYPE_MISMATCH', message: expect.stringContaining('must give a boolean') }));
-    expect(() => df.selectExpr('transform(xs, 1)')).toThrow(expect.objectContaining({ code: 'DATATYPE_MISMATCH', message: expect.stringContaining('must be a lambda') }));
+    expect(() => df.selectExpr('transform(xs, (a, b, c) -> a)')).toThrow(
+      expect.objectContaining({ code: 'DATATYPE_MISMATCH', message: expect.stringContaining('takes 1 or 2 parameters') }),
+    );
+    expect(() => df.selectExpr('filter(xs, x -> x + 1)')).toThrow(
+      expect.objectContaining({ code: 'DATATYPE_MISMATCH', message: expect.stringContaining('must give a boolean') }),
+    );
+    expect(() => df.selectExpr('transform(xs, 1)')).toThrow(
+      expect.objectContaining({ code: 'DATATYPE_MISMATCH', message: expect.stringContaining('must be a lambda') }),
+    );
   });
 });
 
@@ -150,7 +180,12 @@ describe('ARRAY, MAP and DATE columns in files', () => {
     writeInput(json, 'a.json', ['{"id":"a","at":"26/08/2015 13:05:09","day":"12/31/2015"}', '{"id":"b","at":"2015-08-26","day":"12/31/2015"}']);
     writeInput(csv, 'a.csv', ['a,26/08/2015 13:05:09,12/31/2015']);
     const read = (format: string, dir: string) =>
-      session.readStream.format(format).schema('id STRING, at TIMESTAMP, day DATE').option('timestampFormat', 'dd/MM/yyyy HH:mm:ss').option('dateFormat', 'MM/dd/yyyy').load(dir);
+      session.readStream
+        .format(format)
+        .schema('id STRING, at TIMESTAMP, day DATE')
+        .option('timestampFormat', 'dd/MM/yyyy HH:mm:ss')
+        .option('dateFormat', 'MM/dd/yyyy')
+        .load(dir);
     const qs = [
       await read('json', json).writeStream.format('memory').queryName('fmt_json').start(),
       await read('csv', csv).writeStream.format('memory').queryName('fmt_csv').start(),
@@ -171,15 +206,12 @@ describe('ARRAY, MAP and DATE columns in files', () => {
   it('read from JSON, transformed, and written to a JSON file sink as Spark writes them', async () => {
     const input = tempDir();
     const output = tempDir();
-    writeInput(input, 'a.json', [
-      '{"id":"a","day":"2024-02-28","tags":["x","y"],"attrs":{"k":1}}',
-      '{"id":"b","day":"2024-03-01","tags":[],"attrs":{}}',
-    ]);
+    writeInput(input, 'a.json', ['{"id":"a","day":"2024-02-28","tags":["x","y"],"attrs":{"k":1}}', '{"id":"b","day":"2024-03-01","tags":[],"attrs":{}}']);
     const q = await session.readStream
       .schema('id STRING, day DATE, tags ARRAY<STRING>, attrs MAP<STRING, INT>')
       .format('json')
       .load(input)
-      .selectExpr('id', 'day', 'array_union(tags, array(id)) AS tags', "map_keys(attrs) AS ks", "CAST(day AS STRING) AS day_text")
+      .selectExpr('id', 'day', 'array_union(tags, array(id)) AS tags', 'map_keys(attrs) AS ks', 'CAST(day AS STRING) AS day_text')
       .writeStream.format('json')
       .option('path', output)
       .option('checkpointLocation', tempDir())

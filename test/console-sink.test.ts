@@ -37,9 +37,14 @@ const BAR = '-------------------------------------------';
 describe('console sink', () => {
   it('prints a windowed count as Spark does: banner, table, {start, end} windows in UTC', async () => {
     const input = session.memoryStream('clicks', 'ts TIMESTAMP, url STRING');
-    const q = await session.readStream.format('memory').load('clicks')
-      .groupBy(window(col('ts'), '30 minutes'), 'url').count()
-      .writeStream.format('console').outputMode('complete').start();
+    const q = await session.readStream
+      .format('memory')
+      .load('clicks')
+      .groupBy(window(col('ts'), '30 minutes'), 'url')
+      .count()
+      .writeStream.format('console')
+      .outputMode('complete')
+      .start();
     try {
       input.addData([
         { ts: new Date('2024-06-01T12:02:00Z'), url: '/a' },
@@ -61,8 +66,7 @@ describe('console sink', () => {
 
   it("with truncate false shows whole cells left-aligned, and numRows limits the rows with Spark's footer", async () => {
     const input = session.memoryStream('events', 'ts TIMESTAMP, id LONG');
-    const q = await session.readStream.format('memory').load('events')
-      .writeStream.format('console').option('truncate', false).option('numRows', 2).start();
+    const q = await session.readStream.format('memory').load('events').writeStream.format('console').option('truncate', false).option('numRows', 2).start();
     try {
       input.addData([
         { ts: new Date('2024-06-01T12:02:00Z'), id: 1 },

@@ -28,7 +28,16 @@ describe('current_timestamp()', () => {
   it('is the batch timestamp of the offsets log, one per batch, and a batch replayed after SIGKILL keeps its own', async () => {
     const dirs = { input: tempDir(), out: tempDir(), ckpt: tempDir() };
     const base = Math.floor(Date.now() / 1000) - 1000;
-    for (let f = 0; f < 8; f++) writeInput(dirs.input, `f${f}.json`, jsonLines([{ id: `r${f}a`, v: f }, { id: `r${f}b`, v: f }]), base + f);
+    for (let f = 0; f < 8; f++)
+      writeInput(
+        dirs.input,
+        `f${f}.json`,
+        jsonLines([
+          { id: `r${f}a`, v: f },
+          { id: `r${f}b`, v: f },
+        ]),
+        base + f,
+      );
 
     const crashed = await runChild(CHILD, dirs, { fault: 'after-offsets-write:3' });
     expectKilled(crashed, 'at after-offsets-write:3');
@@ -46,10 +55,10 @@ describe('current_timestamp()', () => {
     // Two files a batch: each batch's four rows share its timestamp, and no other value appears.
     const byStamp = new Map<number, number>();
     for (const r of rows) {
-      const at = Date.parse(r['at'] as string);
+      const at = Date.parse(r.at as string);
       byStamp.set(at, (byStamp.get(at) ?? 0) + 1);
-      expect(r['day']).toBe(new Date(at).toISOString().slice(0, 10));
-      expect(r['same']).toBe(true);
+      expect(r.day).toBe(new Date(at).toISOString().slice(0, 10));
+      expect(r.same).toBe(true);
     }
     expect([...byStamp.keys()].sort()).toEqual([...stamps.values()].sort());
     expect([...byStamp.values()]).toEqual([4, 4, 4, 4]);

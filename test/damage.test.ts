@@ -116,7 +116,7 @@ describe('damaged state', () => {
     expect(e.code).toBe('STATE_STORE_CORRUPT');
   });
 
-  it("a shard whose newest LevelDB file lost its second half is STATE_STORE_CORRUPT, and no window is emitted twice", async () => {
+  it('a shard whose newest LevelDB file lost its second half is STATE_STORE_CORRUPT, and no window is emitted twice', async () => {
     const d = await stateAtRest();
     const before = readSinkJson(d.out).length;
     const shard = join(d.ckpt, 'state', '0', 'shard-0');

@@ -37,7 +37,9 @@ const midnight = (d: unknown): unknown => (typeof d === 'string' ? `${d}T00:00:0
 
 function expectedRows(table: string, rows: Array<Record<string, unknown>>): string[] {
   const binary = BINARY_COLUMNS[table] ?? [];
-  const dates = ddlColumns(EXPECTED[table]?.schema ?? '').filter(([, type]) => type === 'DATE').map(([name]) => name);
+  const dates = ddlColumns(EXPECTED[table]?.schema ?? '')
+    .filter(([, type]) => type === 'DATE')
+    .map(([name]) => name);
   const value = (k: string, v: unknown): unknown => (binary.includes(k) ? (Array.isArray(v) ? v.map(utf8) : utf8(v)) : dates.includes(k) ? midnight(v) : v);
   return rows.map((r) => JSON.stringify(Object.fromEntries(Object.entries(r).map(([k, v]) => [k, value(k, v)])))).sort();
 }
@@ -115,8 +117,8 @@ describe("Delta's golden tables", () => {
         () => ({}) as Record<string, unknown>,
         (err: unknown) => err as Record<string, unknown>,
       );
-    expect(e['code']).toBe('PATH_NOT_FOUND');
-    expect(String(e['message'])).toContain(table);
+    expect(e.code).toBe('PATH_NOT_FOUND');
+    expect(String(e.message)).toContain(table);
   });
 
   it('reads the state from the checkpoint: with the commits before it deleted, the latest version is whole and older ones are gone', async () => {
@@ -131,31 +133,45 @@ describe("Delta's golden tables", () => {
   it("timestampAsOf reads the latest version committed at or before that time (the commits' timestamps)", async () => {
     const table = join(GOLDEN, 'basic-with-inserts-deletes-checkpoint');
     const g = EXPECTED['basic-with-inserts-deletes-checkpoint']!;
-    const at = (v: number): number => actionOf(commits(table)[v], 'commitInfo')['timestamp'] as number;
+    const at = (v: number): number => actionOf(commits(table)[v], 'commitInfo').timestamp as number;
     const read = (t: number | string): Promise<string[]> => rowsOf(session.read.format('delta').option('timestampAsOf', t).load(table));
     expect(await read(at(3))).toEqual(expectedRows('', g.versions!['3']!));
     expect(await read(new Date(at(4) + 1).toISOString())).toEqual(expectedRows('', g.versions!['4']!));
-    expect(thrown(() => session.read.format('delta').option('timestampAsOf', at(0) - 1).load(table))).toMatchObject({ code: 'DELTA_VERSION_NOT_FOUND', option: 'timestampAsOf' });
+    expect(
+      thrown(() =>
+        session.read
+          .format('delta')
+          .option('timestampAsOf', at(0) - 1)
+          .load(table),
+      ),
+    ).toMatchObject({ code: 'DELTA_VERSION_NOT_FOUND', option: 'timestampAsOf' });
   });
 
   it('refuses what it cannot read with coded errors naming the table, option or file', async () => {
     const load = (path: string, opts: Record<string, string | number> = {}): unknown => session.read.format('delta').options(opts).load(path);
     expect(thrown(() => load(join(GOLDEN, 'data-reader-map'), { versionAsOf: 1 }))).toMatchObject({ code: 'DELTA_VERSION_NOT_FOUND', option: 'versionAsOf' });
     expect(thrown(() => load(tempDir()))).toMatchObject({ code: 'DELTA_TABLE_NOT_FOUND' });
-    expect(thrown(() => session.read.format('delta').schema('id LONG').load(join(GOLDEN, 'data-reader-map')))).toMatchObject({ code: 'INVALID_SCHEMA', option: 'schema' });
+    expect(thrown(() => session.read.format('delta').schema('id LONG').load(join(GOLDEN, 'data-reader-map')))).toMatchObject({
+      code: 'INVALID_SCHEMA',
+      option: 'schema',
+    });
 
     // A newer protocol: deletion vectors need reader version 3.
     const dv = goldenCopy('multi-part-checkpoint');
-    writeFileSync(join(dv, '_delta_log', `${'2'.padStart(20, '0')}.json`), JSON.stringify({ protocol: { minReaderVersion: 3, minWriterVersion: 7, readerFeatures: ['deletionVectors'], writerFeatures: ['deletionVectors'] } }) + '\n');
+    writeFileSync(
+      join(dv, '_delta_log', `${'2'.padStart(20, '0')}.json`),
+      JSON.stringify({ protocol: { minReaderVersion: 3, minWriterVersion: 7, readerFeatures: ['deletionVectors'], writerFeatures: ['deletionVectors'] } }) +
+        '\n',
+    );
     const e = thrown(() => load(dv));
     expect(e).toMatchObject({ code: 'DELTA_UNSUPPORTED_FEATURE', file: dv });
-    expect(String(e['message'])).toContain('deletionVectors');
+    expect(String(e.message)).toContain('deletionVectors');
     expect(await rowsOf(session.read.format('delta').option('versionAsOf', 1).load(dv))).toHaveLength(31);
 
     // A commit that is not JSON lines of actions.
     const bad = goldenCopy('data-reader-escaped-chars');
     const commit1 = join(bad, '_delta_log', `${'1'.padStart(20, '0')}.json`);
-    writeFileSync(commit1, readFileSync(commit1, 'utf8') + '{"add": {"path": \n');
+    writeFileSync(commit1, `${readFileSync(commit1, 'utf8')}{"add": {"path": \n`);
     expect(thrown(() => load(bad))).toMatchObject({ code: 'DELTA_LOG_CORRUPT', file: commit1 });
   });
 });
@@ -202,7 +218,7 @@ describe('the Delta sink', () => {
     expect(actionOf(first, 'protocol')).toEqual({ minReaderVersion: 1, minWriterVersion: 2 });
     const meta = actionOf(first, 'metaData');
     expect(meta).toMatchObject({ format: { provider: 'parquet' }, partitionColumns: [] });
-    expect(JSON.parse(meta['schemaString'] as string)).toEqual({
+    expect(JSON.parse(meta.schemaString as string)).toEqual({
       type: 'struct',
       fields: [
         { name: 'id', type: 'long', nullable: true, metadata: {} },
@@ -214,11 +230,15 @@ describe('the Delta sink', () => {
     expect(log.slice(1).flatMap((c) => [...actionsOf(c, 'protocol'), ...actionsOf(c, 'metaData')])).toEqual([]);
     expect(log.map((c) => actionOf(c, 'txn'))).toEqual([0, 1, 2].map((version) => expect.objectContaining({ appId: w.q.id, version })));
     expect(log.map(addedRows)).toEqual([40, 50, 10]);
-    expect(log.map((c) => actionOf(c, 'commitInfo')['operation'])).toEqual(['STREAMING UPDATE', 'STREAMING UPDATE', 'STREAMING UPDATE']);
+    expect(log.map((c) => actionOf(c, 'commitInfo').operation)).toEqual(['STREAMING UPDATE', 'STREAMING UPDATE', 'STREAMING UPDATE']);
 
     // Sluice reads it through its log; DuckDB reads its data files.
     expect(await rowsOf(session.read.format('delta').load(table))).toEqual(range(0, 100));
-    const duckRows = await duck.rows(`SELECT id::DOUBLE AS id, name, score, day FROM read_parquet([${liveFiles(table).map((f) => `'${f}'`).join(', ')}])`);
+    const duckRows = await duck.rows(
+      `SELECT id::DOUBLE AS id, name, score, day FROM read_parquet([${liveFiles(table)
+        .map((f) => `'${f}'`)
+        .join(', ')}])`,
+    );
     expect(duckRows.map((r) => eventText(r)).sort()).toEqual(range(0, 100));
   });
 
@@ -229,13 +249,17 @@ describe('the Delta sink', () => {
     await w.q.stop();
     const adds = commits(table).flatMap((c) => actionsOf(c, 'add'));
     for (const a of adds) {
-      const m = /^day=(d\d)\/part-.*\.zstd\.parquet$/.exec(a['path'] as string);
-      expect(a['partitionValues']).toEqual({ day: m?.[1] });
+      const m = /^day=(d\d)\/part-.*\.zstd\.parquet$/.exec(a.path as string);
+      expect(a.partitionValues).toEqual({ day: m?.[1] });
     }
-    expect(new Set(adds.map((a) => (a['partitionValues'] as { day: string }).day))).toEqual(new Set(['d0', 'd1', 'd2']));
-    expect(actionOf(commits(table)[0], 'metaData')['partitionColumns']).toEqual(['day']);
+    expect(new Set(adds.map((a) => (a.partitionValues as { day: string }).day))).toEqual(new Set(['d0', 'd1', 'd2']));
+    expect(actionOf(commits(table)[0], 'metaData').partitionColumns).toEqual(['day']);
     expect(await rowsOf(session.read.format('delta').load(table))).toEqual(range(0, 30));
-    const duckRows = await duck.rows(`SELECT id::DOUBLE AS id, name, score, day FROM read_parquet([${liveFiles(table).map((f) => `'${f}'`).join(', ')}], hive_partitioning = true)`);
+    const duckRows = await duck.rows(
+      `SELECT id::DOUBLE AS id, name, score, day FROM read_parquet([${liveFiles(table)
+        .map((f) => `'${f}'`)
+        .join(', ')}], hive_partitioning = true)`,
+    );
     expect(duckRows.map((r) => eventText(r)).sort()).toEqual(range(0, 30));
   });
 
@@ -253,7 +277,9 @@ describe('the Delta sink', () => {
     const [counts] = await duck.rows(
       `SELECT count(protocol) AS p, count(metaData) AS m, count("add") AS a, max(txn.version)::INT AS v, max(txn.appId) AS app FROM read_parquet('${cp}')`,
     );
-    const filesAt10 = commits(table).slice(0, 11).flatMap((c) => actionsOf(c, 'add')).length;
+    const filesAt10 = commits(table)
+      .slice(0, 11)
+      .flatMap((c) => actionsOf(c, 'add')).length;
     expect(counts).toEqual({ p: '1', m: '1', a: String(filesAt10), v: 10, app: w.q.id });
 
     // With commits 0-10 gone, the checkpoint and commit 11 give the whole table.
@@ -272,7 +298,12 @@ describe('the Delta sink', () => {
     await w.q.stop();
     // As if the process died after the table's commit of batch 1 but before the checkpoint's.
     rmSync(join(ckpt, 'commits', '1'));
-    const q = await session.readStream.format('memory').load(`delta_in_${streams - 1}`).writeStream.format('delta').option('checkpointLocation', ckpt).start(table);
+    const q = await session.readStream
+      .format('memory')
+      .load(`delta_in_${streams - 1}`)
+      .writeStream.format('delta')
+      .option('checkpointLocation', ckpt)
+      .start(table);
     await q.processAllAvailable();
     await q.stop();
     expect(q.id).toBe(w.q.id);
@@ -287,11 +318,14 @@ describe('the Delta sink', () => {
     const w = await deltaWriter(table, tempDir());
     await w.add(0, 10);
     // Another writer commits version 1 between this query's batches.
-    writeFileSync(join(table, '_delta_log', `${'1'.padStart(20, '0')}.json`), JSON.stringify({ commitInfo: { timestamp: Date.now(), operation: 'WRITE' } }) + '\n');
+    writeFileSync(
+      join(table, '_delta_log', `${'1'.padStart(20, '0')}.json`),
+      `${JSON.stringify({ commitInfo: { timestamp: Date.now(), operation: 'WRITE' } })}\n`,
+    );
     await w.add(10, 20);
     await w.q.stop();
     const log = commits(table);
-    expect(log.map((c) => actionsOf(c, 'txn')[0]?.['version'] ?? null)).toEqual([0, null, 1]);
+    expect(log.map((c) => actionsOf(c, 'txn')[0]?.version ?? null)).toEqual([0, null, 1]);
     expect(await rowsOf(session.read.format('delta').load(table))).toEqual(range(0, 20));
   });
 
@@ -304,14 +338,17 @@ describe('the Delta sink', () => {
       option: 'outputMode',
     });
     const q = await counts.writeStream.format('delta').outputMode('complete').option('checkpointLocation', tempDir()).start(table);
-    for (const [from, to] of [[0, 6], [6, 10]] as const) {
+    for (const [from, to] of [
+      [0, 6],
+      [6, 10],
+    ] as const) {
       stream.addData(Array.from({ length: to - from }, (_, k) => event(from + k)));
       await q.processAllAvailable();
     }
     await q.stop();
     expect(await rowsOf(session.read.format('delta').load(table))).toEqual(['{"day":"d0","count":4}', '{"day":"d1","count":3}', '{"day":"d2","count":3}']);
     const [, second] = commits(table);
-    expect(actionsOf(second, 'remove').map((r) => r['path'])).toEqual(actionsOf(commits(table)[0], 'add').map((a) => a['path']));
+    expect(actionsOf(second, 'remove').map((r) => r.path)).toEqual(actionsOf(commits(table)[0], 'add').map((a) => a.path));
     expect(actionOf(second, 'commitInfo')).toMatchObject({ isBlindAppend: false, operationParameters: { outputMode: 'Complete' } });
   });
 
@@ -351,7 +388,10 @@ describe('the Delta source', () => {
     const table = join(tempDir('sluice-delta-src-'), 't');
     const w = await deltaWriter(table, tempDir());
     for (let b = 0; b < 3; b++) await w.add(b * 10, b * 10 + 10);
-    const files = (n: number): number => commits(table).slice(0, n).flatMap((c) => actionsOf(c, 'add')).length;
+    const files = (n: number): number =>
+      commits(table)
+        .slice(0, n)
+        .flatMap((c) => actionsOf(c, 'add')).length;
 
     const ckpt = tempDir();
     const source = (): DataFrame => session.readStream.format('delta').option('maxFilesPerTrigger', 1).load(table);
@@ -396,7 +436,8 @@ describe('the Delta source', () => {
   it('a commit that only deletes is DELTA_SOURCE_IGNORE_DELETE unless ignoreDeletes', async () => {
     // only-checkpoint-files: v0 ten one-row files (0..9), v1 removes five of them, v2 appends 0..19.
     const table = join(GOLDEN, 'only-checkpoint-files');
-    const source = (ignoreDeletes = false): DataFrame => session.readStream.format('delta').option('startingVersion', 0).option('ignoreDeletes', ignoreDeletes).load(table);
+    const source = (ignoreDeletes = false): DataFrame =>
+      session.readStream.format('delta').option('startingVersion', 0).option('ignoreDeletes', ignoreDeletes).load(table);
     const failed = await streamAll(source(), 'delta_src_h');
     expect(failed.q.exception).toMatchObject({ code: 'DELTA_SOURCE_IGNORE_DELETE', option: 'ignoreDeletes' });
     expect(String(failed.q.exception?.message)).toContain('version 1');
@@ -410,10 +451,17 @@ describe('the Delta source', () => {
     const table = join(tempDir('sluice-delta-schema-'), 't');
     mkdirSync(join(table, '_delta_log'), { recursive: true });
     for (const f of readdirSync(golden)) if (f.endsWith('.parquet')) cpSync(join(golden, f), join(table, f));
-    const commit = (v: number): void => cpSync(join(golden, '_delta_log', `${String(v).padStart(20, '0')}.json`), join(table, '_delta_log', `${String(v).padStart(20, '0')}.json`));
+    const commit = (v: number): void =>
+      cpSync(join(golden, '_delta_log', `${String(v).padStart(20, '0')}.json`), join(table, '_delta_log', `${String(v).padStart(20, '0')}.json`));
     commit(0);
     const ckpt = tempDir();
-    const q = await session.readStream.format('delta').load(table).writeStream.format('memory').queryName('delta_src_j').option('checkpointLocation', ckpt).start();
+    const q = await session.readStream
+      .format('delta')
+      .load(table)
+      .writeStream.format('memory')
+      .queryName('delta_src_j')
+      .option('checkpointLocation', ckpt)
+      .start();
     await q.processAllAvailable();
     expect((await session.memoryTable('delta_src_j')).map((r) => JSON.stringify(r)).sort()).toEqual(ids(0, 10));
     commit(1);

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 export type Commit = Array<Record<string, Record<string, unknown>>>;
 
 /** The bodies of a commit's actions of one kind (add, remove, txn, metaData, protocol, commitInfo). */
-export const actionsOf = (commit: Commit | undefined, kind: string): Array<Record<string, unknown>> => (commit ?? []).flatMap((a) => (a[kind] ? [a[kind]] : []));
+export const actionsOf = (commit: Commit | undefined, kind: string): Array<Record<string, unknown>> =>
+  (commit ?? []).flatMap((a) => (a[kind] ? [a[kind]] : []));
 
 /** The one action of a kind a commit must hold (its first). */
 export function actionOf(commit: Commit | undefined, kind: string): Record<string, unknown> {
@@ -21,15 +22,20 @@ export function commits(table: string): Commit[] {
   return readdirSync(dir)
     .filter((n) => /^\d{20}\.json$/.test(n))
     .sort()
-    .map((n) => readFileSync(join(dir, n), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, Record<string, unknown>>));
+    .map((n) =>
+      readFileSync(join(dir, n), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, Record<string, unknown>>),
+    );
 }
 
 /** The data files live at the latest commit, replayed here from the JSON commits. */
 export function liveFiles(table: string): string[] {
   const live = new Set<string>();
   for (const commit of commits(table)) {
-    for (const a of actionsOf(commit, 'add')) live.add(a['path'] as string);
-    for (const r of actionsOf(commit, 'remove')) live.delete(r['path'] as string);
+    for (const a of actionsOf(commit, 'add')) live.add(a.path as string);
+    for (const r of actionsOf(commit, 'remove')) live.delete(r.path as string);
   }
   return [...live].map((p) => join(table, decodeURIComponent(p)));
 }
@@ -37,7 +43,7 @@ export function liveFiles(table: string): string[] {
 /** The latest txn version of `appId` in the log (-1: none). */
 export function txnVersion(table: string, appId: string): number {
   let v = -1;
-  for (const commit of commits(table)) for (const t of actionsOf(commit, 'txn')) if (t['appId'] === appId) v = t['version'] as number;
+  for (const commit of commits(table)) for (const t of actionsOf(commit, 'txn')) if (t.appId === appId) v = t.version as number;
   return v;
 }
 
@@ -48,4 +54,5 @@ export function deltaRowCount(table: string): number {
 }
 
 /** The rows a commit's add actions hold, by their stats' numRecords. */
-export const addedRows = (commit: Commit): number => actionsOf(commit, 'add').reduce((n, a) => n + (JSON.parse(a['stats'] as string) as { numRecords: number }).numRecords, 0);
+export const addedRows = (commit: Commit): number =>
+  actionsOf(commit, 'add').reduce((n, a) => n + (JSON.parse(a.stats as string) as { numRecords: number }).numRecords, 0);

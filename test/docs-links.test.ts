@@ -129,7 +129,10 @@ function checkDocLinks(root: string): LinkReport {
         continue;
       }
       let anchors = anchorCache.get(dest);
-      if (!anchors) anchorCache.set(dest, (anchors = anchorsOf(dest)));
+      if (!anchors) {
+        anchors = anchorsOf(dest);
+        anchorCache.set(dest, anchors);
+      }
       if (!anchors.has(anchor)) report.broken.push(`${where} (no heading with that anchor in ${relative(root, dest)})`);
     }
   }

@@ -100,12 +100,12 @@ function checkDemo(stdout: string): void {
   });
   expect(normalized).toBe(expected);
   // The example row is one of the hot readings, converted and labelled as the query does.
-  const c = row?.['celsius'] as number;
+  const c = row?.celsius as number;
   expect(Object.keys(row ?? {})).toEqual(['celsius', 'fahrenheit', 'level', 'sensor', 'ts']);
-  expect(hot.some((r) => r.celsius === c && r.sensor === row?.['sensor'])).toBe(true);
-  expect(row?.['fahrenheit']).toBeCloseTo((c * 9) / 5 + 32, 9);
-  expect(row?.['level']).toBe(c > 40 ? 'alarm' : 'warm');
-  expect(row?.['ts']).toMatch(/^2024-06-01T12:\d\d:\d\d\.000Z$/);
+  expect(hot.some((r) => r.celsius === c && r.sensor === row?.sensor)).toBe(true);
+  expect(row?.fahrenheit).toBeCloseTo((c * 9) / 5 + 32, 9);
+  expect(row?.level).toBe(c > 40 ? 'alarm' : 'warm');
+  expect(row?.ts).toMatch(/^2024-06-01T12:\d\d:\d\d\.000Z$/);
 }
 
 // ---- the guide's programs: the exact output of the input each example writes ------------------------
@@ -124,7 +124,17 @@ function expectedWordCount(): string {
     const widths = [0, 1].map((i) => Math.max(['word', 'count'][i]!.length, ...rows.map((r) => r[i]!.length)));
     const rule = `+${widths.map((w) => '-'.repeat(w)).join('+')}+`;
     const row = (v: string[]) => `|${v.map((x, i) => x.padStart(widths[i]!)).join('|')}|`;
-    out += lines('-------------------------------------------', `Batch: ${id}`, '-------------------------------------------', rule, row(['word', 'count']), rule, ...rows.map(row), rule, '');
+    out += lines(
+      '-------------------------------------------',
+      `Batch: ${id}`,
+      '-------------------------------------------',
+      rule,
+      row(['word', 'count']),
+      rule,
+      ...rows.map(row),
+      rule,
+      '',
+    );
   });
   return out;
 }

@@ -35,7 +35,12 @@ class StateRowsTest extends SparkStreamTest {
 }
 
 const initialCounts = (s: Session, rows: Array<[string | null, number]>) =>
-  s.createDataFrame(rows.map(([value, count]) => ({ value, count })), 'value STRING, count LONG').groupBy('value');
+  s
+    .createDataFrame(
+      rows.map(([value, count]) => ({ value, count })),
+      'value STRING, count LONG',
+    )
+    .groupBy('value');
 
 describe('FlatMapGroupsWithStateWithInitialStateSuite', () => {
   for (const partitions of [1, 6]) {
@@ -46,7 +51,12 @@ describe('FlatMapGroupsWithStateWithInitialStateSuite', () => {
         (s) => {
           const [m, df] = memoryStream(s, 'value STRING');
           input = m;
-          const initialState = initialCounts(s, [['keyInStateAndData-1', 1], ['keyInStateAndData-2', 2], ['keyNoUpdate', 2], ['keyOnlyInState-1', 1]]);
+          const initialState = initialCounts(s, [
+            ['keyInStateAndData-1', 1],
+            ['keyInStateAndData-2', 2],
+            ['keyNoUpdate', 2],
+            ['keyOnlyInState-1', 1],
+          ]);
           return df.groupBy('value').flatMapGroupsWithState(fn('countWithInitial'), {
             outputMode: 'update',
             timeoutConf: GroupStateTimeout.NoTimeout,
@@ -87,7 +97,10 @@ describe('FlatMapGroupsWithStateWithInitialStateSuite', () => {
           outputMode: 'update',
           stateSchema: 'count LONG',
           outputSchema: 'key STRING, values ARRAY<STRING>, count STRING',
-          initialState: initialCounts(s, [['a', 2], ['a', 1]]),
+          initialState: initialCounts(s, [
+            ['a', 2],
+            ['a', 1],
+          ]),
         });
       },
       async (t) => {
@@ -112,7 +125,10 @@ describe('FlatMapGroupsWithStateWithInitialStateSuite', () => {
         return df.groupBy('value').mapGroupsWithState(fn('countMapped'), {
           stateSchema: 'count LONG',
           outputSchema: 'key STRING, count STRING',
-          initialState: initialCounts(s, [['key', 5], [null, 2]]),
+          initialState: initialCounts(s, [
+            ['key', 5],
+            [null, 2],
+          ]),
         });
       },
       async (t) => {
@@ -163,8 +179,19 @@ describe('FlatMapGroupsWithStateWithInitialStateSuite', () => {
       (s) => {
         const [m, df] = memoryStream(s, 'value STRING');
         input = m;
-        const initialState = s.createDataFrame([{ value: 'apple', n: 1 }, { value: 'orange', n: 2 }, { value: 'mango', n: 5 }], 'value STRING, n LONG').groupBy('value');
-        return df.groupBy('value').flatMapGroupsWithState(fn('fruitCount'), { outputMode: 'update', stateSchema: 'LONG', outputSchema: 'fruit STRING, count LONG', initialState });
+        const initialState = s
+          .createDataFrame(
+            [
+              { value: 'apple', n: 1 },
+              { value: 'orange', n: 2 },
+              { value: 'mango', n: 5 },
+            ],
+            'value STRING, n LONG',
+          )
+          .groupBy('value');
+        return df
+          .groupBy('value')
+          .flatMapGroupsWithState(fn('fruitCount'), { outputMode: 'update', stateSchema: 'LONG', outputSchema: 'fruit STRING, count LONG', initialState });
       },
       async (t) => {
         await t.multiAdd(
@@ -186,8 +213,18 @@ describe('FlatMapGroupsWithStateWithInitialStateSuite', () => {
       (s) => {
         const [m, df] = memoryStream(s, 'value STRING');
         input = m;
-        const initialState = s.createDataFrame([{ value: 'apple', n: 1 }, { value: 'orange', n: 2 }], 'value STRING, n LONG').groupBy('value');
-        return df.groupBy('value').flatMapGroupsWithState(fn('fruitCount'), { outputMode: 'update', stateSchema: 'LONG', outputSchema: 'fruit STRING, count LONG', initialState });
+        const initialState = s
+          .createDataFrame(
+            [
+              { value: 'apple', n: 1 },
+              { value: 'orange', n: 2 },
+            ],
+            'value STRING, n LONG',
+          )
+          .groupBy('value');
+        return df
+          .groupBy('value')
+          .flatMapGroupsWithState(fn('fruitCount'), { outputMode: 'update', stateSchema: 'LONG', outputSchema: 'fruit STRING, count LONG', initialState });
       },
       async (t) => {
         input.addData([{ value: 'apple' }]);

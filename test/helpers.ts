@@ -57,7 +57,12 @@ export function sinkManifestFiles(dir: string): Array<{ path: string; rows: numb
     .filter((n) => /^\d+$/.test(n))
     .map(Number)
     .sort((a, b) => a - b);
-  return ids.flatMap((id) => (readDoc(join(metaDir, String(id))) as unknown as { files: Array<{ name: string; rows: number }> }).files.map((f) => ({ path: join(dir, f.name), rows: f.rows })));
+  return ids.flatMap((id) =>
+    (readDoc(join(metaDir, String(id))) as unknown as { files: Array<{ name: string; rows: number }> }).files.map((f) => ({
+      path: join(dir, f.name),
+      rows: f.rows,
+    })),
+  );
 }
 
 /** Rows of every committed part file of a JSON sink directory, read through its manifests. */
@@ -88,7 +93,7 @@ export async function waitUntil(done: () => boolean, what: string, timeoutMs = 3
  * it skips, and one line says what to install, so that `pnpm test` passes on a plain machine.
  */
 export function machineHas(what: string, present: boolean, install: string): boolean {
-  if (present || process.env['CI'] === 'true') return true;
+  if (present || process.env.CI === 'true') return true;
   console.log(`skipped: these tests need ${what}; ${install}`);
   return false;
 }

@@ -80,7 +80,7 @@ describe('the import check', () => {
   it('reports a package importing one above it, and a missing build', () => {
     const problems = checkImports(tree({ ...clean, 'state/src/index.ts': "import '@sluice/driver';\n", 'executor/src/index.ts': 'export const b = 1;\n' }));
     expect(problems).toEqual(['state: index.ts imports @sluice/driver: state may import no other Sluice package']);
-    const { ['executor/dist/types/index.d.ts']: _, ...noExecutor } = clean;
+    const { 'executor/dist/types/index.d.ts': _, ...noExecutor } = clean;
     expect(checkImports(tree(noExecutor))[0]).toMatch(/^executor: no declarations under /);
   });
 });

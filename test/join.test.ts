@@ -45,7 +45,14 @@ function expected(how: string, keys: string[], left: R[], right: R[]): R[] {
     } else if (m.length > 0) {
       for (const r of m) out.push({ ...l, ...r });
     } else if (how === 'left_outer') {
-      out.push({ ...l, ...Object.fromEntries(Object.keys(right[0] as R).filter((k) => !keys.includes(k)).map((k) => [k, null])) });
+      out.push({
+        ...l,
+        ...Object.fromEntries(
+          Object.keys(right[0] as R)
+            .filter((k) => !keys.includes(k))
+            .map((k) => [k, null]),
+        ),
+      });
     }
   }
   return out;
@@ -60,7 +67,13 @@ describe('stream-static join', () => {
       writeInput(dir, 'names.json', jsonLines(table));
       const names = s.read.format('json').schema('id LONG, name STRING').load(dir);
       const input = s.memoryStream(`orders_${how}`, 'id LONG, region STRING, v LONG');
-      const q = await s.readStream.format('memory').load(`orders_${how}`).join(names, 'id', how).writeStream.format('memory').queryName(`joined_${how}`).start();
+      const q = await s.readStream
+        .format('memory')
+        .load(`orders_${how}`)
+        .join(names, 'id', how)
+        .writeStream.format('memory')
+        .queryName(`joined_${how}`)
+        .start();
       try {
         input.addData(stream.slice(0, 3));
         await q.processAllAvailable();
@@ -81,7 +94,11 @@ describe('stream-static join', () => {
     ['-1', 'shuffled: broadcasting off'],
     [undefined, 'broadcast: under the default 10 MB'],
   ])('autoBroadcastJoinThreshold %s: %s, with the same rows', async (threshold, _what) => {
-    const conf = { 'sluice.executor.cores': 2, 'sluice.sql.shuffle.partitions': 4, ...(threshold !== undefined && { 'sluice.sql.autoBroadcastJoinThreshold': threshold }) };
+    const conf = {
+      'sluice.executor.cores': 2,
+      'sluice.sql.shuffle.partitions': 4,
+      ...(threshold !== undefined && { 'sluice.sql.autoBroadcastJoinThreshold': threshold }),
+    };
     await withSession(conf, async (s) => {
       const dir = tempDir();
       writeInput(dir, 'names.json', jsonLines(table));
@@ -89,7 +106,13 @@ describe('stream-static join', () => {
       for (const how of ['inner', 'left_outer']) {
         const input = s.memoryStream(`sized_${how}`, 'id LONG, region STRING, v LONG');
         input.addData(stream);
-        const q = await s.readStream.format('memory').load(`sized_${how}`).join(names, 'id', how).writeStream.format('memory').queryName(`sized_out_${how}`).start();
+        const q = await s.readStream
+          .format('memory')
+          .load(`sized_${how}`)
+          .join(names, 'id', how)
+          .writeStream.format('memory')
+          .queryName(`sized_out_${how}`)
+          .start();
         try {
           await q.processAllAvailable();
           expect(sorted(await s.memoryTable(`sized_out_${how}`))).toEqual(sorted(expected(how, ['id'], stream, table)));
@@ -130,7 +153,7 @@ describe('stream-static join', () => {
           { region: 'us', tier: 2, v: 1 }, // no rate
         ]);
         await q.processAllAvailable();
-        const got = Object.fromEntries((await s.memoryTable('sales_by_region')).map((r) => [r['region'] as string, Number(r['count'])]));
+        const got = Object.fromEntries((await s.memoryTable('sales_by_region')).map((r) => [r.region as string, Number(r.count)]));
         expect(got).toEqual({ eu: 2, us: 1 });
       } finally {
         await q.stop();
@@ -173,10 +196,21 @@ describe('stream-static join', () => {
     addInput([1]);
     // The static side gains id 2 while the query runs: this run still joins against what it read.
     const first = await run(() => writeInput(dir, 'b.json', jsonLines([{ id: 2, name: 'two' }])));
-    expect(sorted(first)).toEqual(sorted([{ id: 1, name: 'one' }, { id: 1, name: 'one' }, { id: 2, name: null }]));
+    expect(sorted(first)).toEqual(
+      sorted([
+        { id: 1, name: 'one' },
+        { id: 1, name: 'one' },
+        { id: 2, name: null },
+      ]),
+    );
     // The restart reads it again.
     const second = await run(() => {});
-    expect(sorted(second)).toEqual(sorted([{ id: 1, name: 'one' }, { id: 2, name: 'two' }]));
+    expect(sorted(second)).toEqual(
+      sorted([
+        { id: 1, name: 'one' },
+        { id: 2, name: 'two' },
+      ]),
+    );
   });
 
   it('joins with a SQLite table or query, typed by the declared column types', async () => {
@@ -195,35 +229,68 @@ describe('stream-static join', () => {
       ]);
       const heavy = s.read.format('sqlite').option('path', path).option('query', 'SELECT id, name FROM names WHERE weight > 2').load();
       const input = s.memoryStream('lookups', 'id LONG');
-      const q = await s.readStream.format('memory').load('lookups').join(table, 'id').join(heavy.select(col('id'), col('name').alias('heavy')), 'id', 'left')
-        .writeStream.format('memory').queryName('looked_up').start();
+      const q = await s.readStream
+        .format('memory')
+        .load('lookups')
+        .join(table, 'id')
+        .join(heavy.select(col('id'), col('name').alias('heavy')), 'id', 'left')
+        .writeStream.format('memory')
+        .queryName('looked_up')
+        .start();
       try {
         input.addData([{ id: 1 }, { id: 2 }, { id: 9 }]);
         await q.processAllAvailable();
-        expect(sorted(await s.memoryTable('looked_up'))).toEqual(sorted([
-          { id: 1, name: 'one', weight: 1.5, heavy: null },
-          { id: 2, name: 'two', weight: 2.5, heavy: 'two' },
-        ]));
+        expect(sorted(await s.memoryTable('looked_up'))).toEqual(
+          sorted([
+            { id: 1, name: 'one', weight: 1.5, heavy: null },
+            { id: 2, name: 'two', weight: 2.5, heavy: 'two' },
+          ]),
+        );
       } finally {
         await q.stop();
       }
-      const read = (o: Record<string, string>) => () => s.read.format('sqlite').options({ path, ...o }).load();
+      const read = (o: Record<string, string>) => () =>
+        s.read
+          .format('sqlite')
+          .options({ path, ...o })
+          .load();
       expect(read({ query: 'SELECT id * 2 AS twice FROM names' })).toThrow(expect.objectContaining({ code: 'SCHEMA_REQUIRED', column: 'twice' }));
       expect(read({ table: 'nope' })).toThrow(expect.objectContaining({ code: 'SQLITE_TABLE_NOT_FOUND', option: 'table' }));
       expect(read({ query: 'SELEC nothing' })).toThrow(expect.objectContaining({ code: 'INVALID_OPTION', option: 'query' }));
       expect(read({})).toThrow(expect.objectContaining({ code: 'INVALID_OPTION' }));
-      expect(() => s.read.format('sqlite').options({ path: join(tempDir(), 'none.db'), table: 'names' }).load()).toThrow(expect.objectContaining({ code: 'SQLITE_DATABASE_NOT_FOUND' }));
+      expect(() =>
+        s.read
+          .format('sqlite')
+          .options({ path: join(tempDir(), 'none.db'), table: 'names' })
+          .load(),
+      ).toThrow(expect.objectContaining({ code: 'SQLITE_DATABASE_NOT_FOUND' }));
     });
   });
 
   it('joins on a condition of equal columns, keeping every column of both sides as Spark does', async () => {
     await withSession({ 'sluice.executor.cores': 2 }, async (s) => {
       const dir = tempDir();
-      writeInput(dir, 'users.json', jsonLines([{ id: 1, team: 'a', name: 'ann' }, { id: 2, team: 'b', name: 'bob' }, { id: 2, team: 'a', name: 'bea' }]));
+      writeInput(
+        dir,
+        'users.json',
+        jsonLines([
+          { id: 1, team: 'a', name: 'ann' },
+          { id: 2, team: 'b', name: 'bob' },
+          { id: 2, team: 'a', name: 'bea' },
+        ]),
+      );
       const users = s.read.format('json').schema('id LONG, team STRING, name STRING').load(dir);
       const input = s.memoryStream('clicks', 'user_id LONG, user_team STRING, page STRING');
-      const on = col('user_id').equalTo(col('id')).and(col('team').equalTo(col('user_team')));
-      const q = await s.readStream.format('memory').load('clicks').join(users, on, 'left_outer').writeStream.format('memory').queryName('clicks_by_user').start();
+      const on = col('user_id')
+        .equalTo(col('id'))
+        .and(col('team').equalTo(col('user_team')));
+      const q = await s.readStream
+        .format('memory')
+        .load('clicks')
+        .join(users, on, 'left_outer')
+        .writeStream.format('memory')
+        .queryName('clicks_by_user')
+        .start();
       try {
         input.addData([
           { user_id: 1, user_team: 'a', page: 'p1' },
@@ -233,22 +300,32 @@ describe('stream-static join', () => {
         await q.processAllAvailable();
         const got = await s.memoryTable('clicks_by_user');
         expect(Object.keys(got[0] ?? {})).toEqual(['user_id', 'user_team', 'page', 'id', 'team', 'name']);
-        expect(sorted(got)).toEqual(sorted([
-          { user_id: 1, user_team: 'a', page: 'p1', id: 1, team: 'a', name: 'ann' },
-          { user_id: 2, user_team: 'a', page: 'p2', id: 2, team: 'a', name: 'bea' },
-          { user_id: 2, user_team: 'c', page: 'p3', id: null, team: null, name: null },
-        ]));
+        expect(sorted(got)).toEqual(
+          sorted([
+            { user_id: 1, user_team: 'a', page: 'p1', id: 1, team: 'a', name: 'ann' },
+            { user_id: 2, user_team: 'a', page: 'p2', id: 2, team: 'a', name: 'bea' },
+            { user_id: 2, user_team: 'c', page: 'p3', id: null, team: null, name: null },
+          ]),
+        );
       } finally {
         await q.stop();
       }
       const clicks = s.readStream.format('memory').load('clicks');
       // Other parts of the condition hold on the pair of rows: p2's only match fails them, so the outer join gives it nulls.
-      const rest = col('user_id').equalTo(col('id')).and(col('page').notEqual(lit('p2'))).and(col('name').notEqual(col('page')));
+      const rest = col('user_id')
+        .equalTo(col('id'))
+        .and(col('page').notEqual(lit('p2')))
+        .and(col('name').notEqual(col('page')));
       const q2 = await clicks.join(users, rest, 'left_outer').writeStream.format('memory').queryName('clicks_rest').start();
       try {
         await q2.processAllAvailable();
-        expect(sorted((await s.memoryTable('clicks_rest')).map((r) => ({ page: r['page'], name: r['name'] })))).toEqual(
-          sorted([{ page: 'p1', name: 'ann' }, { page: 'p2', name: null }, { page: 'p3', name: 'bob' }, { page: 'p3', name: 'bea' }]),
+        expect(sorted((await s.memoryTable('clicks_rest')).map((r) => ({ page: r.page, name: r.name })))).toEqual(
+          sorted([
+            { page: 'p1', name: 'ann' },
+            { page: 'p2', name: null },
+            { page: 'p3', name: 'bob' },
+            { page: 'p3', name: 'bea' },
+          ]),
         );
       } finally {
         await q2.stop();
@@ -257,7 +334,12 @@ describe('stream-static join', () => {
       expect(() => clicks.join(users, col('user_id').gt(col('id')))).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', option: 'on' }));
       expect(() => clicks.join(users, col('user_id').equalTo(col('nope')))).toThrow(expect.objectContaining({ code: 'UNRESOLVED_COLUMN', column: 'nope' }));
       s.memoryStream('clicks2', 'id LONG, page STRING');
-      expect(() => s.readStream.format('memory').load('clicks2').join(users, col('id').equalTo(col('id')))).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', column: 'id' }));
+      expect(() =>
+        s.readStream
+          .format('memory')
+          .load('clicks2')
+          .join(users, col('id').equalTo(col('id'))),
+      ).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', column: 'id' }));
     });
   });
 
@@ -274,9 +356,22 @@ describe('stream-static join', () => {
       try {
         for (let b = 0; b < 3; b++) writeInput(input, `in${file++}.json`, jsonLines([{ id: 1, region: 'eu', v: file }]), 1_700_000_000 + file);
         // Every static row goes through the udf each time the static side is read.
-        const names = s.read.format('json').schema('id LONG, name STRING').load(dir).select(counted(col('id'), lit(calls)).alias('id'), col('name'));
-        const q = await s.readStream.format('json').schema('id LONG, region STRING, v LONG').option('maxFilesPerTrigger', 1).load(input)
-          .join(names, 'id').writeStream.format('memory').queryName('counted').option('checkpointLocation', ckpt).trigger(Trigger.AvailableNow()).start();
+        const names = s.read
+          .format('json')
+          .schema('id LONG, name STRING')
+          .load(dir)
+          .select(counted(col('id'), lit(calls)).alias('id'), col('name'));
+        const q = await s.readStream
+          .format('json')
+          .schema('id LONG, region STRING, v LONG')
+          .option('maxFilesPerTrigger', 1)
+          .load(input)
+          .join(names, 'id')
+          .writeStream.format('memory')
+          .queryName('counted')
+          .option('checkpointLocation', ckpt)
+          .trigger(Trigger.AvailableNow())
+          .start();
         await q.awaitTermination();
         expect(q.recentProgress.length).toBe(3);
         expect((await s.memoryTable('counted')).length).toBe(3 * 2); // id 1 has two names

@@ -73,16 +73,27 @@ const EXPECTED_VALUE = new Map(
 async function expectExactlyOnce(out: string, format: Format = 'json'): Promise<void> {
   const parquet = (files: string[]): Promise<Array<Record<string, unknown>>> =>
     duck().then((d) => d.rows(`SELECT id, v::DOUBLE AS v FROM read_parquet([${files.map((f) => `'${f}'`).join(', ')}])`));
-  const rows =
-    format === 'json' ? committedRows(out) : await parquet(format === 'parquet' ? sinkManifestFiles(out).map((f) => f.path) : liveFiles(out));
+  const rows = format === 'json' ? committedRows(out) : await parquet(format === 'parquet' ? sinkManifestFiles(out).map((f) => f.path) : liveFiles(out));
   const seen = new Map<string, number>();
-  for (const r of rows) seen.set(r['id'] as string, (seen.get(r['id'] as string) ?? 0) + 1);
+  for (const r of rows) seen.set(r.id as string, (seen.get(r.id as string) ?? 0) + 1);
   // Small, readable failures first: which ids are doubled, missing or foreign.
-  expect([...seen].filter(([, n]) => n > 1).map(([id, n]) => `${id} x${n}`), 'duplicated rows').toEqual([]);
-  expect(EXPECTED_IDS.filter((id) => !seen.has(id)), 'missing rows').toEqual([]);
-  expect([...seen.keys()].filter((id) => !EXPECTED_VALUE.has(id)), 'unexpected rows').toEqual([]);
-  expect(rows.map((r) => r['id'] as string).sort()).toEqual(EXPECTED_IDS);
-  expect(rows.filter((r) => r['v'] !== EXPECTED_VALUE.get(r['id'] as string)), 'rows with a wrong value').toEqual([]);
+  expect(
+    [...seen].filter(([, n]) => n > 1).map(([id, n]) => `${id} x${n}`),
+    'duplicated rows',
+  ).toEqual([]);
+  expect(
+    EXPECTED_IDS.filter((id) => !seen.has(id)),
+    'missing rows',
+  ).toEqual([]);
+  expect(
+    [...seen.keys()].filter((id) => !EXPECTED_VALUE.has(id)),
+    'unexpected rows',
+  ).toEqual([]);
+  expect(rows.map((r) => r.id as string).sort()).toEqual(EXPECTED_IDS);
+  expect(
+    rows.filter((r) => r.v !== EXPECTED_VALUE.get(r.id as string)),
+    'rows with a wrong value',
+  ).toEqual([]);
 }
 
 /** Runs kill-child.mjs once (see killHarness.ts). */

@@ -83,10 +83,15 @@ export interface KillAt {
  * SIGKILLs it then, unless it ended first. `fault` sets SLUICE_FAULT; the variable is removed
  * otherwise, so a restart never inherits it. A child past CHILD_TIME_LIMIT_MS is hung: it rejects.
  */
-export function runChild(child: string, dirs: ChildDirs | readonly string[], opts: { kill?: KillAt; fault?: string } = {}, baseEnv: NodeJS.ProcessEnv = process.env): Promise<ChildRun> {
+export function runChild(
+  child: string,
+  dirs: ChildDirs | readonly string[],
+  opts: { kill?: KillAt; fault?: string } = {},
+  baseEnv: NodeJS.ProcessEnv = process.env,
+): Promise<ChildRun> {
   const env: NodeJS.ProcessEnv = { ...baseEnv };
-  delete env['SLUICE_FAULT'];
-  if (opts.fault) env['SLUICE_FAULT'] = opts.fault;
+  delete env.SLUICE_FAULT;
+  if (opts.fault) env.SLUICE_FAULT = opts.fault;
   const started = Date.now();
   const args = 'ckpt' in dirs ? [dirs.input, dirs.out, dirs.ckpt] : dirs;
   const proc = spawn(process.execPath, [child, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -196,7 +201,7 @@ export function calibrate(run: ChildRun): Calibration {
  * SLUICE_KILL_SEED replays another seed; the plan is logged.
  */
 export function planKills(defaultSeed: number, count: number, cal: Calibration, shape: { startupShare: number; batchPhases: number }): KillAt[] {
-  const seed = Number(process.env['SLUICE_KILL_SEED'] ?? defaultSeed);
+  const seed = Number(process.env.SLUICE_KILL_SEED ?? defaultSeed);
   const rand = mulberry32(seed);
   const plan: KillAt[] = Array.from({ length: count }, () => {
     const phase = rand();
@@ -237,7 +242,8 @@ export async function killAndRestart<T extends object>(
     const commitsBefore = logState(dirs.ckpt, dirs.out).commits.length;
     const run = await runChild(child, dirs, { kill }, env);
     expect(run.stderr, `stderr of the run killed ${kill.afterMs} ms after ${kill.from}`).not.toMatch(/FAILED|CHECKPOINT_LOCKED/);
-    if (run.signal === null) expectCompleted(run); // it finished before the kill came
+    if (run.signal === null)
+      expectCompleted(run); // it finished before the kill came
     else expect(run.signal).toBe('SIGKILL');
     const state = logState(dirs.ckpt, dirs.out);
     kills.push({

@@ -46,9 +46,7 @@ function spawnChild(args: string[]): Child {
   let err = '';
   proc.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   proc.stderr?.on('data', (d: Buffer) => (err += d.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    proc.on('exit', (code, signal) => resolve({ code, signal })),
-  );
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
   return { proc, stdout: () => out, stderr: () => err, exited };
 }
 
@@ -68,7 +66,7 @@ function fileQuery(input: string, ckpt: string, s: Session = session) {
   return s.readStream.format('json').schema(SCHEMA).load(input).writeStream.format('json').option('checkpointLocation', ckpt);
 }
 
-const byV = (rows: Array<Record<string, unknown>>) => [...rows].sort((a, b) => (a['v'] as number) - (b['v'] as number));
+const byV = (rows: Array<Record<string, unknown>>) => [...rows].sort((a, b) => (a.v as number) - (b.v as number));
 
 // ------------------------------------------------------------------------------------------------
 
@@ -168,7 +166,15 @@ describe('checkpoint lock', () => {
     const input = tempDir();
     const out = tempDir();
     const ckpt = tempDir();
-    writeInput(input, 'a.json', jsonLines([{ id: 'a', v: 1 }, { id: 'b', v: 2 }]), 1_000);
+    writeInput(
+      input,
+      'a.json',
+      jsonLines([
+        { id: 'a', v: 1 },
+        { id: 'b', v: 2 },
+      ]),
+      1_000,
+    );
     const child = spawnChild(['hold', input, out, ckpt]);
     await waitForLine(child, 'READY');
 
@@ -404,9 +410,9 @@ describe('triggers', () => {
       [2, 5],
     ]);
     const rows = await session.memoryTable('available_now');
-    expect(rows.map((r) => r['id'])).not.toContain('late');
-    expect(rows.map((r) => r['id'])).not.toContain('later');
-    expect(byV(rows).map((r) => r['v'])).toEqual([0, 10, 11, 20, 21, 22, 30, 31, 32, 33, 40, 41, 42, 43, 44]);
+    expect(rows.map((r) => r.id)).not.toContain('late');
+    expect(rows.map((r) => r.id)).not.toContain('later');
+    expect(byV(rows).map((r) => r.v)).toEqual([0, 10, 11, 20, 21, 22, 30, 31, 32, 33, 40, 41, 42, 43, 44]);
   });
 
   it('Trigger.ProcessingTime spaces batches by its interval; a bad interval fails at the call', async () => {
@@ -438,9 +444,7 @@ describe('query names', () => {
     // Also with another sink: names are unique among all active queries.
     const input = tempDir();
     const ckpt = tempDir();
-    await expect(
-      fileQuery(input, ckpt).queryName('dup_name').start(tempDir()),
-    ).rejects.toMatchObject({ code: 'QUERY_NAME_IN_USE' });
+    await expect(fileQuery(input, ckpt).queryName('dup_name').start(tempDir())).rejects.toMatchObject({ code: 'QUERY_NAME_IN_USE' });
     expect(existsSync(join(ckpt, 'offsets'))).toBe(false);
     expect(session.streams.active).toEqual([q1]);
     await q1.stop();

@@ -44,8 +44,16 @@ describe('many queries on one session', () => {
       for (let i = 0; i < n; i++) {
         s.memoryStream(`in${i}`, 'id STRING').addData(Array.from({ length: 20 + i }, (_, k) => ({ id: `k${k % 5}` })));
         queries.push(
-          await s.readStream.format('memory').load(`in${i}`).groupBy('id').count()
-            .writeStream.format('memory').queryName(`counts${i}`).outputMode('complete').option('checkpointLocation', ckpt()).start(),
+          await s.readStream
+            .format('memory')
+            .load(`in${i}`)
+            .groupBy('id')
+            .count()
+            .writeStream.format('memory')
+            .queryName(`counts${i}`)
+            .outputMode('complete')
+            .option('checkpointLocation', ckpt())
+            .start(),
         );
       }
       await Promise.all(queries.map((q) => q.processAllAvailable()));
@@ -53,7 +61,7 @@ describe('many queries on one session', () => {
       await Promise.all(queries.map((q) => q.processAllAvailable()));
       for (let i = 0; i < n; i++) {
         const rows = await s.memoryTable(`counts${i}`);
-        const got = Object.fromEntries(rows.map((r) => [r['id'] as string, Number(r['count'])]));
+        const got = Object.fromEntries(rows.map((r) => [r.id as string, Number(r.count)]));
         const first = 20 + i;
         const want = Object.fromEntries([0, 1, 2, 3, 4].map((r) => [`k${r}`, Math.floor(first / 5) + (r < first % 5 ? 1 : 0) + (r === 0 ? i + 1 : 0)]));
         expect(got).toEqual(want);
@@ -73,10 +81,20 @@ describe('many queries on one session', () => {
 
     /** A stateful query whose `tasks` map tasks each hold their slot ~40 ms; its median batch duration over BATCHES batches. */
     async function measured(s: Session, pool: string, tasks: number): Promise<number> {
-      const q = await s.readStream.format('rate-micro-batch').option('rowsPerBatch', 2 * tasks).option('numPartitions', tasks).load()
+      const q = await s.readStream
+        .format('rate-micro-batch')
+        .option('rowsPerBatch', 2 * tasks)
+        .option('numPartitions', tasks)
+        .load()
         .select(nap(col('value'), lit(20)).alias('v'))
-        .groupBy('v').count()
-        .writeStream.format('memory').queryName(`measured_${dirs}`).outputMode('update').option('schedulerPool', pool).option('checkpointLocation', ckpt()).start();
+        .groupBy('v')
+        .count()
+        .writeStream.format('memory')
+        .queryName(`measured_${dirs}`)
+        .outputMode('update')
+        .option('schedulerPool', pool)
+        .option('checkpointLocation', ckpt())
+        .start();
       try {
         await waitUntil(() => q.recentProgress.length >= BATCHES + 2, `${BATCHES} batches of the measured query`, 60_000);
         expect(q.exception).toBeNull();
@@ -93,9 +111,16 @@ describe('many queries on one session', () => {
       const queries: StreamingQuery[] = [];
       for (let i = 0; i < BUSY; i++) {
         queries.push(
-          await s.readStream.format('rate-micro-batch').option('rowsPerBatch', 2).option('numPartitions', 2).load()
+          await s.readStream
+            .format('rate-micro-batch')
+            .option('rowsPerBatch', 2)
+            .option('numPartitions', 2)
+            .load()
             .select(nap(col('value'), lit(5)).alias('v'))
-            .writeStream.format('memory').queryName(`busy${i}`).option('checkpointLocation', ckpt()).start(),
+            .writeStream.format('memory')
+            .queryName(`busy${i}`)
+            .option('checkpointLocation', ckpt())
+            .start(),
         );
       }
       await waitUntil(() => queries.every((q) => q.recentProgress.length > 0), 'every busy query to run a batch', 60_000);
@@ -110,7 +135,12 @@ describe('many queries on one session', () => {
         plain: { schedulingMode: 'FIFO', weight: 1, minShare: 0 },
       };
       const s = await Session.create({
-        conf: { 'sluice.executor.cores': 2, 'sluice.scheduler.mode': mode, 'sluice.scheduler.pools': JSON.stringify(poolConf), 'sluice.sql.shuffle.partitions': 2 },
+        conf: {
+          'sluice.executor.cores': 2,
+          'sluice.scheduler.mode': mode,
+          'sluice.scheduler.pools': JSON.stringify(poolConf),
+          'sluice.sql.shuffle.partitions': 2,
+        },
       });
       let others: StreamingQuery[] = [];
       try {
@@ -131,18 +161,22 @@ describe('many queries on one session', () => {
     it('FAIR keeps a weight-10 pool near its duration alone; a minShare-2 pool gets both its slots, a plain pool waits; FIFO makes the same query wait behind all', async () => {
       // One map task a batch in the weighted pool; two in the minShare and plain pools, so that
       // the second task meets the default pool's tasks with one of its own already running.
-      const fair = await ratios('FAIR', [['critical', 1], ['minshare', 2], ['plain', 2]]);
+      const fair = await ratios('FAIR', [
+        ['critical', 1],
+        ['minshare', 2],
+        ['plain', 2],
+      ]);
       const fifo = await ratios('FIFO', [['critical', 1]]);
       const report = `FAIR ${JSON.stringify(fair)} FIFO ${JSON.stringify(fifo)}`;
       // Weight 10 against 30 queries of weight 1: within 2x of running alone.
-      expect(fair['critical'], report).toBeLessThanOrEqual(2);
+      expect(fair.critical, report).toBeLessThanOrEqual(2);
       // minShare 2: both its tasks take the next free slots, before the default pool's.
-      expect(fair['minshare'], report).toBeLessThanOrEqual(2);
+      expect(fair.minshare, report).toBeLessThanOrEqual(2);
       // Weight 1 and no minShare, with a task already running, it loses to the default pool (running/weight
       // as in Spark's FairSchedulingAlgorithm): its two tasks run one after the other.
-      expect(fair['plain'] as number, report).toBeGreaterThan(1.3 * (fair['minshare'] as number));
+      expect(fair.plain as number, report).toBeGreaterThan(1.3 * (fair.minshare as number));
       // FIFO: each of its stages queues behind the tasks the 30 others submitted first.
-      expect(fifo['critical'] as number, report).toBeGreaterThan(2 * (fair['critical'] as number));
+      expect(fifo.critical as number, report).toBeGreaterThan(2 * (fair.critical as number));
     }, 180_000);
   });
 
@@ -153,14 +187,32 @@ describe('many queries on one session', () => {
       const stream = s.memoryStream('quiet_in', 'id STRING');
       stream.addData([{ id: 'a' }, { id: 'b' }, { id: 'a' }]);
       const dir = ckpt();
-      const quiet = await s.readStream.format('memory').load('quiet_in').groupBy('id').count()
-        .writeStream.format('memory').queryName('quiet_counts').outputMode('update').option('checkpointLocation', dir).option('schedulerPool', 'quiet').start();
+      const quiet = await s.readStream
+        .format('memory')
+        .load('quiet_in')
+        .groupBy('id')
+        .count()
+        .writeStream.format('memory')
+        .queryName('quiet_counts')
+        .outputMode('update')
+        .option('checkpointLocation', dir)
+        .option('schedulerPool', 'quiet')
+        .start();
       queries.push(quiet);
       await quiet.processAllAvailable();
       for (let i = 0; i < 4; i++) {
         queries.push(
-          await s.readStream.format('rate-micro-batch').option('rowsPerBatch', 1000).load().groupBy(col('value').mod(10).alias('k')).count()
-            .writeStream.foreachBatch(async () => {}).outputMode('update').queryName(`loud${i}`).option('checkpointLocation', ckpt()).start(),
+          await s.readStream
+            .format('rate-micro-batch')
+            .option('rowsPerBatch', 1000)
+            .load()
+            .groupBy(col('value').mod(10).alias('k'))
+            .count()
+            .writeStream.foreachBatch(async () => {})
+            .outputMode('update')
+            .queryName(`loud${i}`)
+            .option('checkpointLocation', ckpt())
+            .start(),
         );
       }
       const loud = queries.slice(1);
@@ -187,7 +239,12 @@ describe('many queries on one session', () => {
       expect(quietTasks).toBe(0);
       expect(loudTasks).toBeGreaterThan(0); // the sampling sees the busy queries' tasks
       expect(quiet.status.isDataAvailable).toBe(false);
-      expect(await s.memoryTable('quiet_counts')).toEqual(expect.arrayContaining([{ id: 'a', count: 2 }, { id: 'b', count: 1 }]));
+      expect(await s.memoryTable('quiet_counts')).toEqual(
+        expect.arrayContaining([
+          { id: 'a', count: 2 },
+          { id: 'b', count: 1 },
+        ]),
+      );
     } finally {
       await stopAll(queries);
       await s.close();
@@ -207,8 +264,16 @@ describe('many queries on one session', () => {
       const streams = Array.from({ length: n }, (_, i) => s.memoryStream(`one${i}`, 'id STRING'));
       for (let i = 0; i < n; i++) {
         queries.push(
-          await s.readStream.format('memory').load(`one${i}`).groupBy('id').count()
-            .writeStream.format('memory').queryName(`one_counts${i}`).outputMode('complete').option('checkpointLocation', ckpt()).start(),
+          await s.readStream
+            .format('memory')
+            .load(`one${i}`)
+            .groupBy('id')
+            .count()
+            .writeStream.format('memory')
+            .queryName(`one_counts${i}`)
+            .outputMode('complete')
+            .option('checkpointLocation', ckpt())
+            .start(),
         );
       }
       for (const m of streams) m.addData([{ id: 'a' }, { id: 'b' }, { id: 'a' }]);
@@ -216,7 +281,13 @@ describe('many queries on one session', () => {
       for (const q of queries) expect(q.lastProgress?.stateOperators[0]?.numStateStoreInstances).toBe(1);
       expect(queries.map((q) => q.stateSlots)).toEqual([[0], [1], [0], [1]]);
       expect(s.metrics().executor.stateStores.map((w) => w?.openShards)).toEqual([2, 2]);
-      for (let i = 0; i < n; i++) expect(await s.memoryTable(`one_counts${i}`)).toEqual(expect.arrayContaining([{ id: 'a', count: 2 }, { id: 'b', count: 1 }]));
+      for (let i = 0; i < n; i++)
+        expect(await s.memoryTable(`one_counts${i}`)).toEqual(
+          expect.arrayContaining([
+            { id: 'a', count: 2 },
+            { id: 'b', count: 1 },
+          ]),
+        );
     } finally {
       await stopAll(queries);
       await s.close();
@@ -228,9 +299,17 @@ describe('many queries on one session', () => {
     try {
       /** Rows per second of wall time over 30 batches of 2,000,000 rows (about 50 ms each), after two warm-up batches (trigger start to trigger start). */
       const run = async (): Promise<number> => {
-        const q = await s.readStream.format('rate-micro-batch').option('rowsPerBatch', 2_000_000).load()
-          .groupBy(col('value').mod(100).alias('k')).count()
-          .writeStream.format('memory').queryName(`listened_${dirs}`).outputMode('update').option('checkpointLocation', ckpt()).start();
+        const q = await s.readStream
+          .format('rate-micro-batch')
+          .option('rowsPerBatch', 2_000_000)
+          .load()
+          .groupBy(col('value').mod(100).alias('k'))
+          .count()
+          .writeStream.format('memory')
+          .queryName(`listened_${dirs}`)
+          .outputMode('update')
+          .option('checkpointLocation', ckpt())
+          .start();
         try {
           await waitUntil(() => q.recentProgress.length >= 33, '33 batches', 120_000);
           const p = q.recentProgress;

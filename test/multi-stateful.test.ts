@@ -13,7 +13,18 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { col, expr, window, window_time, type MemoryStream } from '@sluice/driver';
 import { addTuples, memoryStream, runSparkTest, SparkStreamTest } from './sparkStreamTest.js';
 import { jsonLines, readDoc, readSinkJson, removeTempDirs, tempDir, withSession, writeInput } from './helpers.js';
-import { calibrate, committedRows, expectCompleted, expectKilled, killAndRestart, logState, mulberry32, planKills, runChild as runKillChild, type ChildDirs } from './killHarness.js';
+import {
+  calibrate,
+  committedRows,
+  expectCompleted,
+  expectKilled,
+  killAndRestart,
+  logState,
+  mulberry32,
+  planKills,
+  runChild as runKillChild,
+  type ChildDirs,
+} from './killHarness.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/chained-child.mjs', import.meta.url));
 const JOINED_CHILD = fileURLToPath(new URL('./fixtures/aggregated-join-child.mjs', import.meta.url));
@@ -53,11 +64,13 @@ function expectedHours(): Array<{ start: string; count: number }> {
 }
 
 const hoursOf = (rows: Array<Record<string, unknown>>) =>
-  rows.map((r) => ({ start: (r['window'] as { start: string }).start, count: Number(r['count']) })).sort((a, b) => a.start.localeCompare(b.start));
+  rows.map((r) => ({ start: (r.window as { start: string }).start, count: Number(r.count) })).sort((a, b) => a.start.localeCompare(b.start));
 
 function scenarioDirs(): ChildDirs {
   const input = tempDir('sluice-chain-in-');
-  FILES.forEach((rows, i) => writeInput(input, `f${String(i).padStart(3, '0')}.json`, jsonLines(rows.map((r) => ({ word: r.word, timestamp: iso(r.t) }))), 1_700_000_000 + i));
+  FILES.forEach((rows, i) => {
+    writeInput(input, `f${String(i).padStart(3, '0')}.json`, jsonLines(rows.map((r) => ({ word: r.word, timestamp: iso(r.t) }))), 1_700_000_000 + i);
+  });
   return { input, out: tempDir('sluice-chain-out-'), ckpt: tempDir('sluice-chain-ckpt-') };
 }
 
@@ -97,11 +110,18 @@ describe('an aggregation after an aggregation', () => {
   it('refuses update and complete output modes, as Spark does', async () => {
     await withSession({ 'sluice.executor.cores': 1 }, async (s) => {
       s.memoryStream('chain_modes', 'word STRING, timestamp TIMESTAMP');
-      const df = s.readStream.format('memory').load('chain_modes').withWatermark('timestamp', '1 minute')
-        .groupBy(window('timestamp', '1 minute'), 'word').count()
-        .groupBy(window(window_time('window'), '1 hour')).count();
+      const df = s.readStream
+        .format('memory')
+        .load('chain_modes')
+        .withWatermark('timestamp', '1 minute')
+        .groupBy(window('timestamp', '1 minute'), 'word')
+        .count()
+        .groupBy(window(window_time('window'), '1 hour'))
+        .count();
       for (const mode of ['update', 'complete'] as const) {
-        await expect(df.writeStream.format('memory').queryName(`chain_${mode}`).outputMode(mode).start()).rejects.toMatchObject({ code: 'UNSUPPORTED_OUTPUT_MODE' });
+        await expect(df.writeStream.format('memory').queryName(`chain_${mode}`).outputMode(mode).start()).rejects.toMatchObject({
+          code: 'UNSUPPORTED_OUTPUT_MODE',
+        });
       }
     });
   });
@@ -126,7 +146,10 @@ interface OperatorReport {
 /** Moves the input files from the `from`-th on into another directory, and back with the function it returns. */
 function holdBack(dirs: ChildDirs, from: number): () => void {
   const rest = tempDir('sluice-chain-rest-');
-  const moves = readdirSync(dirs.input).sort().slice(from).map((f) => [join(dirs.input, f), join(rest, f)] as const);
+  const moves = readdirSync(dirs.input)
+    .sort()
+    .slice(from)
+    .map((f) => [join(dirs.input, f), join(rest, f)] as const);
   for (const [a, b] of moves) renameSync(a, b);
   return () => {
     for (const [a, b] of moves) renameSync(b, a);
@@ -140,7 +163,7 @@ function inspectOperators(ckpt: string): OperatorReport[] {
 }
 
 describe('the state of both operators', () => {
-  it('repartitioned between runs (4 partitions to 3 offline with the CLI, then to 5 at a start): each operator\'s state moves, its rows kept, and the output is exact', async () => {
+  it("repartitioned between runs (4 partitions to 3 offline with the CLI, then to 5 at a start): each operator's state moves, its rows kept, and the output is exact", async () => {
     const dirs = scenarioDirs();
     const restore = holdBack(dirs, 5);
     expectCompleted(await runKillChild(CHILD, dirs));
@@ -181,11 +204,19 @@ describe('the state of both operators', () => {
     const restore = holdBack(dirs, 5);
     const run = (conf: Record<string, unknown>) =>
       withSession({ 'sluice.sql.shuffle.partitions': 4, 'sluice.sql.streaming.stateStore.shards': 2, ...conf }, async (s) => {
-        const q = await s.readStream.format('json').schema('word STRING, timestamp TIMESTAMP').option('maxFilesPerTrigger', 1).load(dirs.input)
+        const q = await s.readStream
+          .format('json')
+          .schema('word STRING, timestamp TIMESTAMP')
+          .option('maxFilesPerTrigger', 1)
+          .load(dirs.input)
           .withWatermark('timestamp', '10 minutes')
-          .groupBy(window('timestamp', '10 minutes'), 'word').count()
-          .groupBy(window(window_time('window'), '1 hour')).count()
-          .writeStream.format('json').option('checkpointLocation', dirs.ckpt).start(dirs.out);
+          .groupBy(window('timestamp', '10 minutes'), 'word')
+          .count()
+          .groupBy(window(window_time('window'), '1 hour'))
+          .count()
+          .writeStream.format('json')
+          .option('checkpointLocation', dirs.ckpt)
+          .start(dirs.out);
         try {
           await q.processAllAvailable();
           return q.recentProgress;
@@ -199,7 +230,7 @@ describe('the state of both operators', () => {
     restore();
     // 2 shards to 1: each operator's shard 1 moves whole into shard 0.
     const [first] = await run({ 'sluice.sql.streaming.stateStore.shards': 1 });
-    expect(first?.stateOperators.map((o) => o.customMetrics?.['numRowsMoved'])).toEqual([...held].reverse());
+    expect(first?.stateOperators.map((o) => o.customMetrics?.numRowsMoved)).toEqual([...held].reverse());
     expect(first?.durationMs['controlBatch.REPARTITION']).toBeGreaterThanOrEqual(0);
     expect(inspectOperators(dirs.ckpt).map((o) => o.layout.shards)).toEqual([1, 1]);
     expect(hoursOf(readSinkJson(dirs.out))).toEqual(expectedHours());
@@ -207,10 +238,13 @@ describe('the state of both operators', () => {
 
   it.each([
     ['a deleted', (shard: string) => rmSync(shard, { recursive: true })],
-    ['an emptied', (shard: string) => {
-      rmSync(shard, { recursive: true });
-      mkdirSync(shard);
-    }],
+    [
+      'an emptied',
+      (shard: string) => {
+        rmSync(shard, { recursive: true });
+        mkdirSync(shard);
+      },
+    ],
   ])('%s shard of the second operator stops the restart with STATE_STORE_CORRUPT naming it, and nothing more is written', async (_how, damage) => {
     const dirs = scenarioDirs();
     const restore = holdBack(dirs, 5);
@@ -260,19 +294,25 @@ function expectedJoin(): string[] {
   };
   const a = sums(JOIN_INPUT.a);
   const b = sums(JOIN_INPUT.b);
-  return [...a].filter(([end]) => b.has(end)).map(([end, sumA]) => JSON.stringify([iso(end), sumA, b.get(end)])).sort();
+  return [...a]
+    .filter(([end]) => b.has(end))
+    .map(([end, sumA]) => JSON.stringify([iso(end), sumA, b.get(end)]))
+    .sort();
 }
 
 const EXPECTED_JOIN = expectedJoin();
-const joinedRows = (out: string) => committedRows(out).map((r) => JSON.stringify([r['end'], Number(r['sumA']), Number(r['sumB'])])).sort();
+const joinedRows = (out: string) =>
+  committedRows(out)
+    .map((r) => JSON.stringify([r.end, Number(r.sumA), Number(r.sumB)]))
+    .sort();
 
 function joinDirs(): ChildDirs {
   const input = tempDir('sluice-aggjoin-in-');
   for (const name of ['a', 'b'] as const) {
     mkdirSync(join(input, name));
-    JOIN_INPUT[name].forEach((rows, i) =>
-      writeInput(join(input, name), `${name}${String(i).padStart(3, '0')}.json`, jsonLines(rows.map((r) => ({ v: r.v, t: iso(r.t) }))), 1_700_000_000 + i),
-    );
+    JOIN_INPUT[name].forEach((rows, i) => {
+      writeInput(join(input, name), `${name}${String(i).padStart(3, '0')}.json`, jsonLines(rows.map((r) => ({ v: r.v, t: iso(r.t) }))), 1_700_000_000 + i);
+    });
   }
   return { input, out: tempDir('sluice-aggjoin-out-'), ckpt: tempDir('sluice-aggjoin-ckpt-') };
 }
@@ -306,12 +346,15 @@ describe('a join of two aggregations through SIGKILL, fault points and a reparti
     expect(joinedRows(dirs.out)).toEqual(EXPECTED_JOIN);
   });
 
-  it('repartitioned mid-stream (4 partitions to 3 offline with the CLI, then to 5 at a start): the three operators\' state moves, and the output is exact', async () => {
+  it("repartitioned mid-stream (4 partitions to 3 offline with the CLI, then to 5 at a start): the three operators' state moves, and the output is exact", async () => {
     const dirs = joinDirs();
     const rest = tempDir('sluice-aggjoin-rest-');
     const moves = (['a', 'b'] as const).flatMap((name) => {
       mkdirSync(join(rest, name));
-      return readdirSync(join(dirs.input, name)).sort().slice(6).map((f) => [join(dirs.input, name, f), join(rest, name, f)] as const);
+      return readdirSync(join(dirs.input, name))
+        .sort()
+        .slice(6)
+        .map((f) => [join(dirs.input, name, f), join(rest, name, f)] as const);
     });
     for (const [from, to] of moves) renameSync(from, to);
     expectCompleted(await runKillChild(JOINED_CHILD, dirs));
@@ -319,8 +362,17 @@ describe('a join of two aggregations through SIGKILL, fault points and a reparti
     // Ids: side b's aggregation, side a's, then the join.
     expect(before.map((o) => o.operator)).toEqual(['stateStoreSave', 'stateStoreSave', 'symmetricHashJoin']);
     const rowsOf = (op: OperatorReport) => op.shards.reduce((n, sh) => n + sh.rows, 0);
-    expect(before.slice(0, 2).map(rowsOf).every((n) => n > 0)).toBe(true);
-    const r = spawnSync(process.execPath, [SLUICE, 'checkpoint', 'repartition', dirs.ckpt, '--partitions', '3'], { encoding: 'utf8', timeout: 60_000, killSignal: 'SIGKILL' });
+    expect(
+      before
+        .slice(0, 2)
+        .map(rowsOf)
+        .every((n) => n > 0),
+    ).toBe(true);
+    const r = spawnSync(process.execPath, [SLUICE, 'checkpoint', 'repartition', dirs.ckpt, '--partitions', '3'], {
+      encoding: 'utf8',
+      timeout: 60_000,
+      killSignal: 'SIGKILL',
+    });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout.trim().split('\n')).toHaveLength(3);
     const after = inspectOperators(dirs.ckpt);
@@ -343,7 +395,10 @@ describe('a deduplication before a join of two streams', () => {
         const [l, ldf] = memoryStream(s, 'lid STRING, value INT');
         const [r, rdf] = memoryStream(s, 'rid STRING, value INT');
         [left, right] = [l, r];
-        const views = ldf.select(col('lid'), expr('timestamp_seconds(value)').alias('lt')).withWatermark('lt', '10 seconds').dropDuplicatesWithinWatermark(['lid']);
+        const views = ldf
+          .select(col('lid'), expr('timestamp_seconds(value)').alias('lt'))
+          .withWatermark('lt', '10 seconds')
+          .dropDuplicatesWithinWatermark(['lid']);
         const clicks = rdf.select(col('rid'), expr('timestamp_seconds(value)').alias('rt')).withWatermark('rt', '10 seconds');
         return views
           .join(clicks, expr('lid = rid AND rt >= lt AND rt <= lt + interval 10 seconds'), 'inner')

@@ -22,16 +22,16 @@ function expectedWindows(start: number): string[] {
   const windows = new Map<number, [number, number, number]>();
   const gen = new NexmarkGenerator({ table: 'bid', seed: 3, eventsPerSecond: 1000, startTimestamp: start });
   for (const b of gen.rows(0, 200_000)) {
-    const w = Math.floor((b['dateTime'] as number) / 10_000) * 10_000;
+    const w = Math.floor((b.dateTime as number) / 10_000) * 10_000;
     const [n, total, top] = windows.get(w) ?? [0, 0, 0];
-    windows.set(w, [n + 1, total + (b['price'] as number), Math.max(top, b['price'] as number)]);
+    windows.set(w, [n + 1, total + (b.price as number), Math.max(top, b.price as number)]);
   }
   return [...windows].map(([w, v]) => JSON.stringify([w, ...v])).sort();
 }
 
 const windowsOf = (out: string): string[] =>
   committedRows(out)
-    .map((r) => JSON.stringify([Date.parse((r['window'] as { start: string }).start), r['n'], r['total'], r['top']]))
+    .map((r) => JSON.stringify([Date.parse((r.window as { start: string }).start), r.n, r.total, r.top]))
     .sort();
 
 /** The start time the first run kept (the source's metadata file: a version line, then JSON). */

@@ -70,7 +70,7 @@ function expectedRow(i: number): Record<string, unknown> {
   };
 }
 
-const byI = (a: Record<string, unknown>, b: Record<string, unknown>): number => (a['i'] as number) - (b['i'] as number);
+const byI = (a: Record<string, unknown>, b: Record<string, unknown>): number => (a.i as number) - (b.i as number);
 
 let duck: Duck;
 let session: Session;
@@ -137,13 +137,17 @@ describe('Parquet written by DuckDB, read by Sluice', () => {
 describe('a declared schema against the footer', () => {
   it('widens INT to BIGINT and DOUBLE, and reads a column the file lacks as null', async () => {
     const rows = await session.read.schema('i BIGINT, sm DOUBLE, nope STRING').parquet(duckDir).filter('i < 2').collect();
-    expect(rows.sort((a, b) => (a['i'] as number) - (b['i'] as number))).toEqual(
+    expect(rows.sort((a, b) => (a.i as number) - (b.i as number))).toEqual(
       [0, 1].flatMap((i) => Array.from({ length: CODECS.length }, () => ({ i, sm: i, nope: null }))),
     );
   });
 
   it('a column of another type is INVALID_SCHEMA naming the column and the file', async () => {
-    const err = await session.read.schema('i INT, s INT').parquet(duckDir).collect().catch((e: unknown) => e);
+    const err = await session.read
+      .schema('i INT, s INT')
+      .parquet(duckDir)
+      .collect()
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'INVALID_SCHEMA', column: 's' });
     expect(String((err as Error).message)).toMatch(/column 's' is STRING in the file, which cannot be read as the schema's INT/);
     expect(String((err as { file?: string }).file)).toMatch(/\.parquet$/);
@@ -172,7 +176,7 @@ describe('row groups and damage', () => {
     );
     const fd = openSync(file, 'r+');
     try {
-      writeSync(fd, Buffer.alloc(Number(chunk!['size']), 0xee), 0, Number(chunk!['size']), Number(chunk!['offset']));
+      writeSync(fd, Buffer.alloc(Number(chunk!.size), 0xee), 0, Number(chunk!.size), Number(chunk!.offset));
     } finally {
       closeSync(fd);
     }
@@ -182,11 +186,20 @@ describe('row groups and damage', () => {
   it('a filter on a column compared with a literal skips the row groups its statistics rule out', async () => {
     const { dir, file } = await damagedMiddleGroup();
     // The damaged group is never read: both filters rule it out by its min and max.
-    const high = await session.read.parquet(dir).filter(`i >= ${2 * GROUP}`).collect();
-    expect(high.map((r) => r['i'])).toEqual(Array.from({ length: GROUP }, (_, k) => 2 * GROUP + k));
+    const high = await session.read
+      .parquet(dir)
+      .filter(`i >= ${2 * GROUP}`)
+      .collect();
+    expect(high.map((r) => r.i)).toEqual(Array.from({ length: GROUP }, (_, k) => 2 * GROUP + k));
     const low = await session.read.parquet(dir).filter('50 > i AND v IS NOT NULL').collect();
-    expect(low.map((r) => r['i'])).toEqual(Array.from({ length: 50 }, (_, k) => k));
-    expect(await session.read.parquet(dir).filter(`i = ${GROUP + 5}`).collect().catch((e: unknown) => e)).toMatchObject({ code: 'PARQUET_CORRUPT', file });
+    expect(low.map((r) => r.i)).toEqual(Array.from({ length: 50 }, (_, k) => k));
+    expect(
+      await session.read
+        .parquet(dir)
+        .filter(`i = ${GROUP + 5}`)
+        .collect()
+        .catch((e: unknown) => e),
+    ).toMatchObject({ code: 'PARQUET_CORRUPT', file });
   });
 
   it('a damaged file is PARQUET_CORRUPT naming it, and the session goes on', async () => {
@@ -203,7 +216,7 @@ describe('row groups and damage', () => {
   });
 });
 
-describe("the Parquet sink, read by DuckDB", () => {
+describe('the Parquet sink, read by DuckDB', () => {
   /** DuckDB's view of a Parquet directory, in the same plain form as expectedRow (BIGINT and UINTEGER as numbers). */
   const duckView = (glob: string, extra = ''): string => `SELECT i, l::DOUBLE AS l, d, f, b, s, strftime(dt, '%Y-%m-%d') || 'T00:00:00.000Z' AS dt,
       strftime(ts AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%g') || 'Z' AS ts, to_json(st)::VARCHAR AS st, to_json(arr)::VARCHAR AS arr,
@@ -215,10 +228,10 @@ describe("the Parquet sink, read by DuckDB", () => {
     const json = (v: unknown): string | null => (v === null ? null : JSON.stringify(v));
     return {
       ...rest,
-      st: json(rest['st']),
-      arr: json(rest['arr']),
+      st: json(rest.st),
+      arr: json(rest.arr),
       m: json((m as Array<[string, number]>).map(([key, value]) => ({ key, value }))),
-      ls: json(rest['ls']),
+      ls: json(rest.ls),
     };
   };
 
@@ -239,7 +252,7 @@ describe("the Parquet sink, read by DuckDB", () => {
       expect(files.length).toBeGreaterThan(0);
       expect(files.every((f) => f.endsWith(codec === 'uncompressed' ? '.parquet' : `.${codec}.parquet`))).toBe(true);
       const codecs = await duck.rows(`SELECT DISTINCT compression FROM parquet_metadata('${out}/*.parquet')`);
-      expect(codecs.map((c) => String(c['compression']).toLowerCase())).toEqual([codec]);
+      expect(codecs.map((c) => String(c.compression).toLowerCase())).toEqual([codec]);
       const seen = await duck.rows(duckView(`${out}/*.parquet`));
       const wanted = Array.from({ length: N }, (_, i) => asDuckSees(expectedRow(i))).flatMap((r) => Array.from({ length: CODECS.length }, () => r));
       expect(seen).toEqual(wanted);
@@ -256,7 +269,7 @@ describe("the Parquet sink, read by DuckDB", () => {
     const q = await session.readStream
       .schema(DUCK_SCHEMA)
       .parquet(duckDir)
-      .filter("s IS NOT NULL AND i < 30")
+      .filter('s IS NOT NULL AND i < 30')
       .selectExpr('i', 's', 'CAST(i % 3 AS INT) AS part')
       .writeStream.format('parquet')
       .partitionBy('part')
@@ -264,7 +277,11 @@ describe("the Parquet sink, read by DuckDB", () => {
       .trigger(Trigger.AvailableNow())
       .start(out);
     await runToEnd(q);
-    expect(readdirSync(out).filter((f) => f.startsWith('part=')).sort()).toEqual(['part=0', 'part=1', 'part=2']);
+    expect(
+      readdirSync(out)
+        .filter((f) => f.startsWith('part='))
+        .sort(),
+    ).toEqual(['part=0', 'part=1', 'part=2']);
     const want = Array.from({ length: 30 }, (_, i) => i)
       .filter((i) => i % 7 !== 0)
       .flatMap((i) => Array.from({ length: CODECS.length }, () => ({ i, s: `é-${i}`, part: i % 3 })));
@@ -277,7 +294,10 @@ describe("the Parquet sink, read by DuckDB", () => {
 
   it('refuses what Parquet cannot hold and an unknown codec, before the query starts', async () => {
     const df = session.readStream.format('rate').load().selectExpr('value', "INTERVAL '1' DAY AS span");
-    await expect(df.writeStream.format('parquet').option('checkpointLocation', tempDir()).start(tempDir())).rejects.toMatchObject({ code: 'UNSUPPORTED_OPERATION', column: 'span' });
+    await expect(df.writeStream.format('parquet').option('checkpointLocation', tempDir()).start(tempDir())).rejects.toMatchObject({
+      code: 'UNSUPPORTED_OPERATION',
+      column: 'span',
+    });
     const ok = session.readStream.format('rate').load();
     await expect(ok.writeStream.format('parquet').option('compression', 'lzo').option('checkpointLocation', tempDir()).start(tempDir())).rejects.toMatchObject({
       code: 'INVALID_OPTION',

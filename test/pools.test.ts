@@ -42,8 +42,8 @@ describe('scheduler pools', () => {
           ['query4', 'own'],
           ['query5', 'default'],
         ]);
-        expect(m.pools['pool1']).toMatchObject({ schedulingMode: 'FAIR', weight: 2, minShare: 1 });
-        expect(m.pools['default']).toMatchObject({ schedulingMode: 'FIFO', weight: 1, minShare: 0 });
+        expect(m.pools.pool1).toMatchObject({ schedulingMode: 'FAIR', weight: 2, minShare: 1 });
+        expect(m.pools.default).toMatchObject({ schedulingMode: 'FIFO', weight: 1, minShare: 0 });
         // Each batch's progress names the pool its tasks ran in.
         await waitUntil(() => [q1, q4].every((q) => q.lastProgress !== null), 'a progress event of query1 and query4');
         expect([q1, q4].map((q) => q.lastProgress?.schedulerPool)).toEqual(['pool1', 'own']);
@@ -54,7 +54,14 @@ describe('scheduler pools', () => {
   });
 
   it('refuses pool settings that are not { name: { schedulingMode, weight, minShare } }, naming the key', async () => {
-    for (const pools of ['[1,2]', '{"p": 3}', '{"p": {"weight": -1}}', '{"p": {"schedulingMode": "LIFO"}}', '{"p": {"share": 1}}', '{"p": {"minShare": 1.5}}']) {
+    for (const pools of [
+      '[1,2]',
+      '{"p": 3}',
+      '{"p": {"weight": -1}}',
+      '{"p": {"schedulingMode": "LIFO"}}',
+      '{"p": {"share": 1}}',
+      '{"p": {"minShare": 1.5}}',
+    ]) {
       await expect(Session.create({ conf: { 'sluice.scheduler.pools': pools } })).rejects.toMatchObject({
         code: 'INVALID_CONF',
         option: 'sluice.scheduler.pools',

@@ -10,7 +10,7 @@ import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Session, Trigger, type StreamingQuery } from '@sluice/driver';
+import { type Session, Trigger, type StreamingQuery } from '@sluice/driver';
 import { machineHas, removeTempDirs, tempDir, withSession } from './helpers.js';
 import { calibrate, committedRows, expectCompleted, killAndRestart, planKills, runChild } from './killHarness.js';
 
@@ -74,7 +74,14 @@ async function add(stream: string, n: number, from = 0): Promise<string[]> {
 }
 
 async function query(s: Session, name: string, options: Record<string, string | number | boolean>, ckpt = tempDir()): Promise<StreamingQuery> {
-  return s.readStream.format('redis').options({ url, ...options }).load().writeStream.format('memory').queryName(name).option('checkpointLocation', ckpt).start();
+  return s.readStream
+    .format('redis')
+    .options({ url, ...options })
+    .load()
+    .writeStream.format('memory')
+    .queryName(name)
+    .option('checkpointLocation', ckpt)
+    .start();
 }
 
 describe.skipIf(!hasRedis)('redis source', () => {
@@ -87,9 +94,9 @@ describe.skipIf(!hasRedis)('redis source', () => {
       await q.processAllAvailable();
       expect(q.recentProgress.filter((p) => p.numInputRows > 0).map((p) => p.numInputRows)).toEqual([10, 10, 5]);
       const rows = await s.memoryTable('capped');
-      expect(rows.map((r) => r['id'])).toEqual(one);
-      expect(rows.map((r) => JSON.parse(r['fields'] as string).n)).toEqual(one.map((_, i) => String(i)));
-      expect((rows[0]?.['timestamp'] as Date).getTime()).toBe(Number(one[0]?.split('-')[0]));
+      expect(rows.map((r) => r.id)).toEqual(one);
+      expect(rows.map((r) => JSON.parse(r.fields as string).n)).toEqual(one.map((_, i) => String(i)));
+      expect((rows[0]!.timestamp as Date).getTime()).toBe(Number(one[0]?.split('-')[0]));
       await q.stop();
 
       const q2 = await query(s, 'split', { stream: 'two_a,two_b', startingOffsets: 'earliest', maxOffsetsPerTrigger: 4 });
@@ -98,7 +105,7 @@ describe.skipIf(!hasRedis)('redis source', () => {
       expect(q2.recentProgress[0]?.sources[0]?.endOffset).toMatchObject({ two_a: a[2], two_b: b[0] });
       const got = await s.memoryTable('split');
       expect(got.length).toBe(8);
-      expect(new Set(got.map((r) => `${r['stream']} ${r['id']}`)).size).toBe(8);
+      expect(new Set(got.map((r) => `${r.stream} ${r.id}`)).size).toBe(8);
       await q2.stop();
     });
   });
@@ -110,11 +117,12 @@ describe.skipIf(!hasRedis)('redis source', () => {
       const q = await query(s, 'prorated', { stream: 'pro_a,pro_b', startingOffsets: 'earliest', maxOffsetsPerTrigger: 100 });
       await q.processAllAvailable();
       await q.stop();
-      const perStream = (await s.memoryTable('prorated')).reduce<Record<string, number>>((n, r) => ({ ...n, [r['stream'] as string]: (n[r['stream'] as string] ?? 0) + 1 }), {});
+      const perStream: Record<string, number> = {};
+      for (const r of await s.memoryTable('prorated')) perStream[r.stream as string] = (perStream[r.stream as string] ?? 0) + 1;
       expect(perStream).toEqual({ pro_a: 300, pro_b: 100 });
       expect(q.recentProgress.filter((p) => p.numInputRows > 0).map((p) => p.numInputRows)).toEqual([100, 100, 100, 100]);
       // Each batch's end moves stream a 75 entries and stream b 25 (the ordinals under '#').
-      const ordinals = q.recentProgress.filter((p) => p.numInputRows > 0).map((p) => (p.sources[0]?.endOffset as { '#': Record<string, number> })['#']);
+      const ordinals = q.recentProgress.filter((p) => p.numInputRows > 0).map((p) => (p.sources[0]!.endOffset as { '#': Record<string, number> })['#']);
       expect(ordinals).toEqual([1, 2, 3, 4].map((k) => ({ pro_a: 75 * k, pro_b: 25 * k })));
     });
   });
@@ -122,15 +130,21 @@ describe.skipIf(!hasRedis)('redis source', () => {
   it("reports the backlog as Spark's Kafka source does, and AvailableNow reads what was there at the start, capped, then stops", async () => {
     const ids = await add('backlog', 25);
     await withSession({}, async (s) => {
-      const q = await s.readStream.format('redis').options({ url, stream: 'backlog', startingOffsets: 'earliest', maxOffsetsPerTrigger: 10 }).load()
-        .writeStream.format('memory').queryName('backlog_out').trigger(Trigger.AvailableNow()).start();
+      const q = await s.readStream
+        .format('redis')
+        .options({ url, stream: 'backlog', startingOffsets: 'earliest', maxOffsetsPerTrigger: 10 })
+        .load()
+        .writeStream.format('memory')
+        .queryName('backlog_out')
+        .trigger(Trigger.AvailableNow())
+        .start();
       // Added once the first batch ran (the ends were pinned at its trigger): left for the next run.
       while ((q.lastProgress?.batchId ?? -1) < 0 && q.isActive) await new Promise((r) => setTimeout(r, 2));
       await add('backlog', 5, 25);
       await q.awaitTermination();
       const batches = q.recentProgress.filter((p) => p.numInputRows > 0);
       expect(batches.map((p) => p.numInputRows)).toEqual([10, 10, 5]);
-      expect((await s.memoryTable('backlog_out')).map((r) => r['id'])).toEqual(ids);
+      expect((await s.memoryTable('backlog_out')).map((r) => r.id)).toEqual(ids);
       const last = batches.at(-1)?.sources[0]?.metrics;
       // The 5 added after the start are the backlog left.
       expect(last).toMatchObject({ minOffsetsBehindLatest: '5', maxOffsetsBehindLatest: '5', avgOffsetsBehindLatest: '5', offsetsBehindLatest: '5' });
@@ -143,24 +157,31 @@ describe.skipIf(!hasRedis)('redis source', () => {
     const a = (await redis.xadd('typed', '*', 'user', 'ann', 'amount', '12.5', 'count', '3', 'flag', 'true')) as string;
     const b = (await redis.xadd('typed', '*', 'user', 'bob', 'amount', 'lots', 'flag', 'no')) as string;
     await withSession({}, async (s) => {
-      const q = await s.readStream.format('redis').schema('id STRING, timestamp TIMESTAMP, user STRING, amount DOUBLE, count LONG, flag BOOLEAN')
-        .options({ url, stream: 'typed', startingOffsets: 'earliest' }).load()
-        .writeStream.format('memory').queryName('typed_out').start();
+      const q = await s.readStream
+        .format('redis')
+        .schema('id STRING, timestamp TIMESTAMP, user STRING, amount DOUBLE, count LONG, flag BOOLEAN')
+        .options({ url, stream: 'typed', startingOffsets: 'earliest' })
+        .load()
+        .writeStream.format('memory')
+        .queryName('typed_out')
+        .start();
       await q.processAllAvailable();
       const rows = await s.memoryTable('typed_out');
-      expect(rows.map((r) => ({ ...r, timestamp: (r['timestamp'] as Date).getTime() }))).toEqual([
+      expect(rows.map((r) => ({ ...r, timestamp: (r.timestamp as Date).getTime() }))).toEqual([
         { id: a, timestamp: Number(a.split('-')[0]), user: 'ann', amount: 12.5, count: 3, flag: true },
         // What does not parse, or is missing, is null.
         { id: b, timestamp: Number(b.split('-')[0]), user: 'bob', amount: null, count: null, flag: null },
       ]);
       await q.stop();
       for (const schema of ['stream LONG', 'id STRING, nested STRUCT<a: STRING>']) {
-        expect(() => s.readStream.format('redis').schema(schema).options({ url, stream: 'typed' }).load()).toThrow(expect.objectContaining({ code: 'INVALID_SCHEMA' }));
+        expect(() => s.readStream.format('redis').schema(schema).options({ url, stream: 'typed' }).load()).toThrow(
+          expect.objectContaining({ code: 'INVALID_SCHEMA' }),
+        );
       }
     });
   });
 
-  it('from_json over an entry\'s fields: typed columns, a nested JSON field parsed again, and json_tuple', async () => {
+  it("from_json over an entry's fields: typed columns, a nested JSON field parsed again, and json_tuple", async () => {
     const payload = (item: string, qty: number | string) => JSON.stringify({ item, qty, tags: [item[0], 'x'] });
     await redis.xadd('orders', '*', 'user', 'ann', 'amount', '12.5', 'payload', payload('apple', 3));
     await redis.xadd('orders', '*', 'user', 'bob', 'payload', '{not json');
@@ -174,10 +195,17 @@ describe.skipIf(!hasRedis)('redis source', () => {
                     from_json(get_json_object(fields, '$.payload'), 'item STRING, qty INT, tags ARRAY<STRING>') AS p
              FROM orders)`,
         )
-        .writeStream.format('memory').queryName('orders_out').start();
-      const t = await s.readStream.format('redis').options({ url, stream: 'orders', startingOffsets: 'earliest' }).load()
+        .writeStream.format('memory')
+        .queryName('orders_out')
+        .start();
+      const t = await s.readStream
+        .format('redis')
+        .options({ url, stream: 'orders', startingOffsets: 'earliest' })
+        .load()
         .selectExpr("json_tuple(fields, 'user', 'amount') AS (user, amount)")
-        .writeStream.format('memory').queryName('orders_tuple').start();
+        .writeStream.format('memory')
+        .queryName('orders_tuple')
+        .start();
       await q.processAllAvailable();
       await t.processAllAvailable();
       expect(await s.memoryTable('orders_out')).toEqual([
@@ -205,7 +233,7 @@ describe.skipIf(!hasRedis)('redis source', () => {
       const added = await add('late', 3, 5);
       await latest.processAllAvailable();
       await earliest.processAllAvailable();
-      expect((await s.memoryTable('from_latest')).map((r) => r['id'])).toEqual(added);
+      expect((await s.memoryTable('from_latest')).map((r) => r.id)).toEqual(added);
       expect((await s.memoryTable('from_earliest')).length).toBe(8);
       await latest.stop();
       await earliest.stop();
@@ -219,8 +247,15 @@ describe.skipIf(!hasRedis)('redis source', () => {
       const ckpt = tempDir();
       await withSession({}, async (s) => {
         // One batch of 4 (the next would come in an hour): entries 5 to 10 are still to read.
-        const q = await s.readStream.format('redis').options({ url, stream, startingOffsets: 'earliest', maxOffsetsPerTrigger: 4 }).load()
-          .writeStream.format('memory').queryName(`first_${failOnDataLoss}`).option('checkpointLocation', ckpt).trigger(Trigger.ProcessingTime('1 hour')).start();
+        const q = await s.readStream
+          .format('redis')
+          .options({ url, stream, startingOffsets: 'earliest', maxOffsetsPerTrigger: 4 })
+          .load()
+          .writeStream.format('memory')
+          .queryName(`first_${failOnDataLoss}`)
+          .option('checkpointLocation', ckpt)
+          .trigger(Trigger.ProcessingTime('1 hour'))
+          .start();
         while ((q.lastProgress?.batchId ?? -1) < 0) await new Promise((r) => setTimeout(r, 5));
         await q.stop();
       });
@@ -234,7 +269,7 @@ describe.skipIf(!hasRedis)('redis source', () => {
         } else {
           await q.processAllAvailable();
           // The two entries the trim left, after the range it took.
-          expect((await s.memoryTable(`again_${failOnDataLoss}`)).map((r) => r['id']).slice(-2)).toEqual(ids.slice(-2));
+          expect((await s.memoryTable(`again_${failOnDataLoss}`)).map((r) => r.id).slice(-2)).toEqual(ids.slice(-2));
           await q.stop();
         }
       });
@@ -269,11 +304,17 @@ describe.skipIf(!hasRedis)('redis source', () => {
       await producer;
     }
     expectCompleted(await runChild(child, dirs));
-    const ids = committedRows(dirs.out).map((r) => r['id'] as string);
+    const ids = committedRows(dirs.out).map((r) => r.id as string);
     const seen = new Map<string, number>();
     for (const id of ids) seen.set(id, (seen.get(id) ?? 0) + 1);
-    expect([...seen].filter(([, n]) => n > 1), 'entries written twice').toEqual([]);
-    expect(produced.filter((id) => !seen.has(id)), 'entries never written').toEqual([]);
+    expect(
+      [...seen].filter(([, n]) => n > 1),
+      'entries written twice',
+    ).toEqual([]);
+    expect(
+      produced.filter((id) => !seen.has(id)),
+      'entries never written',
+    ).toEqual([]);
     expect(ids.length).toBe(produced.length);
   }, 180_000);
 
@@ -290,15 +331,20 @@ describe.skipIf(!hasRedis)('redis source', () => {
     };
     await addOwn(5);
     await withSession({}, async (s) => {
-      const q = await s.readStream.format('redis').options({ url: `redis://127.0.0.1:${port}`, stream: 'restarted', startingOffsets: 'earliest' }).load()
-        .writeStream.format('memory').queryName('restarted_out').start();
+      const q = await s.readStream
+        .format('redis')
+        .options({ url: `redis://127.0.0.1:${port}`, stream: 'restarted', startingOffsets: 'earliest' })
+        .load()
+        .writeStream.format('memory')
+        .queryName('restarted_out')
+        .start();
       await q.processAllAvailable();
       proc.kill('SIGKILL');
       await new Promise((r) => setTimeout(r, 300));
       proc = await startServer(port, dir, true);
       await addOwn(5);
       await q.processAllAvailable();
-      expect((await s.memoryTable('restarted_out')).map((r) => r['id'])).toEqual(ids);
+      expect((await s.memoryTable('restarted_out')).map((r) => r.id)).toEqual(ids);
       expect(q.exception).toBeNull();
       // Gone for good: retried with backoff, then the query fails with a code.
       proc.kill('SIGKILL');
@@ -312,9 +358,25 @@ describe.skipIf(!hasRedis)('redis source', () => {
     await redis.set('plain_key', 'x');
     await add('exists', 1);
     await withSession({}, async (s) => {
-      const start = (options: Record<string, string | number>) => query(s, `bad_${Object.values(options).join('_').replace(/\W/g, '')}`, options).then(() => 'started', (e: { code: string }) => e.code);
+      const start = (options: Record<string, string | number>) =>
+        query(s, `bad_${Object.values(options).join('_').replace(/\W/g, '')}`, options).then(
+          () => 'started',
+          (e: { code: string }) => e.code,
+        );
       const closed = `redis://127.0.0.1:${await freePort()}`;
-      expect(await s.readStream.format('redis').options({ url: closed, stream: 'exists' }).load().writeStream.format('memory').queryName('closed').start().then(() => 'started', (e: { code: string }) => e.code)).toBe('REDIS_CONNECTION_FAILED');
+      expect(
+        await s.readStream
+          .format('redis')
+          .options({ url: closed, stream: 'exists' })
+          .load()
+          .writeStream.format('memory')
+          .queryName('closed')
+          .start()
+          .then(
+            () => 'started',
+            (e: { code: string }) => e.code,
+          ),
+      ).toBe('REDIS_CONNECTION_FAILED');
       expect(await start({ stream: 'nope' })).toBe('REDIS_STREAM_NOT_FOUND');
       expect(await start({ stream: 'plain_key' })).toBe('REDIS_WRONG_TYPE');
       expect(() => s.readStream.format('redis').options({ url }).load()).toThrow(expect.objectContaining({ code: 'INVALID_OPTION', option: 'stream' }));

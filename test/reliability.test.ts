@@ -8,7 +8,20 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { col, lit, Session, Trigger, udf, type StreamingQuery } from '@sluice/driver';
-import { hasRoot, jsonLines, mountTmpfs, readSinkJson, remountTmpfs, removeTempDirs, sleep, tempDir, unmount, waitUntil, withSession, writeInput } from './helpers.js';
+import {
+  hasRoot,
+  jsonLines,
+  mountTmpfs,
+  readSinkJson,
+  remountTmpfs,
+  removeTempDirs,
+  sleep,
+  tempDir,
+  unmount,
+  waitUntil,
+  withSession,
+  writeInput,
+} from './helpers.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const UDFS = new URL('./fixtures/udfs.mjs', import.meta.url);
@@ -17,45 +30,42 @@ afterAll(removeTempDirs);
 
 describe('the listener bus under pressure', () => {
   it('delivers every start, termination and query progress while idle events flood a small queue', async () => {
-    await withSession(
-      { 'sluice.scheduler.listenerbus.eventqueue.capacity': 20, 'sluice.sql.streaming.noDataProgressEventInterval': 0 },
-      async (session) => {
-        const seen = { started: new Set<string>(), progress: new Set<string>(), terminated: new Set<string>() };
-        session.streams.addListener({
-          onQueryStarted: async (e) => {
-            seen.started.add(e.id);
-            await sleep(20); // a slow listener
-          },
-          onQueryProgress: async (e) => {
-            seen.progress.add(e.progress.id);
-            await sleep(20);
-          },
-          onQueryIdle: () => sleep(20),
-          onQueryTerminated: async (e) => {
-            seen.terminated.add(e.id);
-            await sleep(20);
-          },
-        });
-        const queries: StreamingQuery[] = [];
-        for (let i = 0; i < 10; i++) {
-          session.memoryStream(`flood${i}`, 'v LONG').addData([{ v: i }]);
-          queries.push(await session.readStream.format('memory').load(`flood${i}`).writeStream.format('memory').queryName(`flood${i}`).start());
-        }
-        for (const q of queries) await q.processAllAvailable();
-        await sleep(300); // ten idle queries, an idle event every trigger
-        for (const q of queries) await q.stop();
-        await session.close();
-        const ids = queries.map((q) => q.id).sort();
-        expect([...seen.started].sort()).toEqual(ids);
-        expect([...seen.progress].sort()).toEqual(ids);
-        expect([...seen.terminated].sort()).toEqual(ids);
-        const m = session.metrics().listenerBus;
-        expect(m.numDroppedEventsByKind.onQueryIdle).toBeGreaterThan(0);
-        expect(m.numDroppedEventsByKind.onQueryStarted).toBe(0);
-        expect(m.numDroppedEventsByKind.onQueryTerminated).toBe(0);
-        expect(m.numDroppedEventsByKind.onQueryProgress).toBe(0);
-      },
-    );
+    await withSession({ 'sluice.scheduler.listenerbus.eventqueue.capacity': 20, 'sluice.sql.streaming.noDataProgressEventInterval': 0 }, async (session) => {
+      const seen = { started: new Set<string>(), progress: new Set<string>(), terminated: new Set<string>() };
+      session.streams.addListener({
+        onQueryStarted: async (e) => {
+          seen.started.add(e.id);
+          await sleep(20); // a slow listener
+        },
+        onQueryProgress: async (e) => {
+          seen.progress.add(e.progress.id);
+          await sleep(20);
+        },
+        onQueryIdle: () => sleep(20),
+        onQueryTerminated: async (e) => {
+          seen.terminated.add(e.id);
+          await sleep(20);
+        },
+      });
+      const queries: StreamingQuery[] = [];
+      for (let i = 0; i < 10; i++) {
+        session.memoryStream(`flood${i}`, 'v LONG').addData([{ v: i }]);
+        queries.push(await session.readStream.format('memory').load(`flood${i}`).writeStream.format('memory').queryName(`flood${i}`).start());
+      }
+      for (const q of queries) await q.processAllAvailable();
+      await sleep(300); // ten idle queries, an idle event every trigger
+      for (const q of queries) await q.stop();
+      await session.close();
+      const ids = queries.map((q) => q.id).sort();
+      expect([...seen.started].sort()).toEqual(ids);
+      expect([...seen.progress].sort()).toEqual(ids);
+      expect([...seen.terminated].sort()).toEqual(ids);
+      const m = session.metrics().listenerBus;
+      expect(m.numDroppedEventsByKind.onQueryIdle).toBeGreaterThan(0);
+      expect(m.numDroppedEventsByKind.onQueryStarted).toBe(0);
+      expect(m.numDroppedEventsByKind.onQueryTerminated).toBe(0);
+      expect(m.numDroppedEventsByKind.onQueryProgress).toBe(0);
+    });
   });
 
   it('session.close() returns after the documented wait when a listener never settles, and counts what was left', async () => {
@@ -105,7 +115,7 @@ describe('a udf that never returns', () => {
 
       steady.addData([{ v: 2 }]);
       await other.processAllAvailable();
-      expect((await session.memoryTable('steady_out')).map((r) => r['v'])).toEqual([1, 2]);
+      expect((await session.memoryTable('steady_out')).map((r) => r.v)).toEqual([1, 2]);
 
       // A restart replays the uncommitted batch; the udf now returns.
       const again = await stuckQuery();
@@ -160,7 +170,7 @@ describe('a stop that times out', () => {
       await again.processAllAvailable();
       await again.stop();
       expect(again.exception).toBeNull();
-      const counts = Object.fromEntries((await session.memoryTable('stateful_spin_out')).map((r) => [r['id'], r['count']]));
+      const counts = Object.fromEntries((await session.memoryTable('stateful_spin_out')).map((r) => [r.id, r.count]));
       expect(counts).toEqual({ a: 3, hang: 1 });
     });
   });
@@ -212,7 +222,13 @@ describe('user code that fails', () => {
     await withSession({}, async (session) => {
       const isoDay = udf(UDFS, 'isoDay', 'double');
       session.memoryStream('udf_type', 'ts TIMESTAMP').addData([{ ts: new Date(0) }]);
-      const q = await session.readStream.format('memory').load('udf_type').select(isoDay(col('ts')).alias('d')).writeStream.format('memory').queryName('udf_type_out').start();
+      const q = await session.readStream
+        .format('memory')
+        .load('udf_type')
+        .select(isoDay(col('ts')).alias('d'))
+        .writeStream.format('memory')
+        .queryName('udf_type_out')
+        .start();
       await expect(q.awaitTermination()).rejects.toMatchObject({
         code: 'UDF_RESULT_TYPE_MISMATCH',
         message: `udf 'isoDay' of ${UDFS.href} returned a string ('1970-01-01'), not DOUBLE (its declared type)`,
@@ -249,9 +265,10 @@ describe('the environment, named truthfully at start()', () => {
   it('a missing input directory is PATH_NOT_FOUND, as Spark says "Path does not exist"', async () => {
     await withSession({}, async (session) => {
       const missing = join(tempDir(), 'nowhere');
-      await expect(
-        jsonStream(session, missing).writeStream.format('memory').queryName('missing_in').start(),
-      ).rejects.toMatchObject({ code: 'PATH_NOT_FOUND', file: missing });
+      await expect(jsonStream(session, missing).writeStream.format('memory').queryName('missing_in').start()).rejects.toMatchObject({
+        code: 'PATH_NOT_FOUND',
+        file: missing,
+      });
       expect(() => session.read.format('json').schema('id STRING').load(missing)).toThrow(expect.objectContaining({ code: 'PATH_NOT_FOUND', file: missing }));
     });
   });
@@ -262,12 +279,14 @@ describe('the environment, named truthfully at start()', () => {
       writeInput(input, 'a.json', jsonLines([{ id: 'a', v: 1 }]));
       const file = join(tempDir(), 'a-file');
       writeFileSync(file, 'not a directory');
-      await expect(
-        jsonStream(session, input).writeStream.format('json').option('checkpointLocation', file).start(tempDir()),
-      ).rejects.toMatchObject({ code: 'PATH_NOT_DIRECTORY', file });
-      await expect(
-        jsonStream(session, input).writeStream.format('json').option('checkpointLocation', tempDir()).start(file),
-      ).rejects.toMatchObject({ code: 'PATH_NOT_DIRECTORY', file });
+      await expect(jsonStream(session, input).writeStream.format('json').option('checkpointLocation', file).start(tempDir())).rejects.toMatchObject({
+        code: 'PATH_NOT_DIRECTORY',
+        file,
+      });
+      await expect(jsonStream(session, input).writeStream.format('json').option('checkpointLocation', tempDir()).start(file)).rejects.toMatchObject({
+        code: 'PATH_NOT_DIRECTORY',
+        file,
+      });
     });
   });
 
@@ -297,6 +316,7 @@ describe('the environment, named truthfully at start()', () => {
       'try {',
       `  await s.readStream.format('memory').load('m').writeStream.format('memory').queryName('o').option('checkpointLocation', ${JSON.stringify(ckpt)}).start();`,
       "  console.log('STARTED');",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a line of the child's program, whose template literal this is
       '} catch (e) { console.log(`${e.code} ${e.file}`); }',
       'await s.close();',
     ].join('\n');
@@ -335,14 +355,11 @@ describe('the environment, named truthfully at start()', () => {
       await withSession({ 'sluice.executor.cores': 1 }, async (session) => {
         const input = tempDir();
         const pad = 'x'.repeat(1000);
-        for (let f = 0; f < 40; f++) writeInput(input, `f${String(f).padStart(2, '0')}.json`, jsonLines(Array.from({ length: 10 }, (_, i) => ({ id: pad, v: f * 10 + i }))), 1000 + f);
+        for (let f = 0; f < 40; f++)
+          writeInput(input, `f${String(f).padStart(2, '0')}.json`, jsonLines(Array.from({ length: 10 }, (_, i) => ({ id: pad, v: f * 10 + i }))), 1000 + f);
         const out = join(disk, 'out');
         const start = () =>
-          jsonStream(session, input, 2)
-            .writeStream.format('json')
-            .option('checkpointLocation', join(disk, 'ckpt'))
-            .trigger(Trigger.AvailableNow())
-            .start(out);
+          jsonStream(session, input, 2).writeStream.format('json').option('checkpointLocation', join(disk, 'ckpt')).trigger(Trigger.AvailableNow()).start(out);
         const first = await start();
         const err = (await first.awaitTermination().catch((e: unknown) => e)) as { code?: string; file?: string };
         expect(err?.code).toBe('DISK_FULL');
@@ -351,7 +368,9 @@ describe('the environment, named truthfully at start()', () => {
         const again = await start();
         await again.awaitTermination();
         expect(again.exception).toBeNull();
-        const values = readSinkJson(out).map((r) => r['v'] as number).sort((a, b) => a - b);
+        const values = readSinkJson(out)
+          .map((r) => r.v as number)
+          .sort((a, b) => a - b);
         expect(values).toEqual(Array.from({ length: 400 }, (_, v) => v));
       });
     } finally {
@@ -366,7 +385,12 @@ describe('the environment, named truthfully at start()', () => {
         const input = tempDir();
         const pad = 'k'.repeat(500);
         for (let f = 0; f < 20; f++) {
-          writeInput(input, `f${String(f).padStart(2, '0')}.json`, jsonLines(Array.from({ length: 50 }, (_, i) => ({ id: `${pad}${f * 50 + i}`, v: 1 }))), 1000 + f);
+          writeInput(
+            input,
+            `f${String(f).padStart(2, '0')}.json`,
+            jsonLines(Array.from({ length: 50 }, (_, i) => ({ id: `${pad}${f * 50 + i}`, v: 1 }))),
+            1000 + f,
+          );
         }
         const start = () =>
           jsonStream(session, input, 2)
@@ -386,7 +410,7 @@ describe('the environment, named truthfully at start()', () => {
         const again = await start();
         await again.awaitTermination();
         expect(again.exception).toBeNull();
-        const ids = (await session.memoryTable('full_state')).map((r) => [r['id'], r['count']]);
+        const ids = (await session.memoryTable('full_state')).map((r) => [r.id, r.count]);
         expect(new Set(ids.map(([id]) => id)).size).toBe(1000);
         expect(ids.every(([, n]) => n === 1)).toBe(true);
       });
@@ -398,7 +422,11 @@ describe('the environment, named truthfully at start()', () => {
   const fdLimitChild = (limit: number, queries: number, mode = '') => {
     const child = fileURLToPath(new URL('./fixtures/fd-limit-child.mjs', import.meta.url));
     const root = tempDir();
-    const r = spawnSync('bash', ['-c', `ulimit -n ${limit} && exec "${process.execPath}" "${child}" "${root}" ${queries} ${mode}`], { cwd: REPO, encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync('bash', ['-c', `ulimit -n ${limit} && exec "${process.execPath}" "${child}" "${root}" ${queries} ${mode}`], {
+      cwd: REPO,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(r.signal).toBeNull();
     expect(r.stdout + r.stderr).not.toContain('STATE_STORE_CORRUPT');
     return { line: r.stdout.trim().split('\n').at(-1) as string, root };
@@ -441,8 +469,20 @@ describe('the environment, named truthfully at start()', () => {
     await withSession({ 'spark.sql.shuffle.partitions': 100000 }, async (session) => {
       session.memoryStream('many_parts', 'id STRING');
       await expect(
-        session.readStream.format('memory').load('many_parts').groupBy('id').count().writeStream.format('memory').queryName('many_parts').outputMode('update').start(),
-      ).rejects.toMatchObject({ code: 'INVALID_CONF', option: 'sluice.sql.shuffle.partitions', message: expect.stringContaining('sluice.sql.shuffle.partitions=100000') });
+        session.readStream
+          .format('memory')
+          .load('many_parts')
+          .groupBy('id')
+          .count()
+          .writeStream.format('memory')
+          .queryName('many_parts')
+          .outputMode('update')
+          .start(),
+      ).rejects.toMatchObject({
+        code: 'INVALID_CONF',
+        option: 'sluice.sql.shuffle.partitions',
+        message: expect.stringContaining('sluice.sql.shuffle.partitions=100000'),
+      });
     });
   });
 });

@@ -68,12 +68,12 @@ async function runWith(d: Dirs, partitions: number, shards?: number, format = 'j
 function expectExactOutput(d: Dirs, sinkRows: Array<Record<string, unknown>> = readSinkJson(d.out)): number {
   const commits = join(d.ckpt, 'commits');
   const last = logIds(commits).at(-1) as number;
-  const watermark = readDoc(join(commits, String(last)))['nextBatchWatermarkMs'] as number;
+  const watermark = readDoc(join(commits, String(last))).nextBatchWatermarkMs as number;
   const expected: string[] = [];
   for (let start = 0; start + 5 * MIN <= watermark; start += 5 * MIN) {
     for (let id = 0; id < IDS; id++) expected.push(`${start}|${id}|${(5 * ROWS_PER_BATCH) / IDS}`);
   }
-  const rows = sinkRows.map((r) => `${new Date((r['window'] as { start: string | Date }).start).getTime()}|${String(r['id'])}|${String(r['count'])}`);
+  const rows = sinkRows.map((r) => `${new Date((r.window as { start: string | Date }).start).getTime()}|${String(r.id)}|${String(r.count)}`);
   expect(rows.sort()).toEqual(expected.sort());
   return expected.length;
 }
@@ -101,7 +101,7 @@ describe('repartitioning the seed query at restart', () => {
       expect(first.durationMs).toHaveProperty(['controlBatch.REPARTITION']);
       expect(first.stateOperators[0]).toMatchObject({ numShufflePartitions: partitions, numStateStoreInstances: shards });
       expect(Object.keys(first.stateOperators[0]?.customMetrics ?? {}).sort()).toEqual(['numBytesMoved', 'numKeyGroupsMoved', 'numRowsMoved']);
-      if (before.shards === shards && partitions === 100) expect(first.stateOperators[0]?.customMetrics['numKeyGroupsMoved']).toBe(0);
+      if (before.shards === shards && partitions === 100) expect(first.stateOperators[0]?.customMetrics.numKeyGroupsMoved).toBe(0);
       expect(progress.slice(1).every((p) => p.durationMs['controlBatch.REPARTITION'] === undefined)).toBe(true);
       const layout = layoutOf(d);
       expect([layout.partitions, layout.shards]).toEqual([partitions, shards]);
@@ -213,7 +213,7 @@ describe('crashes during repartitioning', () => {
       [200, 2],
     ] as const;
     const faults = ['repartition-mid-copy', 'repartition-after-layout-commit', 'repartition-mid-gc'];
-    const seed = Number(process.env['SLUICE_KILL_SEED'] ?? 8);
+    const seed = Number(process.env.SLUICE_KILL_SEED ?? 8);
     const rand = mulberry32(seed);
     console.log(`kill seed ${seed}`);
     const killedAt: string[] = [];
@@ -237,8 +237,8 @@ describe('crashes during repartitioning', () => {
     const controls = () =>
       logIds(join(d.ckpt, 'offsets'))
         .map((id) => readDoc(join(d.ckpt, 'offsets', String(id))))
-        .filter((e) => e['kind'] === 'control')
-        .map((e) => (e['control'] as { to: { partitions: number; shards: number } }).to)
+        .filter((e) => e.kind === 'control')
+        .map((e) => (e.control as { to: { partitions: number; shards: number } }).to)
         .map((to) => `${to.partitions}/${to.shards}`);
     // 8 -> 7 partitions moves the key groups at the boundary of the two shards.
     expect((await runChild(d, 7, 2, { fault: 'repartition-mid-copy' })).signal).toBe('SIGKILL');
@@ -268,13 +268,13 @@ describe('crashes during repartitioning', () => {
     expect((await runChild(d, 7, 2, { fault: 'repartition-mid-copy' })).signal).toBe('SIGKILL');
     const progress = await runWith(d, 4, 1);
     const first = progress[0] as StreamingQueryProgress;
-    const kinds = [next, next + 1, next + 2].map((id) => readDoc(join(d.ckpt, 'offsets', String(id)))['kind']);
+    const kinds = [next, next + 1, next + 2].map((id) => readDoc(join(d.ckpt, 'offsets', String(id))).kind);
     expect(kinds).toEqual(['control', 'control', 'data']);
     expect(first.batchId).toBe(next + 2);
     expect(first.durationMs).toHaveProperty(['controlBatch.REPARTITION']);
     // 8 -> 7 in 2 shards moves the boundary's key groups from shard 1 to shard 0; 7 in 2 -> 4 in 1
     // moves the rest of shard 1: together each of its 2048 key groups once.
-    expect(first.stateOperators[0]?.customMetrics['numKeyGroupsMoved']).toBe(2048);
+    expect(first.stateOperators[0]?.customMetrics.numKeyGroupsMoved).toBe(2048);
     expect(first.stateOperators[0]).toMatchObject({ numShufflePartitions: 4, numStateStoreInstances: 1 });
     expectExactOutput(d);
   });
@@ -289,8 +289,8 @@ function sluice(...args: string[]): { status: number | null; signal: NodeJS.Sign
 
 function sluiceWithFault(fault: string | undefined, ...args: string[]): ReturnType<typeof sluice> {
   const env = { ...process.env };
-  delete env['SLUICE_FAULT'];
-  if (fault) env['SLUICE_FAULT'] = fault;
+  delete env.SLUICE_FAULT;
+  if (fault) env.SLUICE_FAULT = fault;
   const r = spawnSync(process.execPath, [SLUICE, ...args], { cwd: REPO, env, encoding: 'utf8', timeout: 60_000, killSignal: 'SIGKILL' });
   // A CLI past the time limit is hung, never the SIGKILL a fault point sends.
   if (r.error) throw new Error(`sluice ${args.join(' ')}: ${r.error.message}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
@@ -311,11 +311,14 @@ describe('the sluice CLI', () => {
     const r = sluice('checkpoint', 'inspect', ckpt, '--json');
     expect(r.stderr).toBe('');
     interface Report {
-      state: { shards: Array<{ shard: number; rows: number; bytes: number; partitions: number[] }>; partitions: Array<{ shard: number; rows: number; bytes: number }> };
+      state: {
+        shards: Array<{ shard: number; rows: number; bytes: number; partitions: number[] }>;
+        partitions: Array<{ shard: number; rows: number; bytes: number }>;
+      };
     }
     const report = JSON.parse(r.stdout) as Report;
     expect(report).toMatchObject({
-      queryId: meta['id'],
+      queryId: meta.id,
       lastBatch: { planned: 4, kind: 'data', committed: 3, uncommitted: true },
       pinned: { keyHash: 'murmur3-32', keyGroups: 4096 },
       state: { layout: { partitions: 4, shards: 2, shardOfPartition: [0, 0, 1, 1] } },
@@ -323,13 +326,16 @@ describe('the sluice CLI', () => {
     // Windows of minutes 1, 2 and 3, three ids each (minute 0 was evicted; 3 came with batch 4).
     const { shards, partitions: parts } = report.state;
     expect(shards.reduce((n, s) => n + s.rows, 0)).toBe(9);
-    expect(shards.map((s) => s.partitions)).toEqual([[0, 1], [2, 3]]);
+    expect(shards.map((s) => s.partitions)).toEqual([
+      [0, 1],
+      [2, 3],
+    ]);
     for (const s of shards) {
       const mine = parts.filter((p) => p.shard === s.shard);
       expect(mine.reduce((n, p) => n + p.rows, 0)).toBe(s.rows);
       expect(mine.reduce((n, p) => n + p.bytes, 0)).toBe(s.bytes);
     }
-    expect(sluice('checkpoint', 'inspect', ckpt).stdout).toContain(`query id    ${String(meta['id'])}`);
+    expect(sluice('checkpoint', 'inspect', ckpt).stdout).toContain(`query id    ${String(meta.id)}`);
   });
 
   it('checkpoint repartition moves the state offline; the restart with the new count runs no control batch and counts exactly', async () => {

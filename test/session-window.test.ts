@@ -14,7 +14,19 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { col, count, session_window, when, window, window_time, type DataFrame, type OutputMode, type Session } from '@sluice/driver';
 import { jsonLines, readSinkJson, removeTempDirs, tempDir, withSession, writeInput } from './helpers.js';
-import { calibrate, committedRows, expectCompleted, expectKilled, killAndRestart, logState, mulberry32, planKills, runChild as runKillChild, type ChildDirs, type KillAt } from './killHarness.js';
+import {
+  calibrate,
+  committedRows,
+  expectCompleted,
+  expectKilled,
+  killAndRestart,
+  logState,
+  mulberry32,
+  planKills,
+  runChild as runKillChild,
+  type ChildDirs,
+  type KillAt,
+} from './killHarness.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/session-window-child.mjs', import.meta.url));
 const SLUICE = fileURLToPath(new URL('../packages/driver/dist/cli/sluice.js', import.meta.url));
@@ -34,8 +46,8 @@ type OutRow = Record<string, unknown>;
 
 /** A sink row as a comparable key: user, session start and end, count. */
 const rowKey = (r: OutRow): string => {
-  const w = r['session_window'] as { start: string; end: string };
-  return JSON.stringify([r['userId'], w.start, w.end, Number(r['count'])]);
+  const w = r.session_window as { start: string; end: string };
+  return JSON.stringify([r.userId, w.start, w.end, Number(r.count)]);
 };
 
 /** The model: each user's events in time order; a session goes on while the next event starts at or before its end. */
@@ -59,21 +71,24 @@ function sessionsOf(events: readonly Event[], gap = GAP): Array<{ userId: string
   return out;
 }
 
-const keysOf = (sessions: ReturnType<typeof sessionsOf>): string[] =>
-  sessions.map((s) => JSON.stringify([s.userId, iso(s.start), iso(s.end), s.count])).sort();
+const keysOf = (sessions: ReturnType<typeof sessionsOf>): string[] => sessions.map((s) => JSON.stringify([s.userId, iso(s.start), iso(s.end), s.count])).sort();
 
 const at = (userId: string, minutes: number): { userId: string; timestamp: string } => ({ userId, timestamp: iso(T0 + minutes * MIN) });
 
 describe('session windows', () => {
-  it("runs the snippet as written: sessions merge across batches, and each comes out once the watermark passes its end", async () => {
+  it('runs the snippet as written: sessions merge across batches, and each comes out once the watermark passes its end', async () => {
     const dir = tempDir('sluice-session-in-');
     const out = tempDir('sluice-session-out-');
     await withSession({ 'sluice.executor.cores': 2, 'sluice.sql.shuffle.partitions': 4 }, async (session) => {
       writeInput(dir, 'a.json', jsonLines([at('u1', 30), at('u1', 37), at('u2', 31)]), 1_700_000_000);
       const events = session.readStream.format('json').schema('userId STRING, timestamp TIMESTAMP').load(dir);
-      const q = await events.withWatermark('timestamp', '10 minutes')
-        .groupBy(session_window('timestamp', '5 minutes'), 'userId').count()
-        .writeStream.format('json').option('checkpointLocation', tempDir('sluice-session-ckpt-')).start(out);
+      const q = await events
+        .withWatermark('timestamp', '10 minutes')
+        .groupBy(session_window('timestamp', '5 minutes'), 'userId')
+        .count()
+        .writeStream.format('json')
+        .option('checkpointLocation', tempDir('sluice-session-ckpt-'))
+        .start(out);
       try {
         await q.processAllAvailable();
         expect(readSinkJson(out)).toEqual([]);
@@ -92,7 +107,9 @@ describe('session windows', () => {
             ['u2', 31, 36, 1],
             ['u1', 30, 42, 3],
             ['u1', 50, 55, 1],
-          ].map(([u, s, e, n]) => JSON.stringify([u, iso(T0 + (s as number) * MIN), iso(T0 + (e as number) * MIN), n])).sort(),
+          ]
+            .map(([u, s, e, n]) => JSON.stringify([u, iso(T0 + (s as number) * MIN), iso(T0 + (e as number) * MIN), n]))
+            .sort(),
         );
         expect(q.lastProgress?.stateOperators[0]?.numRowsTotal).toBe(1);
       } finally {
@@ -101,25 +118,40 @@ describe('session windows', () => {
     });
   });
 
-  it('complete mode gives every session each batch, the open ones too; a per-row gap sets each user\'s sessions', async () => {
+  it("complete mode gives every session each batch, the open ones too; a per-row gap sets each user's sessions", async () => {
     await withSession({ 'sluice.executor.cores': 2 }, async (s) => {
       const m = s.memoryStream('session_complete', 'userId STRING, timestamp TIMESTAMP');
       const gap = when(col('userId').equalTo('u1'), '5 minutes').otherwise('20 minutes');
-      const q = await s.readStream.format('memory').load('session_complete')
-        .groupBy(session_window(col('timestamp'), gap), col('userId')).agg(count('*').alias('n'))
-        .writeStream.format('memory').queryName('session_complete_out').outputMode('complete').start();
+      const q = await s.readStream
+        .format('memory')
+        .load('session_complete')
+        .groupBy(session_window(col('timestamp'), gap), col('userId'))
+        .agg(count('*').alias('n'))
+        .writeStream.format('memory')
+        .queryName('session_complete_out')
+        .outputMode('complete')
+        .start();
       try {
         m.addData([at('u1', 0), at('u1', 6), at('u2', 0), at('u2', 15)]);
         await q.processAllAvailable();
         const rows = async () =>
-          (await s.memoryTable('session_complete_out')).map((r) => {
-            const w = r['session_window'] as { start: Date; end: Date };
-            return [r['userId'], (w.start.getTime() - T0) / MIN, (w.end.getTime() - T0) / MIN, Number(r['n'])];
-          }).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
-        expect(await rows()).toEqual([['u1', 0, 5, 1], ['u1', 6, 11, 1], ['u2', 0, 35, 2]]);
+          (await s.memoryTable('session_complete_out'))
+            .map((r) => {
+              const w = r.session_window as { start: Date; end: Date };
+              return [r.userId, (w.start.getTime() - T0) / MIN, (w.end.getTime() - T0) / MIN, Number(r.n)];
+            })
+            .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+        expect(await rows()).toEqual([
+          ['u1', 0, 5, 1],
+          ['u1', 6, 11, 1],
+          ['u2', 0, 35, 2],
+        ]);
         m.addData([at('u1', 4)]);
         await q.processAllAvailable();
-        expect(await rows()).toEqual([['u1', 0, 11, 3], ['u2', 0, 35, 2]]);
+        expect(await rows()).toEqual([
+          ['u1', 0, 11, 3],
+          ['u2', 0, 35, 2],
+        ]);
       } finally {
         await q.stop();
       }
@@ -133,8 +165,21 @@ describe('session windows', () => {
       const perUser = (df: DataFrame) => df.groupBy(session_window('timestamp', '5 minutes'), 'userId');
       const queries: Array<[string, DataFrame]> = [
         ['dedup_then_session', perUser(events.dropDuplicates(['userId', 'timestamp'])).count()],
-        ['session_then_hourly', perUser(events).count().groupBy(window(window_time('session_window'), '1 hour')).agg(count('*').alias('sessions'))],
-        ['minutes_then_session', events.groupBy(window('timestamp', '1 minute'), 'userId').count().groupBy(session_window(window_time('window'), '5 minutes'), 'userId').agg(count('*').alias('minutes'))],
+        [
+          'session_then_hourly',
+          perUser(events)
+            .count()
+            .groupBy(window(window_time('session_window'), '1 hour'))
+            .agg(count('*').alias('sessions')),
+        ],
+        [
+          'minutes_then_session',
+          events
+            .groupBy(window('timestamp', '1 minute'), 'userId')
+            .count()
+            .groupBy(session_window(window_time('window'), '5 minutes'), 'userId')
+            .agg(count('*').alias('minutes')),
+        ],
       ];
       const started = await Promise.all(queries.map(([name, df]) => df.writeStream.format('memory').queryName(name).outputMode('append').start()));
       try {
@@ -143,14 +188,21 @@ describe('session windows', () => {
         m.addData([at('u3', 200)]);
         for (const q of started) await q.processAllAvailable();
         const table = async (name: string) => JSON.parse(JSON.stringify(await s.memoryTable(name))) as OutRow[];
-        const sessionKey = (r: OutRow, n: string) => JSON.stringify([r['userId'], (r['session_window'] as { start: string }).start, (r['session_window'] as { end: string }).end, Number(r[n])]);
+        const sessionKey = (r: OutRow, n: string) =>
+          JSON.stringify([r.userId, (r.session_window as { start: string }).start, (r.session_window as { end: string }).end, Number(r[n])]);
         const k = (u: string, start: string, end: string, n: number) => JSON.stringify([u, `2026-01-01T00:${start}Z`, `2026-01-01T00:${end}Z`, n]);
         // The duplicate row at minute 0 counts once: u1's session [0, 8) has 2 rows.
-        expect((await table('dedup_then_session')).map((r) => sessionKey(r, 'count')).sort()).toEqual([k('u1', '00:00.000', '08:00.000', 2), k('u2', '01:00.000', '06:00.000', 1)]);
+        expect((await table('dedup_then_session')).map((r) => sessionKey(r, 'count')).sort()).toEqual([
+          k('u1', '00:00.000', '08:00.000', 2),
+          k('u2', '01:00.000', '06:00.000', 1),
+        ]);
         // Two sessions closed in the first hour.
         expect(await table('session_then_hourly')).toEqual([{ window: { start: '2026-01-01T00:00:00.000Z', end: '2026-01-01T01:00:00.000Z' }, sessions: 2 }]);
         // u1's minutes 0 and 3 (window_time 0:00:59.999 and 0:03:59.999) are one session of 2 minutes.
-        expect((await table('minutes_then_session')).map((r) => sessionKey(r, 'minutes')).sort()).toEqual([k('u1', '00:59.999', '08:59.999', 2), k('u2', '01:59.999', '06:59.999', 1)]);
+        expect((await table('minutes_then_session')).map((r) => sessionKey(r, 'minutes')).sort()).toEqual([
+          k('u1', '00:59.999', '08:59.999', 2),
+          k('u2', '01:59.999', '06:59.999', 1),
+        ]);
         expect(started[1]!.lastProgress?.stateOperators.map((o) => o.operatorName)).toEqual(['stateStoreSave', 'sessionWindowStateStoreSaveExec']);
       } finally {
         for (const q of started) await q.stop();
@@ -162,14 +214,21 @@ describe('session windows', () => {
     await withSession({ 'sluice.executor.cores': 1 }, async (s: Session) => {
       s.memoryStream('session_refused', 'userId STRING, timestamp TIMESTAMP, label STRING');
       const events = s.readStream.format('memory').load('session_refused').withWatermark('timestamp', '10 minutes');
-      const start = (df: DataFrame, mode: OutputMode, name: string) =>
-        df.writeStream.format('memory').queryName(name).outputMode(mode).start();
+      const start = (df: DataFrame, mode: OutputMode, name: string) => df.writeStream.format('memory').queryName(name).outputMode(mode).start();
       const perUser = events.groupBy(session_window('timestamp', '5 minutes'), 'userId').count();
-      await expect(start(perUser, 'update', 'sw_update')).rejects.toMatchObject({ code: 'UNSUPPORTED_OUTPUT_MODE', message: expect.stringContaining('Update output mode not supported for session window') });
+      await expect(start(perUser, 'update', 'sw_update')).rejects.toMatchObject({
+        code: 'UNSUPPORTED_OUTPUT_MODE',
+        message: expect.stringContaining('Update output mode not supported for session window'),
+      });
       const global = events.groupBy(session_window('timestamp', '5 minutes')).count();
-      await expect(start(global, 'append', 'sw_global')).rejects.toMatchObject({ code: 'UNSUPPORTED_OPERATION', message: expect.stringContaining('Global aggregation with session window') });
+      await expect(start(global, 'append', 'sw_global')).rejects.toMatchObject({
+        code: 'UNSUPPORTED_OPERATION',
+        message: expect.stringContaining('Global aggregation with session window'),
+      });
       expect(() => session_window('timestamp', '0 seconds')).toThrow(expect.objectContaining({ code: 'INVALID_OPTION' }));
-      expect(() => events.groupBy(session_window('label', '5 minutes'), 'userId').count()).toThrow(expect.objectContaining({ code: 'DATATYPE_MISMATCH', message: expect.stringContaining('must be TIMESTAMP') }));
+      expect(() => events.groupBy(session_window('label', '5 minutes'), 'userId').count()).toThrow(
+        expect.objectContaining({ code: 'DATATYPE_MISMATCH', message: expect.stringContaining('must be TIMESTAMP') }),
+      );
       expect(() => events.groupBy(session_window('timestamp', '5 minutes'), window('timestamp', '5 minutes'), 'userId').count()).toThrow(
         expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', message: expect.stringContaining('at most one window or session window') }),
       );
@@ -209,7 +268,9 @@ const NUM_BATCHES = NUM_FILES + 2;
 function scenarioDirs(): ChildDirs {
   const input = tempDir('sluice-session-in-');
   // Files named and timed in order, so that each batch reads the same file on every run.
-  INPUT.forEach((f, i) => writeInput(input, `e${String(i).padStart(3, '0')}.json`, jsonLines(f.map((e) => ({ userId: e.userId, timestamp: iso(e.t) }))), 1_700_000_000 + i));
+  INPUT.forEach((f, i) => {
+    writeInput(input, `e${String(i).padStart(3, '0')}.json`, jsonLines(f.map((e) => ({ userId: e.userId, timestamp: iso(e.t) }))), 1_700_000_000 + i);
+  });
   return { input, out: tempDir('sluice-session-out-'), ckpt: tempDir('sluice-session-ckpt-') };
 }
 
@@ -267,7 +328,10 @@ describe('session windows through SIGKILL, fault points and a repartition', () =
   it('repartitioned between runs (8 partitions to 3 offline with the CLI, then to 5 at a start): sessions count as rows, and the output is exact', async () => {
     const dirs = scenarioDirs();
     const rest = tempDir('sluice-session-rest-');
-    const moves = readdirSync(dirs.input).sort().slice(6).map((f) => [join(dirs.input, f), join(rest, f)] as const);
+    const moves = readdirSync(dirs.input)
+      .sort()
+      .slice(6)
+      .map((f) => [join(dirs.input, f), join(rest, f)] as const);
     for (const [from, to] of moves) renameSync(from, to);
     expectCompleted(await runChild(dirs));
     const env = { ...process.env, SLUICE_TEST_PARTITIONS: '5' };
@@ -276,7 +340,10 @@ describe('session windows through SIGKILL, fault points and a repartition', () =
       expect(r.status, r.stderr).toBe(0);
       return r.stdout;
     };
-    const inspect = () => JSON.parse(sluice('checkpoint', 'inspect', dirs.ckpt, '--json')) as { state: { operator: string; layout: { partitions: number }; shards: Array<{ rows: number }> } };
+    const inspect = () =>
+      JSON.parse(sluice('checkpoint', 'inspect', dirs.ckpt, '--json')) as {
+        state: { operator: string; layout: { partitions: number }; shards: Array<{ rows: number }> };
+      };
     const rowsOf = (r: ReturnType<typeof inspect>) => r.state.shards.reduce((n, s) => n + s.rows, 0);
     const before = inspect();
     expect(before.state.operator).toBe('sessionWindowStateStoreSaveExec');

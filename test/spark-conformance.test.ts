@@ -51,7 +51,7 @@ describe('withWatermark with months and years (a month is 31 days, as in Spark)'
       await q.processAllAvailable();
       add([{ id: 'a', ts: max - 1 }]);
       await q.processAllAvailable();
-      expect(q.lastProgress?.eventTime['watermark']).toBe(new Date(max - delayMs).toISOString());
+      expect(q.lastProgress?.eventTime.watermark).toBe(new Date(max - delayMs).toISOString());
     } finally {
       await q.stop();
     }
@@ -62,8 +62,6 @@ describe('withWatermark with months and years (a month is 31 days, as in Spark)'
     expect(() => events().df.withWatermark('ts', '1 fortnight')).toThrow(expect.objectContaining({ code: 'INVALID_OPTION' }));
   });
 });
-
-
 
 describe('complete mode', () => {
   it('runs no no-data batch when the watermark advances, and so never re-emits the table without new data', async () => {
@@ -86,7 +84,7 @@ describe('complete mode', () => {
       await q.processAllAvailable();
       // Spark: complete mode neither evicts nor drops, so no batch without data is due.
       expect(q.recentProgress.map((p) => p.numInputRows)).toEqual([1, 1]);
-      expect((await session.memoryTable('complete_no_data')).map((r) => r['count'])).toEqual([1, 1]);
+      expect((await session.memoryTable('complete_no_data')).map((r) => r.count)).toEqual([1, 1]);
     } finally {
       await q.stop();
     }
@@ -97,42 +95,55 @@ describe('an aliased window grouped by its alias keeps the watermark (SPARK-2734
   const SEC = 1000;
   const T0 = Date.UTC(2030, 0, 1);
   const batches = [
-    [{ id: 'a', ts: T0 + 1 * SEC }, { id: 'a', ts: T0 + 2 * SEC }, { id: 'b', ts: T0 + 3 * SEC }],
+    [
+      { id: 'a', ts: T0 + 1 * SEC },
+      { id: 'a', ts: T0 + 2 * SEC },
+      { id: 'b', ts: T0 + 3 * SEC },
+    ],
     [{ id: 'a', ts: T0 + 21 * SEC }], // watermark -> 11 s: window [0, 5) closes
-    [{ id: 'a', ts: T0 + 4 * SEC }, { id: 'b', ts: T0 + 22 * SEC }], // 4 s is late: its window ended at 5 <= 11
+    [
+      { id: 'a', ts: T0 + 4 * SEC },
+      { id: 'b', ts: T0 + 22 * SEC },
+    ], // 4 s is late: its window ended at 5 <= 11
     [{ id: 'z', ts: T0 + 60 * SEC }], // watermark -> 50 s: windows [20, 25) close
   ];
   const window0 = { start: new Date(T0).toISOString(), end: new Date(T0 + 5 * SEC).toISOString() };
   const window20 = { start: new Date(T0 + 20 * SEC).toISOString(), end: new Date(T0 + 25 * SEC).toISOString() };
 
   it.each([
-    ['select(window(...).alias(w)), groupBy(w)', (df: ReturnType<typeof events>['df']) =>
-      df.withWatermark('ts', '10 seconds').select(window('ts', '5 seconds').alias('w'), col('id')).groupBy('w', 'id')],
-    ['withColumn(w, window(...)), groupBy(w)', (df: ReturnType<typeof events>['df']) =>
-      df.withWatermark('ts', '10 seconds').withColumn('w', window('ts', '5 seconds')).groupBy('id', 'w')],
-    ['select(ts.alias(t)), groupBy(window(t))', (df: ReturnType<typeof events>['df']) =>
-      df.withWatermark('ts', '10 seconds').select(col('ts').alias('t'), col('id')).groupBy(window('t', '5 seconds').alias('w'), 'id')],
+    [
+      'select(window(...).alias(w)), groupBy(w)',
+      (df: ReturnType<typeof events>['df']) => df.withWatermark('ts', '10 seconds').select(window('ts', '5 seconds').alias('w'), col('id')).groupBy('w', 'id'),
+    ],
+    [
+      'withColumn(w, window(...)), groupBy(w)',
+      (df: ReturnType<typeof events>['df']) => df.withWatermark('ts', '10 seconds').withColumn('w', window('ts', '5 seconds')).groupBy('id', 'w'),
+    ],
+    [
+      'select(ts.alias(t)), groupBy(window(t))',
+      (df: ReturnType<typeof events>['df']) =>
+        df.withWatermark('ts', '10 seconds').select(col('ts').alias('t'), col('id')).groupBy(window('t', '5 seconds').alias('w'), 'id'),
+    ],
   ])('%s: append mode emits closed windows once and drops late rows', async (_name, group) => {
     const { df, add } = events();
     const name = `aliased_${streamNo}`;
-    const q = await group(df)
-      .count()
-      .writeStream.format('memory')
-      .queryName(name)
-      .outputMode('append')
-      .option('checkpointLocation', tempDir())
-      .start();
+    const q = await group(df).count().writeStream.format('memory').queryName(name).outputMode('append').option('checkpointLocation', tempDir()).start();
     try {
       for (const b of batches) {
         add(b);
         await q.processAllAvailable();
       }
       const rows = (await session.memoryTable(name)).map((r) => {
-        const w = r['w'] as { start: Date; end: Date };
-        return `${w.start.toISOString()}|${w.end.toISOString()}|${String(r['id'])}|${String(r['count'])}`;
+        const w = r.w as { start: Date; end: Date };
+        return `${w.start.toISOString()}|${w.end.toISOString()}|${String(r.id)}|${String(r.count)}`;
       });
       expect(rows.sort()).toEqual(
-        [`${window0.start}|${window0.end}|a|2`, `${window0.start}|${window0.end}|b|1`, `${window20.start}|${window20.end}|a|1`, `${window20.start}|${window20.end}|b|1`].sort(),
+        [
+          `${window0.start}|${window0.end}|a|2`,
+          `${window0.start}|${window0.end}|b|1`,
+          `${window20.start}|${window20.end}|a|1`,
+          `${window20.start}|${window20.end}|b|1`,
+        ].sort(),
       );
       const dropped = q.recentProgress.reduce((n, p) => n + (p.stateOperators[0]?.numRowsDroppedByWatermark ?? 0), 0);
       expect(dropped).toBe(1);
@@ -158,7 +169,7 @@ describe('an aliased window grouped by its alias keeps the watermark (SPARK-2734
         await q.processAllAvailable();
       }
       // The third row is late (its time is at or below the 20 s watermark): dropped, not emitted.
-      expect((await session.memoryTable('aliased_dedup')).map((r) => (r['t'] as Date).getTime() - T0)).toEqual([0, 30 * SEC]);
+      expect((await session.memoryTable('aliased_dedup')).map((r) => (r.t as Date).getTime() - T0)).toEqual([0, 30 * SEC]);
       expect(q.lastProgress?.stateOperators[0]?.numRowsDroppedByWatermark).toBe(1);
     } finally {
       await q.stop();

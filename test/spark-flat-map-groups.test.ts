@@ -409,13 +409,48 @@ function newDataCases(): NewDataCase[] {
   const pt = ProcessingTimeTimeout;
   const ptTimeout = NEW_DATA_AT + 5000;
   push(pt, NO_PRIOR, 'timeout updated without initializing state', [['duration', 5000]], null, ptTimeout);
-  for (const prior of [NO_PRIOR, PRIOR_STATE, PRIOR_BOTH]) push(pt, prior, 'state and timeout duration updated', [['update', 5], ['duration', 5000]], 5, ptTimeout);
-  for (const prior of [NO_PRIOR, PRIOR_STATE, PRIOR_BOTH]) push(pt, prior, 'timeout updated after state removed', [['remove'], ['duration', 5000]], null, ptTimeout);
+  for (const prior of [NO_PRIOR, PRIOR_STATE, PRIOR_BOTH])
+    push(
+      pt,
+      prior,
+      'state and timeout duration updated',
+      [
+        ['update', 5],
+        ['duration', 5000],
+      ],
+      5,
+      ptTimeout,
+    );
+  for (const prior of [NO_PRIOR, PRIOR_STATE, PRIOR_BOTH])
+    push(pt, prior, 'timeout updated after state removed', [['remove'], ['duration', 5000]], null, ptTimeout);
   const et = EventTimeTimeout;
   push(et, NO_PRIOR, 'setting timeout without init state not allowed', [['timestamp', 10000]], null, 10000);
-  for (const prior of [NO_PRIOR, PRIOR_STATE, PRIOR_BOTH]) push(et, prior, 'state and timeout timestamp updated', [['update', 5], ['timestamp', 5000]], 5, 5000);
-  for (const prior of [NO_PRIOR, PRIOR_STATE, PRIOR_BOTH]) push(et, prior, 'timeout timestamp updated to before watermark', [['update', 5], ['timestampRejected', 999]], 5, -1);
-  for (const prior of [NO_PRIOR, PRIOR_STATE, PRIOR_BOTH]) push(et, prior, 'setting timeout with state removal not allowed', [['remove'], ['timestamp', 10000]], null, 10000);
+  for (const prior of [NO_PRIOR, PRIOR_STATE, PRIOR_BOTH])
+    push(
+      et,
+      prior,
+      'state and timeout timestamp updated',
+      [
+        ['update', 5],
+        ['timestamp', 5000],
+      ],
+      5,
+      5000,
+    );
+  for (const prior of [NO_PRIOR, PRIOR_STATE, PRIOR_BOTH])
+    push(
+      et,
+      prior,
+      'timeout timestamp updated to before watermark',
+      [
+        ['update', 5],
+        ['timestampRejected', 999],
+      ],
+      5,
+      -1,
+    );
+  for (const prior of [NO_PRIOR, PRIOR_STATE, PRIOR_BOTH])
+    push(et, prior, 'setting timeout with state removal not allowed', [['remove'], ['timestamp', 10000]], null, 10000);
   return cases;
 }
 
@@ -466,17 +501,44 @@ function timedOutCases(): TimedOutCase[] {
     cases.push({ conf, name: 'should timeout - remove state', fires: true, timeout: [['remove']], state: null, after: -1 });
   }
   const ptAfter = TIMED_OUT_AT + 2000;
-  cases.push({ conf: ProcessingTimeTimeout, name: 'should timeout - timeout duration updated', fires: true, timeout: [['duration', 2000]], state: 5, after: ptAfter });
+  cases.push({
+    conf: ProcessingTimeTimeout,
+    name: 'should timeout - timeout duration updated',
+    fires: true,
+    timeout: [['duration', 2000]],
+    state: 5,
+    after: ptAfter,
+  });
   cases.push({
     conf: ProcessingTimeTimeout,
     name: 'should timeout - timeout duration and state updated',
     fires: true,
-    timeout: [['update', 5], ['duration', 2000]],
+    timeout: [
+      ['update', 5],
+      ['duration', 2000],
+    ],
     state: 5,
     after: ptAfter,
   });
-  cases.push({ conf: EventTimeTimeout, name: 'should timeout - timeout timestamp updated', fires: true, timeout: [['timestamp', 5000]], state: 5, after: 5000 });
-  cases.push({ conf: EventTimeTimeout, name: 'should timeout - timeout and state updated', fires: true, timeout: [['update', 5], ['timestamp', 5000]], state: 5, after: 5000 });
+  cases.push({
+    conf: EventTimeTimeout,
+    name: 'should timeout - timeout timestamp updated',
+    fires: true,
+    timeout: [['timestamp', 5000]],
+    state: 5,
+    after: 5000,
+  });
+  cases.push({
+    conf: EventTimeTimeout,
+    name: 'should timeout - timeout and state updated',
+    fires: true,
+    timeout: [
+      ['update', 5],
+      ['timestamp', 5000],
+    ],
+    state: 5,
+    after: 5000,
+  });
   return cases;
 }
 
@@ -534,7 +596,8 @@ describe('FlatMapGroupsWithStateSuite', () => {
     await testStream(
       overStrings(
         (m) => (input = m),
-        (g) => g.flatMapGroupsWithState(fn('runningCount'), { outputMode: 'update', timeoutConf: NoTimeout, stateSchema: 'count LONG', outputSchema: COUNT_OUT }),
+        (g) =>
+          g.flatMapGroupsWithState(fn('runningCount'), { outputMode: 'update', timeoutConf: NoTimeout, stateSchema: 'count LONG', outputSchema: COUNT_OUT }),
       ),
       'update',
       async (t) => {
@@ -561,7 +624,13 @@ describe('FlatMapGroupsWithStateSuite', () => {
     await testStream(
       overStrings(
         (m) => (input = m),
-        (g) => g.flatMapGroupsWithState(fn('lazyRunningCount'), { outputMode: 'update', timeoutConf: NoTimeout, stateSchema: 'count LONG', outputSchema: COUNT_OUT }),
+        (g) =>
+          g.flatMapGroupsWithState(fn('lazyRunningCount'), {
+            outputMode: 'update',
+            timeoutConf: NoTimeout,
+            stateSchema: 'count LONG',
+            outputSchema: COUNT_OUT,
+          }),
       ),
       'update',
       async (t) => {
@@ -584,7 +653,12 @@ describe('FlatMapGroupsWithStateSuite', () => {
       overStrings(
         (m) => (input = m),
         (g) =>
-          g.flatMapGroupsWithState(fn('processingTimeoutCount'), { outputMode: 'update', timeoutConf: ProcessingTimeTimeout, stateSchema: 'count LONG', outputSchema: COUNT_OUT }),
+          g.flatMapGroupsWithState(fn('processingTimeoutCount'), {
+            outputMode: 'update',
+            timeoutConf: ProcessingTimeTimeout,
+            stateSchema: 'count LONG',
+            outputSchema: COUNT_OUT,
+          }),
       ),
       'update',
       async (t) => {
@@ -648,7 +722,8 @@ describe('FlatMapGroupsWithStateSuite', () => {
     await testStream(
       overStrings(
         (m) => (input = m),
-        (g) => g.flatMapGroupsWithState(fn('throwsOnNull'), { outputMode: 'update', timeoutConf: NoTimeout, stateSchema: 'count LONG', outputSchema: COUNT_OUT }),
+        (g) =>
+          g.flatMapGroupsWithState(fn('throwsOnNull'), { outputMode: 'update', timeoutConf: NoTimeout, stateSchema: 'count LONG', outputSchema: COUNT_OUT }),
       ),
       'update',
       async (t) => {
@@ -666,7 +741,8 @@ describe('FlatMapGroupsWithStateSuite', () => {
     await testStream(
       overStrings(
         (m) => (input = m),
-        (g) => g.flatMapGroupsWithState(fn('returnsNull'), { outputMode: 'update', timeoutConf: NoTimeout, stateSchema: 'count LONG', outputSchema: COUNT_OUT }),
+        (g) =>
+          g.flatMapGroupsWithState(fn('returnsNull'), { outputMode: 'update', timeoutConf: NoTimeout, stateSchema: 'count LONG', outputSchema: COUNT_OUT }),
       ),
       'update',
       async (t) => {
@@ -813,7 +889,12 @@ describe('FlatMapGroupsWithStateSuite', () => {
             .selectExpr('key', 'timestamp_seconds(time) as timestamp')
             .withWatermark('timestamp', '10 second')
             .groupBy('key')
-            .flatMapGroupsWithState(fn('timeoutCount'), { outputMode: 'update', timeoutConf: ProcessingTimeTimeout, stateSchema: 'count LONG', outputSchema: COUNT_OUT });
+            .flatMapGroupsWithState(fn('timeoutCount'), {
+              outputMode: 'update',
+              timeoutConf: ProcessingTimeTimeout,
+              stateSchema: 'count LONG',
+              outputSchema: COUNT_OUT,
+            });
         },
         'update',
         async (t) => {
@@ -865,44 +946,52 @@ const TIMED_OUT_EMPTY: Values[] = [
 describe('GroupStateSuite', () => {
   it('GroupState - get, exists, update, remove', async () => {
     let input!: MemoryStream;
-    await testStream(scriptQuery((m) => (input = m), NoTimeout, 'STRING'), 'update', async (t) => {
-      script(input, 'empty', 'get, exists, update, remove: empty');
-      script(input, 'set', 'set "2"');
-      await t.checkNewAnswer(['exists', 'false'], ['get', THROWS], ['getOption', 'null'], ['update("")', 'ok'], ['exists', 'true'], ['get', '""']);
-      script(input, 'set', 'get, exists, update, remove: set');
-      await t.checkNewAnswer(
-        ['get', '"2"'],
-        ['update("3")', 'ok'],
-        ['get', '"3"'],
-        ['remove', 'ok'],
-        ['exists', 'false'],
-        ['get', THROWS],
-        ['remove again', 'ok'],
-        ['update("4")', 'ok'],
-        ['exists', 'true'],
-        ['get', '"4"'],
-        ['update(null)', THROWS],
-        ['get', '"4"'],
-      );
-      // What the two calls left: "" (a falsy value is a state) and "4".
-      script(input, 'empty', 'kept');
-      script(input, 'set', 'kept');
-      await t.checkNewAnswer(['exists', 'true'], ['getOption', '""'], ['exists', 'true'], ['getOption', '"4"']);
-    });
+    await testStream(
+      scriptQuery((m) => (input = m), NoTimeout, 'STRING'),
+      'update',
+      async (t) => {
+        script(input, 'empty', 'get, exists, update, remove: empty');
+        script(input, 'set', 'set "2"');
+        await t.checkNewAnswer(['exists', 'false'], ['get', THROWS], ['getOption', 'null'], ['update("")', 'ok'], ['exists', 'true'], ['get', '""']);
+        script(input, 'set', 'get, exists, update, remove: set');
+        await t.checkNewAnswer(
+          ['get', '"2"'],
+          ['update("3")', 'ok'],
+          ['get', '"3"'],
+          ['remove', 'ok'],
+          ['exists', 'false'],
+          ['get', THROWS],
+          ['remove again', 'ok'],
+          ['update("4")', 'ok'],
+          ['exists', 'true'],
+          ['get', '"4"'],
+          ['update(null)', THROWS],
+          ['get', '"4"'],
+        );
+        // What the two calls left: "" (a falsy value is a state) and "4".
+        script(input, 'empty', 'kept');
+        script(input, 'set', 'kept');
+        await t.checkNewAnswer(['exists', 'true'], ['getOption', '""'], ['exists', 'true'], ['getOption', '"4"']);
+      },
+    );
   });
 
   it('GroupState - setTimeout - with NoTimeout', async () => {
     let input!: MemoryStream;
-    await testStream(scriptQuery((m) => (input = m), NoTimeout, 'LONG'), 'update', async (t) => {
-      script(input, 'a', 'setTimeout - with NoTimeout');
-      await t.checkNewAnswer(
-        ...durationSettersThrow('none:'),
-        ...timestampSettersThrow('none:'),
-        ['update(5)', 'ok'],
-        ...durationSettersThrow('5:'),
-        ...timestampSettersThrow('5:'),
-      );
-    });
+    await testStream(
+      scriptQuery((m) => (input = m), NoTimeout, 'LONG'),
+      'update',
+      async (t) => {
+        script(input, 'a', 'setTimeout - with NoTimeout');
+        await t.checkNewAnswer(
+          ...durationSettersThrow('none:'),
+          ...timestampSettersThrow('none:'),
+          ['update(5)', 'ok'],
+          ...durationSettersThrow('5:'),
+          ...timestampSettersThrow('5:'),
+        );
+      },
+    );
   });
 
   it('GroupState - setTimeout - with ProcessingTimeTimeout', async () => {
@@ -937,26 +1026,30 @@ describe('GroupStateSuite', () => {
 
   it('GroupState - setTimeout - with EventTimeTimeout', async () => {
     let input!: MemoryStream;
-    await testStream(scriptQuery((m) => (input = m), EventTimeTimeout, 'LONG'), 'update', async (t) => {
-      script(input, 'a', 'setTimeout - with EventTimeTimeout', 1000);
-      await t.checkNewAnswer(
-        ...durationSettersThrow('none:'),
-        ['setTimeoutTimestamp(5000)', 'ok'],
-        ['update(5)', 'ok'],
-        ['setTimeoutTimestamp(10000)', 'ok'],
-        ['setTimeoutTimestamp(Date(20000))', 'ok'],
-        ...durationSettersThrow('5:'),
-        ['remove', 'ok'],
-        ['setTimeoutTimestamp(5000)', 'ok'],
-        ...durationSettersThrow('removed:'),
-      );
-      await t.assertNumStateRows({ total: 1, updated: 1, removed: 0 });
-      // The last setter stands: the key times out once the watermark passes 5000.
-      script(input, 'tick', 'tick', 5000);
-      await t.checkNewAnswer();
-      script(input, 'tick', 'tick', 5001);
-      await t.checkNewAnswer(...TIMED_OUT_EMPTY);
-    });
+    await testStream(
+      scriptQuery((m) => (input = m), EventTimeTimeout, 'LONG'),
+      'update',
+      async (t) => {
+        script(input, 'a', 'setTimeout - with EventTimeTimeout', 1000);
+        await t.checkNewAnswer(
+          ...durationSettersThrow('none:'),
+          ['setTimeoutTimestamp(5000)', 'ok'],
+          ['update(5)', 'ok'],
+          ['setTimeoutTimestamp(10000)', 'ok'],
+          ['setTimeoutTimestamp(Date(20000))', 'ok'],
+          ...durationSettersThrow('5:'),
+          ['remove', 'ok'],
+          ['setTimeoutTimestamp(5000)', 'ok'],
+          ...durationSettersThrow('removed:'),
+        );
+        await t.assertNumStateRows({ total: 1, updated: 1, removed: 0 });
+        // The last setter stands: the key times out once the watermark passes 5000.
+        script(input, 'tick', 'tick', 5000);
+        await t.checkNewAnswer();
+        script(input, 'tick', 'tick', 5001);
+        await t.checkNewAnswer(...TIMED_OUT_EMPTY);
+      },
+    );
   });
 
   it('GroupState - illegal params to setTimeout', async () => {
@@ -975,27 +1068,35 @@ describe('GroupStateSuite', () => {
       },
       { clock },
     );
-    await testStream(scriptQuery((m) => (input = m), EventTimeTimeout, 'LONG'), 'update', async (t) => {
-      script(input, 'a', 'illegal params to setTimeout - EventTimeTimeout', 1000);
-      const durations = ['-3 second', '-1 month', '1 month -32 day'];
-      await t.checkNewAnswer(
-        ['setTimeoutTimestamp(-10000)', THROWS],
-        ...durations.map((d) => [`setTimeoutTimestamp(10000, ${JSON.stringify(d)})`, THROWS]),
-        ['setTimeoutTimestamp(Date(-10000))', THROWS],
-        ...durations.map((d) => [`setTimeoutTimestamp(Date(-10000), ${JSON.stringify(d)})`, THROWS]),
-      );
-      // No timeout was set.
-      script(input, 'tick', 'tick', 1_000_000);
-      await t.checkNewAnswer();
-    });
+    await testStream(
+      scriptQuery((m) => (input = m), EventTimeTimeout, 'LONG'),
+      'update',
+      async (t) => {
+        script(input, 'a', 'illegal params to setTimeout - EventTimeTimeout', 1000);
+        const durations = ['-3 second', '-1 month', '1 month -32 day'];
+        await t.checkNewAnswer(
+          ['setTimeoutTimestamp(-10000)', THROWS],
+          ...durations.map((d) => [`setTimeoutTimestamp(10000, ${JSON.stringify(d)})`, THROWS]),
+          ['setTimeoutTimestamp(Date(-10000))', THROWS],
+          ...durations.map((d) => [`setTimeoutTimestamp(Date(-10000), ${JSON.stringify(d)})`, THROWS]),
+        );
+        // No timeout was set.
+        script(input, 'tick', 'tick', 1_000_000);
+        await t.checkNewAnswer();
+      },
+    );
   });
 
   it('GroupState - hasTimedOut', async () => {
     let input!: MemoryStream;
-    await testStream(scriptQuery((m) => (input = m), NoTimeout, 'LONG'), 'update', async (t) => {
-      script(input, 'a', 'hasTimedOut');
-      await t.checkNewAnswer(['hasTimedOut', 'false']);
-    });
+    await testStream(
+      scriptQuery((m) => (input = m), NoTimeout, 'LONG'),
+      'update',
+      async (t) => {
+        script(input, 'a', 'hasTimedOut');
+        await t.checkNewAnswer(['hasTimedOut', 'false']);
+      },
+    );
     const clock = new ManualClock();
     await testStream(
       scriptQuery((m) => (input = m), ProcessingTimeTimeout, 'LONG'),
@@ -1014,23 +1115,31 @@ describe('GroupStateSuite', () => {
   it('GroupState - getCurrentWatermarkMs', async () => {
     let input!: MemoryStream;
     for (const conf of [NoTimeout, ProcessingTimeTimeout]) {
-      await testStream(scriptQuery((m) => (input = m), conf, 'LONG', false), 'update', async (t) => {
-        script(input, 'a', 'getCurrentWatermarkMs');
-        await t.checkNewAnswer(['getCurrentWatermarkMs', THROWS]);
-      });
+      await testStream(
+        scriptQuery((m) => (input = m), conf, 'LONG', false),
+        'update',
+        async (t) => {
+          script(input, 'a', 'getCurrentWatermarkMs');
+          await t.checkNewAnswer(['getCurrentWatermarkMs', THROWS]);
+        },
+      );
     }
     for (const conf of [NoTimeout, EventTimeTimeout, ProcessingTimeTimeout]) {
-      await testStream(scriptQuery((m) => (input = m), conf, 'LONG', true), 'update', async (t) => {
-        // Watermarks 0 (the first batch), 1000 and 2000 (delay 0, the greatest time of the batches before).
-        for (const [time, wm] of [
-          [1000, '0'],
-          [2000, '1000'],
-          [3000, '2000'],
-        ] as const) {
-          script(input, 'a', 'getCurrentWatermarkMs', time);
-          await t.checkNewAnswer(['getCurrentWatermarkMs', wm]);
-        }
-      });
+      await testStream(
+        scriptQuery((m) => (input = m), conf, 'LONG', true),
+        'update',
+        async (t) => {
+          // Watermarks 0 (the first batch), 1000 and 2000 (delay 0, the greatest time of the batches before).
+          for (const [time, wm] of [
+            [1000, '0'],
+            [2000, '1000'],
+            [3000, '2000'],
+          ] as const) {
+            script(input, 'a', 'getCurrentWatermarkMs', time);
+            await t.checkNewAnswer(['getCurrentWatermarkMs', wm]);
+          }
+        },
+      );
     }
   });
 
@@ -1061,14 +1170,18 @@ describe('GroupStateSuite', () => {
 
   it('GroupState - primitive type', async () => {
     let input!: MemoryStream;
-    await testStream(scriptQuery((m) => (input = m), NoTimeout, 'LONG'), 'update', async (t) => {
-      script(input, 'a', 'primitive type: empty');
-      await t.checkNewAnswer(['get', THROWS], ['getOption', 'null'], ['update(10)', 'ok'], ['get', '10']);
-      script(input, 'a', 'primitive type: set');
-      await t.checkNewAnswer(['get', '10'], ['update(0)', 'ok'], ['get', '0'], ['exists', 'true'], ['remove', 'ok'], ['get', THROWS], ['update(0)', 'ok']);
-      script(input, 'a', 'kept');
-      await t.checkNewAnswer(['exists', 'true'], ['getOption', '0']);
-    });
+    await testStream(
+      scriptQuery((m) => (input = m), NoTimeout, 'LONG'),
+      'update',
+      async (t) => {
+        script(input, 'a', 'primitive type: empty');
+        await t.checkNewAnswer(['get', THROWS], ['getOption', 'null'], ['update(10)', 'ok'], ['get', '10']);
+        script(input, 'a', 'primitive type: set');
+        await t.checkNewAnswer(['get', '10'], ['update(0)', 'ok'], ['get', '0'], ['exists', 'true'], ['remove', 'ok'], ['get', THROWS], ['update(0)', 'ok']);
+        script(input, 'a', 'kept');
+        await t.checkNewAnswer(['exists', 'true'], ['getOption', '0']);
+      },
+    );
   });
 });
 
@@ -1103,7 +1216,10 @@ const aggregateOnWatermark = (s: Session): DataFrame =>
 
 describe('UnsupportedOperationsSuite: flatMapGroupsWithState and mapGroupsWithState', () => {
   it('flatMapGroupsWithState - flatMapGroupsWithState(Update) on streaming relation without aggregation in append mode', async () => {
-    await expectRefused((s) => flatMapOf(streamRelation(s), 'value', 'update'), 'append', 'UNSUPPORTED_OUTPUT_MODE', ['flatMapGroupsWithState in update mode', 'Append']);
+    await expectRefused((s) => flatMapOf(streamRelation(s), 'value', 'update'), 'append', 'UNSUPPORTED_OUTPUT_MODE', [
+      'flatMapGroupsWithState in update mode',
+      'Append',
+    ]);
   });
 
   it('flatMapGroupsWithState - flatMapGroupsWithState(Update) on streaming relation without aggregation in complete mode', async () => {
@@ -1121,7 +1237,10 @@ describe('UnsupportedOperationsSuite: flatMapGroupsWithState and mapGroupsWithSt
   }
 
   it('flatMapGroupsWithState - flatMapGroupsWithState(Append) on streaming relation without aggregation in update mode', async () => {
-    await expectRefused((s) => flatMapOf(streamRelation(s), 'value', 'append'), 'update', 'UNSUPPORTED_OUTPUT_MODE', ['flatMapGroupsWithState in append mode', 'update']);
+    await expectRefused((s) => flatMapOf(streamRelation(s), 'value', 'append'), 'update', 'UNSUPPORTED_OUTPUT_MODE', [
+      'flatMapGroupsWithState in append mode',
+      'update',
+    ]);
   });
 
   // Spark's plan for this name is flatMapGroupsWithState(Append).
@@ -1145,7 +1264,9 @@ describe('UnsupportedOperationsSuite: flatMapGroupsWithState and mapGroupsWithSt
   });
 
   it('mapGroupsWithState - multiple mapGroupsWithStates on streaming relation and all are in append mode', async () => {
-    await expectRefused((s) => mapGroupsOf(mapGroupsOf(streamRelation(s), 'value'), 'key'), 'append', 'UNSUPPORTED_OPERATION', ['multiple mapGroupsWithStates']);
+    await expectRefused((s) => mapGroupsOf(mapGroupsOf(streamRelation(s), 'value'), 'key'), 'append', 'UNSUPPORTED_OPERATION', [
+      'multiple mapGroupsWithStates',
+    ]);
   });
 
   it('mapGroupsWithState - mixing mapGroupsWithStates and flatMapGroupsWithStates on streaming relation', async () => {

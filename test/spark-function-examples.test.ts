@@ -30,11 +30,11 @@ async function printedBySql(sql: string): Promise<string> {
   const df = session.sql(`SELECT ${sql} AS r`);
   const rows = await df.collect();
   expect(rows).toHaveLength(1);
-  return hiveString(rowToInternal(rows[0]!, df.schema)['r'], df.schema[0]!.type);
+  return hiveString(rowToInternal(rows[0]!, df.schema).r, df.schema[0]!.type);
 }
 
 /** [SQL, Spark's printed result]: the examples of Spark's array, map and struct functions. */
-export const COLLECTION_EXAMPLES: Array<[string, string]> = [
+const COLLECTION_EXAMPLES: Array<[string, string]> = [
   ['array(1, 2, 3)', '[1,2,3]'],
   ['array_contains(array(1, 2, 3), 2)', 'true'],
   ['arrays_overlap(array(1, 2, 3), array(3, 4, 5))', 'true'],
@@ -76,7 +76,7 @@ export const COLLECTION_EXAMPLES: Array<[string, string]> = [
   ['get(array(1, 2, 3), -1)', 'NULL'],
   ['flatten(array(array(1, 2), array(3, 4)))', '[1,2,3,4]'],
   ["map(1.0, '2', 3.0, '4')", '{1.0:"2",3.0:"4"}'],
-  ['map_concat(map(1, \'a\', 2, \'b\'), map(3, \'c\'))', '{1:"a",2:"b",3:"c"}'],
+  ["map_concat(map(1, 'a', 2, 'b'), map(3, 'c'))", '{1:"a",2:"b",3:"c"}'],
   ["map_contains_key(map(1, 'a', 2, 'b'), 1)", 'true'],
   ["map_contains_key(map(1, 'a', 2, 'b'), 3)", 'false'],
   ["map_entries(map(1, 'a', 2, 'b'))", '[{"key":1,"value":"a"},{"key":2,"value":"b"}]'],
@@ -138,7 +138,7 @@ export const COLLECTION_EXAMPLES: Array<[string, string]> = [
  * prints the zone-dependent ones in America/Los_Angeles; Sluice's session time zone is UTC, so
  * those (from_unixtime, unix_timestamp, timestamp_*) show the UTC result.
  */
-export const DATETIME_EXAMPLES: Array<[string, string]> = [
+const DATETIME_EXAMPLES: Array<[string, string]> = [
   ["add_months('2016-08-31', 1)", '2016-09-30'],
   ["date_add('2016-07-30', 1)", '2016-07-31'],
   ["date_sub('2016-07-30', 1)", '2016-07-29'],
@@ -161,7 +161,7 @@ export const DATETIME_EXAMPLES: Array<[string, string]> = [
   ["day('2009-07-30')", '30'],
   ["dayofweek('2009-07-30')", '5'],
   ["dayofyear('2016-04-09')", '100'],
-  ['from_unixtime(0, \'yyyy-MM-dd HH:mm:ss\')', '1970-01-01 00:00:00'],
+  ["from_unixtime(0, 'yyyy-MM-dd HH:mm:ss')", '1970-01-01 00:00:00'],
   ['from_unixtime(0)', '1970-01-01 00:00:00'],
   ["hour('2009-07-30 12:58:59')", '12'],
   ["minute('2009-07-30 12:58:59')", '58'],
@@ -225,7 +225,7 @@ export const DATETIME_EXAMPLES: Array<[string, string]> = [
   ["DATE '2024-02-28' + INTERVAL 1 DAY", '2024-02-29'],
   ["DATE '2024-02-28' + 2", '2024-03-01'],
   ["DATE '2024-03-01' - 1", '2024-02-29'],
-  ["CAST(INTERVAL 90 MINUTES AS STRING)", '1 hours 30 minutes'],
+  ['CAST(INTERVAL 90 MINUTES AS STRING)', '1 hours 30 minutes'],
   ["CAST('2024-02-29' AS DATE)", '2024-02-29'],
   ["CAST(TIMESTAMP '2024-02-29 23:59:59' AS DATE)", '2024-02-29'],
   ["CAST(DATE '2024-02-29' AS TIMESTAMP)", '2024-02-29 00:00:00'],
@@ -242,27 +242,27 @@ export const DATETIME_EXAMPLES: Array<[string, string]> = [
 ];
 
 /** [SQL, Spark's printed result]: the examples of Spark's JSON functions. */
-export const JSON_EXAMPLES: Array<[string, string]> = [
+const JSON_EXAMPLES: Array<[string, string]> = [
   ['from_json(\'{"a":1, "b":0.8}\', \'a INT, b DOUBLE\')', '{"a":1,"b":0.8}'],
   [
     'from_json(\'{"teacher": "Alice", "student": [{"name": "Bob", "rank": 1}, {"name": "Charlie", "rank": 2}]}\', \'STRUCT<teacher: STRING, student: ARRAY<STRUCT<name: STRING, rank: INT>>>\')',
     '{"teacher":"Alice","student":[{"name":"Bob","rank":1},{"name":"Charlie","rank":2}]}',
   ],
-  ['from_json(\'[1, 2, null]\', \'ARRAY<INT>\')', '[1,2,null]'],
-  ['from_json(\'{"a": 1}\', \'MAP<STRING, INT>\')', '{"a":1}'],
-  ['from_json(\'{"a" 1}\', \'a INT, b STRING\')', '{"a":null,"b":null}'],
+  ["from_json('[1, 2, null]', 'ARRAY<INT>')", '[1,2,null]'],
+  ["from_json('{\"a\": 1}', 'MAP<STRING, INT>')", '{"a":1}'],
+  ["from_json('{\"a\" 1}', 'a INT, b STRING')", '{"a":null,"b":null}'],
   ['from_json(\'{"a": "x"}\', \'a INT\')', '{"a":null}'],
   ['from_json(\'{"d": "2024-02-29", "t": "2024-02-29T10:00:00Z"}\', \'d DATE, t TIMESTAMP\')', '{"d":2024-02-29,"t":2024-02-29 10:00:00}'],
-  ['from_json(NULL, \'a INT\')', 'NULL'],
-  ['from_json(\'{"time":"26/08/2015"}\', \'time Timestamp\', map(\'timestampFormat\', \'dd/MM/yyyy\'))', '{"time":2015-08-26 00:00:00}'],
-  ['from_json(\'{"d":"08/26/2015"}\', \'d DATE\', map(\'dateFormat\', \'MM/dd/yyyy\'))', '{"d":2015-08-26}'],
+  ["from_json(NULL, 'a INT')", 'NULL'],
+  ["from_json('{\"time\":\"26/08/2015\"}', 'time Timestamp', map('timestampFormat', 'dd/MM/yyyy'))", '{"time":2015-08-26 00:00:00}'],
+  ["from_json('{\"d\":\"08/26/2015\"}', 'd DATE', map('dateFormat', 'MM/dd/yyyy'))", '{"d":2015-08-26}'],
   ['get_json_object(\'{"a":"b"}\', \'$.a\')', 'b'],
   ['get_json_object(\'{"a":{"b":[1,{"c":2}]}}\', \'$.a.b[1].c\')', '2'],
   ['get_json_object(\'{"a":{"b":[1,2]}}\', \'$.a\')', '{"b":[1,2]}'],
   ['get_json_object(\'{"a":[{"b":1},{"b":2}]}\', \'$.a[*].b\')', '[1,2]'],
   [`get_json_object('{"a b":3}', "$['a b']")`, '3'],
-  ['get_json_object(\'{"a":1}\', \'$.z\')', 'NULL'],
-  ['get_json_object(\'not json\', \'$.a\')', 'NULL'],
+  ["get_json_object('{\"a\":1}', '$.z')", 'NULL'],
+  ["get_json_object('not json', '$.a')", 'NULL'],
   ["json_array_length('[1,2,3,4]')", '4'],
   ['json_array_length(\'[1,2,3,{"f1":1,"f2":[5,6]},4]\')', '5'],
   ["json_array_length('[1,2')", 'NULL'],
@@ -280,7 +280,7 @@ export const JSON_EXAMPLES: Array<[string, string]> = [
 ];
 
 /** [SQL, Spark's printed result]: hash, format_string and the byte functions (their bytes shown as text). */
-export const MISC_EXAMPLES: Array<[string, string]> = [
+const MISC_EXAMPLES: Array<[string, string]> = [
   ["hash('Spark', array(123), 2)", '-1321691492'],
   ['hash(NULL)', '42'],
   ['3 & 5', '1'],
@@ -323,7 +323,7 @@ export const MISC_EXAMPLES: Array<[string, string]> = [
   ["parse_url('http://spark.apache.org/path?query=1', 'QUERY')", 'query=1'],
   ["parse_url('http://spark.apache.org/path?query=1', 'QUERY', 'query')", '1'],
   ["parse_url('http://spark.apache.org/path?query=1', 'PATH')", '/path'],
-  ["equal_null(3, 3)", 'true'],
+  ['equal_null(3, 3)', 'true'],
   ["equal_null(1, '11')", 'false'],
   ['equal_null(true, NULL)', 'false'],
   ["equal_null(NULL, 'abc')", 'false'],
@@ -347,7 +347,7 @@ export const MISC_EXAMPLES: Array<[string, string]> = [
   ["levenshtein('kitten', 'sitting')", '3'],
   ["levenshtein('kitten', 'sitting', 2)", '-1'],
   ['typeof(1)', 'int'],
-  ["typeof(array(1))", 'array<int>'],
+  ['typeof(array(1))', 'array<int>'],
   ["typeof(named_struct('a', 1L, 'b', map('k', 1.5)))", 'struct<a:bigint,b:map<string,double>>'],
   ['format_string("Hello World %d %s", 100, "days")', 'Hello World 100 days'],
   ['printf("Hello World %d %s", 100, "days")', 'Hello World 100 days'],
@@ -386,10 +386,12 @@ describe("Spark's function examples, as Spark prints them", () => {
     expect(() => printed("INTERVAL 'soon'")).toThrow(expect.objectContaining({ code: 'INVALID_EXPRESSION' }));
   });
 
-  it("from_json in FAILFAST mode fails on malformed text; a schema that is not DDL names the problem", () => {
+  it('from_json in FAILFAST mode fails on malformed text; a schema that is not DDL names the problem', () => {
     expect(() => printed(`from_json('{"a" 1}', 'a INT', map('mode', 'FAILFAST'))`)).toThrow(expect.objectContaining({ code: 'MALFORMED_RECORD' }));
     expect(printed(`from_json('{"a": 1}', 'a INT', map('mode', 'FAILFAST'))`)).toBe('{"a":1}');
-    expect(() => printed(`from_json('{}', 'a NOPE')`)).toThrow(expect.objectContaining({ code: 'DATATYPE_MISMATCH', message: expect.stringContaining("unknown type 'NOPE'") }));
+    expect(() => printed(`from_json('{}', 'a NOPE')`)).toThrow(
+      expect.objectContaining({ code: 'DATATYPE_MISMATCH', message: expect.stringContaining("unknown type 'NOPE'") }),
+    );
     expect(() => printed(`from_json('{}', 'a INT', map('mode', 'DROPMALFORMED'))`)).toThrow(/mode DROPMALFORMED is not supported/);
   });
 

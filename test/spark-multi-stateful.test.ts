@@ -105,7 +105,8 @@ class MultiTest extends SparkStreamTest {
 }
 
 /** Runs a Spark testStream: a session of the suite's conf, the query started, stopped at the end. */
-const testStream = (df: (s: Session) => DataFrame, body: (t: MultiTest) => Promise<void>): Promise<void> => runSparkTest((s, d) => new MultiTest(s, d), df, body);
+const testStream = (df: (s: Session) => DataFrame, body: (t: MultiTest) => Promise<void>): Promise<void> =>
+  runSparkTest((s, d) => new MultiTest(s, d), df, body);
 
 /** Scala's `a to b`. */
 const to = (a: number, b: number): number[] => Array.from({ length: b - a + 1 }, (_, i) => a + i);
@@ -288,9 +289,7 @@ describe('MultiStatefulOperatorsSuite', () => {
       (s) => {
         const [m, df] = memoryStream(s);
         inputData = m;
-        return aggStream(df)
-          .dropDuplicates(['count', 'windowEnd'])
-          .select(col('windowEnd').cast('long'), col('count'));
+        return aggStream(df).dropDuplicates(['count', 'windowEnd']).select(col('windowEnd').cast('long'), col('count'));
       },
       async (t) => {
         add(inputData, 1, 5, 10, 15);
@@ -511,9 +510,7 @@ describe('MultiStatefulOperatorsSuite, earlier revision', () => {
         const df2 = i2.selectExpr('_1 as rightEventTime', '_2 as rightId', '_3 as name').withWatermark('rightEventTime', '4 minutes');
         const joined = df1.join(
           df2,
-          expr(
-            'leftId = rightId AND leftEventTime BETWEEN rightEventTime - INTERVAL 40 seconds AND rightEventTime + INTERVAL 30 seconds',
-          ),
+          expr('leftId = rightId AND leftEventTime BETWEEN rightEventTime - INTERVAL 40 seconds AND rightEventTime + INTERVAL 30 seconds'),
           'leftOuter',
         );
         return joined
@@ -536,10 +533,7 @@ describe('MultiStatefulOperatorsSuite, earlier revision', () => {
         // no-data batch: global watermark (0, 2020-01-02 00:58:00); join evicts
         // (2020-01-01 00:00:00, "abc", "has no join partner", null, null, null)
         // aggregation state (2020-01-02 01:00:00, 2020-01-02 01:00:30, 1)
-        await t.checkNewAnswer(
-          [ts('2020-01-01 00:00:00'), ts('2020-01-01 00:00:30'), 1],
-          [ts('2020-01-02 00:00:00'), ts('2020-01-02 00:00:30'), 1],
-        );
+        await t.checkNewAnswer([ts('2020-01-01 00:00:00'), ts('2020-01-01 00:00:30'), 1], [ts('2020-01-02 00:00:00'), ts('2020-01-02 00:00:30'), 1]);
 
         await t.multiAdd(
           () => ev(input1, [ts('2020-01-05 00:00:00'), 'abc', 'joined with D']),
@@ -574,10 +568,7 @@ describe('MultiStatefulOperatorsSuite, earlier revision', () => {
           () => rec(adImprStream, [1, ts('2022-01-01 01:30:55.888')], [2, ts('2022-01-01 03:30:55.888')], [4, ts('2022-01-01 05:30:55.888')]),
           () => rec(adClickStream, [1, ts('2022-01-01 01:31:55.888')], [3, ts('2022-01-01 02:40:55.888')], [6, ts('2022-01-01 05:30:55.888')]),
         );
-        await t.checkNewAnswer(
-          [ts('2022-01-01 01:30:00'), ts('2022-01-01 01:35:00'), 1],
-          [ts('2022-01-01 03:30:00'), ts('2022-01-01 03:35:00'), 1],
-        );
+        await t.checkNewAnswer([ts('2022-01-01 01:30:00'), ts('2022-01-01 01:35:00'), 1], [ts('2022-01-01 03:30:00'), ts('2022-01-01 03:35:00'), 1]);
       },
     );
   });
@@ -630,7 +621,7 @@ describe('dropDuplicatesWithinWatermark after another stateful operator', () => 
     );
   });
 
-  it('stream-stream join -> dropDuplicatesWithinWatermark, by the join side\'s event time', async () => {
+  it("stream-stream join -> dropDuplicatesWithinWatermark, by the join side's event time", async () => {
     let input1!: MemoryStream;
     let input2!: MemoryStream;
     await testStream(
@@ -653,7 +644,11 @@ describe('dropDuplicatesWithinWatermark after another stateful operator', () => 
           .select(col('k'), col('eventTime1').cast('long'));
       },
       async (t) => {
-        const both = (...values: number[]) => t.multiAdd(() => add(input1, ...values), () => add(input2, ...values));
+        const both = (...values: number[]) =>
+          t.multiAdd(
+            () => add(input1, ...values),
+            () => add(input2, ...values),
+          );
         await both(1, 2);
         // op1 W (0, 0): join output 1, 2
         // op2 W (0, 0): output (1, 1), (2, 2); state k 1 until 6, k 2 until 7
@@ -688,12 +683,23 @@ describe('dropDuplicatesWithinWatermark after another stateful operator', () => 
   it('refusals: a window as its event time, and two event-time columns after a join', async () => {
     await withSession(SPARK_TEST_CONF, async (s) => {
       const [, df] = memoryStream(s);
-      const counts = df.withColumn('eventTime', expr('timestamp_seconds(value)')).withWatermark('eventTime', '5 seconds')
-        .groupBy(window(col('eventTime'), '5 seconds')).agg(count('*').alias('count'));
-      expect(() => counts.dropDuplicatesWithinWatermark(['count'])).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', column: 'window', message: expect.stringContaining('select window_time(window) first') }));
-      const side = (name: string) => memoryStream(s)[1].select(col('value').alias(`v${name}`)).withColumn(`t${name}`, expr(`timestamp_seconds(v${name})`)).withWatermark(`t${name}`, '5 seconds');
+      const counts = df
+        .withColumn('eventTime', expr('timestamp_seconds(value)'))
+        .withWatermark('eventTime', '5 seconds')
+        .groupBy(window(col('eventTime'), '5 seconds'))
+        .agg(count('*').alias('count'));
+      expect(() => counts.dropDuplicatesWithinWatermark(['count'])).toThrow(
+        expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', column: 'window', message: expect.stringContaining('select window_time(window) first') }),
+      );
+      const side = (name: string) =>
+        memoryStream(s)[1]
+          .select(col('value').alias(`v${name}`))
+          .withColumn(`t${name}`, expr(`timestamp_seconds(v${name})`))
+          .withWatermark(`t${name}`, '5 seconds');
       const joined = side('1').join(side('2'), expr('t1 = t2'), 'inner');
-      expect(() => joined.dropDuplicatesWithinWatermark(['v1'])).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', message: expect.stringContaining('More than one event time columns are available') }));
+      expect(() => joined.dropDuplicatesWithinWatermark(['v1'])).toThrow(
+        expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', message: expect.stringContaining('More than one event time columns are available') }),
+      );
     });
   });
 });

@@ -31,8 +31,27 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import {
-  col, count, expr, first, last, max_by, mean, median, min_by, session_window, stddev, struct, sum, variance, split, arrays_zip, explode,
-  type Column, type DataFrame, type MemoryStream, type Session,
+  col,
+  count,
+  expr,
+  first,
+  last,
+  max_by,
+  mean,
+  median,
+  min_by,
+  session_window,
+  stddev,
+  struct,
+  sum,
+  variance,
+  split,
+  arrays_zip,
+  explode,
+  type Column,
+  type DataFrame,
+  type MemoryStream,
+  type Session,
 } from '@sluice/driver';
 import { removeTempDirs, withSession } from './helpers.js';
 import { addTuples, memoryStream, runSparkTest, SparkStreamTest, SPARK_TEST_CONF } from './sparkStreamTest.js';
@@ -58,7 +77,11 @@ const testStream = (df: (s: Session) => DataFrame, mode: Mode, body: (t: Session
 /** The error of starting `df` in `mode`, expected to hold each of `fragments` (any case). */
 async function expectRefused(df: (s: Session) => DataFrame, mode: Mode, fragments: string[]): Promise<void> {
   await withSession(SPARK_TEST_CONF, async (s) => {
-    const e = await testStream(() => df(s), mode, async (t) => t.checkAnswer()).then(
+    const e = await testStream(
+      () => df(s),
+      mode,
+      async (t) => t.checkAnswer(),
+    ).then(
       () => undefined,
       (err: unknown) => err as Error,
     );
@@ -84,7 +107,13 @@ function sessionWindowQuery(input: DataFrame, sessionWindow: Column = tenSeconds
   return events
     .groupBy(sessionWindow.alias('session'), col('sessionId'))
     .agg(count('*').alias('numEvents'))
-    .selectExpr('sessionId', 'CAST(session.start AS LONG)', 'CAST(session.end AS LONG)', 'CAST(session.end AS LONG) - CAST(session.start AS LONG) AS durationMs', 'numEvents');
+    .selectExpr(
+      'sessionId',
+      'CAST(session.start AS LONG)',
+      'CAST(session.end AS LONG)',
+      'CAST(session.end AS LONG) - CAST(session.start AS LONG) AS durationMs',
+      'numEvents',
+    );
 }
 
 /** The suite's sessionWindowQueryOnGlobalKey (MemoryStream[Int]). */
@@ -114,7 +143,13 @@ function sessionWindowQueryNestedKey(input: DataFrame, sessionWindow: Column = t
   return events
     .groupBy(sessionWindow.alias('session'), col('sessionId'))
     .agg(count('*').alias('numEvents'))
-    .selectExpr('sessionId', 'CAST(session.start AS LONG)', 'CAST(session.end AS LONG)', 'CAST(session.end AS LONG) - CAST(session.start AS LONG) AS durationMs', 'numEvents');
+    .selectExpr(
+      'sessionId',
+      'CAST(session.start AS LONG)',
+      'CAST(session.end AS LONG)',
+      'CAST(session.end AS LONG) - CAST(session.start AS LONG) AS durationMs',
+      'numEvents',
+    );
 }
 
 /** The suite's sessionWindowQueryMultiColKey. */
@@ -126,7 +161,14 @@ function sessionWindowQueryMultiColKey(input: DataFrame, sessionWindow: Column =
   return events
     .groupBy(sessionWindow.alias('session'), col('aggKeyDouble'), col('aggKeySingle'))
     .agg(count('*').alias('numEvents'))
-    .selectExpr('aggKeyDouble', 'aggKeySingle', 'CAST(session.start AS LONG)', 'CAST(session.end AS LONG)', 'CAST(session.end AS LONG) - CAST(session.start AS LONG) AS durationMs', 'numEvents');
+    .selectExpr(
+      'aggKeyDouble',
+      'aggKeySingle',
+      'CAST(session.start AS LONG)',
+      'CAST(session.end AS LONG)',
+      'CAST(session.end AS LONG) - CAST(session.start AS LONG) AS durationMs',
+      'numEvents',
+    );
 }
 
 /** ((w, w), w) as Sluice's arrays_zip structs. */
@@ -136,37 +178,69 @@ const pair = (w: string): unknown => ({ 0: w, 1: w });
 
 /** The udf gapDuration of SPARK-36465, as a CASE over the word `word`. */
 const gapDuration = (word: string): Column =>
-  expr(`CASE WHEN ${word} = 'hello' THEN '1 second' WHEN ${word} = 'structured' THEN '0 second' WHEN ${word} = 'world' THEN '-10 seconds' ELSE '10 seconds' END`);
+  expr(
+    `CASE WHEN ${word} = 'hello' THEN '1 second' WHEN ${word} = 'structured' THEN '0 second' WHEN ${word} = 'world' THEN '-10 seconds' ELSE '10 seconds' END`,
+  );
 
 /** The steps of "complete mode - session window" and its key variants; `k` gives a word's key columns. */
 async function completeModeSteps(t: SessionTest, inputData: MemoryStream, k: (w: string) => unknown[]): Promise<void> {
   const row = (w: string, ...rest: number[]): unknown[] => [...k(w), ...rest];
   addData(inputData, ['hello world spark streaming', 40], ['world hello structured streaming', 41]);
-  await t.checkNewAnswer(row('hello', 40, 51, 11, 2), row('world', 40, 51, 11, 2), row('streaming', 40, 51, 11, 2), row('spark', 40, 50, 10, 1), row('structured', 41, 51, 10, 1));
+  await t.checkNewAnswer(
+    row('hello', 40, 51, 11, 2),
+    row('world', 40, 51, 11, 2),
+    row('streaming', 40, 51, 11, 2),
+    row('spark', 40, 50, 10, 1),
+    row('structured', 41, 51, 10, 1),
+  );
 
   // placing new sessions "before" previous sessions
   addData(inputData, ['spark streaming', 25]);
   await t.checkNewAnswer(
-    row('spark', 25, 35, 10, 1), row('streaming', 25, 35, 10, 1), row('hello', 40, 51, 11, 2), row('world', 40, 51, 11, 2),
-    row('streaming', 40, 51, 11, 2), row('spark', 40, 50, 10, 1), row('structured', 41, 51, 10, 1),
+    row('spark', 25, 35, 10, 1),
+    row('streaming', 25, 35, 10, 1),
+    row('hello', 40, 51, 11, 2),
+    row('world', 40, 51, 11, 2),
+    row('streaming', 40, 51, 11, 2),
+    row('spark', 40, 50, 10, 1),
+    row('structured', 41, 51, 10, 1),
   );
 
   // concatenating multiple previous sessions into one
   addData(inputData, ['spark streaming', 30]);
-  await t.checkNewAnswer(row('spark', 25, 50, 25, 3), row('streaming', 25, 51, 26, 4), row('hello', 40, 51, 11, 2), row('world', 40, 51, 11, 2), row('structured', 41, 51, 10, 1));
+  await t.checkNewAnswer(
+    row('spark', 25, 50, 25, 3),
+    row('streaming', 25, 51, 26, 4),
+    row('hello', 40, 51, 11, 2),
+    row('world', 40, 51, 11, 2),
+    row('structured', 41, 51, 10, 1),
+  );
 
   // placing new sessions after previous sessions
   addData(inputData, ['hello apache spark', 60]);
   await t.checkNewAnswer(
-    row('spark', 25, 50, 25, 3), row('streaming', 25, 51, 26, 4), row('hello', 40, 51, 11, 2), row('world', 40, 51, 11, 2),
-    row('structured', 41, 51, 10, 1), row('hello', 60, 70, 10, 1), row('apache', 60, 70, 10, 1), row('spark', 60, 70, 10, 1),
+    row('spark', 25, 50, 25, 3),
+    row('streaming', 25, 51, 26, 4),
+    row('hello', 40, 51, 11, 2),
+    row('world', 40, 51, 11, 2),
+    row('structured', 41, 51, 10, 1),
+    row('hello', 60, 70, 10, 1),
+    row('apache', 60, 70, 10, 1),
+    row('spark', 60, 70, 10, 1),
   );
 
   addData(inputData, ['structured streaming', 90]);
   await t.checkNewAnswer(
-    row('spark', 25, 50, 25, 3), row('streaming', 25, 51, 26, 4), row('hello', 40, 51, 11, 2), row('world', 40, 51, 11, 2),
-    row('structured', 41, 51, 10, 1), row('hello', 60, 70, 10, 1), row('apache', 60, 70, 10, 1), row('spark', 60, 70, 10, 1),
-    row('structured', 90, 100, 10, 1), row('streaming', 90, 100, 10, 1),
+    row('spark', 25, 50, 25, 3),
+    row('streaming', 25, 51, 26, 4),
+    row('hello', 40, 51, 11, 2),
+    row('world', 40, 51, 11, 2),
+    row('structured', 41, 51, 10, 1),
+    row('hello', 60, 70, 10, 1),
+    row('apache', 60, 70, 10, 1),
+    row('spark', 60, 70, 10, 1),
+    row('structured', 90, 100, 10, 1),
+    row('streaming', 90, 100, 10, 1),
   );
 }
 
@@ -223,7 +297,13 @@ async function appendModeSteps(t: SessionTest, inputData: MemoryStream, withDrop
 
   // watermark: 60
   addData(inputData, ['structured streaming', 90]);
-  await t.checkNewAnswer(['spark', 25, 50, 25, 3], ['streaming', 25, 51, 26, 4], ['hello', 40, 51, 11, 2], ['world', 40, 51, 11, 2], ['structured', 41, 51, 10, 1]);
+  await t.checkNewAnswer(
+    ['spark', 25, 50, 25, 3],
+    ['streaming', 25, 51, 26, 4],
+    ['hello', 40, 51, 11, 2],
+    ['world', 40, 51, 11, 2],
+    ['structured', 41, 51, 10, 1],
+  );
 }
 
 describe('StreamingSessionWindowSuite', () => {
@@ -408,8 +488,14 @@ describe('StreamingSessionWindowSuite', () => {
             sum(col('single')).alias('mySumSingle'),
           )
           .selectExpr(
-            'sessionId', 'CAST(session.start AS LONG)', 'CAST(session.end AS LONG)',
-            'CAST(meanTime AS LONG)', 'CAST(medianTime AS LONG)', 'CAST(stdDevTime AS LONG)', 'CAST(varTime AS LONG)', 'mySumSingle',
+            'sessionId',
+            'CAST(session.start AS LONG)',
+            'CAST(session.end AS LONG)',
+            'CAST(meanTime AS LONG)',
+            'CAST(medianTime AS LONG)',
+            'CAST(stdDevTime AS LONG)',
+            'CAST(varTime AS LONG)',
+            'mySumSingle',
           );
       },
       'append',

@@ -94,7 +94,10 @@ class JoinTest extends SparkStreamTest {
       droppedByWatermark: sum((o) => o.numRowsDroppedByWatermark),
       ...(removed !== undefined && { removed: sum((o) => o.numRowsRemoved) }),
     };
-    expect(got, JSON.stringify(since.map((p) => ({ batchId: p.batchId, rows: p.numInputRows, watermark: p.eventTime['watermark'], op: p.stateOperators[0] })))).toEqual({
+    expect(
+      got,
+      JSON.stringify(since.map((p) => ({ batchId: p.batchId, rows: p.numInputRows, watermark: p.eventTime.watermark, op: p.stateOperators[0] }))),
+    ).toEqual({
       total,
       updated,
       droppedByWatermark,
@@ -165,7 +168,11 @@ function setupWindowedJoinWithCondition(s: Session, joinType: string, condition:
   const [left, df1] = setupStream(s, 'left', 2);
   const [right, df2] = setupStream(s, 'right', 3);
   const l = df1.select(col('key').alias('leftKey'), window(col('leftTime'), '10 seconds').alias('leftWindow'), col('leftValue'));
-  const r = df2.select(col('key').alias('rightKey'), window(col('rightTime'), '10 seconds').alias('rightWindow'), col('rightValue').cast('string').alias('rightValue'));
+  const r = df2.select(
+    col('key').alias('rightKey'),
+    window(col('rightTime'), '10 seconds').alias('rightWindow'),
+    col('rightValue').cast('string').alias('rightValue'),
+  );
   const joined = l.join(r, expr(`leftKey = rightKey AND leftWindow = rightWindow AND ${condition}`), joinType);
   const end = (side: string) => col(`${side}Window.end`).cast('long').alias(`${side}End`);
   const select =
@@ -192,8 +199,12 @@ function setupJoinWithRangeCondition(
 ): TwoInputs & { joined: DataFrame } {
   const [left, in1] = tupleStream(s, 'leftKey INT, time INT');
   const [right, in2] = tupleStream(s, 'rightKey INT, time INT');
-  const df1 = in1.select(col('leftKey'), expr('timestamp_seconds(time)').alias('leftTime'), expr('leftKey * 2').alias('leftValue')).withWatermark('leftTime', watermark);
-  const df2 = in2.select(col('rightKey'), expr('timestamp_seconds(time)').alias('rightTime'), expr('rightKey * 3').alias('rightValue')).withWatermark('rightTime', watermark);
+  const df1 = in1
+    .select(col('leftKey'), expr('timestamp_seconds(time)').alias('leftTime'), expr('leftKey * 2').alias('leftValue'))
+    .withWatermark('leftTime', watermark);
+  const df2 = in2
+    .select(col('rightKey'), expr('timestamp_seconds(time)').alias('rightTime'), expr('rightKey * 3').alias('rightValue'))
+    .withWatermark('rightTime', watermark);
   const joined = df1.join(df2, expr(`leftKey = rightKey AND leftTime BETWEEN rightTime - ${lowerBound} AND rightTime + ${upperBound}`), joinType);
   return {
     left,
@@ -216,9 +227,16 @@ function setupSelfJoin(s: Session, joinType: string): [MemoryStream, DataFrame] 
   const rightStream = df.where(expr('value % 2 = 0')).select(col('value').alias('rightId'), col('timestamp').alias('rightTime'));
   const joined = leftStream
     .withWatermark('leftTime', '5 seconds')
-    .join(rightStream.withWatermark('rightTime', '5 seconds'), expr('leftId = rightId AND rightTime >= leftTime AND rightTime <= leftTime + interval 5 seconds'), joinType);
+    .join(
+      rightStream.withWatermark('rightTime', '5 seconds'),
+      expr('leftId = rightId AND rightTime >= leftTime AND rightTime <= leftTime + interval 5 seconds'),
+      joinType,
+    );
   const t = (c: string) => col(c).cast('int').alias(c);
-  return [input, joinType === 'left_semi' ? joined.select(col('leftId'), t('leftTime')) : joined.select(col('leftId'), t('leftTime'), col('rightId'), t('rightTime'))];
+  return [
+    input,
+    joinType === 'left_semi' ? joined.select(col('leftId'), t('leftTime')) : joined.select(col('leftId'), t('leftTime'), col('rightId'), t('rightTime')),
+  ];
 }
 
 /** A self-join stream's AddData: (value, seconds) pairs. */
@@ -353,11 +371,16 @@ describe('StreamingInnerJoinSuite', () => {
   function timeRangeInputs(s: Session, leftDelay: string, rightDelay: string): [MemoryStream, MemoryStream, DataFrame, DataFrame] {
     const [leftInput, in1] = tupleStream(s, 'leftKey INT, time INT');
     const [rightInput, in2] = tupleStream(s, 'rightKey INT, time INT');
-    const df1 = in1.select(col('leftKey'), expr('timestamp_seconds(time)').alias('leftTime'), expr('leftKey * 2').alias('leftValue')).withWatermark('leftTime', leftDelay);
-    const df2 = in2.select(col('rightKey'), expr('timestamp_seconds(time)').alias('rightTime'), expr('rightKey * 3').alias('rightValue')).withWatermark('rightTime', rightDelay);
+    const df1 = in1
+      .select(col('leftKey'), expr('timestamp_seconds(time)').alias('leftTime'), expr('leftKey * 2').alias('leftValue'))
+      .withWatermark('leftTime', leftDelay);
+    const df2 = in2
+      .select(col('rightKey'), expr('timestamp_seconds(time)').alias('rightTime'), expr('rightKey * 3').alias('rightValue'))
+      .withWatermark('rightTime', rightDelay);
     return [leftInput, rightInput, df1, df2];
   }
-  const leftTimes = (df: DataFrame) => df.select(col('leftKey'), col('leftTime').cast('int').alias('leftTime'), col('rightTime').cast('int').alias('rightTime'));
+  const leftTimes = (df: DataFrame) =>
+    df.select(col('leftKey'), col('leftTime').cast('int').alias('leftTime'), col('rightTime').cast('int').alias('rightTime'));
 
   it('stream stream inner join with time range - with watermark - one side condition', async () => {
     let leftInput!: MemoryStream;
@@ -628,7 +651,11 @@ describe('StreamingInnerJoinSuite', () => {
 // ---- StreamingOuterJoinSuite ------------------------------------------------------------------
 
 /** A test over the two inputs of one of the suite's setups. */
-async function testJoin(setup: (s: Session) => TwoInputs & { joined: DataFrame }, body: (t: JoinTest, i: TwoInputs) => Promise<void>, conf: Record<string, unknown> = {}): Promise<void> {
+async function testJoin(
+  setup: (s: Session) => TwoInputs & { joined: DataFrame },
+  body: (t: JoinTest, i: TwoInputs) => Promise<void>,
+  conf: Record<string, unknown> = {},
+): Promise<void> {
   let inputs!: TwoInputs;
   await testStream(
     (s) => {
@@ -646,13 +673,19 @@ describe('StreamingOuterJoinSuite', () => {
     await testJoin(
       (s) => setupWindowedJoinWithLeftCondition(s, 'left_outer'),
       async (t, { left, right }) => {
-        await t.multiAdd(() => add(left, 1, 2, 3), () => add(right, 3, 4, 5));
+        await t.multiAdd(
+          () => add(left, 1, 2, 3),
+          () => add(right, 3, 4, 5),
+        );
         // The left rows with leftValue <= 4 should generate their outer join row now and
         // not get added to the state.
         await t.checkNewAnswer([3, 10, 6, '9'], [1, 10, 2, N], [2, 10, 4, N]);
         await t.assertNumStateRows(4, 4);
         // We shouldn't get more outer join rows when the watermark advances.
-        await t.multiAdd(() => add(left, 20), () => add(right, 21));
+        await t.multiAdd(
+          () => add(left, 20),
+          () => add(right, 21),
+        );
         await t.checkNewAnswer();
         add(right, 20);
         await t.checkNewAnswer([20, 30, 40, '60']);
@@ -664,13 +697,19 @@ describe('StreamingOuterJoinSuite', () => {
     await testJoin(
       (s) => setupWindowedJoinWithRightCondition(s, 'left_outer'),
       async (t, { left, right }) => {
-        await t.multiAdd(() => add(left, 3, 4, 5), () => add(right, 1, 2, 3));
+        await t.multiAdd(
+          () => add(left, 3, 4, 5),
+          () => add(right, 1, 2, 3),
+        );
         // The right rows with rightValue <= 7 should never be added to the state.
         await t.checkNewAnswer([3, 10, 6, '9']); // rightValue = 9 > 7 hence joined and added to state
         await t.assertNumStateRows(4, 4);
         // When the watermark advances, we get the outer join rows just as we would if they
         // were added but didn't match the full join condition.
-        await t.multiAdd(() => add(left, 20), () => add(right, 21)); // watermark = 10, no-data-batch computes nulls
+        await t.multiAdd(
+          () => add(left, 20),
+          () => add(right, 21),
+        ); // watermark = 10, no-data-batch computes nulls
         await t.checkNewAnswer([4, 10, 8, N], [5, 10, 10, N]);
         add(right, 20);
         await t.checkNewAnswer([20, 30, 40, '60']);
@@ -682,13 +721,19 @@ describe('StreamingOuterJoinSuite', () => {
     await testJoin(
       (s) => setupWindowedJoinWithLeftCondition(s, 'right_outer'),
       async (t, { left, right }) => {
-        await t.multiAdd(() => add(left, 1, 2, 3), () => add(right, 3, 4, 5));
+        await t.multiAdd(
+          () => add(left, 1, 2, 3),
+          () => add(right, 3, 4, 5),
+        );
         // The left rows with leftValue <= 4 should never be added to the state.
         await t.checkNewAnswer([3, 10, 6, '9']); // leftValue = 7 > 4 hence joined and added to state
         await t.assertNumStateRows(4, 4);
         // When the watermark advances, we get the outer join rows just as we would if they
         // were added but didn't match the full join condition.
-        await t.multiAdd(() => add(left, 20), () => add(right, 21)); // watermark = 10, no-data-batch computes nulls
+        await t.multiAdd(
+          () => add(left, 20),
+          () => add(right, 21),
+        ); // watermark = 10, no-data-batch computes nulls
         await t.checkNewAnswer([4, 10, N, '12'], [5, 10, N, '15']);
         add(right, 20);
         await t.checkNewAnswer([20, 30, 40, '60']);
@@ -700,13 +745,19 @@ describe('StreamingOuterJoinSuite', () => {
     await testJoin(
       (s) => setupWindowedJoinWithRightCondition(s, 'right_outer'),
       async (t, { left, right }) => {
-        await t.multiAdd(() => add(left, 3, 4, 5), () => add(right, 1, 2, 3));
+        await t.multiAdd(
+          () => add(left, 3, 4, 5),
+          () => add(right, 1, 2, 3),
+        );
         // The right rows with rightValue <= 7 should generate their outer join row now and
         // not get added to the state.
         await t.checkNewAnswer([3, 10, 6, '9'], [1, 10, N, '3'], [2, 10, N, '6']);
         await t.assertNumStateRows(4, 4);
         // We shouldn't get more outer join rows when the watermark advances.
-        await t.multiAdd(() => add(left, 20), () => add(right, 21));
+        await t.multiAdd(
+          () => add(left, 20),
+          () => add(right, 21),
+        );
         await t.checkNewAnswer();
         add(right, 20);
         await t.checkNewAnswer([20, 30, 40, '60']);
@@ -719,10 +770,16 @@ describe('StreamingOuterJoinSuite', () => {
       (s) => setupWindowedJoin(s, 'left_outer'),
       async (t, { left, right }) => {
         // Test inner part of the join.
-        await t.multiAdd(() => add(left, 1, 2, 3, 4, 5), () => add(right, 3, 4, 5, 6, 7));
+        await t.multiAdd(
+          () => add(left, 1, 2, 3, 4, 5),
+          () => add(right, 3, 4, 5, 6, 7),
+        );
         await t.checkNewAnswer([3, 10, 6, 9], [4, 10, 8, 12], [5, 10, 10, 15]);
 
-        await t.multiAdd(() => add(left, 21), () => add(right, 22)); // watermark = 11, no-data-batch computes nulls
+        await t.multiAdd(
+          () => add(left, 21),
+          () => add(right, 22),
+        ); // watermark = 11, no-data-batch computes nulls
         await t.checkNewAnswer([1, 10, 2, N], [2, 10, 4, N]);
         await t.assertNumStateRows(2, 12);
 
@@ -738,10 +795,16 @@ describe('StreamingOuterJoinSuite', () => {
       (s) => setupWindowedJoin(s, 'right_outer'),
       async (t, { left, right }) => {
         // Test inner part of the join.
-        await t.multiAdd(() => add(left, 1, 2, 3, 4, 5), () => add(right, 3, 4, 5, 6, 7));
+        await t.multiAdd(
+          () => add(left, 1, 2, 3, 4, 5),
+          () => add(right, 3, 4, 5, 6, 7),
+        );
         await t.checkNewAnswer([3, 10, 6, 9], [4, 10, 8, 12], [5, 10, 10, 15]);
 
-        await t.multiAdd(() => add(left, 21), () => add(right, 22)); // watermark = 11, no-data-batch computes nulls
+        await t.multiAdd(
+          () => add(left, 21),
+          () => add(right, 22),
+        ); // watermark = 11, no-data-batch computes nulls
         await t.checkNewAnswer([6, 10, N, 18], [7, 10, N, 21]);
         await t.assertNumStateRows(2, 12);
 
@@ -821,11 +884,17 @@ describe('StreamingOuterJoinSuite', () => {
       },
       async (t, { left, right }) => {
         // leftValue <= 10 should generate outer join rows even though it matches right keys
-        await t.multiAdd(() => add(left, 1, 2, 3), () => add(right, 1, 2, 3));
+        await t.multiAdd(
+          () => add(left, 1, 2, 3),
+          () => add(right, 1, 2, 3),
+        );
         await t.checkNewAnswer([1, 10, 2, N], [2, 10, 4, N], [3, 10, 6, N]);
         await t.assertNumStateRows(3, 3); // only right 1, 2, 3 added
 
-        await t.multiAdd(() => add(left, 20), () => add(right, 21)); // watermark = 10, no-data-batch cleared < 10
+        await t.multiAdd(
+          () => add(left, 20),
+          () => add(right, 21),
+        ); // watermark = 10, no-data-batch cleared < 10
         await t.checkNewAnswer();
         await t.assertNumStateRows(2, 2); // only 20 and 21 left in state
 
@@ -834,11 +903,17 @@ describe('StreamingOuterJoinSuite', () => {
         await t.assertNumStateRows(3, 1);
 
         // leftValue and rightValue both satisfying condition should not generate outer join rows
-        await t.multiAdd(() => add(left, 40, 41), () => add(right, 40, 41)); // watermark = 31
+        await t.multiAdd(
+          () => add(left, 40, 41),
+          () => add(right, 40, 41),
+        ); // watermark = 31
         await t.checkNewAnswer([40, 50, 80, 120], [41, 50, 82, 123]);
         await t.assertNumStateRows(4, 4); // only left 40, 41 + right 40,41 left in state
 
-        await t.multiAdd(() => add(left, 70), () => add(right, 71)); // watermark = 60
+        await t.multiAdd(
+          () => add(left, 70),
+          () => add(right, 71),
+        ); // watermark = 60
         await t.checkNewAnswer();
         await t.assertNumStateRows(2, 2); // only 70, 71 left in state
 
@@ -847,11 +922,17 @@ describe('StreamingOuterJoinSuite', () => {
         await t.assertNumStateRows(3, 1);
 
         // rightValue between 300 and 1000 should generate outer join rows even though it matches left
-        await t.multiAdd(() => add(left, 101, 102, 103), () => add(right, 101, 102, 103)); // watermark = 91
+        await t.multiAdd(
+          () => add(left, 101, 102, 103),
+          () => add(right, 101, 102, 103),
+        ); // watermark = 91
         await t.checkNewAnswer();
         await t.assertNumStateRows(6, 3); // only 101 - 103 left in state
 
-        await t.multiAdd(() => add(left, 1000), () => add(right, 1001));
+        await t.multiAdd(
+          () => add(left, 1000),
+          () => add(right, 1001),
+        );
         await t.checkNewAnswer([101, 110, 202, N], [102, 110, 204, N], [103, 110, 206, N]);
         await t.assertNumStateRows(2, 2);
       },
@@ -917,7 +998,11 @@ describe('StreamingOuterJoinSuite', () => {
         const rightStream = df.select(col('value').alias('rightId'), col('timestamp').alias('rightTime'));
         return leftStream
           .withWatermark('leftTime', '5 seconds')
-          .join(rightStream.withWatermark('rightTime', '5 seconds'), expr('leftId = rightId AND leftTime >= rightTime AND leftTime <= rightTime + interval 5 seconds'), 'rightOuter')
+          .join(
+            rightStream.withWatermark('rightTime', '5 seconds'),
+            expr('leftId = rightId AND leftTime >= rightTime AND leftTime <= rightTime + interval 5 seconds'),
+            'rightOuter',
+          )
           .select(col('leftId'), col('leftTime').cast('int').alias('leftTime'), col('rightId'), col('rightTime').cast('int').alias('rightTime'));
       },
       async (t) => {
@@ -971,7 +1056,10 @@ describe('StreamingOuterJoinSuite', () => {
           [ts('2020-01-02 00:59:59'), 'abc', 'B'],
           [ts('2020-01-02 02:00:00'), 'abc', 'C'],
         ];
-        await t.multiAdd(() => addEvents(left, ...inputDataForInput1), () => addEvents(right, ...inputDataForInput2));
+        await t.multiAdd(
+          () => addEvents(left, ...inputDataForInput1),
+          () => addEvents(right, ...inputDataForInput2),
+        );
         await t.checkNewAnswer(
           [ts('2020-01-01 00:00:00'), 'abc', 'has no join partner', N, N, N],
           [ts('2020-01-02 00:00:00'), 'abc', 'joined with A', ts('2020-01-02 00:00:10'), 'abc', 'A'],
@@ -985,13 +1073,25 @@ describe('StreamingOuterJoinSuite', () => {
   function leftOuterNullability(s: Session, leftKey1: string, rightKey1: string): TwoInputs & { joined: DataFrame } {
     const [left, l] = tupleStream(s, `_1 ${leftKey1}, _2 INT`);
     const [right, r] = tupleStream(s, `_1 ${rightKey1}, _2 INT`);
-    const df1 = l.selectExpr('_1 as leftKey1', '_2 as leftKey2', 'timestamp_seconds(_2) as leftTime', '_2 * 2 as leftValue').withWatermark('leftTime', '10 seconds');
-    const df2 = r.selectExpr('_1 as rightKey1', '_2 as rightKey2', 'timestamp_seconds(_2) as rightTime', '_2 * 3 as rightValue').withWatermark('rightTime', '10 seconds');
+    const df1 = l
+      .selectExpr('_1 as leftKey1', '_2 as leftKey2', 'timestamp_seconds(_2) as leftTime', '_2 * 2 as leftValue')
+      .withWatermark('leftTime', '10 seconds');
+    const df2 = r
+      .selectExpr('_1 as rightKey1', '_2 as rightKey2', 'timestamp_seconds(_2) as rightTime', '_2 * 3 as rightValue')
+      .withWatermark('rightTime', '10 seconds');
     const windowed1 = df1.select(col('leftKey1'), col('leftKey2'), window(col('leftTime'), '10 seconds').alias('leftWindow'), col('leftValue'));
     const windowed2 = df2.select(col('rightKey1'), col('rightKey2'), window(col('rightTime'), '10 seconds').alias('rightWindow'), col('rightValue'));
     const joined = windowed1
       .join(windowed2, expr('leftKey1 <=> rightKey1 AND leftKey2 = rightKey2 AND leftWindow = rightWindow'), 'left_outer')
-      .select(col('leftKey1'), col('rightKey1'), col('leftKey2'), col('rightKey2'), col('leftWindow.end').cast('long').alias('end'), col('leftValue'), col('rightValue'));
+      .select(
+        col('leftKey1'),
+        col('rightKey1'),
+        col('leftKey2'),
+        col('rightKey2'),
+        col('leftWindow.end').cast('long').alias('end'),
+        col('leftValue'),
+        col('rightValue'),
+      );
     return { left, right, joined };
   }
   const addKeys = (m: MemoryStream, ...rows: Array<[number | null, number]>): number => addTuples(m, ['_1', '_2'], ...rows);
@@ -1042,8 +1142,7 @@ describe('StreamingOuterJoinSuite', () => {
   });
 
   it(
-    'SPARK-38684: outer join works correctly even if processing input rows and ' +
-      'evicting state rows for same grouping key happens in the same micro-batch',
+    'SPARK-38684: outer join works correctly even if processing input rows and ' + 'evicting state rows for same grouping key happens in the same micro-batch',
     async () => {
       // The test is to demonstrate the correctness issue in outer join before SPARK-38684.
       await testJoin(
@@ -1087,13 +1186,19 @@ describe('StreamingFullOuterJoinSuite', () => {
     await testJoin(
       (s) => setupWindowedJoin(s, 'full_outer'),
       async (t, { left, right }) => {
-        await t.multiAdd(() => add(left, 1, 2, 3, 4, 5), () => add(right, 3, 4, 5, 6, 7));
+        await t.multiAdd(
+          () => add(left, 1, 2, 3, 4, 5),
+          () => add(right, 3, 4, 5, 6, 7),
+        );
         await t.checkNewAnswer([3, 10, 6, 9], [4, 10, 8, 12], [5, 10, 10, 15]);
         // states
         // left: 1, 2, 3, 4 ,5
         // right: 3, 4, 5, 6, 7
         await t.assertNumStateRows(10, 10);
-        await t.multiAdd(() => add(left, 21), () => add(right, 22));
+        await t.multiAdd(
+          () => add(left, 21),
+          () => add(right, 22),
+        );
         // Watermark = 11, should remove rows having window=[0,10].
         await t.checkNewAnswer([1, 10, 2, N], [2, 10, 4, N], [6, 10, N, 18], [7, 10, N, 21]);
         // states
@@ -1134,7 +1239,10 @@ describe('StreamingFullOuterJoinSuite', () => {
     await testJoin(
       (s) => setupWindowedJoinWithLeftCondition(s, 'full_outer'),
       async (t, { left, right }) => {
-        await t.multiAdd(() => add(left, 1, 2, 3), () => add(right, 3, 4, 5));
+        await t.multiAdd(
+          () => add(left, 1, 2, 3),
+          () => add(right, 3, 4, 5),
+        );
         // The left rows with leftValue <= 4 should generate their outer join rows now and
         // not get added to the state.
         await t.checkNewAnswer([1, 10, 2, N, N, N], [2, 10, 4, N, N, N], [3, 10, 6, 3, 10, '9']);
@@ -1143,7 +1251,10 @@ describe('StreamingFullOuterJoinSuite', () => {
         // right: 3, 4, 5
         await t.assertNumStateRows(4, 4);
         // Generate outer join result for all non-matched rows when the watermark advances.
-        await t.multiAdd(() => add(left, 20), () => add(right, 21));
+        await t.multiAdd(
+          () => add(left, 20),
+          () => add(right, 21),
+        );
         await t.checkNewAnswer([N, N, N, 4, 10, '12'], [N, N, N, 5, 10, '15']);
         // states
         // left: 20
@@ -1167,7 +1278,10 @@ describe('StreamingFullOuterJoinSuite', () => {
     await testJoin(
       (s) => setupWindowedJoinWithRightCondition(s, 'full_outer'),
       async (t, { left, right }) => {
-        await t.multiAdd(() => add(left, 3, 4, 5), () => add(right, 1, 2, 3));
+        await t.multiAdd(
+          () => add(left, 3, 4, 5),
+          () => add(right, 1, 2, 3),
+        );
         // The right rows with rightValue <= 7 should generate their outer join rows now,
         // and never be added to the state.
         // The right row with rightValue = 9 > 7, hence joined and added to state.
@@ -1177,7 +1291,10 @@ describe('StreamingFullOuterJoinSuite', () => {
         // right: 3
         await t.assertNumStateRows(4, 4);
         // Generate outer join result for all non-matched rows when the watermark advances.
-        await t.multiAdd(() => add(left, 20), () => add(right, 21));
+        await t.multiAdd(
+          () => add(left, 20),
+          () => add(right, 21),
+        );
         await t.checkNewAnswer([4, 10, 8, N, N, N], [5, 10, 10, N, N, N]);
         // states
         // left: 20
@@ -1296,13 +1413,19 @@ describe('StreamingLeftSemiJoinSuite', () => {
     await testJoin(
       (s) => setupWindowedJoin(s, 'left_semi'),
       async (t, { left, right }) => {
-        await t.multiAdd(() => add(left, 1, 2, 3, 4, 5), () => add(right, 3, 4, 5, 6, 7));
+        await t.multiAdd(
+          () => add(left, 1, 2, 3, 4, 5),
+          () => add(right, 3, 4, 5, 6, 7),
+        );
         await t.checkNewAnswer([3, 10, 6], [4, 10, 8], [5, 10, 10]);
         // states
         // left: 1, 2, 3, 4 ,5
         // right: 3, 4, 5, 6, 7
         await t.assertNumStateRows(10, 10);
-        await t.multiAdd(() => add(left, 21), () => add(right, 22));
+        await t.multiAdd(
+          () => add(left, 21),
+          () => add(right, 22),
+        );
         // Watermark = 11, should remove rows having window=[0,10].
         await t.checkNewAnswer();
         // states
@@ -1346,7 +1469,10 @@ describe('StreamingLeftSemiJoinSuite', () => {
     await testJoin(
       (s) => setupWindowedJoinWithLeftCondition(s, 'left_semi'),
       async (t, { left, right }) => {
-        await t.multiAdd(() => add(left, 1, 2, 3), () => add(right, 3, 4, 5));
+        await t.multiAdd(
+          () => add(left, 1, 2, 3),
+          () => add(right, 3, 4, 5),
+        );
         // The left rows with leftValue <= 4 should not generate their semi join rows and
         // not get added to the state.
         await t.checkNewAnswer([3, 10, 6]);
@@ -1355,7 +1481,10 @@ describe('StreamingLeftSemiJoinSuite', () => {
         // right: 3, 4, 5
         await t.assertNumStateRows(4, 4);
         // We shouldn't get more semi join rows when the watermark advances.
-        await t.multiAdd(() => add(left, 20), () => add(right, 21));
+        await t.multiAdd(
+          () => add(left, 20),
+          () => add(right, 21),
+        );
         await t.checkNewAnswer();
         // states
         // left: 20
@@ -1379,7 +1508,10 @@ describe('StreamingLeftSemiJoinSuite', () => {
     await testJoin(
       (s) => setupWindowedJoinWithRightCondition(s, 'left_semi'),
       async (t, { left, right }) => {
-        await t.multiAdd(() => add(left, 3, 4, 5), () => add(right, 1, 2, 3));
+        await t.multiAdd(
+          () => add(left, 3, 4, 5),
+          () => add(right, 1, 2, 3),
+        );
         // The right rows with rightValue <= 7 should never be added to the state.
         // The right row with rightValue = 9 > 7, hence joined and added to state.
         await t.checkNewAnswer([3, 10, 6]);
@@ -1388,7 +1520,10 @@ describe('StreamingLeftSemiJoinSuite', () => {
         // right: 3
         await t.assertNumStateRows(4, 4);
         // We shouldn't get more semi join rows when the watermark advances.
-        await t.multiAdd(() => add(left, 20), () => add(right, 21));
+        await t.multiAdd(
+          () => add(left, 20),
+          () => add(right, 21),
+        );
         await t.checkNewAnswer();
         // states
         // left: 20

@@ -174,7 +174,7 @@ interface Failure {
  * ExpectFailure: starts `df` (update mode unless told), feeds it, and returns what failed it: the
  * rejection of start, or the query's exception once the fed batch ran (undefined: nothing failed).
  */
-async function failureOf(s: Session, df: DataFrame, feed: () => unknown, opts: { mode?: Mode; clock?: ManualClock; ckpt?: string } = {}): Promise<Failure | undefined> {
+async function failureOf(df: DataFrame, feed: () => unknown, opts: { mode?: Mode; clock?: ManualClock; ckpt?: string } = {}): Promise<Failure | undefined> {
   const writer = df.writeStream
     .format('memory')
     .queryName(fresh('out'))
@@ -304,7 +304,7 @@ describe('TransformWithStateSuite', () => {
   it('transformWithState - streaming with rocksdb and invalid processor should fail', async () => {
     await withSession(SPARK_TEST_CONF, async (s) => {
       const [m, df] = memoryStream(s, 'value STRING');
-      const e = await failureOf(s, byValue(df, 'RunningCountStatefulProcessorWithError'), () => strings(m, 'a'));
+      const e = await failureOf(byValue(df, 'RunningCountStatefulProcessorWithError'), () => strings(m, 'a'));
       // Spark: STATEFUL_PROCESSOR_CANNOT_PERFORM_OPERATION_WITH_INVALID_HANDLE_STATE (get_value_state, INITIALIZED).
       expect(e?.code).toBe('STATEFUL_PROCESSOR_INVALID_OPERATION');
       expect(e?.message).toContain('STATEFUL_PROCESSOR_CANNOT_PERFORM_OPERATION_WITH_INVALID_HANDLE_STATE');
@@ -436,7 +436,11 @@ describe('TransformWithStateSuite', () => {
       (s) => {
         const [m, df] = eventTimeStream(s);
         input = m;
-        return df.groupBy('key').transformWithState(processor('MaxEventTimeStatefulProcessor'), { outputSchema: 'key STRING, value INT', outputMode: 'update', timeMode: 'eventTime' });
+        return df.groupBy('key').transformWithState(processor('MaxEventTimeStatefulProcessor'), {
+          outputSchema: 'key STRING, value INT',
+          outputMode: 'update',
+          timeMode: 'eventTime',
+        });
       },
       async (t) => {
         const add = (...tuples: Array<[string, number]>) => events(input as MemoryStream, ...tuples);
@@ -450,8 +454,8 @@ describe('TransformWithStateSuite', () => {
         add(['b', 31]); // the watermark becomes 21 s: a's timer at 20 s fires
         await t.checkNewAnswer(['a', -1], ['b', 31]);
         const ops = t.query.recentProgress.map((p) => p.stateOperators[0]).filter((o) => o !== undefined);
-        expect(ops.some((o) => (o.customMetrics['numRegisteredTimers'] ?? 0) > 0)).toBe(true);
-        expect(ops.some((o) => (o.customMetrics['numDeletedTimers'] ?? 0) > 0)).toBe(true);
+        expect(ops.some((o) => (o.customMetrics.numRegisteredTimers ?? 0) > 0)).toBe(true);
+        expect(ops.some((o) => (o.customMetrics.numDeletedTimers ?? 0) > 0)).toBe(true);
       },
     );
   });
@@ -614,7 +618,13 @@ describe('TransformWithStateSuite', () => {
       const ckpt = tempDir();
       let seen = 0;
       const runAvailableNow = async (...expected: Values[]) => {
-        const q = await df.writeStream.format('memory').queryName(name).outputMode('update').option('checkpointLocation', ckpt).trigger(Trigger.AvailableNow()).start();
+        const q = await df.writeStream
+          .format('memory')
+          .queryName(name)
+          .outputMode('update')
+          .option('checkpointLocation', ckpt)
+          .trigger(Trigger.AvailableNow())
+          .start();
         expect(await q.awaitTermination(60_000)).toBe(true);
         const rows = (await s.memoryTable(name)).map((r) => Object.values(r));
         expect(multiset(rows.slice(seen))).toEqual(multiset(expected));
@@ -653,7 +663,7 @@ describe('TransformWithStateSuite', () => {
       await r.checkNewAnswer(['a', '1']);
       await r.stop();
       // The operator in Append, the query still in Update.
-      const e = await failureOf(s, byValue(df, 'RunningCountStatefulProcessor', { outputMode: 'append' }), () => strings(m, 'a'), { ckpt: r.ckpt });
+      const e = await failureOf(byValue(df, 'RunningCountStatefulProcessor', { outputMode: 'append' }), () => strings(m, 'a'), { ckpt: r.ckpt });
       // Spark: STATE_STORE_INVALID_CONFIG_AFTER_RESTART {configName: outputMode, oldConfig: Update, newConfig: Append}.
       expect(e?.code).toBe('STATE_SCHEMA_INCOMPATIBLE');
       expect(e?.message).toContain('outputMode');
@@ -667,7 +677,7 @@ describe('TransformWithStateSuite', () => {
       strings(m, 'a');
       await r.checkNewAnswer(['a', '1']);
       await r.stop();
-      const e = await failureOf(s, byValue(df, 'RunningCountListStatefulProcessor'), () => strings(m, 'a'), { ckpt: r.ckpt });
+      const e = await failureOf(byValue(df, 'RunningCountListStatefulProcessor'), () => strings(m, 'a'), { ckpt: r.ckpt });
       // Spark: STATE_STORE_INVALID_VARIABLE_TYPE_CHANGE {stateVarName: countState, oldType: ValueState, newType: ListState}.
       expect(e?.code).toBe('STATE_SCHEMA_INCOMPATIBLE');
       expect(e?.message).toContain("'countState'");
@@ -683,7 +693,6 @@ describe('TransformWithStateSuite', () => {
       await r.checkNewAnswer(['a', '1']);
       await r.stop();
       const e = await failureOf(
-        s,
         byValue(df, 'RunningCountStatefulProcessor', { timeMode: 'processingTime' }),
         async () => {
           strings(m, 'a');
@@ -733,7 +742,12 @@ describe('TransformWithStateSuite', () => {
     await withRuns(async (r, s) => {
       const [m, df] = memoryStream(s, 'key STRING, value STRING');
       const add = (v: string) => addTuples(m, ['key', 'value'], ['a', v]);
-      await r.start(df.groupBy('key').transformWithState(processor('RunningCountMostRecentStatefulProcessor'), { outputSchema: 'key STRING, count STRING, mostRecent STRING', outputMode: 'update' }));
+      await r.start(
+        df.groupBy('key').transformWithState(processor('RunningCountMostRecentStatefulProcessor'), {
+          outputSchema: 'key STRING, count STRING, mostRecent STRING',
+          outputMode: 'update',
+        }),
+      );
       add('str1');
       await r.checkNewAnswer(['a', '1', '']);
       for (let n = 2; n <= 7; n++) {
@@ -741,7 +755,11 @@ describe('TransformWithStateSuite', () => {
         await r.checkNewAnswer(['a', String(n), 'str1']);
       }
       await r.stop();
-      await r.start(df.groupBy('key').transformWithState(processor('MostRecentStatefulProcessorWithDeletion'), { outputSchema: 'key STRING, mostRecent STRING', outputMode: 'update' }));
+      await r.start(
+        df
+          .groupBy('key')
+          .transformWithState(processor('MostRecentStatefulProcessorWithDeletion'), { outputSchema: 'key STRING, mostRecent STRING', outputMode: 'update' }),
+      );
       add('str2');
       await r.checkNewAnswer(['a', 'str1']);
       add('str3');
@@ -756,7 +774,7 @@ describe('TransformWithStateSuite', () => {
   it('transformWithState - check that error within handleInputRows is classified', async () => {
     await withSession(SPARK_TEST_CONF, async (s) => {
       const [m, df] = memoryStream(s, 'value STRING');
-      const e = await failureOf(s, byValue(df, 'UnclassifiedErrorProcessor'), () => strings(m, 'a'));
+      const e = await failureOf(byValue(df, 'UnclassifiedErrorProcessor'), () => strings(m, 'a'));
       // Spark: TRANSFORM_WITH_STATE_USER_FUNCTION_ERROR {reason: dummy unclassified error, function: handleInputRows}.
       expect(e?.code).toBe('UDF_FAILED');
       expect(e?.message).toContain("'UnclassifiedErrorProcessor'");
@@ -768,7 +786,7 @@ describe('TransformWithStateSuite', () => {
     await withSession(SPARK_TEST_CONF, async (s) => {
       const [m, df] = memoryStream(s, 'value STRING');
       const initial = s.createDataFrame([{ value: 'init_1' }], 'value STRING').groupBy('value');
-      const e = await failureOf(s, byValue(df, 'UnclassifiedErrorInitialStateProcessor', { initialState: initial }), () => strings(m, 'a'));
+      const e = await failureOf(byValue(df, 'UnclassifiedErrorInitialStateProcessor', { initialState: initial }), () => strings(m, 'a'));
       expect(e?.code).toBe('UDF_FAILED');
       expect(e?.message).toContain("'UnclassifiedErrorInitialStateProcessor'");
       expect(e?.cause?.message).toBe('dummy unclassified error');
@@ -782,7 +800,6 @@ describe('TransformWithStateSuite', () => {
       const [m, df] = memoryStream(s, 'value STRING');
       input = m;
       const e = await failureOf(
-        s,
         byValue(df, 'UnclassifiedTimerErrorProcessor', { timeMode: 'processingTime' }),
         async () => {
           strings(input as MemoryStream, 'a');
@@ -805,7 +822,7 @@ describe('TransformWithStateSuite', () => {
     it(`transformWithState - ${kind}.exists() should fail in init`, async () => {
       await withSession(SPARK_TEST_CONF, async (s) => {
         const [m, df] = memoryStream(s, 'value STRING');
-        const e = await failureOf(s, byValue(df, name), () => strings(m, 'a'));
+        const e = await failureOf(byValue(df, name), () => strings(m, 'a'));
         // Spark: STATEFUL_PROCESSOR_CANNOT_PERFORM_OPERATION_WITH_INVALID_HANDLE_STATE (<var>.exists, PRE_INIT).
         expect(e?.code).toBe('STATEFUL_PROCESSOR_INVALID_OPERATION');
         expect(e?.message).toContain('STATEFUL_PROCESSOR_CANNOT_PERFORM_OPERATION_WITH_INVALID_HANDLE_STATE');
@@ -825,7 +842,9 @@ describe('TransformWithStateSuite', () => {
         (s) => {
           const [m, df] = eventTimeStream(s);
           input = m;
-          return df.groupBy('key').transformWithState(processor('MinEventTimeStatefulProcessor'), { outputSchema: 'key STRING, value INT', outputMode: 'update', timeMode });
+          return df
+            .groupBy('key')
+            .transformWithState(processor('MinEventTimeStatefulProcessor'), { outputSchema: 'key STRING, value INT', outputMode: 'update', timeMode });
         },
         async (t) => {
           const add = (...tuples: Array<[string, number]>) => events(input as MemoryStream, ...tuples);
@@ -854,7 +873,9 @@ describe('TransformWithStateSuite', () => {
 describe('TransformWithListStateSuite', () => {
   const LIST_INPUT = 'key STRING, action STRING, value STRING';
 
-  async function listTest(body: (t: SparkStreamTest, add: (...rows: Array<[string, string, string]>) => number, ops: StateOps) => Promise<void>): Promise<void> {
+  async function listTest(
+    body: (t: SparkStreamTest, add: (...rows: Array<[string, string, string]>) => number, ops: StateOps) => Promise<void>,
+  ): Promise<void> {
     let input: MemoryStream | undefined;
     await runSparkTest(
       (s, df) => new SparkStreamTest(s, df, 'update'),
@@ -879,7 +900,7 @@ describe('TransformWithListStateSuite', () => {
       await withSession(SPARK_TEST_CONF, async (s) => {
         const [m, df] = memoryStream(s, LIST_INPUT);
         const q = df.groupBy('key').transformWithState(processor('TestListStateProcessor'), { outputSchema: KV, outputMode: 'update' });
-        const e = await failureOf(s, q, () => addTuples(m, ['key', 'action', 'value'], ['k1', action, '']));
+        const e = await failureOf(q, () => addTuples(m, ['key', 'action', 'value'], ['k1', action, '']));
         // Spark: ILLEGAL_STATE_STORE_VALUE.<condition> {stateName: testListState}.
         expect(e?.code).toBe('STATE_VALUE_TYPE_MISMATCH');
         expect(e?.message).toContain(`ILLEGAL_STATE_STORE_VALUE.${condition}`);
@@ -961,7 +982,7 @@ describe('TransformWithMapStateSuite', () => {
     it(test, async () => {
       await withSession(SPARK_TEST_CONF, async (s) => {
         const [m, df] = memoryStream(s, MAP_INPUT);
-        const e = await failureOf(s, mapQuery(df), () => mapRows(m, row));
+        const e = await failureOf(mapQuery(df), () => mapRows(m, row));
         // Spark: ILLEGAL_STATE_STORE_VALUE.NULL_VALUE {stateName: sessionState}.
         expect(e?.code).toBe('STATE_VALUE_TYPE_MISMATCH');
         expect(e?.message).toContain('ILLEGAL_STATE_STORE_VALUE.NULL_VALUE');
@@ -984,7 +1005,13 @@ describe('TransformWithMapStateSuite', () => {
         const ops = new StateOps(() => t.query);
         add(['k1', 'updateValue', ['v1', '10']], ['k1', 'exists', ['', '']], ['k2', 'exists', ['', '']]);
         await t.checkNewAnswer(['k1', 'exists', 'true'], ['k2', 'exists', 'false']);
-        add(['k1', 'updateValue', ['v2', '5']], ['k2', 'updateValue', ['v2', '3']], ['k2', 'updateValue', ['v2', '12']], ['k2', 'updateValue', ['v4', '1']], ['k1', 'getValue', ['v2', '']]);
+        add(
+          ['k1', 'updateValue', ['v2', '5']],
+          ['k2', 'updateValue', ['v2', '3']],
+          ['k2', 'updateValue', ['v2', '12']],
+          ['k2', 'updateValue', ['v4', '1']],
+          ['k1', 'getValue', ['v2', '']],
+        );
         await t.checkNewAnswer(['k1', 'v2', '5']);
         add(['k2', 'getValue', ['v2', '']]);
         await t.checkNewAnswer(['k2', 'v2', '12']);
@@ -1063,7 +1090,7 @@ function ttlSharedTests(name: string): void {
       await t.checkNewAnswer();
       await t.advance(1000); // @66000: get_without_enforcing_ttl, left out
       await t.advance(1000); // @67000: get_values_in_ttl_state, left out
-      const removed = t.query.recentProgress.some((p) => (p.stateOperators[0]?.customMetrics['numValuesRemovedDueToTTLExpiry'] ?? 0) > 0);
+      const removed = t.query.recentProgress.some((p) => (p.stateOperators[0]?.customMetrics.numValuesRemovedDueToTTLExpiry ?? 0) > 0);
       expect(removed).toBe(true);
     });
   });
@@ -1192,7 +1219,14 @@ describe('TransformWithListStateTTLSuite', () => {
       'MultiStatefulVariableTTLProcessor',
       { outputSchema: 'key STRING, listSize INT', outputMode: 'append', timeMode: 'processingTime' },
       async (t, add, ops) => {
-        for (const [key, n] of [['k1', 1], ['k2', 1], ['k1', 2], ['k2', 2], ['k1', 3], ['k2', 3]] as const) {
+        for (const [key, n] of [
+          ['k1', 1],
+          ['k2', 1],
+          ['k1', 2],
+          ['k2', 2],
+          ['k1', 3],
+          ['k2', 3],
+        ] as const) {
           add(key);
           await t.advance(1000);
           await t.checkNewAnswer([key, n]);
@@ -1237,7 +1271,10 @@ describe('TransformWithListStateTTLSuite', () => {
     await withRuns(async (r, s) => {
       const [m, df] = memoryStream(s, TTL_INPUT);
       const run = (name: string) =>
-        r.start(df.groupBy('key').transformWithState(processor(name), { outputSchema: TTL_OUTPUT, outputMode: 'append', timeMode: 'processingTime' }), 'append');
+        r.start(
+          df.groupBy('key').transformWithState(processor(name), { outputSchema: TTL_OUTPUT, outputMode: 'append', timeMode: 'processingTime' }),
+          'append',
+        );
       await body(r, run, (...rows) => addTuples(m, ['key', 'action', 'value'], ...rows));
     }, clock);
   }
@@ -1342,7 +1379,9 @@ describe('TransformWithMapStateTTLSuite', () => {
   const MAP_TTL_INPUT = 'key STRING, userKey STRING, action STRING, value INT';
   const MAP_TTL_OUTPUT = 'key STRING, userKey STRING, value INT, isTTLValue BOOLEAN, ttlValue LONG';
 
-  async function mapTtlTest(body: (t: SparkStreamTest, add: (...rows: Array<[string, string, string, number]>) => number, ops: StateOps) => Promise<void>): Promise<void> {
+  async function mapTtlTest(
+    body: (t: SparkStreamTest, add: (...rows: Array<[string, string, string, number]>) => number, ops: StateOps) => Promise<void>,
+  ): Promise<void> {
     const clock = new ManualClock();
     let input: MemoryStream | undefined;
     await runSparkTest(
@@ -1350,7 +1389,9 @@ describe('TransformWithMapStateTTLSuite', () => {
       (s) => {
         const [m, df] = memoryStream(s, MAP_TTL_INPUT);
         input = m;
-        return df.groupBy('key').transformWithState(processor('MapStateTTLProcessor'), { outputSchema: MAP_TTL_OUTPUT, outputMode: 'append', timeMode: 'processingTime' });
+        return df
+          .groupBy('key')
+          .transformWithState(processor('MapStateTTLProcessor'), { outputSchema: MAP_TTL_OUTPUT, outputMode: 'append', timeMode: 'processingTime' });
       },
       (t) => body(t, (...rows) => addTuples(input as MemoryStream, ['key', 'userKey', 'action', 'value'], ...rows), new StateOps(() => t.query)),
     );
@@ -1423,7 +1464,9 @@ describe('TransformWithStateInitialStateSuite', () => {
       (s) => {
         const [m, df] = memoryStream(s, INIT_INPUT);
         input = m;
-        return df.groupBy('key').transformWithState(processor(name), { outputSchema: INIT_OUTPUT, outputMode: 'append', initialState: initial(s).groupBy('key') });
+        return df
+          .groupBy('key')
+          .transformWithState(processor(name), { outputSchema: INIT_OUTPUT, outputMode: 'append', initialState: initial(s).groupBy('key') });
       },
       (t) => body(t, (...rows) => addTuples(input as MemoryStream, ['key', 'action', 'value'], ...rows)),
     );
@@ -1450,10 +1493,34 @@ describe('TransformWithStateInitialStateSuite', () => {
           await t.checkNewAnswer(...expected);
         };
         // keys not in the initial state
-        await step([['k1', 'update', 37], ['k2', 'update', 40], ['non-exist', 'getOption', -1]], ['non-exist', 'getOption', -1]);
-        await step([['k1', 'appendList', 37], ['k2', 'appendList', 40], ['non-exist', 'getList', -1]]);
-        await step([['k1', 'incCount', 37], ['k2', 'incCount', 40], ['non-exist', 'getCount', -1]], ['non-exist', 'getCount', 0]);
-        await step([['k2', 'incCount', 40], ['k2', 'getCount', 40]], ['k2', 'getCount', 2]);
+        await step(
+          [
+            ['k1', 'update', 37],
+            ['k2', 'update', 40],
+            ['non-exist', 'getOption', -1],
+          ],
+          ['non-exist', 'getOption', -1],
+        );
+        await step([
+          ['k1', 'appendList', 37],
+          ['k2', 'appendList', 40],
+          ['non-exist', 'getList', -1],
+        ]);
+        await step(
+          [
+            ['k1', 'incCount', 37],
+            ['k2', 'incCount', 40],
+            ['non-exist', 'getCount', -1],
+          ],
+          ['non-exist', 'getCount', 0],
+        );
+        await step(
+          [
+            ['k2', 'incCount', 40],
+            ['k2', 'getCount', 40],
+          ],
+          ['k2', 'getCount', 2],
+        );
         // every row of the initial state was taken
         await step([['init_1', 'getOption', -1]], ['init_1', 'getOption', 40]);
         await step([['init_2', 'getOption', -1]], ['init_2', 'getOption', 100]);
@@ -1462,21 +1529,68 @@ describe('TransformWithStateInitialStateSuite', () => {
         await step([['init_1', 'getCount', 40]], ['init_1', 'getCount', 1]);
         await step([['init_2', 'getCount', 100]], ['init_2', 'getCount', 1]);
         // a key of the initial state updated
-        await step([['init_1', 'update', 50], ['init_1', 'getOption', -1]], ['init_1', 'getOption', 50]);
-        await step([['init_1', 'remove', -1], ['init_1', 'getOption', -1]], ['init_1', 'getOption', -1]);
-        await step([['init_1', 'appendList', 50], ['init_1', 'getList', -1]], ['init_1', 'getList', 50], ['init_1', 'getList', 40]);
-        await step([['init_1', 'incCount', 40], ['init_1', 'getCount', 40]], ['init_1', 'getCount', 2]);
+        await step(
+          [
+            ['init_1', 'update', 50],
+            ['init_1', 'getOption', -1],
+          ],
+          ['init_1', 'getOption', 50],
+        );
+        await step(
+          [
+            ['init_1', 'remove', -1],
+            ['init_1', 'getOption', -1],
+          ],
+          ['init_1', 'getOption', -1],
+        );
+        await step(
+          [
+            ['init_1', 'appendList', 50],
+            ['init_1', 'getList', -1],
+          ],
+          ['init_1', 'getList', 50],
+          ['init_1', 'getList', 40],
+        );
+        await step(
+          [
+            ['init_1', 'incCount', 40],
+            ['init_1', 'getCount', 40],
+          ],
+          ['init_1', 'getCount', 2],
+        );
         // removals
-        await step([['k1', 'remove', -1], ['k1', 'getOption', -1]], ['k1', 'getOption', -1]);
-        await step([['init_1', 'clearCount', -1], ['init_1', 'getCount', -1]], ['init_1', 'getCount', 0]);
-        await step([['init_1', 'clearList', -1], ['init_1', 'getList', -1]]);
+        await step(
+          [
+            ['k1', 'remove', -1],
+            ['k1', 'getOption', -1],
+          ],
+          ['k1', 'getOption', -1],
+        );
+        await step(
+          [
+            ['init_1', 'clearCount', -1],
+            ['init_1', 'getCount', -1],
+          ],
+          ['init_1', 'getCount', 0],
+        );
+        await step([
+          ['init_1', 'clearList', -1],
+          ['init_1', 'getList', -1],
+        ]);
       },
       clock,
     );
   });
 
   it('transformWithStateWithInitialState - correctness test, processInitialState should only run once', async () => {
-    const initial = (s: Session) => s.createDataFrame([{ key: 'init_1', value: 40 }, { key: 'init_2', value: 100 }], 'key STRING, value DOUBLE');
+    const initial = (s: Session) =>
+      s.createDataFrame(
+        [
+          { key: 'init_1', value: 40 },
+          { key: 'init_2', value: 100 },
+        ],
+        'key STRING, value DOUBLE',
+      );
     await initTest('AccumulateStatefulProcessorWithInitState', initial, async (t, add) => {
       // Each AddData in a batch of its own, so that an initial state taken twice would show.
       add(['init_1', 'add', 50]);
@@ -1527,7 +1641,13 @@ describe('TransformWithStateInitialStateSuite', () => {
         const [m, df] = eventTimeStream(s);
         input = m;
         const initial = s
-          .createDataFrame([{ key: 'a', seconds: 11 }, { key: 'b', seconds: 5 }], 'key STRING, seconds INT')
+          .createDataFrame(
+            [
+              { key: 'a', seconds: 11 },
+              { key: 'b', seconds: 5 },
+            ],
+            'key STRING, seconds INT',
+          )
           .selectExpr('key', 'timestamp_seconds(seconds) AS eventTime')
           .groupBy('key');
         return df.groupBy('key').transformWithState(processor('StatefulProcessorWithInitialStateEventTimerClass'), {

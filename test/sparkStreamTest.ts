@@ -127,7 +127,7 @@ export class SparkStreamTest {
       this.query.recentProgress.map((p) => ({
         batchId: p.batchId,
         rows: p.numInputRows,
-        watermark: p.eventTime['watermark'],
+        watermark: p.eventTime.watermark,
         ops: p.stateOperators.map((o) => [o.operatorName, o.numRowsTotal, o.numRowsUpdated, o.numRowsDroppedByWatermark]),
       })),
     );

@@ -32,10 +32,23 @@ describe('SQL text in DataFrame operators', () => {
     const withSql = await start('sql_seed_text', df.groupBy(expr("window(ts, '5 minutes')"), col('id')), expr('count(*) AS count'));
     const withColumns = await start('sql_seed_columns', df.groupBy(window('ts', '5 minutes'), 'id'), count('*').alias('count'));
     const batches = [
-      [['a', 1], ['a', 2], ['b', 4], ['a', 7]],
-      [['a', 12], ['b', 13], ['b', 3]],
+      [
+        ['a', 1],
+        ['a', 2],
+        ['b', 4],
+        ['a', 7],
+      ],
+      [
+        ['a', 12],
+        ['b', 13],
+        ['b', 3],
+      ],
       [['b', 21]],
-      [['a', 3], ['a', 14], ['c', 9]],
+      [
+        ['a', 3],
+        ['a', 14],
+        ['c', 9],
+      ],
       [['z', 100]],
     ] as const;
     for (const b of batches) {
@@ -64,7 +77,7 @@ describe('SQL text in DataFrame operators', () => {
       .start();
     stream.addData(Array.from({ length: 12 }, (_, v) => ({ id: v === 9 ? 'skip' : v === 11 ? null : `k${v}`, v })));
     await q.processAllAvailable();
-    const rows = (await session.memoryTable('sql_rows_out')).sort((a, b) => (a['v2'] as number) - (b['v2'] as number));
+    const rows = (await session.memoryTable('sql_rows_out')).sort((a, b) => (a.v2 as number) - (b.v2 as number));
     expect(rows).toEqual([
       { id: 'K5', v2: 10, size: 'small', '(v div 3)': 1, mid: false },
       { id: 'K7', v2: 14, size: 'small', '(v div 3)': 2, mid: true },
@@ -91,7 +104,21 @@ describe('session.sql over temporary views', () => {
       frame.writeStream.format('memory').queryName(name).outputMode('append').option('checkpointLocation', tempDir()).start();
     const viaSql = await start('sql_view_seed_sql', session.sql("SELECT window, id, count(*) AS count FROM events GROUP BY window(ts, '5 minutes'), id"));
     const viaColumns = await start('sql_view_seed_columns', df.groupBy(window('ts', '5 minutes'), 'id').count());
-    for (const b of [[['a', 1], ['a', 2], ['b', 4], ['a', 7]], [['a', 12], ['b', 13], ['b', 3]], [['b', 21]], [['z', 100]]] as const) {
+    for (const b of [
+      [
+        ['a', 1],
+        ['a', 2],
+        ['b', 4],
+        ['a', 7],
+      ],
+      [
+        ['a', 12],
+        ['b', 13],
+        ['b', 3],
+      ],
+      [['b', 21]],
+      [['z', 100]],
+    ] as const) {
       stream.addData(b.map(([id, minute]) => ({ id, ts: at(minute) })));
       await viaSql.processAllAvailable();
       await viaColumns.processAllAvailable();
@@ -106,8 +133,12 @@ describe('session.sql over temporary views', () => {
     const stream = session.memoryStream('sql_view_rows', 'id STRING, v LONG');
     session.readStream.format('memory').load('sql_view_rows').createOrReplaceTempView('Readings');
     const q = await session
-      .sql("SELECT upper(r.id) AS id, v * 2 v2, v DIV 3, CASE WHEN v > 7 THEN 'big' ELSE 'small' END AS size FROM readings r WHERE r.v >= 5 AND id NOT IN ('skip')")
-      .writeStream.format('memory').queryName('sql_view_rows_out').start();
+      .sql(
+        "SELECT upper(r.id) AS id, v * 2 v2, v DIV 3, CASE WHEN v > 7 THEN 'big' ELSE 'small' END AS size FROM readings r WHERE r.v >= 5 AND id NOT IN ('skip')",
+      )
+      .writeStream.format('memory')
+      .queryName('sql_view_rows_out')
+      .start();
     stream.addData(Array.from({ length: 10 }, (_, v) => ({ id: v === 6 ? 'skip' : `k${v}`, v })));
     await q.processAllAvailable();
     expect(sorted(await session.memoryTable('sql_view_rows_out'), 'id')).toEqual([
@@ -123,8 +154,18 @@ describe('session.sql over temporary views', () => {
     session.readStream.format('memory').load('sql_view_groups').createOrReplaceTempView('groups_in');
     const q = await session
       .sql('SELECT count(*) AS n, id, sum(v) + 1 AS s1, max(v) FROM groups_in GROUP BY id HAVING count(*) > 1 AND max(v) < 100')
-      .writeStream.format('memory').queryName('sql_view_groups_out').outputMode('complete').option('checkpointLocation', tempDir()).start();
-    stream.addData([{ id: 'a', v: 1 }, { id: 'a', v: 2 }, { id: 'b', v: 5 }, { id: 'c', v: 7 }, { id: 'c', v: 100 }]);
+      .writeStream.format('memory')
+      .queryName('sql_view_groups_out')
+      .outputMode('complete')
+      .option('checkpointLocation', tempDir())
+      .start();
+    stream.addData([
+      { id: 'a', v: 1 },
+      { id: 'a', v: 2 },
+      { id: 'b', v: 5 },
+      { id: 'c', v: 7 },
+      { id: 'c', v: 100 },
+    ]);
     await q.processAllAvailable();
     expect(await session.memoryTable('sql_view_groups_out')).toEqual([{ n: 2, id: 'a', s1: 4, 'max(v)': 2 }]);
     stream.addData([{ id: 'b', v: 6 }]);
@@ -137,7 +178,14 @@ describe('session.sql over temporary views', () => {
 
   it('JOIN of a streaming view with a static one (USING and ON), and UNION ALL of two streams', async () => {
     const usersDir = tempDir();
-    writeInput(usersDir, 'users.json', jsonLines([{ id: 'a', name: 'Ann' }, { id: 'b', name: 'Bob' }]));
+    writeInput(
+      usersDir,
+      'users.json',
+      jsonLines([
+        { id: 'a', name: 'Ann' },
+        { id: 'b', name: 'Bob' },
+      ]),
+    );
     session.read.format('json').schema('id STRING, name STRING').load(usersDir).createOrReplaceTempView('users');
     session.read.format('json').schema('id STRING, name STRING').load(usersDir).selectExpr('id AS pid', 'name').createOrReplaceTempView('people');
     const s1 = session.memoryStream('sql_view_clicks', 'id STRING, page STRING');
@@ -147,9 +195,11 @@ describe('session.sql over temporary views', () => {
     const joined = await session.sql('SELECT id, name, page FROM clicks JOIN users USING (id)').writeStream.format('memory').queryName('sql_view_join').start();
     const left = await session
       .sql('SELECT c.page, p.name FROM clicks2 c LEFT JOIN people p ON c.id = p.pid')
-      .writeStream.format('memory').queryName('sql_view_left').start();
+      .writeStream.format('memory')
+      .queryName('sql_view_left')
+      .start();
     // ON c.id = u.id: the right side's shared column is u.id after the join.
-    const onShared = session.sql('SELECT c.id, u.name, c.page FROM clicks c JOIN users u ON c.id = u.id AND u.name <> \'nobody\'');
+    const onShared = session.sql("SELECT c.id, u.name, c.page FROM clicks c JOIN users u ON c.id = u.id AND u.name <> 'nobody'");
     expect(onShared.columns).toEqual(['id', 'name', 'page']);
     expect(session.sql('SELECT * FROM clicks c JOIN users u ON c.id = u.id').columns).toEqual(['id', 'page', 'u.id', 'name']);
     const onSharedQ = await onShared.writeStream.format('memory').queryName('sql_view_on_shared').start();
@@ -158,9 +208,20 @@ describe('session.sql over temporary views', () => {
     expect(session.sql('SELECT c.* FROM clicks2 c LEFT JOIN people p ON c.id = p.pid').columns).toEqual(['id', 'page']);
     expect(session.sql('SELECT p.* FROM clicks2 c LEFT JOIN people p ON c.id = p.pid').columns).toEqual(['pid', 'name']);
     expect(() => session.sql('SELECT q.* FROM clicks c')).toThrow(expect.objectContaining({ code: 'UNRESOLVED_COLUMN' }));
-    const unioned = await session.sql("SELECT id, page FROM clicks WHERE page = 'home' UNION ALL SELECT id, upper(page) AS page FROM clicks2").writeStream.format('memory').queryName('sql_view_union').start();
-    s1.addData([{ id: 'a', page: 'home' }, { id: 'x', page: 'home' }, { id: 'b', page: 'cart' }]);
-    s2.addData([{ id: 'b', page: 'faq' }, { id: 'y', page: 'faq' }]);
+    const unioned = await session
+      .sql("SELECT id, page FROM clicks WHERE page = 'home' UNION ALL SELECT id, upper(page) AS page FROM clicks2")
+      .writeStream.format('memory')
+      .queryName('sql_view_union')
+      .start();
+    s1.addData([
+      { id: 'a', page: 'home' },
+      { id: 'x', page: 'home' },
+      { id: 'b', page: 'cart' },
+    ]);
+    s2.addData([
+      { id: 'b', page: 'faq' },
+      { id: 'y', page: 'faq' },
+    ]);
     for (const q of [joined, left, unioned, onSharedQ]) await q.processAllAvailable();
     expect(sorted(await session.memoryTable('sql_view_on_shared'), 'id')).toEqual([
       { id: 'a', name: 'Ann', page: 'home' },
@@ -185,28 +246,57 @@ describe('session.sql over temporary views', () => {
   it('SELECT DISTINCT is a deduplication of the selected columns across batches', async () => {
     const stream = session.memoryStream('sql_distinct', 'id STRING, v LONG');
     session.readStream.format('memory').load('sql_distinct').createOrReplaceTempView('distinct_in');
-    const q = await session.sql('SELECT DISTINCT id, v % 2 AS odd FROM distinct_in').writeStream.format('memory').queryName('sql_distinct_out').option('checkpointLocation', tempDir()).start();
-    stream.addData([{ id: 'a', v: 1 }, { id: 'a', v: 3 }, { id: 'b', v: 2 }]);
+    const q = await session
+      .sql('SELECT DISTINCT id, v % 2 AS odd FROM distinct_in')
+      .writeStream.format('memory')
+      .queryName('sql_distinct_out')
+      .option('checkpointLocation', tempDir())
+      .start();
+    stream.addData([
+      { id: 'a', v: 1 },
+      { id: 'a', v: 3 },
+      { id: 'b', v: 2 },
+    ]);
     await q.processAllAvailable();
-    stream.addData([{ id: 'a', v: 5 }, { id: 'a', v: 2 }, { id: 'b', v: 4 }, { id: 'c', v: 1 }]);
+    stream.addData([
+      { id: 'a', v: 5 },
+      { id: 'a', v: 2 },
+      { id: 'b', v: 4 },
+      { id: 'c', v: 1 },
+    ]);
     await q.processAllAvailable();
-    expect(byJson(await session.memoryTable('sql_distinct_out'))).toEqual(byJson([
-      { id: 'a', odd: 1 },
-      { id: 'b', odd: 0 },
-      { id: 'a', odd: 0 },
-      { id: 'c', odd: 1 },
-    ]));
+    expect(byJson(await session.memoryTable('sql_distinct_out'))).toEqual(
+      byJson([
+        { id: 'a', odd: 1 },
+        { id: 'b', odd: 0 },
+        { id: 'a', odd: 0 },
+        { id: 'c', odd: 1 },
+      ]),
+    );
   });
 
   it('names what is wrong: an unknown view, a view registered twice, ORDER BY and LIMIT, an aggregate in WHERE', () => {
     session.readStream.format('rate').load().createOrReplaceTempView('ticks');
-    expect(() => session.sql('SELECT * FROM nowhere')).toThrow(expect.objectContaining({ code: 'TABLE_OR_VIEW_NOT_FOUND', message: expect.stringContaining('`nowhere`') }));
-    expect(() => session.readStream.format('rate').load().createTempView('TICKS')).toThrow(expect.objectContaining({ code: 'TEMP_TABLE_OR_VIEW_ALREADY_EXISTS' }));
+    expect(() => session.sql('SELECT * FROM nowhere')).toThrow(
+      expect.objectContaining({ code: 'TABLE_OR_VIEW_NOT_FOUND', message: expect.stringContaining('`nowhere`') }),
+    );
+    expect(() => session.readStream.format('rate').load().createTempView('TICKS')).toThrow(
+      expect.objectContaining({ code: 'TEMP_TABLE_OR_VIEW_ALREADY_EXISTS' }),
+    );
     expect(session.sql('SELECT * FROM Ticks').columns).toEqual(['timestamp', 'value']);
     // Unaliased items are named as Spark names them, an aggregate by its own name even where it is also aliased.
-    expect(session.sql('SELECT count(*) AS n, count(*) + 1, value % 2 AS k, max(value) FROM ticks GROUP BY value % 2').columns).toEqual(['n', '(count(1) + 1)', 'k', 'max(value)']);
-    expect(() => session.sql('SELECT value FROM ticks ORDER BY value')).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', message: expect.stringContaining('ORDER') }));
-    expect(() => session.sql('SELECT value FROM ticks LIMIT 3')).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', message: expect.stringContaining('LIMIT') }));
+    expect(session.sql('SELECT count(*) AS n, count(*) + 1, value % 2 AS k, max(value) FROM ticks GROUP BY value % 2').columns).toEqual([
+      'n',
+      '(count(1) + 1)',
+      'k',
+      'max(value)',
+    ]);
+    expect(() => session.sql('SELECT value FROM ticks ORDER BY value')).toThrow(
+      expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', message: expect.stringContaining('ORDER') }),
+    );
+    expect(() => session.sql('SELECT value FROM ticks LIMIT 3')).toThrow(
+      expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', message: expect.stringContaining('LIMIT') }),
+    );
     expect(() => session.sql('SELECT value FROM ticks WHERE count(*) > 1')).toThrow(expect.objectContaining({ code: 'INVALID_EXPRESSION' }));
     expect(() => session.sql('SELECT value FROM ticks UNION SELECT value FROM ticks')).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION' }));
     expect(() => session.sql('SELECT value FROM ticks WHERE')).toThrow(expect.objectContaining({ code: 'PARSE_SYNTAX_ERROR' }));

@@ -59,9 +59,16 @@ describe('sqlite upsert sink', () => {
           .option('checkpointLocation', ckpt)
           .start();
       const query = await start();
-      input.addData([{ id: 'a', v: 1 }, { id: 'b', v: 2 }, { id: 'a', v: 3 }]);
+      input.addData([
+        { id: 'a', v: 1 },
+        { id: 'b', v: 2 },
+        { id: 'a', v: 3 },
+      ]);
       await query.processAllAvailable();
-      input.addData([{ id: 'b', v: 4 }, { id: 'c', v: 5 }]);
+      input.addData([
+        { id: 'b', v: 4 },
+        { id: 'c', v: 5 },
+      ]);
       await query.processAllAvailable();
       // Batch 1 updated b and inserted c; a kept its row from batch 0.
       expect(rows(path, 'SELECT id, n, total FROM totals ORDER BY id')).toEqual([
@@ -81,10 +88,30 @@ describe('sqlite upsert sink', () => {
     });
 
     // The helper foreachBatch users call: the same transaction, under a writer id of their own.
-    const upsert = new SqliteUpsert({ path: database(TOTALS), table: 'totals', mergeKeys: ['id'], deleteColumn: 'gone', writerId: 'nightly' }, ['id', 'n', 'gone']);
+    const upsert = new SqliteUpsert({ path: database(TOTALS), table: 'totals', mergeKeys: ['id'], deleteColumn: 'gone', writerId: 'nightly' }, [
+      'id',
+      'n',
+      'gone',
+    ]);
     try {
-      expect(upsert.write([{ id: 'a', n: 1, gone: false }, { id: 'b', n: 1, gone: false }], 0)).toBe(true);
-      expect(upsert.write([{ id: 'a', n: 5, gone: false }, { id: 'b', n: 0, gone: true }], 1)).toBe(true);
+      expect(
+        upsert.write(
+          [
+            { id: 'a', n: 1, gone: false },
+            { id: 'b', n: 1, gone: false },
+          ],
+          0,
+        ),
+      ).toBe(true);
+      expect(
+        upsert.write(
+          [
+            { id: 'a', n: 5, gone: false },
+            { id: 'b', n: 0, gone: true },
+          ],
+          1,
+        ),
+      ).toBe(true);
       // Batch 1 again (a replay): skipped whole, even with other rows.
       expect(upsert.write([{ id: 'z', n: 9, gone: false }], 1)).toBe(false);
       expect(upsert.lastBatchId()).toBe(1);
@@ -111,13 +138,20 @@ describe('sqlite upsert sink', () => {
               await q.stop();
               return 'started';
             },
-            (e: { code: string; column?: string; option?: string }) => ({ code: e.code, ...(e.column && { column: e.column }), ...(e.option && { option: e.option }) }),
+            (e: { code: string; column?: string; option?: string }) => ({
+              code: e.code,
+              ...(e.column && { column: e.column }),
+              ...(e.option && { option: e.option }),
+            }),
           );
       const good = database(TOTALS);
       expect(await start(join(tempDir(), 'missing.db'))).toEqual({ code: 'SQLITE_DATABASE_NOT_FOUND', option: 'path' });
       expect(await start(database('CREATE TABLE other (id TEXT)'))).toEqual({ code: 'SQLITE_TABLE_NOT_FOUND', option: 'table' });
       expect(await start(good, {}, ['id', 'n', 'extra'])).toEqual({ code: 'SQLITE_COLUMN_MISMATCH', column: 'extra' });
-      expect(await start(database('CREATE TABLE totals (id TEXT PRIMARY KEY, n INTEGER, owner TEXT NOT NULL)'))).toEqual({ code: 'SQLITE_COLUMN_MISMATCH', column: 'owner' });
+      expect(await start(database('CREATE TABLE totals (id TEXT PRIMARY KEY, n INTEGER, owner TEXT NOT NULL)'))).toEqual({
+        code: 'SQLITE_COLUMN_MISMATCH',
+        column: 'owner',
+      });
       expect(await start(database('CREATE TABLE totals (id TEXT, n INTEGER)'))).toEqual({ code: 'SQLITE_NO_UNIQUE_KEY', option: 'mergeKeys' });
       expect(await start(good, { mergeKeys: 'n' })).toEqual({ code: 'SQLITE_NO_UNIQUE_KEY', option: 'mergeKeys' });
       expect(await start(good, { mergeKeys: '' })).toEqual({ code: 'INVALID_OPTION', option: 'mergeKeys' });

@@ -10,8 +10,15 @@ describe('progress memoryUsedBytes', () => {
   it('is small for a 3-row state and grows with the state', async () => {
     await withSession({ 'sluice.executor.cores': 1, 'sluice.sql.shuffle.partitions': 2 }, async (s) => {
       const input = s.memoryStream('visits', 'id STRING');
-      const q = await s.readStream.format('memory').load('visits').groupBy('id').count()
-        .writeStream.format('memory').queryName('visit_counts').outputMode('complete').start();
+      const q = await s.readStream
+        .format('memory')
+        .load('visits')
+        .groupBy('id')
+        .count()
+        .writeStream.format('memory')
+        .queryName('visit_counts')
+        .outputMode('complete')
+        .start();
       try {
         input.addData([{ id: 'a' }, { id: 'b' }, { id: 'c' }, { id: 'a' }]);
         await q.processAllAvailable();

@@ -46,7 +46,9 @@ describe('a failed close of state shards', () => {
       stream.addData([{ id: 'b', ts: 1000 }]);
       await expect(second.awaitTermination(30_000)).rejects.toMatchObject({
         code: 'STATE_STORE_LOCKED',
-        message: expect.stringMatching(/query unclosable_out left state shards open when it stopped at .*close failed: simulated I\/O error.*restart the process/),
+        message: expect.stringMatching(
+          /query unclosable_out left state shards open when it stopped at .*close failed: simulated I\/O error.*restart the process/,
+        ),
       });
     } finally {
       process.off('warning', onWarning);

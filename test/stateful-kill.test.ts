@@ -141,7 +141,10 @@ function model(files: Ev[][]): Expected {
       if (Date.parse(row.end) <= batchWm) {
         out.push(row);
         state.delete(key);
-        minutes.set(rowKey(row), [...(stateMinutes.get(key) as Set<number>)].sort((a, b) => a - b));
+        minutes.set(
+          rowKey(row),
+          [...(stateMinutes.get(key) as Set<number>)].sort((a, b) => a - b),
+        );
       }
     }
     perBatch.push(out);
@@ -195,11 +198,14 @@ const sortRows = (rows: OutRow[]) => [...rows].sort((a, b) => rowKey(a).localeCo
 function sinkRows(out: string): OutRow[] {
   const rows = committedRows(out);
   const shape = (r: Record<string, unknown>) =>
-    `${Object.keys(r).sort().join(',')}; window: ${Object.keys((r['window'] ?? {}) as object).join(',')}; ${typeof r['id']}, ${Number.isInteger(r['count']) ? 'integer' : typeof r['count']}`;
-  expect([...new Set(rows.map(shape))].filter((x) => x !== 'count,id,window; window: start,end; string, integer'), 'sink rows of another shape').toEqual([]);
+    `${Object.keys(r).sort().join(',')}; window: ${Object.keys((r.window ?? {}) as object).join(',')}; ${typeof r.id}, ${Number.isInteger(r.count) ? 'integer' : typeof r.count}`;
+  expect(
+    [...new Set(rows.map(shape))].filter((x) => x !== 'count,id,window; window: start,end; string, integer'),
+    'sink rows of another shape',
+  ).toEqual([]);
   return rows.map((r) => {
-    const w = r['window'] as { start: string; end: string };
-    return { start: w.start, end: w.end, id: r['id'] as string, count: r['count'] as number };
+    const w = r.window as { start: string; end: string };
+    return { start: w.start, end: w.end, id: r.id as string, count: r.count as number };
   });
 }
 
@@ -211,9 +217,18 @@ function expectRows(actual: OutRow[], expected: OutRow[], what: string): void {
   const seen = new Map<string, number>();
   for (const r of actual) seen.set(rowKey(r), (seen.get(rowKey(r)) ?? 0) + 1);
   const want = new Map(expected.map((r) => [rowKey(r), r.count]));
-  expect([...seen].filter(([, n]) => n > 1).map(([k, n]) => `${k} x${n}`), `${what}: duplicated windows`).toEqual([]);
-  expect([...want.keys()].filter((k) => !seen.has(k)), `${what}: missing windows`).toEqual([]);
-  expect([...seen.keys()].filter((k) => !want.has(k)), `${what}: unexpected windows`).toEqual([]);
+  expect(
+    [...seen].filter(([, n]) => n > 1).map(([k, n]) => `${k} x${n}`),
+    `${what}: duplicated windows`,
+  ).toEqual([]);
+  expect(
+    [...want.keys()].filter((k) => !seen.has(k)),
+    `${what}: missing windows`,
+  ).toEqual([]);
+  expect(
+    [...seen.keys()].filter((k) => !want.has(k)),
+    `${what}: unexpected windows`,
+  ).toEqual([]);
   expect(
     actual.filter((r) => r.count !== want.get(rowKey(r))).map((r) => `${rowKey(r)}: ${r.count}, expected ${want.get(rowKey(r))}`),
     `${what}: wrong counts`,
@@ -294,7 +309,10 @@ describe('SIGKILL and restart of a windowed aggregation on the same checkpoint',
     const kills = await killAndRestart(CHILD, dirs, plan, (run, state) => {
       // Whatever the moment of death, the committed sink batches hold exactly what they should.
       const manifests = expectSinkConsistent(dirs.out, `after the run killed at ${run.ms} ms`);
-      expect(state.commits.every((id) => manifests.includes(id)), 'a committed batch has its sink batch').toBe(true);
+      expect(
+        state.commits.every((id) => manifests.includes(id)),
+        'a committed batch has its sink batch',
+      ).toBe(true);
       return { manifests: manifests.length, rows: committedRows(dirs.out).length };
     });
 
@@ -340,7 +358,7 @@ describe('SIGKILL and restart of a windowed aggregation on the same checkpoint',
       // The replay used the planned batch as written (same offsets, batch timestamp and
       // watermark), and an already committed sink batch was not written again.
       expect(readFileSync(offsetsFile, 'utf8')).toBe(plannedBatch);
-      expect(parseDoc(plannedBatch)['batchWatermarkMs']).toBe(EXPECTED.watermarks[crashedBatch]);
+      expect(parseDoc(plannedBatch).batchWatermarkMs).toBe(EXPECTED.watermarks[crashedBatch]);
       if (manifest !== undefined) expect(readFileSync(manifestFile, 'utf8')).toBe(manifest);
     });
   });
@@ -355,7 +373,7 @@ describe('SIGKILL and restart of a windowed aggregation on the same checkpoint',
     // Decided from the checkpoint, not from memory (nextBatch.ts): the no-data batch is still due.
     await expectRestartCompletes(dirs);
     const planned = readFileSync(join(dirs.ckpt, 'offsets', String(noDataBatch)), 'utf8');
-    expect(parseDoc(planned)['batchWatermarkMs']).toBe(EXPECTED.watermarks[noDataBatch]);
+    expect(parseDoc(planned).batchWatermarkMs).toBe(EXPECTED.watermarks[noDataBatch]);
   });
 
   describe.each([
@@ -450,32 +468,37 @@ describe('generic aggregation buffers (collect_set) through the same crashes', (
   // SLUICE_TEST_MINUTES=1: the child also keeps collect_set(minute(event_time)), a buffer the
   // state codec stores as msgpack (tag 6), through undo records, rollback and replay.
   const withMinutes = async <T>(fn: () => Promise<T>): Promise<T> => {
-    process.env['SLUICE_TEST_MINUTES'] = '1';
+    process.env.SLUICE_TEST_MINUTES = '1';
     try {
       return await fn();
     } finally {
-      delete process.env['SLUICE_TEST_MINUTES'];
+      delete process.env.SLUICE_TEST_MINUTES;
     }
   };
   const minutesOut = (out: string): Map<string, number[]> =>
-    new Map(committedRows(out).map((r) => {
-      const w = r['window'] as { start: string; end: string };
-      return [`${w.start}|${w.end}|${r['id'] as string}`, r['minutes'] as number[]];
-    }));
+    new Map(
+      committedRows(out).map((r) => {
+        const w = r.window as { start: string; end: string };
+        return [`${w.start}|${w.end}|${r.id as string}`, r.minutes as number[]];
+      }),
+    );
 
-  it.each(['after-state-commit:8', 'before-commit-log:8'])('dies at %s, and a restart gives every window its count and its distinct minutes once', async (fault) => {
-    await withMinutes(async () => {
-      const dirs = scenarioDirs();
-      expectKilled(await runChild(dirs, { fault }), `at ${fault}`);
-      expectCompleted(await runChild(dirs));
-      const rows = committedRows(dirs.out);
-      expect(rows).toHaveLength(EXPECTED_ROWS.length);
-      expect(new Map(rows.map((r) => [`${(r['window'] as { start: string }).start}|${(r['window'] as { end: string }).end}|${r['id'] as string}`, r['count']]))).toEqual(
-        new Map(EXPECTED_ROWS.map((r) => [rowKey(r), r.count])),
-      );
-      expect(minutesOut(dirs.out)).toEqual(EXPECTED.minutes);
-    });
-  });
+  it.each(['after-state-commit:8', 'before-commit-log:8'])(
+    'dies at %s, and a restart gives every window its count and its distinct minutes once',
+    async (fault) => {
+      await withMinutes(async () => {
+        const dirs = scenarioDirs();
+        expectKilled(await runChild(dirs, { fault }), `at ${fault}`);
+        expectCompleted(await runChild(dirs));
+        const rows = committedRows(dirs.out);
+        expect(rows).toHaveLength(EXPECTED_ROWS.length);
+        expect(new Map(rows.map((r) => [`${(r.window as { start: string }).start}|${(r.window as { end: string }).end}|${r.id as string}`, r.count]))).toEqual(
+          new Map(EXPECTED_ROWS.map((r) => [rowKey(r), r.count])),
+        );
+        expect(minutesOut(dirs.out)).toEqual(EXPECTED.minutes);
+      });
+    },
+  );
 });
 
 describe('a failed state task attempt is rerun in the same process', () => {

@@ -72,11 +72,12 @@ function byJson<T>(rows: T[]): T[] {
 }
 
 function normalize(rows: Array<Record<string, unknown>>) {
-  return byJson(rows
-    .map((r) => {
-      const w = r['window'] as { start: Date; end: Date };
-      return { window: { start: w.start.toISOString(), end: w.end.toISOString() }, id: r['id'], count: r['count'] };
-    }));
+  return byJson(
+    rows.map((r) => {
+      const w = r.window as { start: Date; end: Date };
+      return { window: { start: w.start.toISOString(), end: w.end.toISOString() }, id: r.id, count: r.count };
+    }),
+  );
 }
 
 let streamNo = 0;
@@ -135,15 +136,13 @@ describe('windowed aggregation with a watermark', () => {
     const q = await seedQuery(df, 'append', 'seed_append');
     await runBatches(q, add, SEED_BATCHES);
     const expected = model(SEED_BATCHES, 5, 5, 10);
-    expect(normalize(await session.memoryTable('seed_append'))).toEqual(
-      byJson(expected.appended),
-    );
+    expect(normalize(await session.memoryTable('seed_append'))).toEqual(byJson(expected.appended));
     const progress = q.recentProgress;
     const dropped = progress.reduce((s, p) => s + (p.stateOperators[0]?.numRowsDroppedByWatermark ?? 0), 0);
     expect(dropped).toBe(expected.dropped);
     const last = q.lastProgress;
     expect(last?.stateOperators[0]).toMatchObject({ operatorName: 'stateStoreSave', numShufflePartitions: 8, numStateStoreInstances: 2 });
-    expect(last?.eventTime['watermark']).toBe(iso(expected.watermark));
+    expect(last?.eventTime.watermark).toBe(iso(expected.watermark));
     // Only the window of the final event is left in state.
     expect(last?.stateOperators[0]?.numRowsTotal).toBe(1);
     await q.stop();
@@ -168,19 +167,11 @@ describe('windowed aggregation with a watermark', () => {
 
   it('complete mode emits the whole result each batch and neither evicts nor drops', async () => {
     const { df, add } = eventsStream();
-    const q = await df
-      .groupBy(window('ts', '5 minutes'), 'id')
-      .count()
-      .writeStream.format('memory')
-      .queryName('seed_complete')
-      .outputMode('complete')
-      .start();
+    const q = await df.groupBy(window('ts', '5 minutes'), 'id').count().writeStream.format('memory').queryName('seed_complete').outputMode('complete').start();
     await runBatches(q, add, SEED_BATCHES);
     // Without eviction every row counts, the late ones too.
     const expected = model(SEED_BATCHES, 5, 5, 1e9);
-    expect(normalize(await session.memoryTable('seed_complete'))).toEqual(
-      byJson(expected.all),
-    );
+    expect(normalize(await session.memoryTable('seed_complete'))).toEqual(byJson(expected.all));
     await q.stop();
   });
 
@@ -196,9 +187,7 @@ describe('windowed aggregation with a watermark', () => {
       .start();
     await runBatches(q, add, SEED_BATCHES);
     const expected = model(SEED_BATCHES, 10, 5, 10);
-    expect(normalize(await session.memoryTable('sliding'))).toEqual(
-      byJson(expected.appended),
-    );
+    expect(normalize(await session.memoryTable('sliding'))).toEqual(byJson(expected.appended));
     await q.stop();
   });
 });
@@ -224,7 +213,7 @@ describe('aggregates', () => {
         { id: null as unknown as string, minute: 5, v: 7 },
       ],
     ]);
-    const rows = (await session.memoryTable('aggs')).sort((x, y) => String(x['id']).localeCompare(String(y['id'])));
+    const rows = (await session.memoryTable('aggs')).sort((x, y) => String(x.id).localeCompare(String(y.id)));
     expect(rows).toEqual([
       { id: 'a', n: 3, nv: 2, 'sum(v)': 8, 'avg(v)': 4, 'min(v)': 3, 'max(v)': 5 },
       { id: 'b', n: 1, nv: 0, 'sum(v)': null, 'avg(v)': null, 'min(v)': null, 'max(v)': null },
@@ -244,7 +233,13 @@ describe('aggregates', () => {
       .queryName('post_ops')
       .outputMode('complete')
       .start();
-    await runBatches(q, add, [[{ id: 'a', minute: 1 }, { id: 'a', minute: 2 }, { id: 'b', minute: 3 }]]);
+    await runBatches(q, add, [
+      [
+        { id: 'a', minute: 1 },
+        { id: 'a', minute: 2 },
+        { id: 'b', minute: 3 },
+      ],
+    ]);
     expect(await session.memoryTable('post_ops')).toEqual([{ id: 'a', count: 2, double: 4 }]);
     await q.stop();
   });
@@ -255,30 +250,39 @@ describe('deduplication', () => {
     const { df, add } = eventsStream();
     const q = await df.dropDuplicates(['id']).select('id', 'ts').writeStream.format('memory').queryName('dedup').start();
     await runBatches(q, add, [
-      [{ id: 'a', minute: 1 }, { id: 'a', minute: 2 }, { id: 'b', minute: 3 }],
-      [{ id: 'a', minute: 500 }, { id: 'c', minute: 4 }],
+      [
+        { id: 'a', minute: 1 },
+        { id: 'a', minute: 2 },
+        { id: 'b', minute: 3 },
+      ],
+      [
+        { id: 'a', minute: 500 },
+        { id: 'c', minute: 4 },
+      ],
     ]);
     const rows = await session.memoryTable('dedup');
-    expect(rows.map((r) => r['id']).sort()).toEqual(['a', 'b', 'c']);
+    expect(rows.map((r) => r.id).sort()).toEqual(['a', 'b', 'c']);
     expect(q.lastProgress?.stateOperators[0]).toMatchObject({ operatorName: 'dedupe', numRowsTotal: 3 });
     await q.stop();
   });
 
   it('dropDuplicates with the watermarked column among the keys drops late rows and expires state', async () => {
     const { df, add } = eventsStream();
-    const q = await df
-      .withWatermark('ts', '10 minutes')
-      .dropDuplicates(['id', 'ts'])
-      .writeStream.format('memory')
-      .queryName('dedup_wm')
-      .start();
+    const q = await df.withWatermark('ts', '10 minutes').dropDuplicates(['id', 'ts']).writeStream.format('memory').queryName('dedup_wm').start();
     await runBatches(q, add, [
-      [{ id: 'a', minute: 1 }, { id: 'a', minute: 1 }, { id: 'b', minute: 2 }],
+      [
+        { id: 'a', minute: 1 },
+        { id: 'a', minute: 1 },
+        { id: 'b', minute: 2 },
+      ],
       [{ id: 'a', minute: 30 }],
       // Late: minute 1 <= watermark 20, dropped even though its state expired.
-      [{ id: 'a', minute: 1 }, { id: 'c', minute: 25 }],
+      [
+        { id: 'a', minute: 1 },
+        { id: 'c', minute: 25 },
+      ],
     ]);
-    const rows = (await session.memoryTable('dedup_wm')).map((r) => `${r['id']}@${(r['ts'] as Date).toISOString().slice(11, 16)}`);
+    const rows = (await session.memoryTable('dedup_wm')).map((r) => `${r.id}@${(r.ts as Date).toISOString().slice(11, 16)}`);
     expect(rows.sort()).toEqual(['a@00:01', 'a@00:30', 'b@00:02', 'c@00:25']);
     const dropped = q.recentProgress.reduce((s, p) => s + (p.stateOperators[0]?.numRowsDroppedByWatermark ?? 0), 0);
     expect(dropped).toBe(1);
@@ -289,19 +293,20 @@ describe('deduplication', () => {
 
   it('dropDuplicatesWithinWatermark drops a key while it is within the delay, then lets it through again', async () => {
     const { df, add } = eventsStream();
-    const q = await df
-      .withWatermark('ts', '10 minutes')
-      .dropDuplicatesWithinWatermark(['id'])
-      .writeStream.format('memory')
-      .queryName('dedup_within')
-      .start();
+    const q = await df.withWatermark('ts', '10 minutes').dropDuplicatesWithinWatermark(['id']).writeStream.format('memory').queryName('dedup_within').start();
     await runBatches(q, add, [
-      [{ id: 'a', minute: 1 }, { id: 'a', minute: 5 }],
-      [{ id: 'a', minute: 8 }, { id: 'b', minute: 30 }],
+      [
+        { id: 'a', minute: 1 },
+        { id: 'a', minute: 5 },
+      ],
+      [
+        { id: 'a', minute: 8 },
+        { id: 'b', minute: 30 },
+      ],
       // Watermark 20 now: a's state (expiring at 1 + 10 = 11) is gone, so a is new again.
       [{ id: 'a', minute: 31 }],
     ]);
-    const rows = (await session.memoryTable('dedup_within')).map((r) => `${r['id']}@${(r['ts'] as Date).toISOString().slice(11, 16)}`);
+    const rows = (await session.memoryTable('dedup_within')).map((r) => `${r.id}@${(r.ts as Date).toISOString().slice(11, 16)}`);
     expect(rows.sort()).toEqual(['a@00:01', 'a@00:31', 'b@00:30']);
     expect(q.lastProgress?.stateOperators[0]?.operatorName).toBe('dedupeWithinWatermark');
     await q.stop();
@@ -311,12 +316,13 @@ describe('deduplication', () => {
 describe('plans and restarts', () => {
   it('refuses output modes that Spark refuses', async () => {
     const { df } = eventsStream();
-    await expect(
-      df.groupBy('id').count().writeStream.format('memory').queryName('x1').outputMode('append').start(),
-    ).rejects.toMatchObject({ code: 'UNSUPPORTED_OUTPUT_MODE', option: 'outputMode' });
-    await expect(
-      df.dropDuplicates(['id']).writeStream.format('memory').queryName('x2').outputMode('complete').start(),
-    ).rejects.toMatchObject({ code: 'UNSUPPORTED_OUTPUT_MODE' });
+    await expect(df.groupBy('id').count().writeStream.format('memory').queryName('x1').outputMode('append').start()).rejects.toMatchObject({
+      code: 'UNSUPPORTED_OUTPUT_MODE',
+      option: 'outputMode',
+    });
+    await expect(df.dropDuplicates(['id']).writeStream.format('memory').queryName('x2').outputMode('complete').start()).rejects.toMatchObject({
+      code: 'UNSUPPORTED_OUTPUT_MODE',
+    });
     await expect(
       df.withWatermark('ts', '1 minute').groupBy('id').count().writeStream.format('memory').queryName('x3').outputMode('append').start(),
     ).rejects.toMatchObject({ code: 'UNSUPPORTED_OUTPUT_MODE' });
@@ -335,7 +341,16 @@ describe('plans and restarts', () => {
       const ckpt = tempDir();
       try {
         s.memoryStream('budget_in', 'id STRING, ts TIMESTAMP, v LONG');
-        const start = s.readStream.format('memory').load('budget_in').groupBy('id').count().writeStream.format('memory').queryName('budget').outputMode('complete').option('checkpointLocation', ckpt).start();
+        const start = s.readStream
+          .format('memory')
+          .load('budget_in')
+          .groupBy('id')
+          .count()
+          .writeStream.format('memory')
+          .queryName('budget')
+          .outputMode('complete')
+          .option('checkpointLocation', ckpt)
+          .start();
         return await start.then(
           async (q) => {
             await q.stop();
@@ -369,14 +384,31 @@ describe('plans and restarts', () => {
     const s = await Session.create({ conf: { 'sluice.executor.cores': 2, 'sluice.sql.shuffle.partitions': ' AUTO ' } });
     try {
       const stream = s.memoryStream('auto_in', 'id STRING');
-      const start = () => s.readStream.format('memory').load('auto_in').groupBy('id').count().writeStream.format('memory').queryName('auto_counts').outputMode('complete').option('checkpointLocation', tempDir()).start();
-      await expect(start()).rejects.toMatchObject({ code: 'INVALID_CONF', option: 'sluice.sql.shuffle.partitions', message: expect.stringContaining('stateStore.partitions') });
+      const start = () =>
+        s.readStream
+          .format('memory')
+          .load('auto_in')
+          .groupBy('id')
+          .count()
+          .writeStream.format('memory')
+          .queryName('auto_counts')
+          .outputMode('complete')
+          .option('checkpointLocation', tempDir())
+          .start();
+      await expect(start()).rejects.toMatchObject({
+        code: 'INVALID_CONF',
+        option: 'sluice.sql.shuffle.partitions',
+        message: expect.stringContaining('stateStore.partitions'),
+      });
       s.conf.set('sluice.sql.streaming.stateStore.partitions', 8);
       const q = await start();
       stream.addData([{ id: 'a' }, { id: 'b' }, { id: 'a' }]);
       await q.processAllAvailable();
       expect(q.lastProgress?.stateOperators[0]?.numShufflePartitions).toBe(8);
-      expect((await s.memoryTable('auto_counts')).map((r) => [r['id'], Number(r['count'])]).sort()).toEqual([['a', 2], ['b', 1]]);
+      expect((await s.memoryTable('auto_counts')).map((r) => [r.id, Number(r.count)]).sort()).toEqual([
+        ['a', 2],
+        ['b', 1],
+      ]);
       await q.stop();
     } finally {
       await s.close();
@@ -394,8 +426,16 @@ describe('plans and restarts', () => {
         const stream = s.memoryStream(`budget_in${i}`, 'id STRING');
         stream.addData(Array.from({ length: 10 + i }, (_, k) => ({ id: `k${k % 3}` })));
         started.push(
-          await s.readStream.format('memory').load(`budget_in${i}`).groupBy('id').count()
-            .writeStream.format('memory').queryName(`budget_${i}`).outputMode('complete').option('checkpointLocation', tempDir()).start(),
+          await s.readStream
+            .format('memory')
+            .load(`budget_in${i}`)
+            .groupBy('id')
+            .count()
+            .writeStream.format('memory')
+            .queryName(`budget_${i}`)
+            .outputMode('complete')
+            .option('checkpointLocation', tempDir())
+            .start(),
         );
       }
       for (const q of started) await q.processAllAvailable();
@@ -405,7 +445,7 @@ describe('plans and restarts', () => {
       for (let i = 0; i < queries; i++) {
         const n = 10 + i;
         const expected = [0, 1, 2].map((r) => ({ id: `k${r}`, count: Math.floor(n / 3) + (r < n % 3 ? 1 : 0) + (r === 0 ? 1 : 0) }));
-        const rows = (await s.memoryTable(`budget_${i}`)).map((r) => ({ id: r['id'], count: Number(r['count']) }));
+        const rows = (await s.memoryTable(`budget_${i}`)).map((r) => ({ id: r.id, count: Number(r.count) }));
         expect(rows.sort((x, y) => String(x.id).localeCompare(String(y.id)))).toEqual([...expected, { id: 'new', count: 1 }]);
       }
       const [usage] = s.metrics().executor.stateStores;
@@ -426,7 +466,16 @@ describe('plans and restarts', () => {
     try {
       s.memoryStream('shared_budget', 'id STRING, ts TIMESTAMP, v LONG');
       const start = (name: string) =>
-        s.readStream.format('memory').load('shared_budget').groupBy('id').count().writeStream.format('memory').queryName(name).outputMode('complete').option('checkpointLocation', tempDir()).start();
+        s.readStream
+          .format('memory')
+          .load('shared_budget')
+          .groupBy('id')
+          .count()
+          .writeStream.format('memory')
+          .queryName(name)
+          .outputMode('complete')
+          .option('checkpointLocation', tempDir())
+          .start();
       const first = await start('budget_a');
       // Its 2 shards take 3 MB each; 4 shards would get 1.5 MB.
       await expect(start('budget_b')).rejects.toMatchObject({
@@ -492,18 +541,25 @@ describe('the watermark for late rows', () => {
       await q.processAllAvailable();
     }
     // Batch 2 ran with the watermark 25 (batch 1's maximum) and drops rows at or below 5 (batch 1's).
-    expect(q.recentProgress.map((p) => p.eventTime['watermark'])).toEqual([iso(0), iso(5 * S), iso(25 * S)]);
+    expect(q.recentProgress.map((p) => p.eventTime.watermark)).toEqual([iso(0), iso(5 * S), iso(25 * S)]);
   };
 
   it('an aggregation takes a row for a window this batch closes, if the batch before had not passed it', async () => {
     await withSession(conf, async (s) => {
       const m = s.memoryStream('late_agg', 't TIMESTAMP');
-      const q = await s.readStream.format('memory').load('late_agg').withWatermark('t', '0 seconds')
-        .groupBy(window('t', '10 seconds')).count()
-        .writeStream.format('memory').queryName('late_agg_out').outputMode('append').start();
+      const q = await s.readStream
+        .format('memory')
+        .load('late_agg')
+        .withWatermark('t', '0 seconds')
+        .groupBy(window('t', '10 seconds'))
+        .count()
+        .writeStream.format('memory')
+        .queryName('late_agg_out')
+        .outputMode('append')
+        .start();
       try {
         await steps(q, (t) => m.addData([{ t: new Date(t * S) }]));
-        const rows = (await s.memoryTable('late_agg_out')).map((r) => [(r['window'] as { start: Date }).start.getTime() / S, Number(r['count'])]);
+        const rows = (await s.memoryTable('late_agg_out')).map((r) => [(r.window as { start: Date }).start.getTime() / S, Number(r.count)]);
         // [0, 10) closes in batch 2 with both its rows: 7 is not late (above 5).
         expect(rows).toEqual([[0, 2]]);
         expect(q.lastProgress?.stateOperators[0]?.numRowsDroppedByWatermark).toBe(0);
@@ -513,15 +569,21 @@ describe('the watermark for late rows', () => {
     });
   });
 
-  it('a deduplication keeps a row above the batch before\'s watermark, though this batch\'s has passed it', async () => {
+  it("a deduplication keeps a row above the batch before's watermark, though this batch's has passed it", async () => {
     await withSession(conf, async (s) => {
       const m = s.memoryStream('late_dedup', 'id STRING, t TIMESTAMP');
-      const q = await s.readStream.format('memory').load('late_dedup').withWatermark('t', '0 seconds')
+      const q = await s.readStream
+        .format('memory')
+        .load('late_dedup')
+        .withWatermark('t', '0 seconds')
         .dropDuplicates(['id', 't'])
-        .writeStream.format('memory').queryName('late_dedup_out').outputMode('append').start();
+        .writeStream.format('memory')
+        .queryName('late_dedup_out')
+        .outputMode('append')
+        .start();
       try {
         await steps(q, (t) => m.addData([{ id: 'x', t: new Date(t * S) }]));
-        expect((await s.memoryTable('late_dedup_out')).map((r) => (r['t'] as Date).getTime() / S)).toEqual([5, 25, 7]);
+        expect((await s.memoryTable('late_dedup_out')).map((r) => (r.t as Date).getTime() / S)).toEqual([5, 25, 7]);
         // Past this batch's watermark, it is emitted and not kept; the watermark evicts the other two.
         expect(q.lastProgress?.stateOperators[0]).toMatchObject({ numRowsDroppedByWatermark: 0, numRowsTotal: 0 });
       } finally {

@@ -27,10 +27,17 @@ describe('stateless shuffle', () => {
     const run = async (partitions: number | string) => {
       const s = await Session.create({ conf: { 'sluice.executor.cores': 2, 'sluice.sql.shuffle.partitions': partitions } });
       try {
-        const q = await s.readStream.format('json').schema('k STRING, v LONG').option('maxFilesPerTrigger', 1).load(input)
+        const q = await s.readStream
+          .format('json')
+          .schema('k STRING, v LONG')
+          .option('maxFilesPerTrigger', 1)
+          .load(input)
           .repartition('k')
           .select(col('k'), col('v'), col('v').mod(2).alias('odd'))
-          .writeStream.format('json').option('checkpointLocation', ckpt).trigger(Trigger.AvailableNow()).start(out);
+          .writeStream.format('json')
+          .option('checkpointLocation', ckpt)
+          .trigger(Trigger.AvailableNow())
+          .start(out);
         await q.awaitTermination();
         return q.recentProgress.map((p) => p.shuffle?.numShufflePartitions);
       } finally {
@@ -46,28 +53,39 @@ describe('stateless shuffle', () => {
     // auto: one partition per advisory size of input, at least one per slot.
     expect(await run('auto')).toEqual([2]);
     const rows = readSinkJson(out);
-    expect(rows.map((r) => r['v'] as number).sort((a, b) => a - b)).toEqual(Array.from({ length: 200 }, (_, v) => v));
-    expect(rows.every((r) => r['odd'] === (r['v'] as number) % 2)).toBe(true);
-    const recorded = [0, 2, 3].map((b) => (parseDoc(readFileSync(join(ckpt, 'offsets', String(b)), 'utf8'))['conf'] as { shufflePartitions: number }).shufflePartitions);
+    expect(rows.map((r) => r.v as number).sort((a, b) => a - b)).toEqual(Array.from({ length: 200 }, (_, v) => v));
+    expect(rows.every((r) => r.odd === (r.v as number) % 2)).toBe(true);
+    const recorded = [0, 2, 3].map(
+      (b) => (parseDoc(readFileSync(join(ckpt, 'offsets', String(b)), 'utf8')).conf as { shufflePartitions: number }).shufflePartitions,
+    );
     expect(recorded).toEqual([64, 4, 2]);
   });
 
   it('a batch replayed after a crash keeps the partition count it was planned with, whatever the restart asks', async () => {
     const child = fileURLToPath(new URL('./fixtures/shuffle-child.mjs', import.meta.url));
     const dirs = { input: tempDir(), out: tempDir(), ckpt: tempDir() };
-    for (let f = 0; f < 3; f++) writeInput(dirs.input, `f${f}.json`, jsonLines(Array.from({ length: 20 }, (_, i) => ({ k: `k${i % 5}`, v: f * 20 + i }))), 1_700_000_000 + f);
+    for (let f = 0; f < 3; f++)
+      writeInput(dirs.input, `f${f}.json`, jsonLines(Array.from({ length: 20 }, (_, i) => ({ k: `k${i % 5}`, v: f * 20 + i }))), 1_700_000_000 + f);
     const shuffles = (stdout: string) => [...stdout.matchAll(/^SHUFFLE (\d+) (\d+)$/gm)].map((m) => [Number(m[1]), Number(m[2])]);
     // Dies once batch 1's offsets are written, before it runs.
     const crashed = await runChild(child, [dirs.input, dirs.out, dirs.ckpt, '8'], { fault: 'after-offsets-write:2' });
     expect(crashed.signal).toBe('SIGKILL');
-    const recorded = (id: number) => (parseDoc(readFileSync(join(dirs.ckpt, 'offsets', String(id)), 'utf8'))['conf'] as { shufflePartitions: number }).shufflePartitions;
+    const recorded = (id: number) =>
+      (parseDoc(readFileSync(join(dirs.ckpt, 'offsets', String(id)), 'utf8')).conf as { shufflePartitions: number }).shufflePartitions;
     expect(recorded(1)).toBe(8);
     const again = await runChild(child, [dirs.input, dirs.out, dirs.ckpt, '3']);
     expectCompleted(again);
     // Batch 1 replays at its recorded 8; batch 2 is planned by this run, at 3.
-    expect(shuffles(again.stdout)).toEqual([[1, 8], [2, 3]]);
+    expect(shuffles(again.stdout)).toEqual([
+      [1, 8],
+      [2, 3],
+    ]);
     expect(recorded(2)).toBe(3);
-    expect(readSinkJson(dirs.out).map((r) => r['v'] as number).sort((a, b) => a - b)).toEqual(Array.from({ length: 60 }, (_, v) => v));
+    expect(
+      readSinkJson(dirs.out)
+        .map((r) => r.v as number)
+        .sort((a, b) => a - b),
+    ).toEqual(Array.from({ length: 60 }, (_, v) => v));
   });
 
   it('coalesces small partitions into fewer tasks and leaves a large one alone; off, every partition is a task', async () => {
@@ -82,7 +100,13 @@ describe('stateless shuffle', () => {
           const input = s.memoryStream(`skewed_${adaptive}`, 'k STRING, v LONG');
           // One key holds most rows: its partition is over the advisory size, the others far under it.
           input.addData([...Array.from({ length: 3000 }, (_, v) => ({ k: 'big', v })), ...Array.from({ length: 40 }, (_, v) => ({ k: `small${v}`, v }))]);
-          const q = await s.readStream.format('memory').load(`skewed_${adaptive}`).repartition(16, 'k').writeStream.format('memory').queryName(`skewed_out_${adaptive}`).start();
+          const q = await s.readStream
+            .format('memory')
+            .load(`skewed_${adaptive}`)
+            .repartition(16, 'k')
+            .writeStream.format('memory')
+            .queryName(`skewed_out_${adaptive}`)
+            .start();
           await q.processAllAvailable();
           const progress = q.lastProgress;
           const rows = await s.memoryTable(`skewed_out_${adaptive}`);
@@ -105,10 +129,16 @@ describe('stateless shuffle', () => {
       const run = async (name: string, by: string[]) => {
         const input = s.memoryStream(`${name}_in`, 'value LONG, pad STRING');
         input.addData(Array.from({ length: 8000 }, (_, value) => ({ value, pad: 'x'.repeat(20) })));
-        const q = await s.readStream.format('memory').load(`${name}_in`).repartition(2, ...by).writeStream.format('memory').queryName(name).start();
+        const q = await s.readStream
+          .format('memory')
+          .load(`${name}_in`)
+          .repartition(2, ...by)
+          .writeStream.format('memory')
+          .queryName(name)
+          .start();
         await q.processAllAvailable();
         await q.stop();
-        const values = (await s.memoryTable(name)).map((r) => Number(r['value']));
+        const values = (await s.memoryTable(name)).map((r) => Number(r.value));
         return { shuffle: q.lastProgress?.shuffle, exact: new Set(values).size === 8000 && values.length === 8000 };
       };
       // Each map task gives a block to each of the 2 partitions, far over 4 KB each.
@@ -126,7 +156,15 @@ describe('stateless shuffle', () => {
     await withSession({ 'sluice.executor.cores': 2, 'sluice.sql.shuffle.partitions': 16 }, async (s) => {
       const input = s.memoryStream('counted', 'k STRING');
       input.addData([{ k: 'a' }, { k: 'b' }]);
-      const q = await s.readStream.format('memory').load('counted').groupBy('k').count().writeStream.format('memory').queryName('counted_out').outputMode('complete').start();
+      const q = await s.readStream
+        .format('memory')
+        .load('counted')
+        .groupBy('k')
+        .count()
+        .writeStream.format('memory')
+        .queryName('counted_out')
+        .outputMode('complete')
+        .start();
       await q.processAllAvailable();
       expect(q.lastProgress?.shuffle).toBeUndefined();
       expect(q.lastProgress?.stateOperators[0]?.numShufflePartitions).toBe(16);

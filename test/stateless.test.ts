@@ -46,10 +46,10 @@ describe('file source to JSON sink', () => {
       .start(out);
     await query.processAllAvailable();
 
-    const rows = readSinkJson(out).sort((a, b) => (a['v2'] as number) - (b['v2'] as number));
+    const rows = readSinkJson(out).sort((a, b) => (a.v2 as number) - (b.v2 as number));
     expect(rows).toHaveLength(35);
     expect(rows[0]).toEqual({ id: 'k0', v2: 10, ts: '2024-01-01T00:00:05.000Z' });
-    expect(rows.map((r) => r['v2'])).toEqual(Array.from({ length: 35 }, (_, i) => (i + 5) * 2));
+    expect(rows.map((r) => r.v2)).toEqual(Array.from({ length: 35 }, (_, i) => (i + 5) * 2));
 
     const p = query.lastProgress;
     expect(p).not.toBeNull();
@@ -62,7 +62,15 @@ describe('file source to JSON sink', () => {
     expect(p?.sink.numOutputRows).toBe(35);
     expect(p?.sink.description).toContain(out);
     // Spark's phases, each a whole number of milliseconds (MicroBatchExecution.test.ts checks each is timed).
-    expect(Object.keys(p?.durationMs ?? {}).sort()).toEqual(['addBatch', 'commitOffsets', 'getBatch', 'latestOffset', 'queryPlanning', 'triggerExecution', 'walCommit']);
+    expect(Object.keys(p?.durationMs ?? {}).sort()).toEqual([
+      'addBatch',
+      'commitOffsets',
+      'getBatch',
+      'latestOffset',
+      'queryPlanning',
+      'triggerExecution',
+      'walCommit',
+    ]);
     for (const ms of Object.values(p?.durationMs ?? {})) expect(Number.isInteger(ms)).toBe(true);
     expect(p?.processedRowsPerSecond).toBeGreaterThan(0);
     expect(existsSync(join(ckpt, 'offsets', '0'))).toBe(true);
@@ -83,8 +91,7 @@ describe('file source to JSON sink', () => {
     const out = tempDir();
     const ckpt = tempDir();
     writeInput(input, 'a.json', jsonLines(events(4)), 1_000);
-    const start = () =>
-      session.readStream.format('json').schema(SCHEMA).load(input).writeStream.format('json').option('checkpointLocation', ckpt).start(out);
+    const start = () => session.readStream.format('json').schema(SCHEMA).load(input).writeStream.format('json').option('checkpointLocation', ckpt).start(out);
     const q1 = await start();
     await q1.processAllAvailable();
     await q1.stop();
@@ -94,7 +101,11 @@ describe('file source to JSON sink', () => {
     expect(q2.id).toBe(q1.id);
     expect(q2.runId).not.toBe(q1.runId);
     expect(q2.lastProgress?.batchId).toBe(1);
-    expect(readSinkJson(out).map((r) => r['v']).sort((a, b) => (a as number) - (b as number))).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(
+      readSinkJson(out)
+        .map((r) => r.v)
+        .sort((a, b) => (a as number) - (b as number)),
+    ).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     await q2.stop();
   });
 
@@ -114,20 +125,14 @@ describe('file source to JSON sink', () => {
     const input = tempDir();
     const out = tempDir();
     writeInput(input, 'a.json', jsonLines(events(6)), 1_000);
-    const q = await session.readStream
-      .format('json')
-      .schema(SCHEMA)
-      .load(input)
-      .writeStream.format('json')
-      .option('checkpointLocation', tempDir())
-      .start(out);
+    const q = await session.readStream.format('json').schema(SCHEMA).load(input).writeStream.format('json').option('checkpointLocation', tempDir()).start(out);
     await q.processAllAvailable();
     await q.stop();
     writeFileSync(join(out, 'part-99999-00000-stray.json'), '{"id":"stray","v":-1}\n');
     const rows = await session.read.format('json').schema(SCHEMA).load(out).collect();
     expect(rows).toHaveLength(6);
-    expect(rows.map((r) => r['v']).sort()).toEqual([0, 1, 2, 3, 4, 5]);
-    expect(rows[0]?.['ts']).toBeInstanceOf(Date);
+    expect(rows.map((r) => r.v).sort()).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(rows[0]?.ts).toBeInstanceOf(Date);
   });
 });
 
@@ -145,7 +150,7 @@ describe('executors', () => {
       .queryName('threads')
       .start();
     await q.processAllAvailable();
-    const ids = new Set((await session.memoryTable('threads')).map((r) => r['tid']));
+    const ids = new Set((await session.memoryTable('threads')).map((r) => r.tid));
     expect(ids.size).toBeGreaterThanOrEqual(2);
     expect([...ids].every((t) => typeof t === 'number' && t > 0)).toBe(true);
     await q.stop();
@@ -166,9 +171,7 @@ describe('executors', () => {
       .start();
     await q.processAllAvailable();
     expect(existsSync(marker)).toBe(true);
-    expect((await session.memoryTable('crash_once')).map((r) => r['v']).sort((a, b) => (a as number) - (b as number))).toEqual([
-      0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
-    ]);
+    expect((await session.memoryTable('crash_once')).map((r) => r.v).sort((a, b) => (a as number) - (b as number))).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     await q.stop();
   });
 
@@ -206,10 +209,24 @@ describe('a worker out of heap', () => {
       const input = tempDir();
       writeInput(input, 'a.json', jsonLines(events(2)), 1_000);
       const exhaust = udf(CRASHING, 'exhaustHeap', 'double');
-      const q = await s.readStream.format('json').schema(SCHEMA).load(input).select(exhaust(col('v'))).writeStream.format('memory').queryName('oom').start();
+      const q = await s.readStream
+        .format('json')
+        .schema(SCHEMA)
+        .load(input)
+        .select(exhaust(col('v')))
+        .writeStream.format('memory')
+        .queryName('oom')
+        .start();
       await expect(q.awaitTermination()).rejects.toMatchObject({ code: 'WORKER_OUT_OF_MEMORY', option: 'sluice.executor.heapMB' });
       expect(q.exception?.message).toContain('64 MB');
-      const ok = await s.readStream.format('json').schema(SCHEMA).load(input).writeStream.format('memory').queryName('after_oom').trigger(Trigger.AvailableNow()).start();
+      const ok = await s.readStream
+        .format('json')
+        .schema(SCHEMA)
+        .load(input)
+        .writeStream.format('memory')
+        .queryName('after_oom')
+        .trigger(Trigger.AvailableNow())
+        .start();
       await ok.awaitTermination();
       expect(await s.memoryTable('after_oom')).toHaveLength(2);
     } finally {
@@ -230,7 +247,10 @@ describe('memory, rate-micro-batch and foreachBatch', () => {
       .queryName('mem_out')
       .outputMode('append')
       .start();
-    stream.addData([{ id: 'a', v: 5 }, { id: 'b', v: null }]);
+    stream.addData([
+      { id: 'a', v: 5 },
+      { id: 'b', v: null },
+    ]);
     await q.processAllAvailable();
     stream.addData([{ id: null, v: 20 }]);
     await q.processAllAvailable();
@@ -254,8 +274,8 @@ describe('memory, rate-micro-batch and foreachBatch', () => {
       .writeStream.foreachBatch((rows, id) => {
         batches.push({
           id,
-          values: rows.map((r) => r['value'] as number).sort((a, b) => a - b),
-          times: [...new Set(rows.map((r) => (r['timestamp'] as Date).getTime()))],
+          values: rows.map((r) => r.value as number).sort((a, b) => a - b),
+          times: [...new Set(rows.map((r) => (r.timestamp as Date).getTime()))],
         });
       })
       .trigger(Trigger.ProcessingTime('10 milliseconds'))
@@ -270,22 +290,16 @@ describe('memory, rate-micro-batch and foreachBatch', () => {
   });
 
   it('rate source generates rowsPerSecond rows a second with increasing values', async () => {
-    const q = await session.readStream
-      .format('rate')
-      .option('rowsPerSecond', 100)
-      .load()
-      .writeStream.format('memory')
-      .queryName('rate_out')
-      .start();
+    const q = await session.readStream.format('rate').option('rowsPerSecond', 100).load().writeStream.format('memory').queryName('rate_out').start();
     await new Promise((r) => setTimeout(r, 600));
     await q.processAllAvailable();
     await q.stop();
     const rows = await session.memoryTable('rate_out');
-    const values = rows.map((r) => r['value'] as number).sort((a, b) => a - b);
+    const values = rows.map((r) => r.value as number).sort((a, b) => a - b);
     expect(values.length).toBeGreaterThanOrEqual(40);
     expect(values).toEqual(Array.from({ length: values.length }, (_, i) => i));
-    const first = rows.find((r) => r['value'] === 0)?.['timestamp'] as Date;
-    const tenth = rows.find((r) => r['value'] === 10)?.['timestamp'] as Date;
+    const first = rows.find((r) => r.value === 0)?.timestamp as Date;
+    const tenth = rows.find((r) => r.value === 10)?.timestamp as Date;
     expect(tenth.getTime() - first.getTime()).toBe(100);
   });
 });

@@ -14,7 +14,19 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { expr, type OutputMode } from '@sluice/driver';
 import { jsonLines, readSinkJson, removeTempDirs, tempDir, withSession, writeInput } from './helpers.js';
-import { calibrate, committedRows, expectCompleted, expectKilled, killAndRestart, logState, mulberry32, planKills, runChild as runKillChild, type ChildDirs, type KillAt } from './killHarness.js';
+import {
+  calibrate,
+  committedRows,
+  expectCompleted,
+  expectKilled,
+  killAndRestart,
+  logState,
+  mulberry32,
+  planKills,
+  runChild as runKillChild,
+  type ChildDirs,
+  type KillAt,
+} from './killHarness.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/stream-join-child.mjs', import.meta.url));
 const SLUICE = fileURLToPath(new URL('../packages/driver/dist/cli/sluice.js', import.meta.url));
@@ -32,24 +44,41 @@ describe("Spark's ad impressions and clicks example", () => {
     const dirB = tempDir();
     const ckpt = tempDir();
     const out = tempDir();
-    writeInput(dirA, 'a0.json', jsonLines([
-      { impressionAdId: 'a1', impressionTime: iso(T0) },
-      { impressionAdId: 'a2', impressionTime: iso(T0) },
-      { impressionAdId: 'a3', impressionTime: iso(T0 + 10 * MIN) },
-    ]));
-    writeInput(dirB, 'b0.json', jsonLines([
-      { clickAdId: 'a1', clickTime: iso(T0 + 30 * MIN) },
-      // An hour and a minute after its impression: outside the condition's range.
-      { clickAdId: 'a3', clickTime: iso(T0 + 71 * MIN) },
-    ]));
+    writeInput(
+      dirA,
+      'a0.json',
+      jsonLines([
+        { impressionAdId: 'a1', impressionTime: iso(T0) },
+        { impressionAdId: 'a2', impressionTime: iso(T0) },
+        { impressionAdId: 'a3', impressionTime: iso(T0 + 10 * MIN) },
+      ]),
+    );
+    writeInput(
+      dirB,
+      'b0.json',
+      jsonLines([
+        { clickAdId: 'a1', clickTime: iso(T0 + 30 * MIN) },
+        // An hour and a minute after its impression: outside the condition's range.
+        { clickAdId: 'a3', clickTime: iso(T0 + 71 * MIN) },
+      ]),
+    );
     await withSession({ 'sluice.executor.cores': 2, 'sluice.sql.shuffle.partitions': 4 }, async (session) => {
-      const impressions = session.readStream.format('json').schema('impressionAdId STRING, impressionTime TIMESTAMP').load(dirA)
+      const impressions = session.readStream
+        .format('json')
+        .schema('impressionAdId STRING, impressionTime TIMESTAMP')
+        .load(dirA)
         .withWatermark('impressionTime', '2 hours');
-      const clicks = session.readStream.format('json').schema('clickAdId STRING, clickTime TIMESTAMP').load(dirB)
-        .withWatermark('clickTime', '3 hours');
-      const q = await impressions.join(clicks, expr(`clickAdId = impressionAdId AND clickTime >= impressionTime
-        AND clickTime <= impressionTime + interval 1 hour`), 'leftOuter')
-        .writeStream.format('json').option('checkpointLocation', ckpt).start(out);
+      const clicks = session.readStream.format('json').schema('clickAdId STRING, clickTime TIMESTAMP').load(dirB).withWatermark('clickTime', '3 hours');
+      const q = await impressions
+        .join(
+          clicks,
+          expr(`clickAdId = impressionAdId AND clickTime >= impressionTime
+        AND clickTime <= impressionTime + interval 1 hour`),
+          'leftOuter',
+        )
+        .writeStream.format('json')
+        .option('checkpointLocation', ckpt)
+        .start(out);
       try {
         await q.processAllAvailable();
         expect(readSinkJson(out)).toEqual([{ impressionAdId: 'a1', impressionTime: iso(T0), clickAdId: 'a1', clickTime: iso(T0 + 30 * MIN) }]);
@@ -65,11 +94,11 @@ describe("Spark's ad impressions and clicks example", () => {
         writeInput(dirB, 'b1.json', jsonLines([{ clickAdId: 'a8', clickTime: iso(T0 + 10 * HOUR) }]));
         await q.processAllAvailable();
         const rows = readSinkJson(out);
-        expect(rows.slice(1).sort((x, y) => String(x['impressionAdId']).localeCompare(String(y['impressionAdId'])))).toEqual([
+        expect(rows.slice(1).sort((x, y) => String(x.impressionAdId).localeCompare(String(y.impressionAdId)))).toEqual([
           { impressionAdId: 'a2', impressionTime: iso(T0) },
           { impressionAdId: 'a3', impressionTime: iso(T0 + 10 * MIN) },
         ]);
-        expect(q.lastProgress?.eventTime['watermark']).toBe(iso(T0 + 7 * HOUR));
+        expect(q.lastProgress?.eventTime.watermark).toBe(iso(T0 + 7 * HOUR));
         expect(q.lastProgress?.stateOperators?.[0]).toEqual(expect.objectContaining({ numRowsTotal: 2, numRowsRemoved: 5 }));
       } finally {
         await q.stop();
@@ -79,9 +108,16 @@ describe("Spark's ad impressions and clicks example", () => {
 });
 
 describe('combined with union and stream-static joins', () => {
-  it('a side that is a union of two streams, the other joined with a static table first: every pair once, with the table\'s column', async () => {
+  it("a side that is a union of two streams, the other joined with a static table first: every pair once, with the table's column", async () => {
     const table = tempDir();
-    writeInput(table, 'names.json', jsonLines([{ uid: 'u1', name: 'Ann' }, { uid: 'u2', name: 'Bob' }]));
+    writeInput(
+      table,
+      'names.json',
+      jsonLines([
+        { uid: 'u1', name: 'Ann' },
+        { uid: 'u2', name: 'Bob' },
+      ]),
+    );
     await withSession({ 'sluice.executor.cores': 2, 'sluice.sql.shuffle.partitions': 3 }, async (s) => {
       const webA = s.memoryStream('web_a', 'user STRING, page STRING');
       const webB = s.memoryStream('web_b', 'user STRING, page STRING');
@@ -91,13 +127,19 @@ describe('combined with union and stream-static joins', () => {
       const q = await views.join(named, expr('user = uid')).writeStream.format('memory').queryName('combined').start();
       try {
         webA.addData([{ user: 'u1', page: 'home' }]);
-        webB.addData([{ user: 'u2', page: 'cart' }, { user: 'u3', page: 'home' }]);
-        buys.addData([{ uid: 'u1', item: 'book' }, { uid: 'u2', item: 'pen' }]);
+        webB.addData([
+          { user: 'u2', page: 'cart' },
+          { user: 'u3', page: 'home' },
+        ]);
+        buys.addData([
+          { uid: 'u1', item: 'book' },
+          { uid: 'u2', item: 'pen' },
+        ]);
         await q.processAllAvailable();
         // A later view of u1, from the second input, meets the stored purchase.
         webB.addData([{ user: 'u1', page: 'faq' }]);
         await q.processAllAvailable();
-        const rows = (await s.memoryTable('combined')).map((r) => `${String(r['user'])} ${String(r['page'])} ${String(r['item'])} ${String(r['name'])}`).sort();
+        const rows = (await s.memoryTable('combined')).map((r) => `${String(r.user)} ${String(r.page)} ${String(r.item)} ${String(r.name)}`).sort();
         expect(rows).toEqual(['u1 faq book Ann', 'u1 home book Ann', 'u2 cart pen Bob']);
         // Three sources: the union's two inputs, then the right side's.
         expect(q.lastProgress?.sources).toHaveLength(3);
@@ -114,11 +156,14 @@ describe('combined with union and stream-static joins', () => {
       s.memoryStream('r1', 'rk STRING, rt TIMESTAMP');
       const l = s.readStream.format('memory').load('l1').withWatermark('t', '1 minute');
       const r = s.readStream.format('memory').load('r1').withWatermark('rt', '1 minute');
-      const start = (df: ReturnType<typeof l.join>, mode: OutputMode = 'append') => df.writeStream.format('memory').queryName(`q${Math.random()}`).outputMode(mode).start();
+      const start = (df: ReturnType<typeof l.join>, mode: OutputMode = 'append') =>
+        df.writeStream.format('memory').queryName(`q${Math.random()}`).outputMode(mode).start();
       // No bound on the state of an outer join: Spark's rule.
       await expect(start(l.join(r, expr('k = rk'), 'left_outer'))).rejects.toMatchObject({ code: 'UNSUPPORTED_OPERATION' });
       await expect(start(l.join(r, expr('k = rk')), 'update')).rejects.toMatchObject({ code: 'UNSUPPORTED_OUTPUT_MODE', option: 'outputMode' });
-      expect(() => l.join(r, expr('t > rt'))).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', message: 'Stream-stream join without equality predicate is not supported' }));
+      expect(() => l.join(r, expr('t > rt'))).toThrow(
+        expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', message: 'Stream-stream join without equality predicate is not supported' }),
+      );
       expect(() => l.join(r, expr('k = rk'), 'left_anti')).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', option: 'how' }));
       // An aggregation before or after the join chains: in append mode, grouped by event time.
       await expect(start(l.join(r, expr('k = rk')).groupBy('k').count())).rejects.toMatchObject({ code: 'UNSUPPORTED_OUTPUT_MODE' });
@@ -175,7 +220,7 @@ function makeInput(): { impressions: Impression[][]; clicks: Click[][] } {
 const INPUT = makeInput();
 
 type OutRow = Record<string, unknown>;
-const rowKey = (r: OutRow): string => JSON.stringify([r['impressionAdId'], r['impressionTime'], r['clickAdId'] ?? null, r['clickTime'] ?? null]);
+const rowKey = (r: OutRow): string => JSON.stringify([r.impressionAdId, r.impressionTime, r.clickAdId ?? null, r.clickTime ?? null]);
 
 /** The model: every impression with each click of its ad in [t, t + 1 hour], or alone. */
 function expectedRows(): string[] {
@@ -198,12 +243,22 @@ function scenarioDirs(): ChildDirs {
   mkdirSync(join(input, 'impressions'));
   mkdirSync(join(input, 'clicks'));
   // Files named and timed in order, so that each batch reads the same files on every run.
-  INPUT.impressions.forEach((f, i) =>
-    writeInput(join(input, 'impressions'), `i${String(i).padStart(3, '0')}.json`, jsonLines(f.map((e) => ({ impressionAdId: e.id, impressionTime: iso(e.t) }))), 1_700_000_000 + i),
-  );
-  INPUT.clicks.forEach((f, i) =>
-    writeInput(join(input, 'clicks'), `c${String(i).padStart(3, '0')}.json`, jsonLines(f.map((e) => ({ clickAdId: e.id, clickTime: iso(e.t) }))), 1_700_000_000 + i),
-  );
+  INPUT.impressions.forEach((f, i) => {
+    writeInput(
+      join(input, 'impressions'),
+      `i${String(i).padStart(3, '0')}.json`,
+      jsonLines(f.map((e) => ({ impressionAdId: e.id, impressionTime: iso(e.t) }))),
+      1_700_000_000 + i,
+    );
+  });
+  INPUT.clicks.forEach((f, i) => {
+    writeInput(
+      join(input, 'clicks'),
+      `c${String(i).padStart(3, '0')}.json`,
+      jsonLines(f.map((e) => ({ clickAdId: e.id, clickTime: iso(e.t) }))),
+      1_700_000_000 + i,
+    );
+  });
   return { input, out: tempDir('sluice-sjoin-out-'), ckpt: tempDir('sluice-sjoin-ckpt-') };
 }
 
@@ -266,7 +321,10 @@ describe('a join of two streams through SIGKILL, fault points and a repartition'
     // A first run over the first files only, to its end.
     const rest = tempDir('sluice-sjoin-rest-');
     const held = (side: string, from: number) =>
-      readdirSync(join(dirs.input, side)).sort().slice(from).map((f) => [join(dirs.input, side, f), join(rest, f)] as const);
+      readdirSync(join(dirs.input, side))
+        .sort()
+        .slice(from)
+        .map((f) => [join(dirs.input, side, f), join(rest, f)] as const);
     const moves = [...held('impressions', 6), ...held('clicks', 6)];
     for (const [from, to] of moves) renameSync(from, to);
     expectCompleted(await runChild(dirs));
@@ -276,7 +334,10 @@ describe('a join of two streams through SIGKILL, fault points and a repartition'
       expect(r.status, r.stderr).toBe(0);
       return r.stdout;
     };
-    const inspect = () => JSON.parse(sluice('checkpoint', 'inspect', dirs.ckpt, '--json')) as { state: { operator: string; layout: { partitions: number }; shards: Array<{ rows: number }> } };
+    const inspect = () =>
+      JSON.parse(sluice('checkpoint', 'inspect', dirs.ckpt, '--json')) as {
+        state: { operator: string; layout: { partitions: number }; shards: Array<{ rows: number }> };
+      };
     const rowsOf = (r: ReturnType<typeof inspect>) => r.state.shards.reduce((n, s) => n + s.rows, 0);
     const before = inspect();
     expect(before.state.operator).toBe('symmetricHashJoin');

@@ -42,12 +42,12 @@ describe('toTable and read.table', () => {
       // A restart of query1 reads only the new file; the table holds each row once.
       writeInput(input, 'b.json', jsonLines(rows(5, 8)));
       await run('query1', 'table1');
-      const table1 = (await s.read.table('table1').collect()).map((r) => r['v']).sort((a, b) => (a as number) - (b as number));
+      const table1 = (await s.read.table('table1').collect()).map((r) => r.v).sort((a, b) => (a as number) - (b as number));
       expect(table1).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
       const t2 = await s.read.table('table2').collect();
       expect(t2).toHaveLength(5);
       // The schema is the one written: a TIMESTAMP comes back as a Date.
-      expect(t2[0]!['ts']).toBeInstanceOf(Date);
+      expect(t2[0]!.ts).toBeInstanceOf(Date);
       expect(s.read.table('table2').schema.map((f) => `${f.name} ${String(f.type)}`)).toEqual(['id string', 'v long', 'ts timestamp']);
     });
   });
@@ -72,7 +72,7 @@ describe('toTable and read.table', () => {
     });
   });
 
-  it("with sluice.sql.sources.default = delta, toTable creates Delta tables: read back by read.table, exactly once across a restart", async () => {
+  it('with sluice.sql.sources.default = delta, toTable creates Delta tables: read back by read.table, exactly once across a restart', async () => {
     await withWarehouse(
       async (s, warehouse) => {
         const input = tempDir();
@@ -87,8 +87,8 @@ describe('toTable and read.table', () => {
         const log = readdirSync(join(warehouse, 'table1', '_delta_log')).filter((n) => n.endsWith('.json'));
         expect(log).toEqual(['00000000000000000000.json', '00000000000000000001.json']);
         const table1 = await s.read.table('table1').collect();
-        expect(table1.map((r) => r['v']).sort((a, b) => (a as number) - (b as number))).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
-        expect(table1[0]!['ts']).toBeInstanceOf(Date);
+        expect(table1.map((r) => r.v).sort((a, b) => (a as number) - (b as number))).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+        expect(table1[0]!.ts).toBeInstanceOf(Date);
         // The table keeps its format: writing it as JSON is refused, and so is another schema.
         const df = s.readStream.format('json').schema(SCHEMA).load(input);
         await expect(df.writeStream.format('json').queryName('as_json').toTable('table1')).rejects.toMatchObject({ code: 'INVALID_OPTION', option: 'format' });

@@ -12,7 +12,17 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { jsonLines, removeTempDirs, tempDir, writeInput } from './helpers.js';
-import { calibrate, committedRows, expectCompleted, killAndRestart, logState, mulberry32, planKills, runChild as runKillChild, type ChildDirs } from './killHarness.js';
+import {
+  calibrate,
+  committedRows,
+  expectCompleted,
+  killAndRestart,
+  logState,
+  mulberry32,
+  planKills,
+  runChild as runKillChild,
+  type ChildDirs,
+} from './killHarness.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/tws-kill-child.mjs', import.meta.url));
 const SLUICE = fileURLToPath(new URL('../packages/driver/dist/cli/sluice.js', import.meta.url));
@@ -44,7 +54,7 @@ function makeInput(): Event[][] {
 
 const INPUT = makeInput();
 
-const rowKey = (r: Record<string, unknown>): string => JSON.stringify([r['user'], r['kind'], r['n']]);
+const rowKey = (r: Record<string, unknown>): string => JSON.stringify([r.user, r.kind, r.n]);
 
 /** The model: per user, counts 1..n; a timer row for each distinct (user, t + 5 min) at or below the final watermark. */
 function expectedRows(): string[] {
@@ -71,7 +81,14 @@ const NUM_USERS = new Set(INPUT.flat().map((e) => e.user)).size;
 
 function scenarioDirs(): ChildDirs {
   const input = tempDir('sluice-tws-in-');
-  INPUT.forEach((f, i) => writeInput(input, `e${String(i).padStart(3, '0')}.json`, jsonLines(f.map((e) => ({ user: e.user, seq: e.seq, t: new Date(e.t).toISOString() }))), 1_700_000_000 + i));
+  INPUT.forEach((f, i) => {
+    writeInput(
+      input,
+      `e${String(i).padStart(3, '0')}.json`,
+      jsonLines(f.map((e) => ({ user: e.user, seq: e.seq, t: new Date(e.t).toISOString() }))),
+      1_700_000_000 + i,
+    );
+  });
   return { input, out: tempDir('sluice-tws-out-'), ckpt: tempDir('sluice-tws-ckpt-') };
 }
 
@@ -85,7 +102,9 @@ function sluice(env: NodeJS.ProcessEnv, ...args: string[]): string {
 
 /** Keys in the processor's state, per the CLI's inspect. */
 function stateKeys(ckpt: string): { rows: number; partitions: number; operator: string } {
-  const r = JSON.parse(sluice(process.env, 'checkpoint', 'inspect', ckpt, '--json')) as { state: { operator: string; layout: { partitions: number }; shards: Array<{ rows: number }> } };
+  const r = JSON.parse(sluice(process.env, 'checkpoint', 'inspect', ckpt, '--json')) as {
+    state: { operator: string; layout: { partitions: number }; shards: Array<{ rows: number }> };
+  };
   return { rows: r.state.shards.reduce((n, s) => n + s.rows, 0), partitions: r.state.layout.partitions, operator: r.state.operator };
 }
 
@@ -122,7 +141,10 @@ describe('transformWithState through SIGKILL and a repartition', () => {
   it('repartitioned between runs (6 partitions to 3 offline with the CLI, then to 5 at a start): timers and state move, and the output is exact', async () => {
     const dirs = scenarioDirs();
     const rest = tempDir('sluice-tws-rest-');
-    const held = readdirSync(dirs.input).sort().slice(6).map((f) => [join(dirs.input, f), join(rest, f)] as const);
+    const held = readdirSync(dirs.input)
+      .sort()
+      .slice(6)
+      .map((f) => [join(dirs.input, f), join(rest, f)] as const);
     for (const [from, to] of held) renameSync(from, to);
     expectCompleted(await runChild(dirs));
     const before = stateKeys(dirs.ckpt);

@@ -20,10 +20,17 @@ describe('transformWithState timers', () => {
         const [m, events] = memoryStream(s, 'id STRING, t TIMESTAMP');
         input = m;
         const counter = processor('Counter');
-        return events.withWatermark('t', '1 minute').groupBy('id').transformWithState(counter, { outputSchema: 'id STRING, count LONG', outputMode: 'update', timeMode: 'eventTime' });
+        return events
+          .withWatermark('t', '1 minute')
+          .groupBy('id')
+          .transformWithState(counter, { outputSchema: 'id STRING, count LONG', outputMode: 'update', timeMode: 'eventTime' });
       },
       async (t) => {
-        input.addData([{ id: 'a', t: ts(10) }, { id: 'a', t: ts(20) }, { id: 'b', t: ts(30) }]);
+        input.addData([
+          { id: 'a', t: ts(10) },
+          { id: 'a', t: ts(20) },
+          { id: 'b', t: ts(30) },
+        ]);
         await t.checkNewAnswer(['a', 2], ['b', 1]);
         // The watermark was 0 in both batches: both timers are at 60 s. This batch moves it to 140 s,
         // and the batch without data after it fires them.
@@ -54,13 +61,23 @@ describe('transformWithState state variables', () => {
         return df.groupBy('k').transformWithState(processor('ListAndMap'), { outputSchema: 'k STRING, size INT, v STRING, n LONG', outputMode: 'update' });
       },
       async (t) => {
-        input.addData([{ k: 'a', v: 'x' }, { k: 'a', v: 'y' }, { k: 'b', v: 'x' }]);
+        input.addData([
+          { k: 'a', v: 'x' },
+          { k: 'a', v: 'y' },
+          { k: 'b', v: 'x' },
+        ]);
         await t.checkNewAnswer(['a', 2, 'x', 1], ['a', 2, 'y', 1], ['b', 1, 'x', 1]);
         await t.restart();
-        input.addData([{ k: 'a', v: 'x' }, { k: 'a', v: 'x' }]);
+        input.addData([
+          { k: 'a', v: 'x' },
+          { k: 'a', v: 'x' },
+        ]);
         await t.checkNewAnswer(['a', 4, 'x', 3], ['a', 4, 'y', 1]);
         // Cleared at 4: a starts over; b kept its state.
-        input.addData([{ k: 'a', v: 'y' }, { k: 'b', v: 'z' }]);
+        input.addData([
+          { k: 'a', v: 'y' },
+          { k: 'b', v: 'z' },
+        ]);
         await t.checkNewAnswer(['a', 1, 'y', 1], ['b', 2, 'x', 1], ['b', 2, 'z', 1]);
         // Spark's rows: a list is one, a map one per entry: a's list and {y}, b's list and {x, z}.
         const last = t.query.lastProgress?.stateOperators[0];
@@ -79,20 +96,28 @@ describe('transformWithState state variables', () => {
       (s) => {
         const [m, df] = memoryStream(s, 'k STRING, v STRING');
         input = m;
-        return df.groupBy('k').transformWithState(processor('TtlValue'), { outputSchema: 'k STRING, before STRING', outputMode: 'update', timeMode: 'processingTime' });
+        return df
+          .groupBy('k')
+          .transformWithState(processor('TtlValue'), { outputSchema: 'k STRING, before STRING', outputMode: 'update', timeMode: 'processingTime' });
       },
       async (t) => {
-        input.addData([{ k: 'a', v: '1' }, { k: 'b', v: '1' }]);
+        input.addData([
+          { k: 'a', v: '1' },
+          { k: 'b', v: '1' },
+        ]);
         await t.advance(1000); // batch at 1 s: both expire at 11 s
         await t.checkNewAnswer(['a', null], ['b', null]);
         input.addData([{ k: 'a', v: '2' }]);
         await t.advance(5000); // 6 s: a refreshed, expires at 16 s
         await t.checkNewAnswer(['a', '1']);
-        input.addData([{ k: 'a', v: 'peek' }, { k: 'b', v: 'peek' }]);
+        input.addData([
+          { k: 'a', v: 'peek' },
+          { k: 'b', v: 'peek' },
+        ]);
         await t.advance(6000); // 12 s: b's value expired at 11 s
         await t.checkNewAnswer(['a', '2'], ['b', null]);
         expect(t.query.lastProgress?.stateOperators[0]?.numRowsTotal).toBe(1);
-        expect(t.query.lastProgress?.stateOperators[0]?.customMetrics['numValuesRemovedDueToTTLExpiry']).toBe(1);
+        expect(t.query.lastProgress?.stateOperators[0]?.customMetrics.numValuesRemovedDueToTTLExpiry).toBe(1);
         // No data: at 16 s a batch without data removes a's value too.
         await t.advance(4000);
         await t.checkNewAnswer();
@@ -177,18 +202,29 @@ describe('transformWithState with other stateful operators', () => {
         s_ = s;
         const [m, df] = memoryStream(s, 'k STRING, v STRING');
         input = m;
-        return df.groupBy('k').transformWithState(processor('LatestChange'), { outputSchema: 'k STRING, v STRING', outputMode: 'append' }).dropDuplicates(['v']);
+        return df
+          .groupBy('k')
+          .transformWithState(processor('LatestChange'), { outputSchema: 'k STRING, v STRING', outputMode: 'append' })
+          .dropDuplicates(['v']);
       },
       async (t) => {
         // Which key's x comes first is not defined: the deduplication keeps one of them.
         const values = async () => {
           await t.query.processAllAvailable();
-          return (await s_.memoryTable(t.name)).map((r) => r['v']).sort();
+          return (await s_.memoryTable(t.name)).map((r) => r.v).sort();
         };
-        input.addData([{ k: 'a', v: 'x' }, { k: 'a', v: 'x' }, { k: 'b', v: 'x' }]);
+        input.addData([
+          { k: 'a', v: 'x' },
+          { k: 'a', v: 'x' },
+          { k: 'b', v: 'x' },
+        ]);
         expect(await values()).toEqual(['x']);
         // a's change to y, b's to y then z: y once, z once.
-        input.addData([{ k: 'a', v: 'y' }, { k: 'b', v: 'y' }, { k: 'b', v: 'z' }]);
+        input.addData([
+          { k: 'a', v: 'y' },
+          { k: 'b', v: 'y' },
+          { k: 'b', v: 'z' },
+        ]);
         expect(await values()).toEqual(['x', 'y', 'z']);
         // Spark's progress order: the operator nearest the sink first.
         expect(t.query.lastProgress?.stateOperators.map((o) => o.operatorName)).toEqual(['dedupe', 'transformWithStateExec']);
@@ -205,15 +241,22 @@ describe('transformWithState with other stateful operators', () => {
           .withWatermark('t', '10 seconds')
           .groupBy(window('t', '10 seconds'), 'k')
           .count()
-          .selectExpr('k', "CAST(count AS STRING) AS v")
+          .selectExpr('k', 'CAST(count AS STRING) AS v')
           .groupBy('k')
           .transformWithState(processor('LatestChange'), { outputSchema: 'k STRING, v STRING', outputMode: 'append' });
       },
       async (t) => {
-        events.addData([{ k: 'a', t: ts(1) }, { k: 'a', t: ts(2) }, { k: 'b', t: ts(3) }]);
+        events.addData([
+          { k: 'a', t: ts(1) },
+          { k: 'a', t: ts(2) },
+          { k: 'b', t: ts(3) },
+        ]);
         await t.checkNewAnswer();
         // The watermark passes the first window: its counts reach the processor.
-        events.addData([{ k: 'a', t: ts(25) }, { k: 'a', t: ts(26) }]);
+        events.addData([
+          { k: 'a', t: ts(25) },
+          { k: 'a', t: ts(26) },
+        ]);
         await t.checkNewAnswer(['a', '2'], ['b', '1']);
         // The second window's count for a is 2 again: no change, nothing emitted.
         events.addData([{ k: 'c', t: ts(50) }]);

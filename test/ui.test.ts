@@ -37,8 +37,16 @@ async function withQuery<T>(fn: (q: StreamingQuery, add: (b: number) => Promise<
   const s = await Session.create({ conf: { 'sluice.executor.cores': 2, 'sluice.sql.shuffle.partitions': 4 } });
   try {
     const input = s.memoryStream('clicks', 'page STRING, t TIMESTAMP');
-    const q = await s.readStream.format('memory').load('clicks').withWatermark('t', '10 seconds').groupBy(window(col('t'), '10 seconds'), 'page').count()
-      .writeStream.format('memory').queryName('page_counts').outputMode('update').start();
+    const q = await s.readStream
+      .format('memory')
+      .load('clicks')
+      .withWatermark('t', '10 seconds')
+      .groupBy(window(col('t'), '10 seconds'), 'page')
+      .count()
+      .writeStream.format('memory')
+      .queryName('page_counts')
+      .outputMode('update')
+      .start();
     const ui = await s.startUI({ port: 0 });
     const add = async (b: number) => {
       input.addData([{ page: `p${b % 3}`, t: new Date(b * 10_000) }]);
@@ -71,7 +79,15 @@ describe('dashboard', () => {
       expect(metrics.type).toMatch(/^text\/plain/);
       expect(metrics.body).toContain(`sluice_query_batches_total{query_name="page_counts",query_id="${q.id}"} ${batches}\n`);
       expect((await get(port, '/static/uPlot.iife.min.js')).status).toBe(200);
-      for (const path of ['/nope', '/../package.json', '/%2e%2e/package.json', '/static/../../package.json', '/static/%2e%2e%2f%2e%2e%2fpackage.json', '/static/..%5c..%5cpackage.json', '//etc/passwd']) {
+      for (const path of [
+        '/nope',
+        '/../package.json',
+        '/%2e%2e/package.json',
+        '/static/../../package.json',
+        '/static/%2e%2e%2f%2e%2e%2fpackage.json',
+        '/static/..%5c..%5cpackage.json',
+        '//etc/passwd',
+      ]) {
         expect((await get(port, path)).status, path).toBe(404);
       }
       expect((await get(port, '/', 'POST')).status).toBe(405);
@@ -80,7 +96,9 @@ describe('dashboard', () => {
 
   it('binds to loopback only unless told otherwise', async () => {
     await withQuery(async (_s, _add, _url, port) => {
-      const others = Object.values(networkInterfaces()).flat().filter((i) => i && !i.internal && i.family === 'IPv4');
+      const others = Object.values(networkInterfaces())
+        .flat()
+        .filter((i) => i && !i.internal && i.family === 'IPv4');
       for (const i of others) await expect(get(port, '/', 'GET', (i as { address: string }).address)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
       // Reachable on loopback, whatever the interfaces.
       expect((await get(port, '/')).status).toBe(200);
@@ -98,35 +116,49 @@ describe('dashboard', () => {
     await expect(get(port, '/')).rejects.toMatchObject({ code: 'ECONNREFUSED' });
   });
 
-  it.skipIf(!hasChromium())('shows the query and its charts in headless Chromium, and a new batch without a reload', async () => {
-    expect(existsSync(CHROMIUM), `${CHROMIUM} is missing: .ci/run installs Debian's chromium (apt-get install -y chromium)`).toBe(true);
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-      timeout: 30_000,
-    });
-    try {
-      await withQuery(async (_s, add, url) => {
-        const N = 4;
-        for (let b = 0; b < N; b++) await add(b);
-        const page = await browser.newPage();
-        await page.goto(url);
-        await page.locator('#queries td', { hasText: 'page_counts' }).first().waitFor({ timeout: 15_000 });
-        const points = () => page.locator('.chart-duration').first().getAttribute('data-points').then(Number);
-        const shown = (op: string, n: number) => page.waitForFunction(`Number(document.querySelector('.chart-duration')?.getAttribute('data-points')) ${op} ${n}`, undefined, { timeout: 15_000 });
-        await shown('>=', N);
-        expect(await points()).toBeGreaterThanOrEqual(N);
-        const before = await points();
-        await add(N);
-        // Pushed over the event stream: no reload.
-        await shown('>', before);
-        expect(await page.locator('#recent').textContent()).toContain('"name":"page_counts"');
-        const shot = join(tempDir(), 'dashboard.png');
-        await page.screenshot({ path: shot });
-        expect(existsSync(shot)).toBe(true);
+  it.skipIf(!hasChromium())(
+    'shows the query and its charts in headless Chromium, and a new batch without a reload',
+    async () => {
+      expect(existsSync(CHROMIUM), `${CHROMIUM} is missing: .ci/run installs Debian's chromium (apt-get install -y chromium)`).toBe(true);
+      const browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        args: [
+          '--headless',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-quic',
+          '--no-first-run',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+        ],
+        timeout: 30_000,
       });
-    } finally {
-      await browser.close();
-    }
-  }, 90_000);
+      try {
+        await withQuery(async (_s, add, url) => {
+          const N = 4;
+          for (let b = 0; b < N; b++) await add(b);
+          const page = await browser.newPage();
+          await page.goto(url);
+          await page.locator('#queries td', { hasText: 'page_counts' }).first().waitFor({ timeout: 15_000 });
+          const points = () => page.locator('.chart-duration').first().getAttribute('data-points').then(Number);
+          const shown = (op: string, n: number) =>
+            page.waitForFunction(`Number(document.querySelector('.chart-duration')?.getAttribute('data-points')) ${op} ${n}`, undefined, { timeout: 15_000 });
+          await shown('>=', N);
+          expect(await points()).toBeGreaterThanOrEqual(N);
+          const before = await points();
+          await add(N);
+          // Pushed over the event stream: no reload.
+          await shown('>', before);
+          expect(await page.locator('#recent').textContent()).toContain('"name":"page_counts"');
+          const shot = join(tempDir(), 'dashboard.png');
+          await page.screenshot({ path: shot });
+          expect(existsSync(shot)).toBe(true);
+        });
+      } finally {
+        await browser.close();
+      }
+    },
+    90_000,
+  );
 });

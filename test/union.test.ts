@@ -43,7 +43,7 @@ describe('union', () => {
           // A late row moves no maximum: the batch it makes shows the watermark as it stands.
           first.addData([at(0)]);
           await q.processAllAvailable();
-          return q.lastProgress?.eventTime['watermark'];
+          return q.lastProgress?.eventTime.watermark;
         };
         await q.processAllAvailable();
         const afterFirst = await watermarkNow();
@@ -51,11 +51,11 @@ describe('union', () => {
         await q.processAllAvailable();
         expect([afterFirst, await watermarkNow()]).toEqual(expected);
         // Each input has its own offsets in offsets/N.
-        const offsets = parseDoc(readFileSync(join(ckpt, 'offsets', '0'), 'utf8'))['offsets'] as unknown[];
+        const offsets = parseDoc(readFileSync(join(ckpt, 'offsets', '0'), 'utf8')).offsets as unknown[];
         expect(offsets).toHaveLength(2);
         // Rows of both inputs are counted (late ones aside).
         const rows = await s.memoryTable(`union_${policy}`);
-        const windows = new Set(rows.map((r) => (r['window'] as { start: Date }).start.getTime() / 1000));
+        const windows = new Set(rows.map((r) => (r.window as { start: Date }).start.getTime() / 1000));
         // (Under min the first probe, at 0 s, is not late yet: its window counts too.)
         expect([...windows].filter((w) => w > 0).sort((a, b) => a - b)).toEqual([10, 20, 30]);
       } finally {
@@ -73,11 +73,23 @@ describe('union', () => {
     const run = async () => {
       const s = await Session.create({ conf: { 'sluice.executor.cores': 2 } });
       try {
-        const df = (i: number) => s.readStream.format('json').schema('id STRING').load(dirs[i] as string);
-        const q = await df(0).union(df(1), df(2)).groupBy('id').count().writeStream.format('memory').queryName('u3').outputMode('complete')
-          .option('checkpointLocation', ckpt).trigger(Trigger.AvailableNow()).start();
+        const df = (i: number) =>
+          s.readStream
+            .format('json')
+            .schema('id STRING')
+            .load(dirs[i] as string);
+        const q = await df(0)
+          .union(df(1), df(2))
+          .groupBy('id')
+          .count()
+          .writeStream.format('memory')
+          .queryName('u3')
+          .outputMode('complete')
+          .option('checkpointLocation', ckpt)
+          .trigger(Trigger.AvailableNow())
+          .start();
         await q.awaitTermination();
-        return Object.fromEntries((await s.memoryTable('u3')).map((r) => [r['id'] as string, Number(r['count'])]));
+        return Object.fromEntries((await s.memoryTable('u3')).map((r) => [r.id as string, Number(r.count)]));
       } finally {
         await s.close();
       }
@@ -125,10 +137,17 @@ describe('union', () => {
       const ckpt = tempDir();
       let q: StreamingQuery | undefined;
       const start = async () => {
-        q = await input(`${tag}_1`, delays[0]).union(input(`${tag}_2`, delays[1])).groupBy().agg(sum('value'))
-          .writeStream.format('memory').queryName(tag).outputMode('complete').option('checkpointLocation', ckpt).start();
+        q = await input(`${tag}_1`, delays[0])
+          .union(input(`${tag}_2`, delays[1]))
+          .groupBy()
+          .agg(sum('value'))
+          .writeStream.format('memory')
+          .queryName(tag)
+          .outputMode('complete')
+          .option('checkpointLocation', ckpt)
+          .start();
       };
-      const ranWith = () => Date.parse(q?.lastProgress?.eventTime['watermark'] as string) / 1000;
+      const ranWith = () => Date.parse(q?.lastProgress?.eventTime.watermark as string) / 1000;
       const after = async (a: number[] = [], b: number[] = []): Promise<number> => {
         if (a.length) first.addData(a.map((value) => ({ value })));
         if (b.length) second.addData(b.map((value) => ({ value })));
@@ -144,7 +163,17 @@ describe('union', () => {
         return ranWith();
       };
       await start();
-      return { after, check, ranWith, restart: async () => (await q?.stop(), await start()), stop: () => q?.stop(), query: () => q as StreamingQuery };
+      return {
+        after,
+        check,
+        ranWith,
+        restart: async () => {
+          await q?.stop();
+          await start();
+        },
+        stop: () => q?.stop(),
+        query: () => q as StreamingQuery,
+      };
     }
 
     it('watermark with 2 streams (min): steps, simultaneous data, and a restart that keeps the global watermark but not an input ahead of it', async () => {
@@ -152,9 +181,20 @@ describe('union', () => {
         const h = await harness(s, ['10 seconds', '5 seconds'], 'two_min');
         try {
           const steps: Array<[number[], number[], number]> = [
-            [[11], [], 0], [[], [6], 1], [[], [8], 1], [[21], [], 3], [[], [17, 28, 39], 11], [[31], [], 21], [[41], [], 31], [[51], [], 34],
-            [[100], [100], 90], [[120], [110], 105], [[130], [125], 120],
-            [[100], [100], 120], [[140], [100], 120], [[100], [135], 130],
+            [[11], [], 0],
+            [[], [6], 1],
+            [[], [8], 1],
+            [[21], [], 3],
+            [[], [17, 28, 39], 11],
+            [[31], [], 21],
+            [[41], [], 31],
+            [[51], [], 34],
+            [[100], [100], 90],
+            [[120], [110], 105],
+            [[130], [125], 120],
+            [[100], [100], 120],
+            [[140], [100], 120],
+            [[100], [135], 130],
             [[200], [190], 185],
           ];
           for (const [a, b, expected] of steps) expect(await h.after(a, b), `after ${a} and ${b}`).toBe(expected);
@@ -173,26 +213,39 @@ describe('union', () => {
       // Spark's two-stream steps reach 41 s under max, 34 s under min; then 61 s and 50 s after a restart.
       ['max', 41, 51],
       ['min', 34, 45],
-    ] as const)('%s: the first data batch after a restart runs with the recovered watermark (%i s), then the new one (%i s)', async (policy, before, afterRestart) => {
-      await withSession({ 'sluice.executor.cores': 2, 'sluice.sql.streaming.multipleWatermarkPolicy': policy }, async (s) => {
-        const h = await harness(s, ['10 seconds', '5 seconds'], `restart_${policy}`);
-        try {
-          for (const [a, b] of [[[11], []], [[], [6]], [[], [8]], [[21], []], [[], [17, 28, 39]], [[31], []], [[41], []], [[51], []]] as const) await h.after([...a], [...b]);
-          expect(h.ranWith()).toBe(before);
-          await h.restart();
-          const seen: Array<{ rows: number; watermark: number }> = [];
-          const q = h.query();
-          expect(await h.after([61], [50])).toBe(afterRestart);
-          for (const p of q.recentProgress) seen.push({ rows: p.numInputRows, watermark: Date.parse(p.eventTime['watermark'] as string) / 1000 });
-          expect(seen).toEqual([
-            { rows: 2, watermark: before },
-            { rows: 1, watermark: afterRestart },
-          ]);
-        } finally {
-          await h.stop();
-        }
-      });
-    });
+    ] as const)(
+      '%s: the first data batch after a restart runs with the recovered watermark (%i s), then the new one (%i s)',
+      async (policy, before, afterRestart) => {
+        await withSession({ 'sluice.executor.cores': 2, 'sluice.sql.streaming.multipleWatermarkPolicy': policy }, async (s) => {
+          const h = await harness(s, ['10 seconds', '5 seconds'], `restart_${policy}`);
+          try {
+            for (const [a, b] of [
+              [[11], []],
+              [[], [6]],
+              [[], [8]],
+              [[21], []],
+              [[], [17, 28, 39]],
+              [[31], []],
+              [[41], []],
+              [[51], []],
+            ] as const)
+              await h.after([...a], [...b]);
+            expect(h.ranWith()).toBe(before);
+            await h.restart();
+            const seen: Array<{ rows: number; watermark: number }> = [];
+            const q = h.query();
+            expect(await h.after([61], [50])).toBe(afterRestart);
+            for (const p of q.recentProgress) seen.push({ rows: p.numInputRows, watermark: Date.parse(p.eventTime.watermark as string) / 1000 });
+            expect(seen).toEqual([
+              { rows: 2, watermark: before },
+              { rows: 1, watermark: afterRestart },
+            ]);
+          } finally {
+            await h.stop();
+          }
+        });
+      },
+    );
 
     it.each([
       // max(20 - 10, 30 - 15) = 15; max(120 - 10, 130 - 15) = 115; 150 on the first alone advances it: 150 - 10.

@@ -15,11 +15,15 @@ describe('the worker entry', () => {
   it('is CommonJS: require() loads it without loading an ES module through require()', () => {
     const entry = createRequire(import.meta.url).resolve('@sluice/executor/worker');
     expect(entry).toMatch(/\.cjs$/);
-    const r = spawnSync(process.execPath, ['--no-experimental-require-module', '-e', `const f = require(${JSON.stringify(entry)}); if (typeof f !== 'function') process.exit(3);`], {
-      cwd: REPO,
-      encoding: 'utf8',
-      timeout: 30_000,
-    });
+    const r = spawnSync(
+      process.execPath,
+      ['--no-experimental-require-module', '-e', `const f = require(${JSON.stringify(entry)}); if (typeof f !== 'function') process.exit(3);`],
+      {
+        cwd: REPO,
+        encoding: 'utf8',
+        timeout: 30_000,
+      },
+    );
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
   });

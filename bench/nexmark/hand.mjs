@@ -76,7 +76,10 @@ class Bands {
     row.rank1_bids = this.r1;
     row.rank2_bids = this.r2;
     row.rank3_bids = this.r3;
-    for (const [what, map] of [['bidders', this.bidders], ['auctions', this.auctions]]) {
+    for (const [what, map] of [
+      ['bidders', this.bidders],
+      ['auctions', this.auctions],
+    ]) {
       let n1 = 0;
       let n2 = 0;
       let n3 = 0;
@@ -277,7 +280,10 @@ export const HAND = {
         if (p !== paneNo) {
           paneNo = p;
           pane = panes.get(p);
-          if (pane === undefined) panes.set(p, (pane = new Map()));
+          if (pane === undefined) {
+            pane = new Map();
+            panes.set(p, pane);
+          }
         }
         const a = auction[i];
         pane.set(a, (pane.get(a) ?? 0) + 1);
@@ -329,7 +335,10 @@ export const HAND = {
     const windows = new Map(); // window number -> { max, atMax: rows, atEnd: rows }
     const windowOf = (w) => {
       let s = windows.get(w);
-      if (s === undefined) windows.set(w, (s = { max: -Infinity, atMax: [], atEnd: [] }));
+      if (s === undefined) {
+        s = { max: -Infinity, atMax: [], atEnd: [] };
+        windows.set(w, s);
+      }
       return s;
     };
     let wNo = NaN;
@@ -344,7 +353,10 @@ export const HAND = {
         const t = dateTime[i];
         const p = price[i];
         const w = Math.floor(t / (10 * SECOND));
-        if (w !== wNo) win = windowOf((wNo = w));
+        if (w !== wNo) {
+          wNo = w;
+          win = windowOf(w);
+        }
         if (p >= win.max) {
           if (p > win.max) {
             win.max = p;
@@ -380,7 +392,10 @@ export const HAND = {
         if (w !== wNo) {
           wNo = w;
           set = sellers.get(w);
-          if (set === undefined) sellers.set(w, (set = new Set()));
+          if (set === undefined) {
+            set = new Set();
+            sellers.set(w, set);
+          }
         }
         set.add(seller[i]);
       }
@@ -406,9 +421,21 @@ export const HAND = {
       const b = best[s];
       if (b === null) continue;
       out.push({
-        id: A.id[s], itemName: A.itemName[s], description: A.description[s], initialBid: A.initialBid[s], reserve: A.reserve[s],
-        dateTime: A.dateTime[s], expires: A.expires[s], seller: A.seller[s], category: A.category[s], extra: A.extra[s],
-        auction: A.id[s], bidder: b.bidder, price: b.price, bid_dateTime: b.dateTime, bid_extra: b.extra,
+        id: A.id[s],
+        itemName: A.itemName[s],
+        description: A.description[s],
+        initialBid: A.initialBid[s],
+        reserve: A.reserve[s],
+        dateTime: A.dateTime[s],
+        expires: A.expires[s],
+        seller: A.seller[s],
+        category: A.category[s],
+        extra: A.extra[s],
+        auction: A.id[s],
+        bidder: b.bidder,
+        price: b.price,
+        bid_dateTime: b.dateTime,
+        bid_extra: b.extra,
       });
     }
     return out;
@@ -544,7 +571,10 @@ export const HAND = {
         if (d !== dayNo) {
           dayNo = d;
           group = days.get(d);
-          if (group === undefined) days.set(d, (group = new Bands()));
+          if (group === undefined) {
+            group = new Bands();
+            days.set(d, group);
+          }
         }
         group.add(price[i], bidder[i], auction[i], dateTime[i]);
       }
@@ -574,7 +604,10 @@ export const HAND = {
         if (d !== dayNo) {
           dayNo = d;
           groups = days.get(d);
-          if (groups === undefined) days.set(d, (groups = new Map()));
+          if (groups === undefined) {
+            groups = new Map();
+            days.set(d, groups);
+          }
           byCode = new Array(dict.length);
         }
         const code = codes[i];
@@ -582,7 +615,10 @@ export const HAND = {
         if (g === undefined) {
           const channel = dict[code];
           g = groups.get(channel);
-          if (g === undefined) groups.set(channel, (g = new Bands()));
+          if (g === undefined) {
+            g = new Bands();
+            groups.set(channel, g);
+          }
           byCode[code] = g;
         }
         g.add(price[i], bidder[i], auction[i], dateTime[i]);
@@ -607,7 +643,10 @@ export const HAND = {
         if (d !== dayNo) {
           dayNo = d;
           groups = days.get(d);
-          if (groups === undefined) days.set(d, (groups = new Map()));
+          if (groups === undefined) {
+            groups = new Map();
+            days.set(d, groups);
+          }
         }
         const a = auction[i];
         const p = price[i];
@@ -652,11 +691,22 @@ export const HAND = {
       for (let i = 0; i < n; i++) {
         const b = bidder[i];
         let auctions = byBidder.get(b);
-        if (auctions === undefined) byBidder.set(b, (auctions = new Map()));
+        if (auctions === undefined) {
+          auctions = new Map();
+          byBidder.set(b, auctions);
+        }
         const t = dateTime[i];
         const row = auctions.get(auction[i]);
         if (row === undefined) {
-          const r = { auction: auction[i], bidder: b, price: price[i], channel: channel.dict[channel.codes[i]], url: url.dict[url.codes[i]], dateTime: t, extra: extra.dict[extra.codes[i]] };
+          const r = {
+            auction: auction[i],
+            bidder: b,
+            price: price[i],
+            channel: channel.dict[channel.codes[i]],
+            url: url.dict[url.codes[i]],
+            dateTime: t,
+            extra: extra.dict[extra.codes[i]],
+          };
           auctions.set(auction[i], r);
           out.push(r);
         } else if (t > row.dateTime || (t === row.dateTime && extra.dict[extra.codes[i]] > row.extra)) {
@@ -685,7 +735,10 @@ export const HAND = {
       for (let i = 0; i < n; i++) {
         const a = auction[i];
         let top = tops.get(a);
-        if (top === undefined) tops.set(a, (top = []));
+        if (top === undefined) {
+          top = [];
+          tops.set(a, top);
+        }
         const p = price[i];
         const t = dateTime[i];
         const b = bidder[i];
@@ -693,7 +746,16 @@ export const HAND = {
         let at = top.length;
         while (at > 0 && ranksBefore(p, t, b, x, top[at - 1])) at--;
         if (at >= 10) continue;
-        const row = { auction: a, bidder: b, price: p, channel: channel.dict[channel.codes[i]], url: url.dict[url.codes[i]], dateTime: t, extra: x, rank_number: 0 };
+        const row = {
+          auction: a,
+          bidder: b,
+          price: p,
+          channel: channel.dict[channel.codes[i]],
+          url: url.dict[url.codes[i]],
+          dateTime: t,
+          extra: x,
+          rank_number: 0,
+        };
         top.splice(at, 0, row);
         if (top.length > 10) top.pop();
       }
@@ -725,8 +787,15 @@ export const HAND = {
       for (let i = 0; i < n; i++) {
         if (category[i] !== 10) continue;
         auctions.set(id[i], {
-          itemName: itemName.dict[itemName.codes[i]], description: description.dict[description.codes[i]], initialBid: initialBid[i], reserve: reserve[i],
-          dateTime: dateTime[i], expires: expires[i], seller: seller[i], category: category[i], extra: extra.dict[extra.codes[i]],
+          itemName: itemName.dict[itemName.codes[i]],
+          description: description.dict[description.codes[i]],
+          initialBid: initialBid[i],
+          reserve: reserve[i],
+          dateTime: dateTime[i],
+          expires: expires[i],
+          seller: seller[i],
+          category: category[i],
+          extra: extra.dict[extra.codes[i]],
         });
       }
     });
@@ -742,9 +811,22 @@ export const HAND = {
         const a = auctions.get(auction[i]);
         if (a === undefined) return null;
         return {
-          auction: auction[i], bidder: bidder[i], price: price[i], channel: channel.dict[channel.codes[i]], url: url.dict[url.codes[i]],
-          bid_dateTime: dateTime[i], bid_extra: extra.dict[extra.codes[i]], itemName: a.itemName, description: a.description, initialBid: a.initialBid,
-          reserve: a.reserve, auction_dateTime: a.dateTime, expires: a.expires, seller: a.seller, category: a.category, auction_extra: a.extra,
+          auction: auction[i],
+          bidder: bidder[i],
+          price: price[i],
+          channel: channel.dict[channel.codes[i]],
+          url: url.dict[url.codes[i]],
+          bid_dateTime: dateTime[i],
+          bid_extra: extra.dict[extra.codes[i]],
+          itemName: a.itemName,
+          description: a.description,
+          initialBid: a.initialBid,
+          reserve: a.reserve,
+          auction_dateTime: a.dateTime,
+          expires: a.expires,
+          seller: a.seller,
+          category: a.category,
+          auction_extra: a.extra,
         };
       };
     });
@@ -752,7 +834,12 @@ export const HAND = {
 
   // q21: bids with a channel id (a hot channel's number, else the url's channel_id parameter), those without one dropped.
   q21: (ev) => {
-    const HOT = new Map([['apple', '0'], ['google', '1'], ['facebook', '2'], ['baidu', '3']]);
+    const HOT = new Map([
+      ['apple', '0'],
+      ['google', '1'],
+      ['facebook', '2'],
+      ['baidu', '3'],
+    ]);
     const CHANNEL_ID = /(?:&|^)channel_id=([^&]*)/;
     // Computed once per dictionary entry: a channel's hot id ('' if not hot), a url's channel_id ('' if none).
     let channelDict = null;
@@ -765,8 +852,14 @@ export const HAND = {
       const price = nums(cols, 'price');
       const channel = cols.get('channel');
       const url = cols.get('url');
-      if (channel.dict !== channelDict) hotIds = new Array((channelDict = channel.dict).length);
-      if (url.dict !== urlDict) urlIds = new Array((urlDict = url.dict).length);
+      if (channel.dict !== channelDict) {
+        channelDict = channel.dict;
+        hotIds = new Array(channelDict.length);
+      }
+      if (url.dict !== urlDict) {
+        urlDict = url.dict;
+        urlIds = new Array(urlDict.length);
+      }
       return (i) => {
         const c = channel.codes[i];
         let id = hotIds[c];
@@ -792,7 +885,10 @@ export const HAND = {
       const price = nums(cols, 'price');
       const channel = cols.get('channel');
       const url = cols.get('url');
-      if (url.dict !== urlDict) dirs = new Array((urlDict = url.dict).length);
+      if (url.dict !== urlDict) {
+        urlDict = url.dict;
+        dirs = new Array(urlDict.length);
+      }
       return (i) => {
         const u = url.codes[i];
         let d = dirs[u];

@@ -53,7 +53,7 @@ export function queryFrame(session, q, ev, api) {
   t.bid.createOrReplaceTempView('bid');
   t.side.createOrReplaceTempView('side_input');
   const df = session.sql(q.sql);
-  return q.then ? q.then(df) : df;
+  return q.afterSql ? q.afterSql(df) : df;
 }
 
 /**
@@ -66,7 +66,10 @@ export async function runQuery(session, q, ev, { api = 'dataframe', sink = 'memo
   let writer = df.writeStream.outputMode(q.mode).trigger(Trigger.AvailableNow());
   if (q.sink) {
     if (dir === undefined) throw new Error(`${q.id} writes files: give runQuery a dir`);
-    writer = writer.format(q.sink.format).partitionBy(...q.sink.partitionBy).option('checkpointLocation', join(dir, 'checkpoint'));
+    writer = writer
+      .format(q.sink.format)
+      .partitionBy(...q.sink.partitionBy)
+      .option('checkpointLocation', join(dir, 'checkpoint'));
   } else {
     writer = writer.format(sink);
     if (sink === 'memory') writer = writer.queryName(name);
@@ -129,8 +132,8 @@ export function writeEventFiles(dir, ev) {
         const rows = gen.rows(lo, Math.min(ev.events, lo + 100_000));
         if (rows.length === 0) continue;
         header ??= Object.keys(rows[0]);
-        if (lo === 0) writeSync(fd, header.join(',') + '\n');
-        writeSync(fd, rows.map((r) => header.map((k) => (typeof r[k] === 'string' ? `"${r[k]}"` : r[k])).join(',')).join('\n') + '\n');
+        if (lo === 0) writeSync(fd, `${header.join(',')}\n`);
+        writeSync(fd, `${rows.map((r) => header.map((k) => (typeof r[k] === 'string' ? `"${r[k]}"` : r[k])).join(',')).join('\n')}\n`);
       }
     } finally {
       closeSync(fd);
@@ -139,15 +142,16 @@ export function writeEventFiles(dir, ev) {
   }
   const side = join(dir, 'side_input.csv');
   const fd = openSync(side, 'w');
-  writeSync(fd, 'key,value\n' + Array.from({ length: SIDE_INPUT_ROWS }, (_, i) => `${i},"${i}"`).join('\n') + '\n');
+  writeSync(fd, `key,value\n${Array.from({ length: SIDE_INPUT_ROWS }, (_, i) => `${i},"${i}"`).join('\n')}\n`);
   closeSync(fd);
   files.side_input = side;
   return files;
 }
 
 const TABLE_COLUMNS = {
-  person: "id BIGINT, name VARCHAR, emailAddress VARCHAR, creditCard VARCHAR, city VARCHAR, state VARCHAR, dateTime BIGINT, extra VARCHAR",
-  auction: 'id BIGINT, itemName VARCHAR, description VARCHAR, initialBid BIGINT, reserve BIGINT, dateTime BIGINT, expires BIGINT, seller BIGINT, category BIGINT, extra VARCHAR',
+  person: 'id BIGINT, name VARCHAR, emailAddress VARCHAR, creditCard VARCHAR, city VARCHAR, state VARCHAR, dateTime BIGINT, extra VARCHAR',
+  auction:
+    'id BIGINT, itemName VARCHAR, description VARCHAR, initialBid BIGINT, reserve BIGINT, dateTime BIGINT, expires BIGINT, seller BIGINT, category BIGINT, extra VARCHAR',
   bid: 'auction BIGINT, bidder BIGINT, price BIGINT, channel VARCHAR, url VARCHAR, dateTime BIGINT, extra VARCHAR',
   side_input: 'key BIGINT, value VARCHAR',
 };
@@ -159,8 +163,12 @@ export async function loadDuckTables(con, files) {
     const select = Object.keys(types)
       .map((c) => (types[c] === 'BIGINT' && (c === 'dateTime' || c === 'expires') ? `epoch_ms(${c}) AS ${c}` : c))
       .join(', ');
-    const spec = Object.entries(types).map(([c, t]) => `'${c}': '${t}'`).join(', ');
-    await con.run(`CREATE OR REPLACE TABLE ${table} AS SELECT ${select} FROM read_csv('${files[table]}', header = true, quote = '"', allow_quoted_nulls = false, columns = {${spec}})`);
+    const spec = Object.entries(types)
+      .map(([c, t]) => `'${c}': '${t}'`)
+      .join(', ');
+    await con.run(
+      `CREATE OR REPLACE TABLE ${table} AS SELECT ${select} FROM read_csv('${files[table]}', header = true, quote = '"', allow_quoted_nulls = false, columns = {${spec}})`,
+    );
   }
 }
 
@@ -194,7 +202,7 @@ export function compareResults(columns, actual, expected) {
 }
 
 /** q12's invariants: windows aligned to 10 s and 10 s long, and each bidder's counts add up to its bids. */
-export function checkInvariants(q, actual, expected) {
+export function checkInvariants(actual, expected) {
   const problems = [];
   const perBidder = new Map();
   for (const row of actual) {
@@ -212,5 +220,5 @@ export function checkInvariants(q, actual, expected) {
 /** Checks Sluice's rows of q against DuckDB's; null when they agree. */
 export function checkResult(q, sluiceRows, duckdbRows) {
   const final = finalRows(q, sluiceRows);
-  return q.check === 'invariants' ? checkInvariants(q, final, duckdbRows) : compareResults(q.columns, final, duckdbRows);
+  return q.check === 'invariants' ? checkInvariants(final, duckdbRows) : compareResults(q.columns, final, duckdbRows);
 }

@@ -40,7 +40,8 @@ function ranksBefore(a, b) {
   return a.extra < b.extra;
 }
 
-const Q9_FIELDS = 'id LONG, itemName STRING, description STRING, initialBid LONG, reserve LONG, dateTime TIMESTAMP, expires TIMESTAMP, seller LONG, category LONG, extra STRING, auction LONG, bidder LONG, price LONG, bid_dateTime TIMESTAMP, bid_extra STRING';
+const Q9_FIELDS =
+  'id LONG, itemName STRING, description STRING, initialBid LONG, reserve LONG, dateTime TIMESTAMP, expires TIMESTAMP, seller LONG, category LONG, extra STRING, auction LONG, bidder LONG, price LONG, bid_dateTime TIMESTAMP, bid_extra STRING';
 
 /** q9: each auction's winning bid (the first of its bids by ranksBefore, within the auction's time), with the auction. */
 export class WinningBid {

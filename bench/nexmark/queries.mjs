@@ -10,10 +10,26 @@
 // memory for checks, noop for timing). An `update` query's result is the last row each `key` got once
 // the stream has ended; an `append` query's is every row. `columns` is the output, in order.
 // `check: 'invariants'` (q12, on processing time) is checked by checkInvariants instead of DuckDB.
-// `then`, where present, is applied to the SQL's frame: the processor (transformWithState) of a
+// `afterSql`, where present, is applied to the SQL's frame: the processor (transformWithState) of a
 // query that Spark's SQL has no operator for, named in `via`. `cannot` says why a query does not
 // run (the README's Nexmark table quotes it).
-import { col, count, count_if, expr, lit, max, min, avg, sum, size, collect_set, session_window, statefulProcessor, window, current_timestamp } from '@sluice/driver';
+import {
+  col,
+  count,
+  count_if,
+  expr,
+  lit,
+  max,
+  min,
+  avg,
+  sum,
+  size,
+  collect_set,
+  session_window,
+  statefulProcessor,
+  window,
+  current_timestamp,
+} from '@sluice/driver';
 
 const processors = new URL('./processors.mjs', import.meta.url);
 const processor = (name) => statefulProcessor(processors, name);
@@ -32,7 +48,9 @@ function bandCounts(withDistinct) {
   if (!withDistinct) return aggs;
   for (const what of ['bidder', 'auction']) {
     aggs.push(collect_set(col(what)).alias(`total_${what}s`));
-    RANKS.forEach((r, i) => aggs.push(collect_set(expr(`CASE WHEN ${r} THEN ${what} END`)).alias(`rank${i + 1}_${what}s`)));
+    RANKS.forEach((r, i) => {
+      aggs.push(collect_set(expr(`CASE WHEN ${r} THEN ${what} END`)).alias(`rank${i + 1}_${what}s`));
+    });
   }
   return aggs;
 }
@@ -47,7 +65,9 @@ function bandSql(withDistinct) {
   if (withDistinct) {
     for (const what of ['bidder', 'auction']) {
       items.push(`size(collect_set(${what})) AS total_${what}s`);
-      RANKS.forEach((r, i) => items.push(`size(collect_set(CASE WHEN ${r} THEN ${what} END)) AS rank${i + 1}_${what}s`));
+      RANKS.forEach((r, i) => {
+        items.push(`size(collect_set(CASE WHEN ${r} THEN ${what} END)) AS rank${i + 1}_${what}s`);
+      });
     }
   }
   return items.join(',\n       ');
@@ -58,7 +78,9 @@ function bandDuck(withDistinct) {
   if (withDistinct) {
     for (const what of ['bidder', 'auction']) {
       items.push(`count(DISTINCT ${what}) AS total_${what}s`);
-      RANKS.forEach((r, i) => items.push(`count(DISTINCT ${what}) FILTER (WHERE ${r}) AS rank${i + 1}_${what}s`));
+      RANKS.forEach((r, i) => {
+        items.push(`count(DISTINCT ${what}) FILTER (WHERE ${r}) AS rank${i + 1}_${what}s`);
+      });
     }
   }
   return items.join(', ');
@@ -149,7 +171,11 @@ export const QUERIES = [
       t.auction
         .filter(col('category').equalTo(10))
         .select('id', 'seller')
-        .join(t.person.filter(expr("state IN ('OR', 'ID', 'CA')")).select(col('id').alias('person_id'), 'name', 'city', 'state'), expr('seller = person_id'), 'inner')
+        .join(
+          t.person.filter(expr("state IN ('OR', 'ID', 'CA')")).select(col('id').alias('person_id'), 'name', 'city', 'state'),
+          expr('seller = person_id'),
+          'inner',
+        )
         .select('name', 'city', 'state', 'id'),
     sql: `SELECT P.name, P.city, P.state, A.id
           FROM auction A JOIN person P ON A.seller = P.id
@@ -167,7 +193,7 @@ export const QUERIES = [
     columns: ['category', 'final'],
     dataframe: (t) => averageByCategory(auctionBids(t)),
     sql: AUCTION_BIDS_SQL,
-    then: averageByCategory,
+    afterSql: averageByCategory,
     duckdb: `SELECT category, avg(final) AS final FROM (
                SELECT max(B.price) AS final, A.category FROM auction A, bid B
                WHERE A.id = B.auction AND B.dateTime BETWEEN A.dateTime AND A.expires
@@ -206,7 +232,7 @@ export const QUERIES = [
     columns: ['seller', 'avg_price'],
     dataframe: (t) => averageBySeller(auctionBids(t)),
     sql: AUCTION_BIDS_SQL,
-    then: averageBySeller,
+    afterSql: averageBySeller,
     duckdb: `WITH winners AS (
                SELECT id, seller, price, bid_dateTime FROM (
                  SELECT *, ROW_NUMBER() OVER (PARTITION BY id, seller ORDER BY price DESC, bid_dateTime ASC, bidder ASC, bid_extra ASC) AS rownum
@@ -227,7 +253,7 @@ export const QUERIES = [
         .agg(max('price').alias('maxprice'))
         .select(col('maxprice'), col('window.end').alias('window_end'));
       return t.bid
-        .join(maxes, expr("price = maxprice AND dateTime BETWEEN window_end - INTERVAL 10 SECONDS AND window_end"), 'inner')
+        .join(maxes, expr('price = maxprice AND dateTime BETWEEN window_end - INTERVAL 10 SECONDS AND window_end'), 'inner')
         .select('auction', 'price', 'bidder', 'dateTime', 'extra');
     },
     sql: `SELECT B.auction, B.price, B.bidder, B.dateTime, B.extra
@@ -244,12 +270,17 @@ export const QUERIES = [
     mode: 'append',
     columns: ['id', 'name', 'starttime'],
     dataframe: (t) => {
-      const people = t.person.groupBy(col('id'), col('name'), window(col('dateTime'), '10 seconds')).agg(count('*').alias('n')).select('id', 'name', 'window');
+      const people = t.person
+        .groupBy(col('id'), col('name'), window(col('dateTime'), '10 seconds'))
+        .agg(count('*').alias('n'))
+        .select('id', 'name', 'window');
       const sellers = t.auction
         .groupBy(col('seller'), window(col('dateTime'), '10 seconds').alias('seller_window'))
         .agg(count('*').alias('n'))
         .select('seller', 'seller_window');
-      return people.join(sellers, expr('id = seller AND window = seller_window'), 'inner').select(col('id'), col('name'), col('window.start').alias('starttime'));
+      return people
+        .join(sellers, expr('id = seller AND window = seller_window'), 'inner')
+        .select(col('id'), col('name'), col('window.start').alias('starttime'));
     },
     sql: `SELECT P.id, P.name, P.window.start AS starttime
           FROM (SELECT id, name, window FROM person GROUP BY id, name, window(dateTime, '10 seconds')) P
@@ -267,10 +298,26 @@ export const QUERIES = [
     mode: 'append',
     key: ['id'],
     via: 'transformWithState (the first row by ROW_NUMBER of an update stream)',
-    columns: ['id', 'itemName', 'description', 'initialBid', 'reserve', 'dateTime', 'expires', 'seller', 'category', 'extra', 'auction', 'bidder', 'price', 'bid_dateTime', 'bid_extra'],
+    columns: [
+      'id',
+      'itemName',
+      'description',
+      'initialBid',
+      'reserve',
+      'dateTime',
+      'expires',
+      'seller',
+      'category',
+      'extra',
+      'auction',
+      'bidder',
+      'price',
+      'bid_dateTime',
+      'bid_extra',
+    ],
     dataframe: (t) => winningBids(auctionBids(t)),
     sql: AUCTION_BIDS_SQL,
-    then: winningBids,
+    afterSql: winningBids,
     duckdb: `SELECT id, itemName, description, initialBid, reserve, epoch_ms(dateTime) AS dateTime, epoch_ms(expires) AS expires, seller, category, extra,
                     auction, bidder, price, epoch_ms(bid_dateTime) AS bid_dateTime, bid_extra
              FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY id ORDER BY price DESC, bid_dateTime ASC, bidder ASC, bid_extra ASC) AS rownum
@@ -296,7 +343,8 @@ export const QUERIES = [
         expr("date_format(dateTime, 'HH:mm')").alias('hm'),
       ),
     sql: "SELECT auction, bidder, price, dateTime, extra, date_format(dateTime, 'yyyy-MM-dd') AS dt, date_format(dateTime, 'HH:mm') AS hm FROM bid",
-    duckdb: "SELECT auction, bidder, price, epoch_ms(dateTime) AS dateTime, extra, strftime(dateTime, '%Y-%m-%d') AS dt, strftime(dateTime, '%H:%M') AS hm FROM bid",
+    duckdb:
+      "SELECT auction, bidder, price, epoch_ms(dateTime) AS dateTime, extra, strftime(dateTime, '%Y-%m-%d') AS dt, strftime(dateTime, '%H:%M') AS hm FROM bid",
   },
   {
     id: 'q11',
@@ -353,19 +401,17 @@ export const QUERIES = [
     mode: 'append',
     columns: ['auction', 'bidder', 'price', 'bidTimeType', 'dateTime', 'extra', 'c_counts'],
     dataframe: (t) =>
-      t.bid
-        .filter(expr('0.908 * price > 1000000 AND 0.908 * price < 50000000'))
-        .select(
-          col('auction'),
-          col('bidder'),
-          expr('0.908 * price').alias('price'),
-          expr(`CASE WHEN hour(dateTime) >= 8 AND hour(dateTime) <= 18 THEN 'dayTime'
+      t.bid.filter(expr('0.908 * price > 1000000 AND 0.908 * price < 50000000')).select(
+        col('auction'),
+        col('bidder'),
+        expr('0.908 * price').alias('price'),
+        expr(`CASE WHEN hour(dateTime) >= 8 AND hour(dateTime) <= 18 THEN 'dayTime'
                      WHEN hour(dateTime) <= 6 OR hour(dateTime) >= 20 THEN 'nightTime'
                      ELSE 'otherTime' END`).alias('bidTimeType'),
-          col('dateTime'),
-          col('extra'),
-          expr("length(extra) - length(replace(extra, 'c', ''))").alias('c_counts'),
-        ),
+        col('dateTime'),
+        col('extra'),
+        expr("length(extra) - length(replace(extra, 'c', ''))").alias('c_counts'),
+      ),
     sql: `SELECT auction, bidder, 0.908 * price AS price,
                  CASE WHEN hour(dateTime) >= 8 AND hour(dateTime) <= 18 THEN 'dayTime'
                       WHEN hour(dateTime) <= 6 OR hour(dateTime) >= 20 THEN 'nightTime'
@@ -399,7 +445,9 @@ export const QUERIES = [
     columns: ['channel', 'day', 'minute', ...bandColumns(true)],
     dataframe: (t) =>
       setSizes(
-        t.bid.groupBy(col('channel'), expr("date_format(dateTime, 'yyyy-MM-dd')").alias('day')).agg(max(expr("date_format(dateTime, 'HH:mm')")).alias('minute'), ...bandCounts(true)),
+        t.bid
+          .groupBy(col('channel'), expr("date_format(dateTime, 'yyyy-MM-dd')").alias('day'))
+          .agg(max(expr("date_format(dateTime, 'HH:mm')")).alias('minute'), ...bandCounts(true)),
         ['channel', 'day', 'minute'],
       ),
     sql: `SELECT channel, date_format(dateTime, 'yyyy-MM-dd') AS day, max(date_format(dateTime, 'HH:mm')) AS minute,\n       ${bandSql(true)}\n FROM bid GROUP BY channel, date_format(dateTime, 'yyyy-MM-dd')`,
@@ -415,7 +463,13 @@ export const QUERIES = [
     dataframe: (t) =>
       t.bid
         .groupBy(col('auction'), expr("date_format(dateTime, 'yyyy-MM-dd')").alias('day'))
-        .agg(...bandCounts(false), min('price').alias('min_price'), max('price').alias('max_price'), avg('price').alias('avg_price'), sum('price').alias('sum_price')),
+        .agg(
+          ...bandCounts(false),
+          min('price').alias('min_price'),
+          max('price').alias('max_price'),
+          avg('price').alias('avg_price'),
+          sum('price').alias('sum_price'),
+        ),
     sql: `SELECT auction, date_format(dateTime, 'yyyy-MM-dd') AS day,\n       ${bandSql(false)},
                  min(price) AS min_price, max(price) AS max_price, avg(price) AS avg_price, sum(price) AS sum_price
           FROM bid GROUP BY auction, date_format(dateTime, 'yyyy-MM-dd')`,
@@ -433,7 +487,7 @@ export const QUERIES = [
     columns: BID_COLUMNS,
     dataframe: (t) => latestBids(t.bid),
     sql: 'SELECT * FROM bid',
-    then: latestBids,
+    afterSql: latestBids,
     duckdb: `SELECT auction, bidder, price, channel, url, epoch_ms(dateTime) AS dateTime, extra
              FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY bidder, auction ORDER BY dateTime DESC, extra DESC) AS rank_number FROM bid)
              WHERE rank_number <= 1`,
@@ -448,7 +502,7 @@ export const QUERIES = [
     columns: [...BID_COLUMNS, 'rank_number'],
     dataframe: (t) => topBids(t.bid),
     sql: 'SELECT * FROM bid',
-    then: topBids,
+    afterSql: topBids,
     duckdb: `SELECT auction, bidder, price, channel, url, epoch_ms(dateTime) AS dateTime, extra, rank_number
              FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY auction ORDER BY price DESC, dateTime ASC, bidder ASC, extra ASC) AS rank_number FROM bid)
              WHERE rank_number <= 10`,
@@ -459,8 +513,22 @@ export const QUERIES = [
     kind: 'join',
     mode: 'append',
     columns: [
-      'auction', 'bidder', 'price', 'channel', 'url', 'bid_dateTime', 'bid_extra',
-      'itemName', 'description', 'initialBid', 'reserve', 'auction_dateTime', 'expires', 'seller', 'category', 'auction_extra',
+      'auction',
+      'bidder',
+      'price',
+      'channel',
+      'url',
+      'bid_dateTime',
+      'bid_extra',
+      'itemName',
+      'description',
+      'initialBid',
+      'reserve',
+      'auction_dateTime',
+      'expires',
+      'seller',
+      'category',
+      'auction_extra',
     ],
     dataframe: (t) =>
       t.bid
@@ -468,7 +536,18 @@ export const QUERIES = [
         .join(
           t.auction
             .filter(col('category').equalTo(10))
-            .select('id', 'itemName', 'description', 'initialBid', 'reserve', col('dateTime').alias('auction_dateTime'), 'expires', 'seller', 'category', col('extra').alias('auction_extra')),
+            .select(
+              'id',
+              'itemName',
+              'description',
+              'initialBid',
+              'reserve',
+              col('dateTime').alias('auction_dateTime'),
+              'expires',
+              'seller',
+              'category',
+              col('extra').alias('auction_extra'),
+            ),
           expr('auction = id'),
           'inner',
         )
@@ -487,17 +566,15 @@ export const QUERIES = [
     mode: 'append',
     columns: ['auction', 'bidder', 'price', 'channel', 'channel_id'],
     dataframe: (t) =>
-      t.bid
-        .filter(expr("regexp_extract(url, '(&|^)channel_id=([^&]*)', 2) <> '' OR lower(channel) IN ('apple', 'google', 'facebook', 'baidu')"))
-        .select(
-          col('auction'),
-          col('bidder'),
-          col('price'),
-          col('channel'),
-          expr(`CASE WHEN lower(channel) = 'apple' THEN '0' WHEN lower(channel) = 'google' THEN '1'
+      t.bid.filter(expr("regexp_extract(url, '(&|^)channel_id=([^&]*)', 2) <> '' OR lower(channel) IN ('apple', 'google', 'facebook', 'baidu')")).select(
+        col('auction'),
+        col('bidder'),
+        col('price'),
+        col('channel'),
+        expr(`CASE WHEN lower(channel) = 'apple' THEN '0' WHEN lower(channel) = 'google' THEN '1'
                      WHEN lower(channel) = 'facebook' THEN '2' WHEN lower(channel) = 'baidu' THEN '3'
                      ELSE regexp_extract(url, '(&|^)channel_id=([^&]*)', 2) END`).alias('channel_id'),
-        ),
+      ),
     sql: `SELECT auction, bidder, price, channel,
                  CASE WHEN lower(channel) = 'apple' THEN '0' WHEN lower(channel) = 'google' THEN '1'
                       WHEN lower(channel) = 'facebook' THEN '2' WHEN lower(channel) = 'baidu' THEN '3'
@@ -528,7 +605,8 @@ export const QUERIES = [
         expr("split_part(url, '/', 6)").alias('dir3'),
       ),
     sql: "SELECT auction, bidder, price, channel, split_part(url, '/', 4) AS dir1, split_part(url, '/', 5) AS dir2, split_part(url, '/', 6) AS dir3 FROM bid",
-    duckdb: "SELECT auction, bidder, price, channel, split_part(url, '/', 4) AS dir1, split_part(url, '/', 5) AS dir2, split_part(url, '/', 6) AS dir3 FROM bid",
+    duckdb:
+      "SELECT auction, bidder, price, channel, split_part(url, '/', 4) AS dir1, split_part(url, '/', 5) AS dir2, split_part(url, '/', 6) AS dir3 FROM bid",
   },
 ];
 

@@ -21,13 +21,30 @@ export { PARTITION_TYPES, partitionValuesOf, partitionValue } from './formats/pa
 export { NexmarkGenerator, nexmarkSchema, eventKind, eventTimestamp, eventsOfKindBefore, type NexmarkConfig, type NexmarkTable } from './formats/nexmark.js';
 export { formatRecords } from './formats/writers.js';
 export { prettyString, showString, showTimestamp, type ShowOptions } from './formats/showString.js';
-export { PARQUET_COMPRESSIONS, parquetFileSchema, parquetRowGroupBytes, checkParquetWritable, readParquetFile, readParquetRows, writeParquet, type ParquetCompression } from './formats/parquet.js';
+export {
+  PARQUET_COMPRESSIONS,
+  parquetFileSchema,
+  parquetRowGroupBytes,
+  checkParquetWritable,
+  readParquetFile,
+  readParquetRows,
+  writeParquet,
+  type ParquetCompression,
+} from './formats/parquet.js';
 export { inferJsonSchema, inferJsonSchemaFromFiles } from './formats/inferJsonSchema.js';
 export { kDefaultReadOptions, withCorruptRecordColumn, validateReadSchema } from './formats/options.js';
 export { readInput } from './task/readInput.js';
 export { WINDOW_TYPE } from './expressions/exprTypes.js';
 export { windowsOf, lastWindowStart, type TimeWindow } from './expressions/windows.js';
-export { aggregateOutputSchema, statefulOutputSchema, aggResultType, aggregatorOf, sessionOfKey, type AggBuffer, type Aggregator } from './operators/aggregates.js';
+export {
+  aggregateOutputSchema,
+  statefulOutputSchema,
+  aggResultType,
+  aggregatorOf,
+  sessionOfKey,
+  type AggBuffer,
+  type Aggregator,
+} from './operators/aggregates.js';
 export { decodeBlock, encodeBlock, type AggregateRecord, type DedupRecord, type ShuffleRecord } from './shuffle/shuffleCodec.js';
 export { operatorUsesWatermark } from './operators/watermark.js';
 export { indexTimeOf, rowsInOf } from './operators/indexTime.js';

@@ -43,8 +43,6 @@ export const LEVELDB_MIN_WRITE_BUFFER_BYTES = 64 << 10;
 export const LEVELDB_MAX_WRITE_BUFFER_BYTES = 1 << 30;
 const UINT32_MAX = 0xffffffff;
 
-
-
 /**
  * Throws INVALID_CONF when the per-instance share of a worker budget is below what LevelDB will
  * use anyway (so the budget would be silently exceeded) or not an integer LevelDB accepts.

@@ -24,7 +24,12 @@ describe('MemoryShardStore', () => {
   it('counts the entries each commit writes', async () => {
     const s = await openMemoryShard();
     const key = (i: number) => dataKey(0, new Uint8Array([i]));
-    await s.commit(0, [0, 1, 2].map((i) => ({ key: key(i), value: new Uint8Array([i]), prior: null })), 3, 0);
+    await s.commit(
+      0,
+      [0, 1, 2].map((i) => ({ key: key(i), value: new Uint8Array([i]), prior: null })),
+      3,
+      0,
+    );
     await s.commit(1, [{ key: key(0), value: null, prior: new Uint8Array([0]) }], -1, 1);
     expect(s.stats.entriesPerCommit).toEqual([5, 4]);
     expect(s.stats.entriesWritten).toBe(9);

@@ -236,10 +236,13 @@ async function collectingCommit(store: ShardStore, batchId: number): Promise<Com
   if (!Number.isSafeInteger(batchId) || batchId < 0) throw new RangeError(`batch id ${batchId} is not a non-negative integer`);
   const changes: ShardChange[] = [];
   const change = (key: Uint8Array, value: Uint8Array | null, prior: Uint8Array | null): void => {
-    changes.push({ key: key.slice(), value: value && value.slice(), prior: prior && prior.slice() });
+    changes.push({ key: key.slice(), value: value === null ? null : value.slice(), prior: prior === null ? null : prior.slice() });
   };
   return {
-    add: (more) => more.forEach((c) => change(c.key, c.value, c.prior)),
+    add: (more) =>
+      more.forEach((c) => {
+        change(c.key, c.value, c.prior);
+      }),
     change,
     finish: (rowDelta, pruneUndoBelow) => store.commit(batchId, changes, rowDelta, pruneUndoBelow),
   };

@@ -18,7 +18,10 @@ function memoryOpener() {
     calls.push(dir);
     await new Promise((r) => setTimeout(r, 5));
     let v = volumes.get(dir);
-    if (!v) volumes.set(dir, (v = new MemoryVolume(dir)));
+    if (!v) {
+      v = new MemoryVolume(dir);
+      volumes.set(dir, v);
+    }
     return openMemoryShard(v);
   };
   return { opener, calls };
@@ -87,7 +90,11 @@ describe('ShardRegistry budgets', () => {
   const put = (store: ShardStore, batch: number, n: number) =>
     store.commit(
       batch,
-      Array.from({ length: n }, (_, i) => ({ key: dataKey(i % 4, new Uint8Array([batch, i & 255, i >> 8])), value: new Uint8Array(64).fill(i & 255), prior: null })),
+      Array.from({ length: n }, (_, i) => ({
+        key: dataKey(i % 4, new Uint8Array([batch, i & 255, i >> 8])),
+        value: new Uint8Array(64).fill(i & 255),
+        prior: null,
+      })),
       n,
       batch - 1,
     );
@@ -141,7 +148,7 @@ describe('ShardRegistry budgets', () => {
     }
   });
 
-  it("charges at least the file handles LevelDB really holds, measured in /proc/self/fd", async () => {
+  it('charges at least the file handles LevelDB really holds, measured in /proc/self/fd', async () => {
     const reg = new ShardRegistry();
     const before = openFds();
     try {

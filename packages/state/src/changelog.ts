@@ -107,12 +107,7 @@ export function opsEnd(bytes: Uint8Array, end: number): number {
  * Calls `put` or `del` for each op of bytes[0, end) (complete ops only, as opsEnd found them),
  * with views into `bytes`; returns how many there were.
  */
-export function forEachOp(
-  bytes: Uint8Array,
-  end: number,
-  put: (key: Uint8Array, value: Uint8Array) => void,
-  del: (key: Uint8Array) => void,
-): number {
+export function forEachOp(bytes: Uint8Array, end: number, put: (key: Uint8Array, value: Uint8Array) => void, del: (key: Uint8Array) => void): number {
   const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let p = 0;
   let n = 0;

@@ -28,5 +28,8 @@ export function decodeDedupValue(value: Uint8Array): { expiryMs: number | null |
   if (value[0] === DEDUP_VALUE_VERSION && value.length === 1) return { expiryMs: null };
   if (value[0] === DEDUP_VALUE_VERSION && value.length === 9) return { expiryMs: new DataView(value.buffer, value.byteOffset, 9).getFloat64(1) };
   if (value[0] === LEGACY_MSGPACK_PAIR) return { expiryMs: undefined };
-  throw new SluiceError('STATE_STORE_CORRUPT', `a deduplication state value has format ${String(value[0])} and ${value.length} bytes, which this Sluice does not know`);
+  throw new SluiceError(
+    'STATE_STORE_CORRUPT',
+    `a deduplication state value has format ${String(value[0])} and ${value.length} bytes, which this Sluice does not know`,
+  );
 }

@@ -56,10 +56,14 @@ export function environmentError(e: unknown, path: string, action: string, acces
   switch (code) {
     case 'ENOSPC':
     case 'EDQUOT':
-      return new SluiceError('DISK_FULL', `the disk is full: could not ${action} at ${path} (${why}); free space and restart the query, it continues where it stopped`, {
-        file: path,
-        cause: e,
-      });
+      return new SluiceError(
+        'DISK_FULL',
+        `the disk is full: could not ${action} at ${path} (${why}); free space and restart the query, it continues where it stopped`,
+        {
+          file: path,
+          cause: e,
+        },
+      );
     case 'EMFILE':
     case 'ENFILE': {
       const limit = openFilesLimit();
@@ -75,7 +79,10 @@ export function environmentError(e: unknown, path: string, action: string, acces
       return new SluiceError('PATH_NOT_WRITABLE', `could not ${action} at ${path}: the file system is read-only`, { file: path, cause: e });
     case 'EACCES':
     case 'EPERM':
-      return new SluiceError(access === 'read' ? 'PATH_NOT_READABLE' : 'PATH_NOT_WRITABLE', `could not ${action} at ${path}: permission denied`, { file: path, cause: e });
+      return new SluiceError(access === 'read' ? 'PATH_NOT_READABLE' : 'PATH_NOT_WRITABLE', `could not ${action} at ${path}: permission denied`, {
+        file: path,
+        cause: e,
+      });
     case 'EEXIST':
     case 'ENOTDIR':
       return new SluiceError('PATH_NOT_DIRECTORY', `could not ${action} at ${path}: a file, not a directory, is in the way`, { file: path, cause: e });

@@ -4,7 +4,7 @@
  * `fault()` is one comparison against a constant. The points are the `fault('...')` calls in the
  * source, each listed in the README's testing section (test/code-rules.test.ts checks both ways).
  */
-const spec = process.env['SLUICE_FAULT'];
+const spec = process.env.SLUICE_FAULT;
 const [faultPoint, nth] = spec ? parseSpec(spec) : [undefined, 0];
 let hits = 0;
 

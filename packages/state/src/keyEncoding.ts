@@ -191,7 +191,7 @@ function writeNumber(w: Writer, v: unknown, t: KeyType): void {
 function writeBigInt(w: Writer, v: bigint): void {
   const neg = v < 0n;
   let hex = (neg ? -v : v).toString(16);
-  if (hex.length & 1) hex = '0' + hex;
+  if (hex.length & 1) hex = `0${hex}`;
   const len = hex.length >> 1;
   w.ensure(6 + len);
   w.buf[w.pos++] = TAG_BIGINT;
@@ -350,11 +350,7 @@ function readString(b: Uint8Array, r: { pos: number }): string {
     else if (c < 0xf0) {
       units.push(((c & 0x0f) << 12) | (((b[p++] as number) & 0x3f) << 6) | ((b[p++] as number) & 0x3f));
     } else {
-      const cp =
-        ((c & 0x07) << 18) |
-        (((b[p++] as number) & 0x3f) << 12) |
-        (((b[p++] as number) & 0x3f) << 6) |
-        ((b[p++] as number) & 0x3f);
+      const cp = ((c & 0x07) << 18) | (((b[p++] as number) & 0x3f) << 12) | (((b[p++] as number) & 0x3f) << 6) | ((b[p++] as number) & 0x3f);
       units.push(0xd800 + ((cp - 0x10000) >> 10), 0xdc00 + ((cp - 0x10000) & 0x3ff));
     }
   }

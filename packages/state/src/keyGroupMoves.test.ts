@@ -27,7 +27,15 @@ describe('moving key groups between shards', () => {
   it('copies the data and index entries of the ranges, counts rows and bytes, and keeps the target marker', async () => {
     const from = await filled(40);
     const to = await openMemoryShard(new MemoryVolume('to'));
-    const r = await copyKeyGroups(from, [{ to, ranges: [[2, 4], [6, 7]] }]);
+    const r = await copyKeyGroups(from, [
+      {
+        to,
+        ranges: [
+          [2, 4],
+          [6, 7],
+        ],
+      },
+    ]);
     expect(r.rows).toBe(15);
     expect(r.bytes).toBeGreaterThan(15 * 5);
     expect(new Set(await kgsOf(to))).toEqual(new Set([2, 3, 6]));
@@ -42,7 +50,13 @@ describe('moving key groups between shards', () => {
     const b = await openMemoryShard(new MemoryVolume('b'));
     const r = await copyKeyGroups(from, [
       { to: a, ranges: [[0, 2]] },
-      { to: b, ranges: [[4, 5], [7, 8]] },
+      {
+        to: b,
+        ranges: [
+          [4, 5],
+          [7, 8],
+        ],
+      },
     ]);
     expect(r.rows).toBe(20);
     expect(r.sourceKeys.index.length).toBe(20);
@@ -52,7 +66,14 @@ describe('moving key groups between shards', () => {
     expect((await indexKeysOf(a, [[0, 8]])).length).toBe(10);
     expect((await indexKeysOf(a, [[0, 2]])).length).toBe(10);
     expect((await indexKeysOf(b, [[0, 8]])).length).toBe(10);
-    expect((await indexKeysOf(b, [[4, 5], [7, 8]])).length).toBe(10);
+    expect(
+      (
+        await indexKeysOf(b, [
+          [4, 5],
+          [7, 8],
+        ])
+      ).length,
+    ).toBe(10);
   });
 
   it('is idempotent: a copy done twice (a resumed repartition) leaves one copy', async () => {
@@ -85,7 +106,7 @@ describe('moving key groups between shards', () => {
   const timeOfKey = (dk: Uint8Array): number => Number(new TextDecoder().decode(decodeDataKey(dk).key).slice(1));
   const indexOf = async (store: ShardStore) => (await store.range(...indexRange())).map(([k]) => Buffer.from(k).toString('hex')).sort();
 
-  it('with the operator\'s index time, writes each row\'s index entry beside it and reads no index of the source', async () => {
+  it("with the operator's index time, writes each row's index entry beside it and reads no index of the source", async () => {
     const from = await filled(40);
     let indexReads = 0;
     const counting: ShardStore = Object.assign(Object.create(from) as ShardStore, {
@@ -96,9 +117,30 @@ describe('moving key groups between shards', () => {
     });
     const viaTime = await openMemoryShard(new MemoryVolume('via-time'));
     const viaScan = await openMemoryShard(new MemoryVolume('via-scan'));
-    const r = await copyKeyGroups(counting, [{ to: viaTime, ranges: [[2, 4], [6, 7]] }], undefined, timeOfKey);
+    const r = await copyKeyGroups(
+      counting,
+      [
+        {
+          to: viaTime,
+          ranges: [
+            [2, 4],
+            [6, 7],
+          ],
+        },
+      ],
+      undefined,
+      timeOfKey,
+    );
     expect(indexReads).toBe(0);
-    await copyKeyGroups(from, [{ to: viaScan, ranges: [[2, 4], [6, 7]] }]);
+    await copyKeyGroups(from, [
+      {
+        to: viaScan,
+        ranges: [
+          [2, 4],
+          [6, 7],
+        ],
+      },
+    ]);
     expect(await indexOf(viaTime)).toEqual(await indexOf(viaScan));
     expect(r.sourceKeys.index.map((k) => Buffer.from(k).toString('hex')).sort()).toEqual(await indexOf(viaScan));
     expect(viaTime.numRows).toBe(15);

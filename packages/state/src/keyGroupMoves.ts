@@ -41,11 +41,7 @@ function after(k: Uint8Array): Uint8Array {
 }
 
 /** Reads of [gte, lt) CHUNK at a time, each resuming after the last key of the one before. */
-async function* inChunks<T>(
-  read: (from: Uint8Array, limit: number) => Promise<T[]>,
-  keyOf: (item: T) => Uint8Array,
-  gte: Uint8Array,
-): AsyncGenerator<T[]> {
+async function* inChunks<T>(read: (from: Uint8Array, limit: number) => Promise<T[]>, keyOf: (item: T) => Uint8Array, gte: Uint8Array): AsyncGenerator<T[]> {
   let from = gte;
   for (;;) {
     const batch = await read(from, CHUNK);
@@ -58,12 +54,20 @@ async function* inChunks<T>(
 
 /** Entries of [gte, lt), CHUNK at a time, so that a large range is never held whole. */
 export function rangeInChunks(store: ShardStore, gte: Uint8Array, lt: Uint8Array): AsyncGenerator<Array<[Uint8Array, Uint8Array]>> {
-  return inChunks((from, limit) => store.range(from, lt, limit), (e) => e[0], gte);
+  return inChunks(
+    (from, limit) => store.range(from, lt, limit),
+    (e) => e[0],
+    gte,
+  );
 }
 
 /** The keys of [gte, lt), CHUNK at a time (no values read). */
 function keysInChunks(store: ShardStore, gte: Uint8Array, lt: Uint8Array): AsyncGenerator<Uint8Array[]> {
-  return inChunks((from, limit) => store.rangeKeys(from, lt, limit), (k) => k, gte);
+  return inChunks(
+    (from, limit) => store.rangeKeys(from, lt, limit),
+    (k) => k,
+    gte,
+  );
 }
 
 /** `write`s each chunk as it comes, the read of the next one overlapping the write of this one. */
@@ -131,26 +135,41 @@ export async function clearKeyGroups(store: ShardStore, ranges: readonly KeyGrou
   // The index first: data then never lacks the index entries that let eviction find it.
   const index = known?.index ?? (await indexKeysOf(store, ranges));
   for (let i = 0; i < index.length; i += CHUNK) {
-    await store.applyMove(index.slice(i, i + CHUNK).map((key) => ({ type: 'del' as const, key })), 0);
+    await store.applyMove(
+      index.slice(i, i + CHUNK).map((key) => ({ type: 'del' as const, key })),
+      0,
+    );
     if (point) fault(point);
   }
   let rows = 0;
   const deleteRows = async (keys: readonly Uint8Array[], n = keys.length): Promise<void> => {
-    await store.applyMove(keys.map((key) => ({ type: 'del' as const, key })), -n);
+    await store.applyMove(
+      keys.map((key) => ({ type: 'del' as const, key })),
+      -n,
+    );
     rows += n;
     if (point) fault(point);
   };
   if (known !== undefined) {
     for (let i = 0; i < known.data.length; i += CHUNK) {
       const counts = known.rows?.slice(i, i + CHUNK);
-      await deleteRows(known.data.slice(i, i + CHUNK), counts?.reduce((a, b) => a + b, 0));
+      await deleteRows(
+        known.data.slice(i, i + CHUNK),
+        counts?.reduce((a, b) => a + b, 0),
+      );
     }
     return rows;
   }
   for (const [a, b] of ranges) {
     const [gte, lt] = keyGroupsDataRange(a, b);
     if (rowsIn === undefined) await pipelined(keysInChunks(store, gte, lt), (keys) => deleteRows(keys));
-    else await pipelined(rangeInChunks(store, gte, lt), (batch) => deleteRows(batch.map(([k]) => k), batch.reduce((n, [, v]) => n + rowsIn(v), 0)));
+    else
+      await pipelined(rangeInChunks(store, gte, lt), (batch) =>
+        deleteRows(
+          batch.map(([k]) => k),
+          batch.reduce((n, [, v]) => n + rowsIn(v), 0),
+        ),
+      );
   }
   return rows;
 }
@@ -230,7 +249,10 @@ export async function copyKeyGroups(
     const mine = targets.length === 1 ? index : index.filter((k) => inRanges(indexKeyGroup(k), ranges));
     for (let i = 0; i < mine.length; i += CHUNK) {
       const part = mine.slice(i, i + CHUNK);
-      await to.applyMove(part.map((key) => ({ type: 'put' as const, key, value: EMPTY })), 0);
+      await to.applyMove(
+        part.map((key) => ({ type: 'put' as const, key, value: EMPTY })),
+        0,
+      );
       for (const k of part) bytes += k.length;
       fault('repartition-mid-copy');
       onChunk?.(0);

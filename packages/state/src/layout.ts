@@ -19,7 +19,6 @@ import { murmur3_x86_32 } from './murmur3.js';
 import { CONF_KEYS } from './confKeys.js';
 import { SluiceError } from './errors.js';
 
-
 export interface StateLayout {
   keyGroups: number;
   partitions: number;
@@ -51,11 +50,9 @@ export function validateLayout(layout: StateLayout): void {
     );
   }
   if (!Number.isInteger(s) || s < 1 || s > n) {
-    throw new SluiceError(
-      'INVALID_CONF',
-      `${CONF_KEYS.stateStoreShards} must be a positive integer no larger than the state partitions (${n}), got ${s}`,
-      { option: CONF_KEYS.stateStoreShards },
-    );
+    throw new SluiceError('INVALID_CONF', `${CONF_KEYS.stateStoreShards} must be a positive integer no larger than the state partitions (${n}), got ${s}`, {
+      option: CONF_KEYS.stateStoreShards,
+    });
   }
 }
 
@@ -184,8 +181,7 @@ export function dataRange(): [Uint8Array, Uint8Array] {
 
 /** [gte, lt) of the data entries of key groups [startKg, endKg), e.g. a partition's or a shard's. */
 export function keyGroupsDataRange(startKg: number, endKg: number): [Uint8Array, Uint8Array] {
-  const bound = (kg: number) =>
-    kg >= MAX_KEY_GROUPS ? new Uint8Array([PREFIX_DATA + 1]) : new Uint8Array([PREFIX_DATA, kg >>> 8, kg & 0xff]);
+  const bound = (kg: number) => (kg >= MAX_KEY_GROUPS ? new Uint8Array([PREFIX_DATA + 1]) : new Uint8Array([PREFIX_DATA, kg >>> 8, kg & 0xff]));
   return [bound(startKg), bound(endKg)];
 }
 
@@ -233,9 +229,5 @@ export function partitionsIn(assignment: ShardAssignment, shard: number): number
 
 /** Whether `assignment` names a shard in [0, shards) for each of the layout's partitions. */
 export function isAssignmentOf(assignment: unknown, layout: StateLayout): assignment is ShardAssignment {
-  return (
-    Array.isArray(assignment) &&
-    assignment.length === layout.partitions &&
-    assignment.every((s) => Number.isInteger(s) && s >= 0 && s < layout.shards)
-  );
+  return Array.isArray(assignment) && assignment.length === layout.partitions && assignment.every((s) => Number.isInteger(s) && s >= 0 && s < layout.shards);
 }

@@ -11,11 +11,7 @@ export function murmur3_x86_32(bytes: Uint8Array, seed = 0, len = bytes.length):
 
   for (let i = 0; i < nblocks; i++) {
     const o = i << 2;
-    let k =
-      (bytes[o] as number) |
-      ((bytes[o + 1] as number) << 8) |
-      ((bytes[o + 2] as number) << 16) |
-      ((bytes[o + 3] as number) << 24);
+    let k = (bytes[o] as number) | ((bytes[o + 1] as number) << 8) | ((bytes[o + 2] as number) << 16) | ((bytes[o + 3] as number) << 24);
     k = Math.imul(k, c1);
     k = (k << 15) | (k >>> 17);
     k = Math.imul(k, c2);
@@ -26,13 +22,14 @@ export function murmur3_x86_32(bytes: Uint8Array, seed = 0, len = bytes.length):
 
   const tail = nblocks << 2;
   let k1 = 0;
+  // The tail's bytes, highest first, each case falling through to the next as in the reference implementation.
   switch (len & 3) {
+    // biome-ignore lint/suspicious/noFallthroughSwitchClause: falls through to the tail's second byte
     case 3:
       k1 ^= (bytes[tail + 2] as number) << 16;
-    // falls through
+    // biome-ignore lint/suspicious/noFallthroughSwitchClause: falls through to the tail's first byte
     case 2:
       k1 ^= (bytes[tail + 1] as number) << 8;
-    // falls through
     case 1:
       k1 ^= bytes[tail] as number;
       k1 = Math.imul(k1, c1);

@@ -82,7 +82,9 @@ export function planShardAssignment(from: AssignedLayout, to: StateLayout): numb
   [...cap.keys()]
     .sort((a, b) => (count[b] as number) - (count[a] as number) || a - b)
     .slice(0, n % s)
-    .forEach((shard) => (cap[shard] = base + 1));
+    .forEach((shard) => {
+      cap[shard] = base + 1;
+    });
   // Over-full shards give away the partitions with the fewest of their key groups, and among
   // those the ones nearest another shard's, so that what moves stays at the shards' boundaries.
   const pool: number[] = [];

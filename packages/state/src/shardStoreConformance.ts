@@ -246,7 +246,13 @@ export function runShardStoreConformance(name: string, factory: ShardStoreFactor
       const loc = await factory.newLocation();
       const s = await open(loc);
       await s.commit(3, [put(k('a'), v('1')), put(k('b'), v('2'))], 2, 0);
-      await s.applyMove([{ type: 'put', key: k('c'), value: v('3') }, { type: 'del', key: k('a') }], 0);
+      await s.applyMove(
+        [
+          { type: 'put', key: k('c'), value: v('3') },
+          { type: 'del', key: k('a') },
+        ],
+        0,
+      );
       expect(s.marker).toBe(3);
       expect(s.numRows).toBe(2);
       await s.applyMove([{ type: 'del', key: k('b') }], -1);

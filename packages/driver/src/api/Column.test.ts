@@ -7,7 +7,7 @@ import { SluiceError } from '@sluice/state';
 // directly to check what a built column computes.
 import { compileExpr } from '../../../executor/src/expressions/compileExpr.js';
 import { loadUdfs } from '../../../executor/src/expressions/udfs.js';
-import { Column } from './Column.js';
+import type { Column } from './Column.js';
 import { coalesce, col, column, concat, length, lit, lower, not, substring, toColumn, trim, udf, upper, when } from './functions.js';
 
 const SCHEMA: Schema = [

@@ -229,10 +229,7 @@ export class Column {
   private openWhen(method: string): Extract<Expr, { op: 'when' }> {
     const e = this.expr;
     if (e.op !== 'when' || e.otherwise !== undefined) {
-      throw new SluiceError(
-        'INVALID_EXPRESSION',
-        `${method}() applies only to a column made by when() and not yet ended by otherwise(): ${exprName(e)}`,
-      );
+      throw new SluiceError('INVALID_EXPRESSION', `${method}() applies only to a column made by when() and not yet ended by otherwise(): ${exprName(e)}`);
     }
     return e;
   }

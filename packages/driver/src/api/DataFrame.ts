@@ -34,7 +34,17 @@ import { Column, toColumn } from './Column.js';
 import { AggregateColumn, avg, count, max, min, sum } from './aggregates.js';
 import type { Session } from './Session.js';
 import { DataStreamWriter } from './DataStreamWriter.js';
-import { carriesEventTime, eventTimeColumns, planInputs, planOutput, watermarkDelayOf, watermarkOf, type ChainedOperator, type LogicalPlan, type PlanInput } from '../plan/LogicalPlan.js';
+import {
+  carriesEventTime,
+  eventTimeColumns,
+  planInputs,
+  planOutput,
+  watermarkDelayOf,
+  watermarkOf,
+  type ChainedOperator,
+  type LogicalPlan,
+  type PlanInput,
+} from '../plan/LogicalPlan.js';
 import { parseDuration } from '../conf/parsers.js';
 import { andAll, exprColumns, planStreamJoin } from '../plan/StreamJoinPlanner.js';
 import { parseColumn } from './sql/parseExpression.js';
@@ -102,9 +112,13 @@ export class DataFrame {
     if (partitions !== undefined && !(Number.isInteger(partitions) && partitions > 0)) {
       throw new SluiceError('INVALID_OPTION', `repartition needs a positive number of partitions, got ${partitions}`, { option: 'numPartitions' });
     }
-    if (partitions === undefined && cols.length === 0) throw new SluiceError('INVALID_OPTION', 'repartition needs a number of partitions or columns', { option: 'numPartitions' });
+    if (partitions === undefined && cols.length === 0)
+      throw new SluiceError('INVALID_OPTION', 'repartition needs a number of partitions or columns', { option: 'numPartitions' });
     if (!this.isStreaming || this.plan.stateful || this.plan.exchange || this.plan.inputs) {
-      throw new SluiceError('UNSUPPORTED_OPERATION', 'repartition is supported once, in a stateless streaming query without union (an aggregation shuffles by its keys already)');
+      throw new SluiceError(
+        'UNSUPPORTED_OPERATION',
+        'repartition is supported once, in a stateless streaming query without union (an aggregation shuffles by its keys already)',
+      );
     }
     const keys = cols.map((c) => toColumn(c).expr);
     for (const k of keys) exprType(k, this.schema);
@@ -115,7 +129,8 @@ export class DataFrame {
   withStateful(op: StatefulOp): DataFrame {
     if (this.plan.exchange) throw new SluiceError('UNSUPPORTED_OPERATION', 'a query with repartition cannot aggregate or deduplicate yet');
     // Past a first stateful operator, the next ones chain (Spark's multiple stateful operators).
-    if (this.plan.stateful) return new DataFrame(this.session, { ...this.plan, chain: [...(this.plan.chain ?? []), { stateful: op, post: [] }] }, this.isStreaming);
+    if (this.plan.stateful)
+      return new DataFrame(this.session, { ...this.plan, chain: [...(this.plan.chain ?? []), { stateful: op, post: [] }] }, this.isStreaming);
     return new DataFrame(this.session, { ...this.plan, stateful: op }, this.isStreaming);
   }
 
@@ -129,7 +144,10 @@ export class DataFrame {
    * ```
    */
   groupBy(...cols: Array<Column | string>): GroupedData {
-    return new GroupedData(this, cols.map((c) => toColumn(c)));
+    return new GroupedData(
+      this,
+      cols.map((c) => toColumn(c)),
+    );
   }
 
   /** Drops rows whose `cols` (default: all columns) were seen before; see the README on state. */
@@ -178,7 +196,10 @@ export class DataFrame {
     for (const c of names) {
       if (!this.schema.some((f) => f.name === c)) {
         const suggestions = suggest(c, this.columns);
-        throw new SluiceError('UNRESOLVED_COLUMN', `${what}: no column ${c}.${didYouMean(suggestions)} Columns: ${this.columns.join(', ')}`, { column: c, suggestions });
+        throw new SluiceError('UNRESOLVED_COLUMN', `${what}: no column ${c}.${didYouMean(suggestions)} Columns: ${this.columns.join(', ')}`, {
+          column: c,
+          suggestions,
+        });
       }
     }
     return names;
@@ -279,7 +300,8 @@ export class DataFrame {
     const all: DataFrame[] = [this, ...others];
     for (const df of all) {
       if (!df.isStreaming) throw new SluiceError('UNSUPPORTED_OPERATION', 'union combines streaming DataFrames; a static side belongs in a join');
-      if (df.plan.stateful || df.plan.exchange) throw new SluiceError('UNSUPPORTED_OPERATION', 'union must come before repartition, aggregation or deduplication');
+      if (df.plan.stateful || df.plan.exchange)
+        throw new SluiceError('UNSUPPORTED_OPERATION', 'union must come before repartition, aggregation or deduplication');
     }
     for (const other of others) {
       const a = this.schema.map((f) => `${f.name} ${typeName(f.type)}`);
@@ -287,22 +309,32 @@ export class DataFrame {
       const at = a.findIndex((x, i) => x !== b[i]);
       if (a.length !== b.length || at >= 0) {
         const i = at >= 0 ? at : Math.min(a.length, b.length);
-        throw new SluiceError('INVALID_SCHEMA', `union needs the same columns in the same order: column ${i + 1} is ${a[i] ?? 'missing'} on one side and ${b[i] ?? 'missing'} on the other`, {
-          column: (this.schema[i] ?? other.schema[i])?.name as string,
-        });
+        throw new SluiceError(
+          'INVALID_SCHEMA',
+          `union needs the same columns in the same order: column ${i + 1} is ${a[i] ?? 'missing'} on one side and ${b[i] ?? 'missing'} on the other`,
+          {
+            column: (this.schema[i] ?? other.schema[i])?.name as string,
+          },
+        );
       }
     }
     // Operators past an earlier union go into each of its inputs (stateless operators distribute over a union).
     const inputs = all.flatMap((df) => {
       if (df.plan.inputs && df.plan.ops.some((o) => o.kind === 'watermark')) {
-        throw new SluiceError('UNSUPPORTED_OPERATION', 'a union of a union that has a withWatermark after it: put withWatermark on its inputs, or after the last union');
+        throw new SluiceError(
+          'UNSUPPORTED_OPERATION',
+          'a union of a union that has a withWatermark after it: put withWatermark on its inputs, or after the last union',
+        );
       }
       return planInputs(df.plan).map((i) => ({ source: i.source, ops: [...i.ops, ...df.plan.ops] }));
     });
     const watermarked = inputs.filter((i) => i.ops.some((o) => o.kind === 'watermark'));
     const columns = new Set(watermarked.map((i) => i.ops.findLast((o) => o.kind === 'watermark')).map((o) => (o?.kind === 'watermark' ? o.column : '')));
     if (columns.size > 1) {
-      throw new SluiceError('UNSUPPORTED_OPERATION', `the inputs of a union watermark different columns (${[...columns].join(', ')}): watermark the same event-time column on each`);
+      throw new SluiceError(
+        'UNSUPPORTED_OPERATION',
+        `the inputs of a union watermark different columns (${[...columns].join(', ')}): watermark the same event-time column on each`,
+      );
     }
     const statics = all.flatMap((df) => df.plan.statics ?? []);
     return new DataFrame(this.session, { source: (inputs[0] as PlanInput).source, inputs, ops: [], post: [], ...(statics.length > 0 && { statics }) }, true);
@@ -340,14 +372,19 @@ export class DataFrame {
    * query reads both sides' sources, the left's first; each side keeps its own operators.
    */
   private streamJoin(other: DataFrame, on: string | string[] | Column, how: string): DataFrame {
-    const plan = planStreamJoin({ plan: this.plan, schema: this.schema }, { plan: other.plan, schema: other.schema }, joinOn(on, this.schema, other.schema, true), how);
+    const plan = planStreamJoin(
+      { plan: this.plan, schema: this.schema },
+      { plan: other.plan, schema: other.schema },
+      joinOn(on, this.schema, other.schema, true),
+      how,
+    );
     return new DataFrame(this.session, plan, true);
   }
 
   /** The writer that starts a streaming DataFrame as a query; NOT_STREAMING for a static one. */
   get writeStream(): DataStreamWriter {
     if (!this.isStreaming) {
-      throw new SluiceError('NOT_STREAMING', "writeStream needs a streaming DataFrame (from session.readStream); use collect() on a static one");
+      throw new SluiceError('NOT_STREAMING', 'writeStream needs a streaming DataFrame (from session.readStream); use collect() on a static one');
     }
     return new DataStreamWriter(this);
   }
@@ -466,7 +503,9 @@ export class GroupedData {
     const what = op.api;
     if (initial === undefined) return this.df.withStateful(op);
     if (!(initial instanceof GroupedData) || initial.df.isStreaming) {
-      throw new SluiceError('INVALID_OPTION', `${what}: initialState is a static DataFrame's groupBy(...) (session.read...groupBy(keys))`, { option: 'initialState' });
+      throw new SluiceError('INVALID_OPTION', `${what}: initialState is a static DataFrame's groupBy(...) (session.read...groupBy(keys))`, {
+        option: 'initialState',
+      });
     }
     const types = (g: GroupedData): string[] => g.keys.map((k) => typeName(exprType(k.expr, g.df.schema)));
     if (JSON.stringify(types(initial)) !== JSON.stringify(types(this))) {
@@ -501,12 +540,21 @@ export class GroupedData {
     return this.groupStateOp('mapGroupsWithState', fn, { ...options, outputMode: 'update' });
   }
 
-  private groupStateOp(api: 'flatMapGroupsWithState' | 'mapGroupsWithState', fn: StatefulProcessorRef, options: GroupStateOptions & { outputMode: string }): DataFrame {
+  private groupStateOp(
+    api: 'flatMapGroupsWithState' | 'mapGroupsWithState',
+    fn: StatefulProcessorRef,
+    options: GroupStateOptions & { outputMode: string },
+  ): DataFrame {
     const timeout = options?.timeoutConf ?? GroupStateTimeout.NoTimeout;
     if (!Object.values(GroupStateTimeout).includes(timeout)) {
-      throw new SluiceError('INVALID_OPTION', `${api}: timeoutConf is GroupStateTimeout.NoTimeout, ProcessingTimeTimeout or EventTimeTimeout, got ${String(timeout)}`, { option: 'timeoutConf' });
+      throw new SluiceError(
+        'INVALID_OPTION',
+        `${api}: timeoutConf is GroupStateTimeout.NoTimeout, ProcessingTimeTimeout or EventTimeTimeout, got ${String(timeout)}`,
+        { option: 'timeoutConf' },
+      );
     }
-    if (options.stateSchema === undefined) throw new SluiceError('INVALID_OPTION', `${api} needs a stateSchema (DDL or a type name)`, { option: 'stateSchema' });
+    if (options.stateSchema === undefined)
+      throw new SluiceError('INVALID_OPTION', `${api} needs a stateSchema (DDL or a type name)`, { option: 'stateSchema' });
     const schema = stateTypeOf(options.stateSchema, 'stateSchema');
     const timeMode = timeModeOfTimeout(timeout);
     return this.withProcessor({ ...this.processorOp(api, fn, options, timeMode, [{ name: GROUP_STATE, kind: 'value', schema }]), api }, options.initialState);
@@ -524,12 +572,15 @@ export class GroupedData {
       throw new SluiceError('INVALID_OPTION', `${what} takes statefulProcessor(moduleUrl, exportName)`, { option: 'processor' });
     }
     if (!this.df.isStreaming) throw new SluiceError('NOT_STREAMING', `${what} runs on a streaming DataFrame`);
-    if (options?.outputSchema === undefined) throw new SluiceError('INVALID_OPTION', `${what} needs an outputSchema (DDL or a schema)`, { option: 'outputSchema' });
+    if (options?.outputSchema === undefined)
+      throw new SluiceError('INVALID_OPTION', `${what} needs an outputSchema (DDL or a schema)`, { option: 'outputSchema' });
     const outputSchema = parseSchema(options.outputSchema as string, 'outputSchema');
     const mode = String(options.outputMode ?? '').toLowerCase();
     if (mode !== 'append' && mode !== 'update') {
       // Spark's words for flatMapGroupsWithState's.
-      throw new SluiceError('INVALID_OPTION', `${what}: The output mode of function should be append or update, got ${String(options.outputMode)}`, { option: 'outputMode' });
+      throw new SluiceError('INVALID_OPTION', `${what}: The output mode of function should be append or update, got ${String(options.outputMode)}`, {
+        option: 'outputMode',
+      });
     }
     const wm = watermarkOf(this.df.plan);
     const eventTime = eventTimeColumns(this.df.plan);
@@ -597,7 +648,9 @@ function groupStateOfRow(op: TransformWithStateOp, initial: GroupedData): string
   }
   const values = columns.filter((c) => !initial.keyNames.includes(c.name));
   if (values.length !== 1) {
-    throw new SluiceError('INVALID_OPTION', `${op.api}: an initial state of one value has one column besides its grouping keys, not ${values.length}`, { option: 'initialState' });
+    throw new SluiceError('INVALID_OPTION', `${op.api}: an initial state of one value has one column besides its grouping keys, not ${values.length}`, {
+      option: 'initialState',
+    });
   }
   return (values[0] as (typeof values)[number]).name;
 }
@@ -610,7 +663,6 @@ function timeModeOption(v: unknown): TimeMode {
   if (t === 'eventtime') return 'eventTime';
   throw new SluiceError('INVALID_OPTION', `transformWithState: timeMode is 'none', 'processingTime' or 'eventTime', got ${String(v)}`, { option: 'timeMode' });
 }
-
 
 /**
  * `window(w, ...)` over a window column (an earlier aggregation's, as Spark allows): over its
@@ -636,15 +688,23 @@ const JOIN_TYPES: Record<string, JoinType> = {
 function joinType(how: string): JoinType {
   const t = JOIN_TYPES[String(how).toLowerCase().replaceAll('_', '')];
   if (t === undefined) {
-    throw new SluiceError('UNSUPPORTED_OPERATION', `join type ${how}: a stream joins a static side as inner, left_outer, left_semi or left_anti`, { option: 'how' });
+    throw new SluiceError('UNSUPPORTED_OPERATION', `join type ${how}: a stream joins a static side as inner, left_outer, left_semi or left_anti`, {
+      option: 'how',
+    });
   }
   return t;
 }
 
 /** A join's `on`: names (a join on equal columns of those names), or a condition whose equalities of a left and a right column are the keys. */
-function joinOn(on: string | string[] | Column, left: Schema, right: Schema, streams = false): { keys: string[]; rightKeys?: string[]; nullSafe?: boolean[]; residual?: Expr } {
+function joinOn(
+  on: string | string[] | Column,
+  left: Schema,
+  right: Schema,
+  streams = false,
+): { keys: string[]; rightKeys?: string[]; nullSafe?: boolean[]; residual?: Expr } {
   if (on instanceof Column) return equiJoinKeys(on.expr, left, right, streams);
-  if (typeof on === 'string' || (Array.isArray(on) && on.length > 0 && on.every((k) => typeof k === 'string'))) return { keys: typeof on === 'string' ? [on] : on };
+  if (typeof on === 'string' || (Array.isArray(on) && on.length > 0 && on.every((k) => typeof k === 'string')))
+    return { keys: typeof on === 'string' ? [on] : on };
   throw new SluiceError('INVALID_OPTION', 'join on: a column name, an array of names, or a Column condition', { option: 'on' });
 }
 
@@ -655,15 +715,27 @@ function joinOn(on: string | string[] | Column, left: Schema, right: Schema, str
  * pair of rows with equal keys. A condition without such an equality would join every pair (a
  * cross join): refused, as is a name on both sides (there is no way to say which side it means).
  */
-function equiJoinKeys(cond: Expr, left: Schema, right: Schema, streams: boolean): { keys: string[]; rightKeys: string[]; nullSafe?: boolean[]; residual?: Expr } {
+function equiJoinKeys(
+  cond: Expr,
+  left: Schema,
+  right: Schema,
+  streams: boolean,
+): { keys: string[]; rightKeys: string[]; nullSafe?: boolean[]; residual?: Expr } {
   const inLeft = (name: string): boolean => left.some((f) => f.name === name);
   const inRight = (name: string): boolean => right.some((f) => f.name === name);
   for (const name of new Set(exprColumns(cond))) {
     if (inLeft(name) && inRight(name)) {
-      throw new SluiceError('UNSUPPORTED_OPERATION', `column ${name} is on both sides of the join: join on its name (on = '${name}'), or rename one side's first`, { column: name });
+      throw new SluiceError(
+        'UNSUPPORTED_OPERATION',
+        `column ${name} is on both sides of the join: join on its name (on = '${name}'), or rename one side's first`,
+        { column: name },
+      );
     }
     if (!inLeft(name) && !inRight(name)) {
-      const suggestions = suggest(name, [...left, ...right].map((f) => f.name));
+      const suggestions = suggest(
+        name,
+        [...left, ...right].map((f) => f.name),
+      );
       throw new SluiceError('UNRESOLVED_COLUMN', `join condition: no column ${name} on either side.${didYouMean(suggestions)}`, { column: name, suggestions });
     }
   }
@@ -698,7 +770,9 @@ function equiJoinKeys(cond: Expr, left: Schema, right: Schema, streams: boolean)
   if (keys.length === 0) {
     throw streams
       ? new SluiceError('UNSUPPORTED_OPERATION', 'Stream-stream join without equality predicate is not supported', { option: 'on' })
-      : new SluiceError('UNSUPPORTED_OPERATION', 'a join condition needs an equality of a stream column and a static column (without one it is a cross join)', { option: 'on' });
+      : new SluiceError('UNSUPPORTED_OPERATION', 'a join condition needs an equality of a stream column and a static column (without one it is a cross join)', {
+          option: 'on',
+        });
   }
   const residual = andAll(rest);
   return { keys, rightKeys, ...(nullSafe.some((x) => x) && { nullSafe }), ...(residual !== undefined && { residual }) };

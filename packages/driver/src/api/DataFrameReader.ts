@@ -56,7 +56,12 @@ export class DataFrameReader extends Reader<DataFrameReader, StaticSourceFormat>
       const table = o.take('table');
       const query = o.take('query');
       o.rejectUnknown('sqlite static source');
-      const { schema, ...sqlite } = sqliteTableSpec(resolve(String(file)), table === undefined ? undefined : String(table), query === undefined ? undefined : String(query), this.userSchema);
+      const { schema, ...sqlite } = sqliteTableSpec(
+        resolve(String(file)),
+        table === undefined ? undefined : String(table),
+        query === undefined ? undefined : String(query),
+        this.userSchema,
+      );
       return new DataFrame(this.session, { source: { format: 'sqlite', schema, sqlite }, ops: [], post: [] }, false);
     }
     if (path === undefined) throw new SluiceError('INVALID_OPTION', `a ${format} read needs a path: load(path)`, { option: 'path' });
@@ -95,7 +100,11 @@ export class DataFrameReader extends Reader<DataFrameReader, StaticSourceFormat>
 function parquetDirSchema(dir: string, merge: boolean): Schema {
   const files = staticFiles(dir);
   if (files.length === 0) {
-    throw new SluiceError('SCHEMA_REQUIRED', `Unable to infer schema for Parquet: ${dir} holds no files. It must be specified manually: .schema('col TYPE, ...')`, { option: 'schema' });
+    throw new SluiceError(
+      'SCHEMA_REQUIRED',
+      `Unable to infer schema for Parquet: ${dir} holds no files. It must be specified manually: .schema('col TYPE, ...')`,
+      { option: 'schema' },
+    );
   }
   const merged: Schema = [];
   for (const file of merge ? files : files.slice(0, 1)) {
@@ -103,7 +112,11 @@ function parquetDirSchema(dir: string, merge: boolean): Schema {
       const known = merged.find((f) => f.name === field.name);
       if (known === undefined) merged.push(field);
       else if (schemaToDDL([known]) !== schemaToDDL([{ ...field, name: known.name }])) {
-        throw new SluiceError('INVALID_SCHEMA', `mergeSchema: column '${field.name}' is ${schemaToDDL([known])} in one file and ${schemaToDDL([field])} in ${file}`, { file, column: field.name });
+        throw new SluiceError(
+          'INVALID_SCHEMA',
+          `mergeSchema: column '${field.name}' is ${schemaToDDL([known])} in one file and ${schemaToDDL([field])} in ${file}`,
+          { file, column: field.name },
+        );
       }
     }
   }
@@ -129,7 +142,10 @@ function deltaSnapshotSpec(table: string, o: Options, userSchema: Schema | undef
     if (t === null) throw new SluiceError('INVALID_OPTION', `timestampAsOf ${JSON.stringify(timestampAsOf)} is not a timestamp`, { option: 'timestampAsOf' });
     const before = commitsAfter(table, -1).filter((v) => commitTimestamp(table, v) <= t);
     if (before.length === 0) {
-      throw new SluiceError('DELTA_VERSION_NOT_FOUND', `Delta table ${table} has no commit at or before ${new Date(t).toISOString()}`, { file: table, option: 'timestampAsOf' });
+      throw new SluiceError('DELTA_VERSION_NOT_FOUND', `Delta table ${table} has no commit at or before ${new Date(t).toISOString()}`, {
+        file: table,
+        option: 'timestampAsOf',
+      });
     }
     version = before.at(-1);
   }

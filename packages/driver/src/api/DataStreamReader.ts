@@ -23,9 +23,7 @@ export class DataStreamReader extends Reader<DataStreamReader, SourceFormat> {
    * the memory stream named `path`; `rate`, `rate-micro-batch`, `nexmark` and `redis` take no path.
    */
   load(path?: string): DataFrame {
-    const spec = resolveSource(this.requireFormat(), this.opts.copy(), this.userSchema, path, (name, schema) =>
-      this.session.memoryStream(name, schema),
-    );
+    const spec = resolveSource(this.requireFormat(), this.opts.copy(), this.userSchema, path, (name, schema) => this.session.memoryStream(name, schema));
     return new DataFrame(this.session, { source: spec, ops: [], post: [] }, true);
   }
 }

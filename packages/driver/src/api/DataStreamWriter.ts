@@ -147,7 +147,11 @@ export class DataStreamWriter {
     const outputMode = parseEnum(this.mode, ['append', 'update', 'complete'] as const, 'outputMode');
     checkOutputMode(this.df.plan, outputMode);
     if (format === 'delta' && outputMode === 'update') {
-      throw new SluiceError('UNSUPPORTED_OUTPUT_MODE', 'Data source delta does not support Update output mode (as in Delta: use append, or complete for an aggregation)', { option: 'outputMode' });
+      throw new SluiceError(
+        'UNSUPPORTED_OUTPUT_MODE',
+        'Data source delta does not support Update output mode (as in Delta: use append, or complete for an aggregation)',
+        { option: 'outputMode' },
+      );
     }
     const ckpt = o.take('checkpointLocation');
     const fileSink = format === 'json' || format === 'csv' || format === 'parquet' || format === 'delta';
@@ -159,11 +163,9 @@ export class DataStreamWriter {
         throw new SluiceError('INVALID_OPTION', `a ${format} sink needs an output directory: start(path)`, { option: 'path' });
       }
       if (checkpointLocation === undefined) {
-        throw new SluiceError(
-          'CHECKPOINT_LOCATION_REQUIRED',
-          `a ${format} file sink needs option checkpointLocation for exactly-once output`,
-          { option: 'checkpointLocation' },
-        );
+        throw new SluiceError('CHECKPOINT_LOCATION_REQUIRED', `a ${format} file sink needs option checkpointLocation for exactly-once output`, {
+          option: 'checkpointLocation',
+        });
       }
       const header = format === 'csv' ? parseBoolean(o.take('header') ?? false, 'header') : false;
       const sep = format === 'csv' ? String(o.take('sep') ?? ',') : ',';
@@ -174,7 +176,10 @@ export class DataStreamWriter {
         // A column Parquet cannot hold fails here, before the query starts.
         checkParquetWritable(this.df.schema.filter((f) => !partitionBy.includes(f.name)));
       }
-      sink = format === 'delta' ? new DeltaSink(resolve(String(p)), this.df.schema, options, partitionBy) : new FileSink(format, resolve(String(p)), options, partitionBy);
+      sink =
+        format === 'delta'
+          ? new DeltaSink(resolve(String(p)), this.df.schema, options, partitionBy)
+          : new FileSink(format, resolve(String(p)), options, partitionBy);
     } else if (format === 'memory') {
       if (this.name === null) {
         throw new SluiceError('INVALID_OPTION', 'the memory sink needs a query name: .queryName(name)', { option: 'queryName' });
@@ -212,16 +217,28 @@ export class DataStreamWriter {
     const cols = this.partitionCols.map((c) => {
       const field = schema.find((f) => f.name.toLowerCase() === String(c).toLowerCase());
       if (!field) {
-        const suggestions = suggest(String(c), schema.map((f) => f.name));
-        throw new SluiceError('UNRESOLVED_COLUMN', `partitionBy: no column ${c}.${didYouMean(suggestions)} Columns: ${schema.map((f) => f.name).join(', ')}`, { column: String(c), suggestions });
+        const suggestions = suggest(
+          String(c),
+          schema.map((f) => f.name),
+        );
+        throw new SluiceError('UNRESOLVED_COLUMN', `partitionBy: no column ${c}.${didYouMean(suggestions)} Columns: ${schema.map((f) => f.name).join(', ')}`, {
+          column: String(c),
+          suggestions,
+        });
       }
       if (!PARTITION_TYPES.includes(field.type)) {
-        throw new SluiceError('INVALID_OPTION', `partitionBy: column ${field.name} is ${String(typeof field.type === 'string' ? field.type : 'nested').toUpperCase()}; a partition column is ${PARTITION_TYPES.join(', ').toUpperCase()}`, { column: field.name });
+        throw new SluiceError(
+          'INVALID_OPTION',
+          `partitionBy: column ${field.name} is ${String(typeof field.type === 'string' ? field.type : 'nested').toUpperCase()}; a partition column is ${PARTITION_TYPES.join(', ').toUpperCase()}`,
+          { column: field.name },
+        );
       }
       return field.name;
     });
-    if (new Set(cols).size !== cols.length) throw new SluiceError('INVALID_OPTION', `partitionBy names a column twice (${cols.join(', ')})`, { option: 'partitionBy' });
-    if (cols.length > 0 && cols.length === schema.length) throw new SluiceError('INVALID_OPTION', 'Cannot use all columns for partition columns', { option: 'partitionBy' });
+    if (new Set(cols).size !== cols.length)
+      throw new SluiceError('INVALID_OPTION', `partitionBy names a column twice (${cols.join(', ')})`, { option: 'partitionBy' });
+    if (cols.length > 0 && cols.length === schema.length)
+      throw new SluiceError('INVALID_OPTION', 'Cannot use all columns for partition columns', { option: 'partitionBy' });
     return cols;
   }
 

@@ -67,7 +67,6 @@ export interface SessionMetrics {
   };
 }
 
-
 /**
  * Each worker's V8 heap: the old generation is limited to sluice.executor.heapMB, else the state
  * budget plus 512 MB for a batch's working memory (decoded state and LevelDB live outside the
@@ -214,7 +213,10 @@ export class Session {
     this.assertOpen();
     if (!Array.isArray(rows)) throw new SluiceError('INVALID_OPTION', 'createDataFrame takes an array of row objects', { option: 'rows' });
     const s = parseSchema(schema);
-    return this.valuesFrame(s, rows.map((r) => rowToInternal(r, s)));
+    return this.valuesFrame(
+      s,
+      rows.map((r) => rowToInternal(r, s)),
+    );
   }
 
   private valuesFrame(schema: Schema, rows: Row[]): DataFrame {
@@ -228,7 +230,10 @@ export class Session {
     }
     const key = name.toLowerCase();
     if (!replace && this.views.has(key)) {
-      throw new SluiceError('TEMP_TABLE_OR_VIEW_ALREADY_EXISTS', `[TEMP_TABLE_OR_VIEW_ALREADY_EXISTS] Cannot create the temporary view \`${name}\` because it already exists: use createOrReplaceTempView`);
+      throw new SluiceError(
+        'TEMP_TABLE_OR_VIEW_ALREADY_EXISTS',
+        `[TEMP_TABLE_OR_VIEW_ALREADY_EXISTS] Cannot create the temporary view \`${name}\` because it already exists: use createOrReplaceTempView`,
+      );
     }
     this.views.set(key, df);
   }
@@ -327,7 +332,11 @@ export class Session {
     const k = canonicalKey(key);
     if (value === null || value === undefined) this.localProperties.delete(k);
     else if (typeof value !== 'string' || (k === POOL_PROPERTY && value === '')) {
-      throw new SluiceError('INVALID_OPTION', `local property ${key} must be a string${k === POOL_PROPERTY ? ' naming a pool' : ''}, got ${JSON.stringify(value)}`, { option: key });
+      throw new SluiceError(
+        'INVALID_OPTION',
+        `local property ${key} must be a string${k === POOL_PROPERTY ? ' naming a pool' : ''}, got ${JSON.stringify(value)}`,
+        { option: key },
+      );
     } else this.localProperties.set(k, value);
   }
 

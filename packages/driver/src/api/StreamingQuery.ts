@@ -83,9 +83,7 @@ export class StreamingQuery {
     const done = this.execution.whenFinished().then(() => true);
     let timer: NodeJS.Timeout | undefined;
     const ended =
-      timeoutMs === undefined
-        ? await done
-        : await Promise.race([done, new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeoutMs)))]);
+      timeoutMs === undefined ? await done : await Promise.race([done, new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeoutMs)))]);
     clearTimeout(timer);
     if (ended && this.execution.exception) throw this.execution.exception;
     return ended;

@@ -85,7 +85,11 @@ export class StreamingQueryManager {
       scheduler: this.session.scheduler(),
       bus: this.session.listenerBus,
       otherStateShards: (id: string) => this.active.reduce((n, q) => n + (q.id === id ? 0 : q.stateShards), 0),
-      firstStateSlot: (id: string) => firstStateSlot(this.active.flatMap((q) => (q.id === id ? [] : q.stateSlots)), this.session.scheduler().slots),
+      firstStateSlot: (id: string) =>
+        firstStateSlot(
+          this.active.flatMap((q) => (q.id === id ? [] : q.stateSlots)),
+          this.session.scheduler().slots,
+        ),
       metrics: this.session.queryMetrics,
     };
     // transformWithState processors declare their state variables: their modules load here first.

@@ -2,7 +2,6 @@
 import type { TriggerSpec } from '../plan/QuerySpec.js';
 import { parseDuration } from '../conf/parsers.js';
 
-
 /**
  * Builds the trigger of `writeStream.trigger(...)` (Spark's Trigger): when the query runs its
  * batches. Without one, the next batch starts as soon as the last one ends.

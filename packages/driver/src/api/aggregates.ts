@@ -73,7 +73,11 @@ const argName = (arg: Expr | null): string => (arg === null ? '1' : arg.op === '
 
 /** min_by(x, ord) and max_by: the aggregate of named_struct(x, ord), named `min_by(x, ord)`. */
 export function byOrderingOf(fn: 'min_by' | 'max_by', value: Expr, ordering: Expr): AggregateColumn {
-  const arg: Expr = { op: 'call', fn: 'named_struct', args: [{ op: 'lit', value: 'value', type: 'string' }, value, { op: 'lit', value: 'ordering', type: 'string' }, ordering] };
+  const arg: Expr = {
+    op: 'call',
+    fn: 'named_struct',
+    args: [{ op: 'lit', value: 'value', type: 'string' }, value, { op: 'lit', value: 'ordering', type: 'string' }, ordering],
+  };
   const name = `${fn}(${argName(value)}, ${argName(ordering)})`;
   return new AggregateColumn(fn, arg, name);
 }
@@ -125,9 +129,11 @@ export function max(c: Column | string): AggregateColumn {
 }
 
 /** first(c[, ignoreNulls]): the first value of the group's rows as they arrive (not deterministic across partitions, as in Spark). */
-export const first = (c: Column | string, ignoreNulls = false): AggregateColumn => aggregateOf('first', toColumn(c).expr, 'first', ignoreNulls ? { ignoreNulls } : {});
+export const first = (c: Column | string, ignoreNulls = false): AggregateColumn =>
+  aggregateOf('first', toColumn(c).expr, 'first', ignoreNulls ? { ignoreNulls } : {});
 /** last(c[, ignoreNulls]): the last value of the group's rows as they arrive (not deterministic across partitions, as in Spark). */
-export const last = (c: Column | string, ignoreNulls = false): AggregateColumn => aggregateOf('last', toColumn(c).expr, 'last', ignoreNulls ? { ignoreNulls } : {});
+export const last = (c: Column | string, ignoreNulls = false): AggregateColumn =>
+  aggregateOf('last', toColumn(c).expr, 'last', ignoreNulls ? { ignoreNulls } : {});
 /** The values as an array, in the order they arrive, nulls skipped. */
 export const collect_list = (c: Column | string): AggregateColumn => aggregate('collect_list', c);
 /** The distinct values as an array, nulls skipped. */
@@ -135,11 +141,14 @@ export const collect_set = (c: Column | string): AggregateColumn => aggregate('c
 /** Same as collect_list (SQL's name). */
 export const array_agg = (c: Column | string): AggregateColumn => aggregateOf('collect_list', toColumn(c).expr, 'array_agg');
 /** Same as first (SQL's name). */
-export const first_value = (c: Column | string, ignoreNulls = false): AggregateColumn => aggregateOf('first', toColumn(c).expr, 'first_value', ignoreNulls ? { ignoreNulls } : {});
+export const first_value = (c: Column | string, ignoreNulls = false): AggregateColumn =>
+  aggregateOf('first', toColumn(c).expr, 'first_value', ignoreNulls ? { ignoreNulls } : {});
 /** Same as last (SQL's name). */
-export const last_value = (c: Column | string, ignoreNulls = false): AggregateColumn => aggregateOf('last', toColumn(c).expr, 'last_value', ignoreNulls ? { ignoreNulls } : {});
+export const last_value = (c: Column | string, ignoreNulls = false): AggregateColumn =>
+  aggregateOf('last', toColumn(c).expr, 'last_value', ignoreNulls ? { ignoreNulls } : {});
 /** Some value of the group (the first to arrive). */
-export const any_value = (c: Column | string, ignoreNulls = false): AggregateColumn => aggregateOf('first', toColumn(c).expr, 'any_value', ignoreNulls ? { ignoreNulls } : {});
+export const any_value = (c: Column | string, ignoreNulls = false): AggregateColumn =>
+  aggregateOf('first', toColumn(c).expr, 'any_value', ignoreNulls ? { ignoreNulls } : {});
 /** Same as stddev_samp. */
 export const std = (c: Column | string): AggregateColumn => aggregateOf('stddev_samp', toColumn(c).expr, 'std');
 /** Same as bool_or. */
@@ -157,9 +166,11 @@ export const var_samp = (c: Column | string): AggregateColumn => aggregate('var_
 /** The population variance, a DOUBLE. */
 export const var_pop = (c: Column | string): AggregateColumn => aggregate('var_pop', c);
 /** min_by(value, ordering): the value of the row with the least ordering. */
-export const min_by = (value: Column | string, ordering: Column | string): AggregateColumn => byOrderingOf('min_by', toColumn(value).expr, toColumn(ordering).expr);
+export const min_by = (value: Column | string, ordering: Column | string): AggregateColumn =>
+  byOrderingOf('min_by', toColumn(value).expr, toColumn(ordering).expr);
 /** max_by(value, ordering): the value of the row with the greatest ordering. */
-export const max_by = (value: Column | string, ordering: Column | string): AggregateColumn => byOrderingOf('max_by', toColumn(value).expr, toColumn(ordering).expr);
+export const max_by = (value: Column | string, ordering: Column | string): AggregateColumn =>
+  byOrderingOf('max_by', toColumn(value).expr, toColumn(ordering).expr);
 /** The number of rows where the condition is true. */
 export const count_if = (c: Column | string): AggregateColumn => countIfOf(toColumn(c).expr);
 /** Whether the condition is true for every row (nulls skipped). */
@@ -182,7 +193,8 @@ export function percentile_approx(c: Column | string, percentage: number | numbe
 export const approx_percentile = (c: Column | string, percentage: number | number[], accuracy = 10_000): AggregateColumn =>
   percentileOf('percentile_approx', toColumn(c).expr, percentage, accuracy, 'approx_percentile');
 /** percentile(c, percentage): the exact percentile, interpolated between values, as Spark's (every value is kept). */
-export const percentile = (c: Column | string, percentage: number | number[]): AggregateColumn => percentileOf('percentile', toColumn(c).expr, percentage, undefined, 'percentile');
+export const percentile = (c: Column | string, percentage: number | number[]): AggregateColumn =>
+  percentileOf('percentile', toColumn(c).expr, percentage, undefined, 'percentile');
 /** median(c): percentile(c, 0.5). */
 export const median = (c: Column | string): AggregateColumn => {
   const agg = percentileOf('percentile', toColumn(c).expr, 0.5, undefined, 'median');
@@ -190,9 +202,16 @@ export const median = (c: Column | string): AggregateColumn => {
 };
 
 /** A percentile aggregate, named as Spark names it: percentile_approx(v, 0.5, 10000). */
-export function percentileOf(fn: 'percentile' | 'percentile_approx', arg: Expr, percentage: number | number[], accuracy: number | undefined, shownAs: string): AggregateColumn {
+export function percentileOf(
+  fn: 'percentile' | 'percentile_approx',
+  arg: Expr,
+  percentage: number | number[],
+  accuracy: number | undefined,
+  shownAs: string,
+): AggregateColumn {
   const percentages = Array.isArray(percentage) ? percentage : [percentage];
-  if (!percentages.every((p) => typeof p === 'number')) throw new SluiceError('INVALID_EXPRESSION', `${shownAs}: the percentage must be a number or an array of numbers`);
+  if (!percentages.every((p) => typeof p === 'number'))
+    throw new SluiceError('INVALID_EXPRESSION', `${shownAs}: the percentage must be a number or an array of numbers`);
   const shown = Array.isArray(percentage) ? `array(${percentages.join(', ')})` : String(percentage);
   const name = `${shownAs}(${argName(arg)}, ${shown}${accuracy === undefined ? '' : `, ${accuracy}`})`;
   return new AggregateColumn(fn, arg, name, name, { percentages, percentagesArray: Array.isArray(percentage), ...(accuracy !== undefined && { accuracy }) });
@@ -221,12 +240,7 @@ export function session_window(timeColumn: Column | string, gapDuration: string 
  * window containing each row's time. Tumbling when no slide is given; with a slide, a grouping key
  * that places each row in every window containing it.
  */
-export function window(
-  timeColumn: Column | string,
-  windowDuration: string | number,
-  slideDuration?: string | number,
-  startTime: string | number = 0,
-): Column {
+export function window(timeColumn: Column | string, windowDuration: string | number, slideDuration?: string | number, startTime: string | number = 0): Column {
   const sizeMs = parseDuration(windowDuration, 'windowDuration');
   const slideMs = slideDuration === undefined ? sizeMs : parseDuration(slideDuration, 'slideDuration');
   const startMs = parseDuration(startTime, 'startTime');

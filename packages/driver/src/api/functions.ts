@@ -6,7 +6,20 @@
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { datePart, jsonTuple } from './sql/sqlFunctions.js';
-import { parseDataType, parseSchema, schemaToDDL, type Schema, type CollectionFunctionName, type DataType, type DatetimeFunctionName, type Expr, type FunctionName, type GeneratorName, type MathFunctionName, type StringFunctionName } from '@sluice/executor';
+import {
+  parseDataType,
+  parseSchema,
+  schemaToDDL,
+  type Schema,
+  type CollectionFunctionName,
+  type DataType,
+  type DatetimeFunctionName,
+  type Expr,
+  type FunctionName,
+  type GeneratorName,
+  type MathFunctionName,
+  type StringFunctionName,
+} from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import { Column, lit, toColumn, type ColumnOrLiteral } from './Column.js';
 import { parseExpression } from './sql/parseExpression.js';
@@ -77,7 +90,10 @@ export function trim(c: Column | string): Column {
 
 /** Joins strings; null if any argument is null. */
 export function concat(...cols: Array<Column | string>): Column {
-  return call('concat', cols.map((c) => toColumn(c).expr));
+  return call(
+    'concat',
+    cols.map((c) => toColumn(c).expr),
+  );
 }
 
 /**
@@ -91,13 +107,23 @@ export function substring(str: Column | string, pos: number, len: number): Colum
 /** The first non-null argument. */
 export function coalesce(...cols: Array<Column | string>): Column {
   if (cols.length === 0) throw new SluiceError('INVALID_EXPRESSION', 'coalesce needs at least one column');
-  return call('coalesce', cols.map((c) => toColumn(c).expr));
+  return call(
+    'coalesce',
+    cols.map((c) => toColumn(c).expr),
+  );
 }
 
 // ---- math (Spark's names and argument orders; text arguments are cast to DOUBLE) -----------------
 
-const math = (fn: MathFunctionName, cols: Array<Column | string>): Column => call(fn, cols.map((c) => toColumn(c).expr));
-const unaryMath = (fn: MathFunctionName) => (c: Column | string): Column => math(fn, [c]);
+const math = (fn: MathFunctionName, cols: Array<Column | string>): Column =>
+  call(
+    fn,
+    cols.map((c) => toColumn(c).expr),
+  );
+const unaryMath =
+  (fn: MathFunctionName) =>
+  (c: Column | string): Column =>
+    math(fn, [c]);
 
 /** The absolute value, of the argument's type. */
 export const abs = unaryMath('abs');
@@ -175,7 +201,10 @@ export const nanvl = (a: Column | string, b: Column | string): Column => math('n
 // ---- strings (Spark's names and argument orders; literals as Spark's functions take them) --------
 
 const text = (v: string | Column): Expr => (v instanceof Column ? v.expr : { op: 'lit', value: v, type: 'string' });
-const one = (fn: StringFunctionName) => (c: Column | string): Column => call(fn, [toColumn(c).expr]);
+const one =
+  (fn: StringFunctionName) =>
+  (c: Column | string): Column =>
+    call(fn, [toColumn(c).expr]);
 
 /** The non-null strings joined by `sep`. */
 export const concat_ws = (sep: string, ...cols: Array<Column | string>): Column => call('concat_ws', [text(sep), ...cols.map((c) => toColumn(c).expr)]);
@@ -192,9 +221,11 @@ export const ltrim = one('ltrim');
 /** The string without trailing spaces. */
 export const rtrim = one('rtrim');
 /** Every occurrence of `search` replaced by `replacement` (removed without one). */
-export const replace = (c: Column | string, search: string | Column, replacement: string | Column = ''): Column => call('replace', [toColumn(c).expr, text(search), text(replacement)]);
+export const replace = (c: Column | string, search: string | Column, replacement: string | Column = ''): Column =>
+  call('replace', [toColumn(c).expr, text(search), text(replacement)]);
 /** Each character of `matching` replaced by the character at the same place in `replaceWith` (removed when there is none). */
-export const translate = (c: Column | string, matching: string, replaceWith: string): Column => call('translate', [toColumn(c).expr, text(matching), text(replaceWith)]);
+export const translate = (c: Column | string, matching: string, replaceWith: string): Column =>
+  call('translate', [toColumn(c).expr, text(matching), text(replaceWith)]);
 /** Each word with its first letter in upper case and the rest in lower case. */
 export const initcap = one('initcap');
 /** The string (or array) in reverse order. */
@@ -202,9 +233,11 @@ export const reverse = one('reverse');
 /** The string repeated `n` times. */
 export const repeat = (c: Column | string, n: number): Column => call('repeat', [toColumn(c).expr, int(n, 'repeat', 'n')]);
 /** The string before the `count`-th occurrence of `delim` (after the count-th from the end when negative). */
-export const substring_index = (c: Column | string, delim: string, count: number): Column => call('substring_index', [toColumn(c).expr, text(delim), int(count, 'substring_index', 'count')]);
+export const substring_index = (c: Column | string, delim: string, count: number): Column =>
+  call('substring_index', [toColumn(c).expr, text(delim), int(count, 'substring_index', 'count')]);
 /** The `part`-th (1-based; negative counts from the end) field of the string split by `delim`, '' when there is none. */
-export const split_part = (c: Column | string, delim: string | Column, part: number | Column): Column => call('split_part', [toColumn(c).expr, text(delim), lit(part).expr]);
+export const split_part = (c: Column | string, delim: string | Column, part: number | Column): Column =>
+  call('split_part', [toColumn(c).expr, text(delim), lit(part).expr]);
 /** The leftmost `len` characters. */
 export const left = (c: Column | string, len: number | Column): Column => call('left', [toColumn(c).expr, lit(len).expr]);
 /** The rightmost `len` characters. */
@@ -224,20 +257,28 @@ export const base64 = one('base64');
 /** A number, or a string's UTF-8 bytes, in hexadecimal. */
 export const hex = one('hex');
 /** Group `idx` of the first match of `pattern` (a JavaScript regular expression), '' without a match. */
-export const regexp_extract = (c: Column | string, pattern: string, idx: number): Column => call('regexp_extract', [toColumn(c).expr, text(pattern), int(idx, 'regexp_extract', 'idx')]);
+export const regexp_extract = (c: Column | string, pattern: string, idx: number): Column =>
+  call('regexp_extract', [toColumn(c).expr, text(pattern), int(idx, 'regexp_extract', 'idx')]);
 /** Every match of `pattern` replaced; `$1` in the replacement names a group. */
-export const regexp_replace = (c: Column | string, pattern: string | Column, replacement: string | Column): Column => call('regexp_replace', [toColumn(c).expr, text(pattern), text(replacement)]);
+export const regexp_replace = (c: Column | string, pattern: string | Column, replacement: string | Column): Column =>
+  call('regexp_replace', [toColumn(c).expr, text(pattern), text(replacement)]);
 /** hash(c...): Spark's Murmur3 hash (seed 42) of the values, an INT equal to Spark's for the same values. */
-export const hash = (...cs: Array<Column | string>): Column => call('hash', cs.map((c) => toColumn(c).expr));
+export const hash = (...cs: Array<Column | string>): Column =>
+  call(
+    'hash',
+    cs.map((c) => toColumn(c).expr),
+  );
 /** format_string(format, c...): Java's String.format (%s, %d, %.2f, %x, %05d, ...). */
-export const format_string = (format: string, ...cs: Array<Column | string>): Column => call('format_string', [text(format), ...cs.map((c) => toColumn(c).expr)]);
+export const format_string = (format: string, ...cs: Array<Column | string>): Column =>
+  call('format_string', [text(format), ...cs.map((c) => toColumn(c).expr)]);
 /** Same as format_string. */
 export const printf = format_string;
 /** typeof(c): the name of c's type (`int`, `bigint`, `array<string>`, ...); exported as `typeof`. */
 const typeOf = (c: Column | string): Column => call('typeof', [toColumn(c).expr]);
 export { typeOf as typeof };
 /** Group `idx` of every match of `pattern`, as an array. */
-export const regexp_extract_all = (c: Column | string, pattern: string, idx = 1): Column => call('regexp_extract_all', [toColumn(c).expr, text(pattern), int(idx, 'regexp_extract_all', 'idx')]);
+export const regexp_extract_all = (c: Column | string, pattern: string, idx = 1): Column =>
+  call('regexp_extract_all', [toColumn(c).expr, text(pattern), int(idx, 'regexp_extract_all', 'idx')]);
 /** How many times `pattern` matches in the string. */
 export const regexp_count = (c: Column | string, pattern: string): Column => call('regexp_count', [toColumn(c).expr, text(pattern)]);
 /** The Levenshtein edit distance of two strings; -1 when above `threshold`, if given. */
@@ -254,12 +295,16 @@ export const unhex = one('unhex' as StringFunctionName);
 // Arrays, maps, structs and generators
 
 const cols = (cs: Array<Column | string>): Expr[] => cs.map((c) => toColumn(c).expr);
-const oneCol = (fn: CollectionFunctionName) => (c: Column | string): Column => call(fn, [toColumn(c).expr]);
+const oneCol =
+  (fn: CollectionFunctionName) =>
+  (c: Column | string): Column =>
+    call(fn, [toColumn(c).expr]);
 /** A value argument: a Column, or a literal (not a column name, as in Spark's array_contains). */
 const value = (v: ColumnOrLiteral): Expr => lit(v).expr;
 
 /** split(str, pattern[, limit]): the parts around matches of the regular expression. */
-export const split = (c: Column | string, pattern: string, limit = -1): Column => call('split', [toColumn(c).expr, text(pattern), int(limit, 'split', 'limit')]);
+export const split = (c: Column | string, pattern: string, limit = -1): Column =>
+  call('split', [toColumn(c).expr, text(pattern), int(limit, 'split', 'limit')]);
 /** An array of the columns' values (of one type). */
 export const array = (...cs: Array<Column | string>): Column => call('array', cols(cs));
 /** The number of elements of an array or entries of a map (-1 for null, as Spark's default). */
@@ -300,9 +345,11 @@ export const arrays_overlap = (a: Column | string, b: Column | string): Column =
 /** An array of arrays as one array. */
 export const flatten = oneCol('flatten');
 /** `length` elements from 1-based `start` (negative counts from the end). */
-export const slice = (c: Column | string, start: number | Column, length: number | Column): Column => call('slice', [toColumn(c).expr, lit(start).expr, lit(length).expr]);
+export const slice = (c: Column | string, start: number | Column, length: number | Column): Column =>
+  call('slice', [toColumn(c).expr, lit(start).expr, lit(length).expr]);
 /** The integers from `start` to `stop` inclusive, by `step` (1 or -1 by default). */
-export const sequence = (start: Column | string, stop: Column | string, step?: Column | string): Column => call('sequence', cols(step === undefined ? [start, stop] : [start, stop, step]));
+export const sequence = (start: Column | string, stop: Column | string, step?: Column | string): Column =>
+  call('sequence', cols(step === undefined ? [start, stop] : [start, stop, step]));
 /** create_map(k1, v1, k2, v2, ...): Spark's Column name for SQL's map(...). */
 export const create_map = (...cs: Array<Column | string>): Column => call('map', cols(cs));
 /** The map's keys, as an array. */
@@ -326,7 +373,8 @@ export const array_size = oneCol('array_size');
 /** get(arr, i): the element at 0-based index i, null out of range. */
 export const get = (c: Column | string, index: number | Column): Column => call('get', [toColumn(c).expr, lit(index).expr]);
 /** A map from text such as `'a:1,b:2'`, split by `pairDelim` then `keyValueDelim`. */
-export const str_to_map = (c: Column | string, pairDelim = ',', keyValueDelim = ':'): Column => call('str_to_map', [toColumn(c).expr, text(pairDelim), text(keyValueDelim)]);
+export const str_to_map = (c: Column | string, pairDelim = ',', keyValueDelim = ':'): Column =>
+  call('str_to_map', [toColumn(c).expr, text(pairDelim), text(keyValueDelim)]);
 /** The union of maps (a key in several is an error, as Spark's default). */
 export const map_concat = (...cs: Array<Column | string>): Column => call('map_concat', cols(cs));
 /** A map from an array of key-value structs. */
@@ -338,7 +386,8 @@ export const map_from_entries = oneCol('map_from_entries');
  */
 let lambdas = 0;
 function lambda(fn: (...params: Column[]) => Column, arity = fn.length): Expr {
-  if (typeof fn !== 'function') throw new SluiceError('INVALID_EXPRESSION', 'a higher-order function takes a JavaScript function of Columns, as (x) => x.plus(1)');
+  if (typeof fn !== 'function')
+    throw new SluiceError('INVALID_EXPRESSION', 'a higher-order function takes a JavaScript function of Columns, as (x) => x.plus(1)');
   const id = ++lambdas;
   const params = Array.from({ length: Math.max(arity, 1) }, (_, i) => `${'xyzw'[i] ?? `p${i}`}__${id}`);
   const body = fn(...params.map((p) => new Column({ op: 'col', name: p })));
@@ -358,13 +407,15 @@ export const forall = (c: Column | string, fn: (x: Column) => Column): Column =>
 export const aggregate = (c: Column | string, initial: ColumnOrLiteral, merge: (acc: Column, x: Column) => Column, finish?: (acc: Column) => Column): Column =>
   call('aggregate', [toColumn(c).expr, lit(initial).expr, lambda(merge, 2), ...(finish === undefined ? [] : [lambda(finish, 1)])]);
 /** The arrays merged element by element by `fn` (the shorter padded with nulls). */
-export const zip_with = (a: Column | string, b: Column | string, fn: (x: Column, y: Column) => Column): Column => call('zip_with', [toColumn(a).expr, toColumn(b).expr, lambda(fn, 2)]);
+export const zip_with = (a: Column | string, b: Column | string, fn: (x: Column, y: Column) => Column): Column =>
+  call('zip_with', [toColumn(a).expr, toColumn(b).expr, lambda(fn, 2)]);
 /** The map's entries for which the predicate of key and value holds. */
 export const map_filter = (c: Column | string, fn: (k: Column, v: Column) => Column): Column => call('map_filter', [toColumn(c).expr, lambda(fn, 2)]);
 /** The map with each key replaced by `fn(key, value)`. */
 export const transform_keys = (c: Column | string, fn: (k: Column, v: Column) => Column): Column => call('transform_keys', [toColumn(c).expr, lambda(fn, 2)]);
 /** The map with each value replaced by `fn(key, value)`. */
-export const transform_values = (c: Column | string, fn: (k: Column, v: Column) => Column): Column => call('transform_values', [toColumn(c).expr, lambda(fn, 2)]);
+export const transform_values = (c: Column | string, fn: (k: Column, v: Column) => Column): Column =>
+  call('transform_values', [toColumn(c).expr, lambda(fn, 2)]);
 
 /** struct(a, b): a struct whose fields are named after the columns (col1, col2... for other expressions), as in Spark. */
 export function struct(...cs: Array<Column | string>): Column {
@@ -377,10 +428,16 @@ export function struct(...cs: Array<Column | string>): Column {
 
 /** named_struct(name1, value1, ...): a struct of the named values. */
 export function named_struct(...namesAndValues: Array<string | Column>): Column {
-  return call('named_struct', namesAndValues.map((x, i) => (i % 2 === 0 ? text(x as string) : toColumn(x).expr)));
+  return call(
+    'named_struct',
+    namesAndValues.map((x, i) => (i % 2 === 0 ? text(x as string) : toColumn(x).expr)),
+  );
 }
 
-const generator = (fn: GeneratorName) => (c: Column | string): Column => call(fn, [toColumn(c).expr]);
+const generator =
+  (fn: GeneratorName) =>
+  (c: Column | string): Column =>
+    call(fn, [toColumn(c).expr]);
 /** explode(c): a row per element of an array (column `col`) or entry of a map (`key`, `value`); a select item only. */
 export const explode = generator('explode');
 /** As explode, with one row of nulls for an empty or null array or map. */
@@ -397,11 +454,18 @@ export const inline_outer = generator('inline_outer');
 // ---------------------------------------------------------------------------------------------
 // Dates and times (session time zone UTC; patterns are Spark's datetime patterns)
 
-const dt = (fn: DatetimeFunctionName) => (c: Column | string): Column => call(fn, [toColumn(c).expr]);
-const dtWithInt = (fn: DatetimeFunctionName) => (c: Column | string, n: number | Column): Column => call(fn, [toColumn(c).expr, lit(n).expr]);
+const dt =
+  (fn: DatetimeFunctionName) =>
+  (c: Column | string): Column =>
+    call(fn, [toColumn(c).expr]);
+const dtWithInt =
+  (fn: DatetimeFunctionName) =>
+  (c: Column | string, n: number | Column): Column =>
+    call(fn, [toColumn(c).expr, lit(n).expr]);
 
 /** to_timestamp(c[, pattern]): text as a TIMESTAMP (as CAST without a pattern); null if it does not parse. */
-export const to_timestamp = (c: Column | string, pattern?: string): Column => call('to_timestamp', [toColumn(c).expr, ...(pattern === undefined ? [] : [text(pattern)])]);
+export const to_timestamp = (c: Column | string, pattern?: string): Column =>
+  call('to_timestamp', [toColumn(c).expr, ...(pattern === undefined ? [] : [text(pattern)])]);
 /** Text (or a timestamp) as a DATE, by `pattern` if given; null if it does not parse. */
 export const to_date = (c: Column | string, pattern?: string): Column => call('to_date', [toColumn(c).expr, ...(pattern === undefined ? [] : [text(pattern)])]);
 /** A date or timestamp as text, by a Spark datetime pattern (`'yyyy-MM-dd HH:mm'`). */
@@ -419,7 +483,8 @@ export const datediff = (end: Column | string, start: Column | string): Column =
 /** The date `n` months after (at most the month's last day). */
 export const add_months = dtWithInt('add_months');
 /** The months from `b` to `a`, a DOUBLE (rounded to 8 digits unless `roundOff` is false). */
-export const months_between = (a: Column | string, b: Column | string, roundOff = true): Column => call('months_between', [...cols([a, b]), lit(roundOff).expr]);
+export const months_between = (a: Column | string, b: Column | string, roundOff = true): Column =>
+  call('months_between', [...cols([a, b]), lit(roundOff).expr]);
 /** The year of a date or timestamp. */
 export const year = dt('year');
 /** The quarter (1 to 4) of a date or timestamp. */
@@ -486,7 +551,14 @@ export const current_date = (): Column => call('current_date', []);
 const schemaText = (schema: string | Record<string, string | object> | Schema): Expr =>
   text(typeof schema === 'string' ? schema : schemaToDDL(parseSchema(schema, 'from_json schema')));
 const optionsMap = (options: Record<string, string>): Expr[] =>
-  Object.keys(options).length === 0 ? [] : [call('map', Object.entries(options).flatMap(([k, v]) => [text(k), text(String(v))])).expr];
+  Object.keys(options).length === 0
+    ? []
+    : [
+        call(
+          'map',
+          Object.entries(options).flatMap(([k, v]) => [text(k), text(String(v))]),
+        ).expr,
+      ];
 
 /** from_json(c, schema[, { mode }]): JSON text as a struct (or the ARRAY or MAP type given); PERMISSIVE (default) or FAILFAST. */
 export const from_json = (c: Column | string, schema: string | Record<string, string | object> | Schema, options: Record<string, string> = {}): Column =>
@@ -517,18 +589,13 @@ export const json_tuple = (c: Column | string, ...fields: string[]): Column => n
  * df.select(double('value').alias('twice'));
  * ```
  */
-export function udf(
-  moduleUrl: string | URL,
-  exportName: string,
-  returnType: string | DataType,
-): (...cols: Array<Column | string>) => Column {
+export function udf(moduleUrl: string | URL, exportName: string, returnType: string | DataType): (...cols: Array<Column | string>) => Column {
   if (typeof exportName !== 'string' || exportName === '') {
     throw new SluiceError('INVALID_EXPRESSION', `udf needs the name of an exported function, got ${String(exportName)}`);
   }
   const url = moduleHref(moduleUrl);
   const type = typeof returnType === 'string' ? parseDataType(returnType) : returnType;
-  return (...cols) =>
-    new Column({ op: 'udf', moduleUrl: url, exportName, returnType: type, args: cols.map((c) => toColumn(c).expr) });
+  return (...cols) => new Column({ op: 'udf', moduleUrl: url, exportName, returnType: type, args: cols.map((c) => toColumn(c).expr) });
 }
 
 /** A stateful processor (a class, or a function for flatMapGroupsWithState) exported by a module every worker imports. */
@@ -627,7 +694,11 @@ export const nvl2 = (x: Column | string, a: ColumnOrLiteral, b: ColumnOrLiteral)
 /** nullif(a, b): null when a = b, else a. */
 export const nullif = (a: Column | string, b: ColumnOrLiteral): Column => when(toColumn(a).equalTo(lit(b)), null).otherwise(toColumn(a));
 /** make_interval(years, months, weeks, days, hours, mins, secs): an INTERVAL, for timestamp arithmetic (ts.plus(make_interval(0, 0, 0, 1))). */
-export const make_interval = (...parts: Array<Column | string | number>): Column => call('make_interval', parts.map((p) => lit(p).expr));
+export const make_interval = (...parts: Array<Column | string | number>): Column =>
+  call(
+    'make_interval',
+    parts.map((p) => lit(p).expr),
+  );
 /** The value negated (`-c`). */
 export const negative = (c: Column | string): Column => toColumn(c).negate();
 /** The value itself (`+c`). */
@@ -663,7 +734,8 @@ export const soundex = one('soundex' as StringFunctionName);
 /** The string without leading and trailing spaces, or characters of `chars`. */
 export const btrim = (c: Column | string, chars?: string): Column => call('btrim', [toColumn(c).expr, ...(chars === undefined ? [] : [text(chars)])]);
 /** The 1-based position of `substr` in the string at or after `pos`, 0 if absent (as locate). */
-export const position = (substr: string | Column, c: Column | string, pos = 1): Column => call('position', [text(substr), toColumn(c).expr, int(pos, 'position', 'pos')]);
+export const position = (substr: string | Column, c: Column | string, pos = 1): Column =>
+  call('position', [text(substr), toColumn(c).expr, int(pos, 'position', 'pos')]);
 /** The length of the string in UTF-8 bytes. */
 export const octet_length = one('octet_length' as StringFunctionName);
 /** The length of the string in bits of its UTF-8 bytes. */
@@ -673,11 +745,17 @@ export const url_encode = one('url_encode' as StringFunctionName);
 /** The inverse of url_encode. */
 export const url_decode = one('url_decode' as StringFunctionName);
 /** parse_url(url, part[, key]): 'HOST', 'PATH', 'QUERY' (with a key, that parameter), 'REF', 'PROTOCOL', 'FILE', 'AUTHORITY', 'USERINFO'. */
-export const parse_url = (c: Column | string, part: string, key?: string): Column => call('parse_url', [toColumn(c).expr, text(part), ...(key === undefined ? [] : [text(key)])]);
+export const parse_url = (c: Column | string, part: string, key?: string): Column =>
+  call('parse_url', [toColumn(c).expr, text(part), ...(key === undefined ? [] : [text(key)])]);
 /** The arrays merged into one array of structs, element by element. */
-export const arrays_zip = (...cs: Array<Column | string>): Column => call('arrays_zip', cs.map((c) => toColumn(c).expr));
+export const arrays_zip = (...cs: Array<Column | string>): Column =>
+  call(
+    'arrays_zip',
+    cs.map((c) => toColumn(c).expr),
+  );
 /** The array with `value` inserted at 1-based position `pos` (negative counts from the end). */
-export const array_insert = (c: Column | string, pos: number | Column, value: ColumnOrLiteral): Column => call('array_insert', [toColumn(c).expr, lit(pos).expr, lit(value).expr]);
+export const array_insert = (c: Column | string, pos: number | Column, value: ColumnOrLiteral): Column =>
+  call('array_insert', [toColumn(c).expr, lit(pos).expr, lit(value).expr]);
 /** a + b (Spark's try_add; Sluice's arithmetic does not fail on overflow). */
 export const try_add = (a: Column | string, b: ColumnOrLiteral): Column => toColumn(a).plus(b);
 /** a - b (Spark's try_subtract). */

@@ -25,7 +25,10 @@ export function generatorOf(exprs: Expr[], schema: Schema): { op: Extract<Op, { 
   const fields = generatorFields(g.fn, exprType(g.arg, schema), g.arg);
   const names = g.names ?? fields.map((f) => f.name);
   if (names.length !== fields.length) {
-    throw new SluiceError('INVALID_EXPRESSION', `${g.fn} gives ${fields.length} columns (${fields.map((f) => f.name).join(', ')}), so it takes ${fields.length} alias names, not ${names.length}`);
+    throw new SluiceError(
+      'INVALID_EXPRESSION',
+      `${g.fn} gives ${fields.length} columns (${fields.map((f) => f.name).join(', ')}), so it takes ${fields.length} alias names, not ${names.length}`,
+    );
   }
   // The generated columns travel under names no input column has, and take theirs in the projection.
   const taken = new Set(schema.map((f) => f.name.toLowerCase()));

@@ -62,9 +62,13 @@ export class CompactibleFileLog<F> {
     plain.forEach((id, i) => {
       const expected = this.latestCompact + 1 + i;
       if (id !== expected) {
-        throw new SluiceError('CHECKPOINT_CORRUPT', `file source log ${dir} lacks entry ${expected} (it has ${id}): a deleted entry would read its files again`, {
-          file: join(dir, String(expected)),
-        });
+        throw new SluiceError(
+          'CHECKPOINT_CORRUPT',
+          `file source log ${dir} lacks entry ${expected} (it has ${id}): a deleted entry would read its files again`,
+          {
+            file: join(dir, String(expected)),
+          },
+        );
       }
       this.entries.set(id, readVersioned(this.plainPath(id), isPlain<F>).files);
       read += 1;

@@ -78,7 +78,9 @@ describe('versioned files', () => {
     const d = dir();
     const paths = Array.from({ length: 50 }, (_, i) => join(d, `q${i % 5}`, String(i)));
     await Promise.all(paths.map((p, i) => writeVersionedAsync(p, { i, pad: 'x'.repeat(i * 100) })));
-    paths.forEach((p, i) => expect(readVersioned(p)).toEqual({ i, pad: 'x'.repeat(i * 100) }));
+    paths.forEach((p, i) => {
+      expect(readVersioned(p)).toEqual({ i, pad: 'x'.repeat(i * 100) });
+    });
     for (let q = 0; q < 5; q++) expect(readdirSync(join(d, `q${q}`)).sort()).toEqual(Array.from({ length: 10 }, (_, k) => String(q + 5 * k)).sort());
   });
 

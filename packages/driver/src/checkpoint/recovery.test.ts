@@ -11,7 +11,9 @@ describe('checkTail', () => {
 
   it('refuses a commit log ahead of the offset log, or with entries the offset log lacks', () => {
     expect(() => checkTail(1, 2, '/c/offsets')).toThrow(expect.objectContaining({ code: 'CHECKPOINT_CORRUPT', file: '/c/offsets' }));
-    expect(() => checkTail(undefined, 0, '/c/offsets')).toThrow(expect.objectContaining({ code: 'CHECKPOINT_CORRUPT', message: expect.stringContaining('offset log is empty') }));
+    expect(() => checkTail(undefined, 0, '/c/offsets')).toThrow(
+      expect.objectContaining({ code: 'CHECKPOINT_CORRUPT', message: expect.stringContaining('offset log is empty') }),
+    );
   });
 
   it('refuses a commit log more than one batch behind the offset log', () => {

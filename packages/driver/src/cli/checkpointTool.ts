@@ -4,16 +4,7 @@
  * first, so a checkpoint in use is refused (CHECKPOINT_LOCKED).
  */
 import { existsSync } from 'node:fs';
-import {
-  dataRange,
-  decodeDataKey,
-  movesBetween,
-  openLevelShard,
-  partitionOfKeyGroup,
-  rangeInChunks,
-  SluiceError,
-  type ShardOptions,
-} from '@sluice/state';
+import { dataRange, decodeDataKey, movesBetween, openLevelShard, partitionOfKeyGroup, rangeInChunks, SluiceError, type ShardOptions } from '@sluice/state';
 import { rowsInOf } from '@sluice/executor';
 import { BatchTransaction } from '../checkpoint/BatchTransaction.js';
 import { CheckpointLock } from '../checkpoint/CheckpointLock.js';

@@ -61,7 +61,7 @@ checkpoint
   .argument('<dir>', 'the checkpoint directory')
   .requiredOption('--partitions <n>', 'the new state partition count', positiveInt)
   .option('--shards <s>', 'the new shard count (default: keep it)', positiveInt)
-  .option('--min-batches-to-retain <n>', 'offset and commit log entries kept, as the query\'s sluice.sql.streaming.minBatchesToRetain', positiveInt, 100)
+  .option('--min-batches-to-retain <n>', "offset and commit log entries kept, as the query's sluice.sql.streaming.minBatchesToRetain", positiveInt, 100)
   .description('run the REPARTITION control batches that a start with these counts would run, without the query')
   .action(async (dir: string, opts: { partitions: number; shards?: number; minBatchesToRetain: number }) => {
     let bar: SingleBar | undefined;

@@ -15,7 +15,11 @@ describe('Options.rejectUnknown', () => {
       o.rejectUnknown('json source');
       expect.unreachable();
     } catch (e) {
-      expect(e).toMatchObject({ code: 'UNKNOWN_OPTION', option: 'maxFilePerTrigger', suggestions: ['maxFilesPerTrigger', 'maxBytesPerTrigger', 'latestFirst', 'path'] });
+      expect(e).toMatchObject({
+        code: 'UNKNOWN_OPTION',
+        option: 'maxFilePerTrigger',
+        suggestions: ['maxFilesPerTrigger', 'maxBytesPerTrigger', 'latestFirst', 'path'],
+      });
       expect((e as Error).message).toBe(
         'unknown option maxFilePerTrigger for json source. Did you mean one of the following? [`maxFilesPerTrigger`, `maxBytesPerTrigger`, `latestFirst`, `path`].',
       );
@@ -25,7 +29,11 @@ describe('Options.rejectUnknown', () => {
   it('suggests among the allowed options when it is given them', () => {
     const o = new Options([['tabel', 'x']]);
     expect(() => o.rejectUnknown('sqlite sink', ['path', 'table', 'mergeKeys'])).toThrow(
-      expect.objectContaining({ code: 'UNKNOWN_OPTION', suggestions: ['table', 'path', 'mergeKeys'], message: expect.stringContaining('Known options: path, table, mergeKeys.') }),
+      expect.objectContaining({
+        code: 'UNKNOWN_OPTION',
+        suggestions: ['table', 'path', 'mergeKeys'],
+        message: expect.stringContaining('Known options: path, table, mergeKeys.'),
+      }),
     );
   });
 });

@@ -49,7 +49,10 @@ export class Options {
       if (this.taken.has(k)) continue;
       const suggestions = suggest(key, allowedHint ?? this.taken.values());
       const hint = allowedHint ? ` Known options: ${allowedHint.join(', ')}.` : '';
-      throw new SluiceError('UNKNOWN_OPTION', `unknown option ${key} for ${what}.${didYouMean(suggestions, (n) => `\`${n}\``)}${hint}`, { option: key, suggestions });
+      throw new SluiceError('UNKNOWN_OPTION', `unknown option ${key} for ${what}.${didYouMean(suggestions, (n) => `\`${n}\``)}${hint}`, {
+        option: key,
+        suggestions,
+      });
     }
   }
 }

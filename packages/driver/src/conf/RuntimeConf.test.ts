@@ -40,9 +40,7 @@ describe('RuntimeConf', () => {
 
   it('rejects unknown keys and bad values with INVALID_CONF naming the key', () => {
     const c = new RuntimeConf();
-    expect(() => c.set('sluice.sql.shuffle.partition', 3)).toThrow(
-      expect.objectContaining({ code: 'INVALID_CONF', option: 'sluice.sql.shuffle.partition' }),
-    );
+    expect(() => c.set('sluice.sql.shuffle.partition', 3)).toThrow(expect.objectContaining({ code: 'INVALID_CONF', option: 'sluice.sql.shuffle.partition' }));
     expect(() => c.set('spark.task.maxFailures', 0)).toThrow(expect.objectContaining({ code: 'INVALID_CONF', option: 'spark.task.maxFailures' }));
     expect(() => c.set('sluice.scheduler.mode', 'RANDOM')).toThrow(expect.objectContaining({ code: 'INVALID_CONF' }));
     expect(() => new RuntimeConf({ 'sluice.executor.cores': 'many' })).toThrow(expect.objectContaining({ code: 'INVALID_CONF' }));

@@ -47,10 +47,11 @@ const parsePools: Parser<Record<string, PoolConf>> = (raw, key) => {
     }
     const count = (k: 'weight' | 'minShare', dflt: number): number => {
       const v = o[k] ?? dflt;
-      if (!Number.isInteger(v) || (v as number) < 0) throw new SluiceError('INVALID_CONF', `${at}.${k} must be a non-negative integer, got ${JSON.stringify(v)}`, { option: key });
+      if (!Number.isInteger(v) || (v as number) < 0)
+        throw new SluiceError('INVALID_CONF', `${at}.${k} must be a non-negative integer, got ${JSON.stringify(v)}`, { option: key });
       return v as number;
     };
-    const mode = o['schedulingMode'] ?? 'FIFO';
+    const mode = o.schedulingMode ?? 'FIFO';
     if (mode !== 'FIFO' && mode !== 'FAIR') {
       throw new SluiceError('INVALID_CONF', `${at}.schedulingMode must be FIFO or FAIR, got ${JSON.stringify(mode)}`, { option: key });
     }
@@ -178,7 +179,11 @@ export const CONF = {
     doc: 'a state commit appends to a synced changelog; LevelDB catches up in the background',
   },
   [K.schedulerMode]: { default: (): 'FIFO' | 'FAIR' => 'FIFO', parse: oneOf('FIFO', 'FAIR'), doc: 'FIFO or FAIR between scheduler pools' },
-  [K.schedulerPools]: { default: (): Record<string, PoolConf> => ({}), parse: parsePools, doc: 'scheduler pools: { name: { schedulingMode, weight, minShare } }' },
+  [K.schedulerPools]: {
+    default: (): Record<string, PoolConf> => ({}),
+    parse: parsePools,
+    doc: 'scheduler pools: { name: { schedulingMode, weight, minShare } }',
+  },
   [K.listenerBusCapacity]: {
     default: () => 10_000,
     parse: positiveInt,
@@ -212,8 +217,14 @@ function entryOf(key: string): ConfEntry<unknown> {
   if (!Object.hasOwn(CONF, k)) {
     // Suggested in the prefix the user wrote (spark.* keys are aliases of sluice.* ones).
     const prefix = key.startsWith('spark.') ? 'spark.' : 'sluice.';
-    const suggestions = suggest(key, Object.keys(CONF).map((c) => prefix + c.slice('sluice.'.length)));
-    throw new SluiceError('INVALID_CONF', `unknown conf key ${key}.${didYouMean(suggestions, (n) => `\`${n}\``)} See the README's configuration table.`, { option: key, suggestions });
+    const suggestions = suggest(
+      key,
+      Object.keys(CONF).map((c) => prefix + c.slice('sluice.'.length)),
+    );
+    throw new SluiceError('INVALID_CONF', `unknown conf key ${key}.${didYouMean(suggestions, (n) => `\`${n}\``)} See the README's configuration table.`, {
+      option: key,
+      suggestions,
+    });
   }
   return CONF[k as ConfKey];
 }

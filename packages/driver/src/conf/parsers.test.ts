@@ -65,21 +65,10 @@ describe('parseDuration', () => {
     const e = thrown(() => parseDuration('abc', 'maxFileAge'));
     expect(e.code).toBe('INVALID_OPTION');
     expect(e.option).toBe('maxFileAge');
-    expect(e.message).toBe(
-      "options.maxFileAge must be a duration such as '10 minutes' (got 'abc')",
-    );
+    expect(e.message).toBe("options.maxFileAge must be a duration such as '10 minutes' (got 'abc')");
   });
 
-  it.each([
-    '',
-    'interval',
-    '10 minutes 5',
-    '10 fortnights',
-    '1 month',
-    '-5 minutes',
-    'minutes',
-    '5 minutes and',
-  ])('rejects %j', (input) => {
+  it.each(['', 'interval', '10 minutes 5', '10 fortnights', '1 month', '-5 minutes', 'minutes', '5 minutes and'])('rejects %j', (input) => {
     const e = thrown(() => parseDuration(input, 'trigger'));
     expect(e.code).toBe('INVALID_OPTION');
     expect(e.option).toBe('trigger');
@@ -122,15 +111,12 @@ describe('parseBytes', () => {
     expect(parseBytes(4096, 'maxBytesPerTrigger')).toBe(4096);
   });
 
-  it.each<string | number>(['abc', '', '10x', '10 gigs', '-1g', '0', '0g', 0, -5, Number.NaN, '0.1b'])(
-    'rejects %j',
-    (input) => {
-      const e = thrown(() => parseBytes(input, 'maxBytesPerTrigger'));
-      expect(e.code).toBe('INVALID_OPTION');
-      expect(e.option).toBe('maxBytesPerTrigger');
-      expect(e.message).toMatch(/^options\.maxBytesPerTrigger must be a positive size/);
-    },
-  );
+  it.each<string | number>(['abc', '', '10x', '10 gigs', '-1g', '0', '0g', 0, -5, Number.NaN, '0.1b'])('rejects %j', (input) => {
+    const e = thrown(() => parseBytes(input, 'maxBytesPerTrigger'));
+    expect(e.code).toBe('INVALID_OPTION');
+    expect(e.option).toBe('maxBytesPerTrigger');
+    expect(e.message).toMatch(/^options\.maxBytesPerTrigger must be a positive size/);
+  });
 });
 
 describe('parsePositiveInt', () => {
@@ -140,15 +126,12 @@ describe('parsePositiveInt', () => {
     expect(parsePositiveInt(1, 'maxFilesPerTrigger')).toBe(1);
   });
 
-  it.each<unknown>([0, -1, 1.5, '1.5', 'ten', '', Number.NaN, null, undefined, true, '1e3'])(
-    'rejects %j',
-    (input) => {
-      const e = thrown(() => parsePositiveInt(input, 'maxFilesPerTrigger'));
-      expect(e.code).toBe('INVALID_OPTION');
-      expect(e.option).toBe('maxFilesPerTrigger');
-      expect(e.message).toMatch(/^options\.maxFilesPerTrigger must be a positive integer \(got /);
-    },
-  );
+  it.each<unknown>([0, -1, 1.5, '1.5', 'ten', '', Number.NaN, null, undefined, true, '1e3'])('rejects %j', (input) => {
+    const e = thrown(() => parsePositiveInt(input, 'maxFilesPerTrigger'));
+    expect(e.code).toBe('INVALID_OPTION');
+    expect(e.option).toBe('maxFilesPerTrigger');
+    expect(e.message).toMatch(/^options\.maxFilesPerTrigger must be a positive integer \(got /);
+  });
 });
 
 describe('parseBoolean', () => {
@@ -182,9 +165,7 @@ describe('parseEnum', () => {
     const e = thrown(() => parseEnum('lenient', modes, 'mode'));
     expect(e.code).toBe('INVALID_OPTION');
     expect(e.option).toBe('mode');
-    expect(e.message).toBe(
-      "options.mode must be one of PERMISSIVE, DROPMALFORMED, FAILFAST (got 'lenient')",
-    );
+    expect(e.message).toBe("options.mode must be one of PERMISSIVE, DROPMALFORMED, FAILFAST (got 'lenient')");
     expect(thrown(() => parseEnum(1, modes, 'mode')).code).toBe('INVALID_OPTION');
   });
 });

@@ -123,7 +123,10 @@ export class DeltaSink implements StreamSink {
     if (files.length > 0) fsyncDir(this.table);
     const now = Date.now();
     const adds: AddAction[] = files.map((f) => ({
-      path: f.name.split('/').map((s) => encodeURIComponent(s).replaceAll('%3D', '=')).join('/'),
+      path: f.name
+        .split('/')
+        .map((s) => encodeURIComponent(s).replaceAll('%3D', '='))
+        .join('/'),
       partitionValues: partitionValuesOf(f.name) ?? {},
       size: f.size,
       modificationTime: Math.round(statSync(join(this.table, f.name)).mtimeMs),
@@ -134,14 +137,26 @@ export class DeltaSink implements StreamSink {
     for (let attempt = 0; attempt < COMMIT_ATTEMPTS; attempt++) {
       const version = this.latest + 1;
       const actions: Action[] = [
-        { commitInfo: { timestamp: now, operation: 'STREAMING UPDATE', operationParameters: { outputMode: complete ? 'Complete' : 'Append', queryId: this.queryId, epochId: String(out.batchId) }, isBlindAppend: !complete, engineInfo: 'Sluice' } },
+        {
+          commitInfo: {
+            timestamp: now,
+            operation: 'STREAMING UPDATE',
+            operationParameters: { outputMode: complete ? 'Complete' : 'Append', queryId: this.queryId, epochId: String(out.batchId) },
+            isBlindAppend: !complete,
+            engineInfo: 'Sluice',
+          },
+        },
         ...(version === 0 ? this.tableActions(now) : []),
         { txn: { appId: this.queryId as string, version: out.batchId, lastUpdated: now } },
         // Complete mode replaces the table's rows, as Delta's sink does: every live file is removed.
-        ...(complete && version > 0 ? [...snapshotAt(this.table, version - 1).files.values()].map(({ path, partitionValues, size }) => ({ remove: { path, deletionTimestamp: now, dataChange: true, partitionValues, size } })) : []),
+        ...(complete && version > 0
+          ? [...snapshotAt(this.table, version - 1).files.values()].map(({ path, partitionValues, size }) => ({
+              remove: { path, deletionTimestamp: now, dataChange: true, partitionValues, size },
+            }))
+          : []),
         ...adds.map((add) => ({ add })),
       ];
-      if (writeExclusive(commitPath(this.table, version), actions.map((a) => JSON.stringify(a)).join('\n') + '\n')) {
+      if (writeExclusive(commitPath(this.table, version), `${actions.map((a) => JSON.stringify(a)).join('\n')}\n`)) {
         this.latest = version;
         this.txn = out.batchId;
         if (version > 0 && version % CHECKPOINT_INTERVAL === 0) this.checkpoint(version);
@@ -151,7 +166,11 @@ export class DeltaSink implements StreamSink {
       this.refresh();
       if (this.txn >= out.batchId) return;
     }
-    throw new SluiceError('DELTA_COMMIT_CONFLICT', `Delta table ${this.table}: ${COMMIT_ATTEMPTS} commits of batch ${out.batchId} in a row lost their version to other writers`, { file: join(this.table, LOG_DIR) });
+    throw new SluiceError(
+      'DELTA_COMMIT_CONFLICT',
+      `Delta table ${this.table}: ${COMMIT_ATTEMPTS} commits of batch ${out.batchId} in a row lost their version to other writers`,
+      { file: join(this.table, LOG_DIR) },
+    );
   }
 
   /** A new table's protocol (reader 1, writer 2) and metaData. */
@@ -178,9 +197,12 @@ export class DeltaSink implements StreamSink {
       const rows = checkpointRows(snapshot);
       const path = join(this.table, LOG_DIR, `${versionName(version)}.checkpoint.parquet`);
       writeReplacing(path, writeParquet(rows, CHECKPOINT_SCHEMA, 'snappy'));
-      writeReplacing(join(this.table, LOG_DIR, '_last_checkpoint'), Buffer.from(JSON.stringify({ version, size: rows.length }) + '\n'));
+      writeReplacing(join(this.table, LOG_DIR, '_last_checkpoint'), Buffer.from(`${JSON.stringify({ version, size: rows.length })}\n`));
     } catch (e) {
-      warn('SLUICE_DELTA_CHECKPOINT_FAILED', `Delta table ${this.table}: the checkpoint of version ${version} was not written (${(e as Error).message}); readers replay the commits instead`);
+      warn(
+        'SLUICE_DELTA_CHECKPOINT_FAILED',
+        `Delta table ${this.table}: the checkpoint of version ${version} was not written (${(e as Error).message}); readers replay the commits instead`,
+      );
     }
   }
 }
@@ -207,10 +229,27 @@ function checkpointRows(s: Snapshot): Row[] {
     }),
     ...[...s.txns].map(([appId, version]) => row({ txn: { appId, version, lastUpdated: null } })),
     ...[...s.files.values()].map((a) =>
-      row({ add: { path: a.path, partitionValues: entries(a.partitionValues), size: a.size, modificationTime: a.modificationTime, dataChange: false, stats: a.stats ?? null } }),
+      row({
+        add: {
+          path: a.path,
+          partitionValues: entries(a.partitionValues),
+          size: a.size,
+          modificationTime: a.modificationTime,
+          dataChange: false,
+          stats: a.stats ?? null,
+        },
+      }),
     ),
     ...[...s.removed.values()].map((r) =>
-      row({ remove: { path: r.path, deletionTimestamp: r.deletionTimestamp ?? null, dataChange: false, partitionValues: entries(r.partitionValues), size: r.size ?? null } }),
+      row({
+        remove: {
+          path: r.path,
+          deletionTimestamp: r.deletionTimestamp ?? null,
+          dataChange: false,
+          partitionValues: entries(r.partitionValues),
+          size: r.size ?? null,
+        },
+      }),
     ),
   ];
 }

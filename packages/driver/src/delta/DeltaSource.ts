@@ -82,7 +82,9 @@ export class DeltaSource implements StreamSource {
   private snapshotFiles(version: number): AddAction[] {
     let files = this.snapshots.get(version);
     if (files === undefined) {
-      files = [...snapshotAt(this.path, version).files.values()].sort((a, b) => a.modificationTime - b.modificationTime || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+      files = [...snapshotAt(this.path, version).files.values()].sort(
+        (a, b) => a.modificationTime - b.modificationTime || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0),
+      );
       this.snapshots.set(version, files);
     }
     return files;
@@ -105,7 +107,11 @@ export class DeltaSource implements StreamSource {
       if ('add' in a && (a.add as AddAction).dataChange !== false) adds.push(a.add as AddAction);
       else if ('remove' in a && (a.remove as RemoveAction).dataChange !== false) removed ??= (a.remove as RemoveAction).path;
       else if ('metaData' in a && (a.metaData as MetadataAction).schemaString !== this.schemaString) {
-        throw new SluiceError('DELTA_SCHEMA_CHANGED', `Delta table ${path} changed its schema at version ${version}; restart the query to read the new schema`, { file: path });
+        throw new SluiceError(
+          'DELTA_SCHEMA_CHANGED',
+          `Delta table ${path} changed its schema at version ${version}; restart the query to read the new schema`,
+          { file: path },
+        );
       }
     }
     let files = adds;
@@ -137,7 +143,11 @@ export class DeltaSource implements StreamSource {
     if (start === null) return this.initial();
     const o = start as DeltaOffset;
     if (o.reservoirId !== this.tableId) {
-      throw new SluiceError('SOURCE_PATH_CHANGED', `the Delta table at ${this.path} is another table (id ${this.tableId}) than the one this checkpoint read (id ${o.reservoirId})`, { file: this.path });
+      throw new SluiceError(
+        'SOURCE_PATH_CHANGED',
+        `the Delta table at ${this.path} is another table (id ${this.tableId}) than the one this checkpoint read (id ${o.reservoirId})`,
+        { file: this.path },
+      );
     }
     return o;
   }

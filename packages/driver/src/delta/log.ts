@@ -111,7 +111,9 @@ export function readCommit(table: string, v: number): Action[] {
     text = readFileSync(path, 'utf8');
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-    throw new SluiceError('DELTA_VERSION_NOT_FOUND', `Delta table ${table} no longer has commit ${v} (${path}): the log was cleaned up past it`, { file: path });
+    throw new SluiceError('DELTA_VERSION_NOT_FOUND', `Delta table ${table} no longer has commit ${v} (${path}): the log was cleaned up past it`, {
+      file: path,
+    });
   }
   return text
     .split('\n')
@@ -142,24 +144,24 @@ const record = (entries: unknown): Record<string, string | null> => Object.fromE
 
 /** A checkpoint row's action (engine-form maps as entries become objects), or none. */
 function checkpointAction(row: Row): Action | undefined {
-  const add = row['add'] as Row | null;
-  if (add) return { add: { ...(add as unknown as AddAction), partitionValues: record(add['partitionValues']), stats: (add['stats'] as string | null) ?? undefined } };
-  const remove = row['remove'] as Row | null;
-  if (remove) return { remove: { ...(remove as unknown as RemoveAction), partitionValues: record(remove['partitionValues']) } };
-  const meta = row['metaData'] as Row | null;
+  const add = row.add as Row | null;
+  if (add) return { add: { ...(add as unknown as AddAction), partitionValues: record(add.partitionValues), stats: (add.stats as string | null) ?? undefined } };
+  const remove = row.remove as Row | null;
+  if (remove) return { remove: { ...(remove as unknown as RemoveAction), partitionValues: record(remove.partitionValues) } };
+  const meta = row.metaData as Row | null;
   if (meta) {
-    const format = (meta['format'] as Row | null) ?? { provider: 'parquet', options: [] };
+    const format = (meta.format as Row | null) ?? { provider: 'parquet', options: [] };
     return {
       metaData: {
         ...(meta as unknown as MetadataAction),
-        format: { provider: String(format['provider'] ?? 'parquet'), options: record(format['options']) as Record<string, string> },
-        partitionColumns: (meta['partitionColumns'] as string[] | null) ?? [],
-        configuration: record(meta['configuration']) as Record<string, string>,
+        format: { provider: String(format.provider ?? 'parquet'), options: record(format.options) as Record<string, string> },
+        partitionColumns: (meta.partitionColumns as string[] | null) ?? [],
+        configuration: record(meta.configuration) as Record<string, string>,
       },
     };
   }
-  if (row['protocol']) return { protocol: row['protocol'] as unknown as ProtocolAction };
-  if (row['txn']) return { txn: row['txn'] as unknown as TxnAction };
+  if (row.protocol) return { protocol: row.protocol as unknown as ProtocolAction };
+  if (row.txn) return { txn: row.txn as unknown as TxnAction };
   return undefined;
 }
 
@@ -202,7 +204,10 @@ export function checkReadable(protocol: ProtocolAction, table: string): void {
 }
 
 /** Replays `actions` into the state. */
-function apply(state: Omit<Snapshot, 'table' | 'version' | 'schema'> & { protocol?: ProtocolAction; metadata?: MetadataAction }, actions: readonly Action[]): void {
+function apply(
+  state: Omit<Snapshot, 'table' | 'version' | 'schema'> & { protocol?: ProtocolAction; metadata?: MetadataAction },
+  actions: readonly Action[],
+): void {
   for (const a of actions) {
     if ('add' in a) {
       const add = a.add as AddAction;
@@ -234,10 +239,15 @@ export function snapshotAt(table: string, version?: number): Snapshot {
   if (latest < 0) throw new SluiceError('DELTA_TABLE_NOT_FOUND', `${table} is not a Delta table: ${LOG_DIR} holds no commit`, { file: table });
   const at = version ?? latest;
   if (!Number.isInteger(at) || at < 0 || at > latest) {
-    throw new SluiceError('DELTA_VERSION_NOT_FOUND', `Delta table ${table} has versions up to ${latest}; version ${String(version)} does not exist`, { file: table, option: 'versionAsOf' });
+    throw new SluiceError('DELTA_VERSION_NOT_FOUND', `Delta table ${table} has versions up to ${latest}; version ${String(version)} does not exist`, {
+      file: table,
+      option: 'versionAsOf',
+    });
   }
   const base = Math.max(-1, ...[...checkpoints.keys()].filter((v) => v <= at));
-  const state = { files: new Map<string, AddAction>(), txns: new Map<string, number>(), removed: new Map<string, RemoveAction>() } as Parameters<typeof apply>[0];
+  const state = { files: new Map<string, AddAction>(), txns: new Map<string, number>(), removed: new Map<string, RemoveAction>() } as Parameters<
+    typeof apply
+  >[0];
   if (base >= 0) apply(state, readCheckpoint(checkpoints.get(base)!));
   const have = new Set(commits);
   for (let v = base + 1; v <= at; v++) {
@@ -254,7 +264,11 @@ export function snapshotAt(table: string, version?: number): Snapshot {
     apply(state, readCommit(table, v));
   }
   if (state.protocol === undefined || state.metadata === undefined) {
-    throw new SluiceError('DELTA_LOG_CORRUPT', `Delta table ${table} has no ${state.protocol === undefined ? 'protocol' : 'metaData'} action up to version ${at}`, { file: join(table, LOG_DIR) });
+    throw new SluiceError(
+      'DELTA_LOG_CORRUPT',
+      `Delta table ${table} has no ${state.protocol === undefined ? 'protocol' : 'metaData'} action up to version ${at}`,
+      { file: join(table, LOG_DIR) },
+    );
   }
   checkReadable(state.protocol, table);
   return { ...state, table, version: at, protocol: state.protocol, metadata: state.metadata, schema: deltaSchema(state.metadata.schemaString, table) };
@@ -263,7 +277,8 @@ export function snapshotAt(table: string, version?: number): Snapshot {
 /** The file an add or remove path names: relative to the table (URI-encoded, as the protocol writes it) or an absolute URI. */
 export function dataFilePath(table: string, path: string): string {
   if (/^[a-z][a-z0-9+.-]*:/i.test(path)) {
-    if (!path.startsWith('file:')) throw new SluiceError('DELTA_UNSUPPORTED_FEATURE', `Delta table ${table}: data file ${path} is not on the local file system`, { file: table });
+    if (!path.startsWith('file:'))
+      throw new SluiceError('DELTA_UNSUPPORTED_FEATURE', `Delta table ${table}: data file ${path} is not on the local file system`, { file: table });
     return fileURLToPath(new URL(path.replace(/^file:\/(?!\/)/, 'file:///')));
   }
   return join(table, decodeURIComponent(path));

@@ -6,7 +6,11 @@
 import type { DataType, Field, Schema } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 
-type SparkType = string | { type: 'struct'; fields: SparkField[] } | { type: 'array'; elementType: SparkType; containsNull?: boolean } | { type: 'map'; keyType: SparkType; valueType: SparkType; valueContainsNull?: boolean };
+type SparkType =
+  | string
+  | { type: 'struct'; fields: SparkField[] }
+  | { type: 'array'; elementType: SparkType; containsNull?: boolean }
+  | { type: 'map'; keyType: SparkType; valueType: SparkType; valueContainsNull?: boolean };
 interface SparkField {
   name: string;
   type: SparkType;
@@ -33,7 +37,10 @@ function fromSpark(t: SparkType, table: string, column: string): DataType {
   if (typeof t === 'string') {
     const atomic = ATOMIC[t] ?? (/^decimal\(\d+,\s*\d+\)$/.test(t) ? 'double' : undefined);
     if (atomic === undefined) {
-      throw new SluiceError('DELTA_UNSUPPORTED_FEATURE', `Delta table ${table}: column '${column}' is ${t}, which Sluice has no type for`, { file: table, column });
+      throw new SluiceError('DELTA_UNSUPPORTED_FEATURE', `Delta table ${table}: column '${column}' is ${t}, which Sluice has no type for`, {
+        file: table,
+        column,
+      });
     }
     return atomic;
   }
@@ -50,7 +57,8 @@ export function deltaSchema(schemaString: string, table: string): Schema {
   } catch (e) {
     throw new SluiceError('DELTA_LOG_CORRUPT', `Delta table ${table}: its schemaString is not JSON: ${(e as Error).message}`, { file: table });
   }
-  if (parsed.type !== 'struct' || !Array.isArray(parsed.fields)) throw new SluiceError('DELTA_LOG_CORRUPT', `Delta table ${table}: its schemaString is not a struct`, { file: table });
+  if (parsed.type !== 'struct' || !Array.isArray(parsed.fields))
+    throw new SluiceError('DELTA_LOG_CORRUPT', `Delta table ${table}: its schemaString is not a struct`, { file: table });
   return parsed.fields.map((f) => ({ name: f.name, type: fromSpark(f.type, table, f.name), nullable: f.nullable !== false }));
 }
 

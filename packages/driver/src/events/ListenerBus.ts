@@ -177,7 +177,10 @@ export class ListenerBus {
     const total = this.numDroppedEvents;
     if (this.warnedAt === 0 || total >= this.warnedAt * 2) {
       this.warnedAt = total;
-      warn('SLUICE_LISTENER_EVENTS_DROPPED', `listener bus queue is full (capacity ${this.capacity}); ${total} events dropped so far (idle first, then the oldest progress)`);
+      warn(
+        'SLUICE_LISTENER_EVENTS_DROPPED',
+        `listener bus queue is full (capacity ${this.capacity}); ${total} events dropped so far (idle first, then the oldest progress)`,
+      );
     }
   }
 

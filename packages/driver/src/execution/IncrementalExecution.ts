@@ -191,7 +191,9 @@ export class IncrementalExecution {
     this.routes = sourceRoutes(this.operators);
     this.consumers = consumersOf(this.operators);
     const ctx = o.stateful;
-    this.stages = ctx ? [{ info: ctx.info, storeOptions: () => ctx.storeOptions(), stateInputSchema: ctx.stateInputSchema, post: o.plan.post }, ...ctx.downstream] : [];
+    this.stages = ctx
+      ? [{ info: ctx.info, storeOptions: () => ctx.storeOptions(), stateInputSchema: ctx.stateInputSchema, post: o.plan.post }, ...ctx.downstream]
+      : [];
   }
 
   /** The tasks of batch `batchId` over `splits`, before any of them runs. */
@@ -390,7 +392,16 @@ export class IncrementalExecution {
     committed: boolean,
     lateWatermarkMs: number,
   ): StatelessTask | MapTask {
-    const common = { queryId: this.o.queryId, runId: this.o.runId, batchId, batchTimestampMs, partition, attempt: 0, input: split.input, inputSchema: split.schema };
+    const common = {
+      queryId: this.o.queryId,
+      runId: this.o.runId,
+      batchId,
+      batchTimestampMs,
+      partition,
+      attempt: 0,
+      input: split.input,
+      inputSchema: split.schema,
+    };
     // A union input's own operators come first.
     const ops = this.bindJoins(this.plan.inputs ? [...(this.plan.inputs[split.source]?.ops ?? []), ...this.plan.ops] : this.plan.ops);
     if (!this.o.stateful) {
@@ -517,7 +528,11 @@ export class IncrementalExecution {
 }
 
 /** Rows read and event times, per source and in all, from the first stage's results. */
-function inputFacts(batch: BatchPlan, first: ReadonlyArray<{ numInputRows: number; eventTime?: EventTimeStats }>, numSources: number): Omit<BatchExecution, 'outputs'> {
+function inputFacts(
+  batch: BatchPlan,
+  first: ReadonlyArray<{ numInputRows: number; eventTime?: EventTimeStats }>,
+  numSources: number,
+): Omit<BatchExecution, 'outputs'> {
   const inputRows = Array.from({ length: numSources }, () => 0);
   first.forEach((r, t) => {
     const i = (batch.splits[t] as SplitOfSource).source;

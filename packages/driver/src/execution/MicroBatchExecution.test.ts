@@ -28,8 +28,8 @@ describe('progress durations', () => {
       for (const phase of ['latestOffset', 'getBatch', 'queryPlanning', 'addBatch', 'walCommit', 'commitOffsets']) {
         expect(d[phase], phase).toBeGreaterThanOrEqual(1);
       }
-      const phases = d['latestOffset']! + d['getBatch']! + d['queryPlanning']! + d['addBatch']! + d['walCommit']! + d['commitOffsets']!;
-      expect(d['triggerExecution']).toBeGreaterThan(phases);
+      const phases = d.latestOffset! + d.getBatch! + d.queryPlanning! + d.addBatch! + d.walCommit! + d.commitOffsets!;
+      expect(d.triggerExecution).toBeGreaterThan(phases);
     } finally {
       await session.close();
     }
@@ -46,8 +46,16 @@ describe('progress durations', () => {
           // A memory stream starts over in each session: one more batch than the checkpoint read.
           const stream = session.memoryStream('counted', 'k LONG');
           for (let i = 0; i <= 4 - partitions; i++) stream.addData([{ k: i }]);
-          const q = await session.readStream.format('memory').load('counted').groupBy('k').count()
-            .writeStream.format('memory').queryName('counted_out').outputMode('update').option('checkpointLocation', ckpt).start();
+          const q = await session.readStream
+            .format('memory')
+            .load('counted')
+            .groupBy('k')
+            .count()
+            .writeStream.format('memory')
+            .queryName('counted_out')
+            .outputMode('update')
+            .option('checkpointLocation', ckpt)
+            .start();
           await q.processAllAvailable();
           await q.stop();
           return q.recentProgress;

@@ -204,12 +204,18 @@ export class MicroBatchExecution extends StreamExecution {
   /** A new data batch's offsets entry, with the settings it pins for a replay. */
   private dataEntry(step: Extract<NextBatch, { kind: 'data' | 'noData' }>, triggerStart: number, splits: SplitOfSource[] | undefined): DataOffsetSeq {
     const conf: Record<string, unknown> = this.stateInfo ? layoutCounts(this.stateInfo.layout) : {};
-    if (splits) conf['shufflePartitions'] = this.shufflePartitionsOf(splits);
+    if (splits) conf.shufflePartitions = this.shufflePartitionsOf(splits);
     if (this.watermark.enabled) conf[WATERMARK_POLICY_CONF] = this.watermark.policy;
     return { batchId: step.batchId, kind: 'data', batchTimestampMs: triggerStart, batchWatermarkMs: step.watermarkMs, offsets: step.offsets, conf };
   }
 
-  private async runDataBatch(step: DataStep, triggerStart: number, durations: { latestOffset: number }, latest: ReadonlyArray<SourceOffset | null>, wallStart = triggerStart): Promise<void> {
+  private async runDataBatch(
+    step: DataStep,
+    triggerStart: number,
+    durations: { latestOffset: number },
+    latest: ReadonlyArray<SourceOffset | null>,
+    wallStart = triggerStart,
+  ): Promise<void> {
     const execution = this.execution as IncrementalExecution;
     const start = step.start;
     const phases = { getBatch: 0, queryPlanning: 0, tasks: 0 };
@@ -231,9 +237,17 @@ export class MicroBatchExecution extends StreamExecution {
       await this.driverTurn();
       const p0 = clock.now();
       // A replay shuffles into the partitions its offsets entry recorded.
-      const recorded = batch.conf['shufflePartitions'];
+      const recorded = batch.conf.shufflePartitions;
       const shufflePartitions = this.plan.exchange ? (typeof recorded === 'number' ? recorded : this.shufflePartitionsOf(splits)) : undefined;
-      const physical = execution.planBatch(batchId, batch.batchWatermarkMs, splits, shufflePartitions, this.expectedMarkers(), batch.batchTimestampMs, lateWatermarkMs);
+      const physical = execution.planBatch(
+        batchId,
+        batch.batchWatermarkMs,
+        splits,
+        shufflePartitions,
+        this.expectedMarkers(),
+        batch.batchTimestampMs,
+        lateWatermarkMs,
+      );
       phases.queryPlanning = clock.now() - p0;
       const a0 = clock.now();
       const ran = await execution.run(physical, this.sources.length);
@@ -361,9 +375,13 @@ export class MicroBatchExecution extends StreamExecution {
           const notClosed = await this.closeShards();
           this.assertRunning(); // a stop that timed out while the shards closed: the move waits for the next start
           if (notClosed.length > 0) {
-            throw new SluiceError('STATE_STORE_LOCKED', `cannot repartition: state shards could not be closed: ${notClosed.map((s) => `${s.dir}: ${s.error}`).join('; ')}`, {
-              file: info.stateDir,
-            });
+            throw new SluiceError(
+              'STATE_STORE_LOCKED',
+              `cannot repartition: state shards could not be closed: ${notClosed.map((s) => `${s.dir}: ${s.error}`).join('; ')}`,
+              {
+                file: info.stateDir,
+              },
+            );
           }
           this.settleBeforeRelease = true;
         },
@@ -412,7 +430,9 @@ export class MicroBatchExecution extends StreamExecution {
   private async closeShards(): Promise<NotClosed[]> {
     const notClosed: NotClosed[] = [];
     for (const info of this.operators()) {
-      notClosed.push(...(await closeShardsInWorkers(this.ctx.scheduler, { queryId: this.id, runId: this.runId }, info.stateDir, this.ctx.conf.get(K.stopTimeout))));
+      notClosed.push(
+        ...(await closeShardsInWorkers(this.ctx.scheduler, { queryId: this.id, runId: this.runId }, info.stateDir, this.ctx.conf.get(K.stopTimeout))),
+      );
     }
     return notClosed;
   }

@@ -7,7 +7,14 @@ export interface BatchFacts {
   batchId: number;
   triggerStartMs: number;
   durationMs: Record<string, number>;
-  sources: Array<{ description: string; startOffset: unknown; endOffset: unknown; latestOffset: unknown; numInputRows: number; metrics?: Record<string, string> }>;
+  sources: Array<{
+    description: string;
+    startOffset: unknown;
+    endOffset: unknown;
+    latestOffset: unknown;
+    numInputRows: number;
+    metrics?: Record<string, string>;
+  }>;
   eventTime?: { min: number; max: number; avg: number };
   watermarkMs?: number;
   sink: { description: string; numOutputRows: number };
@@ -37,18 +44,18 @@ export class ProgressReporter {
   }
 
   report(f: BatchFacts): StreamingQueryProgress {
-    const processingMs = f.durationMs['triggerExecution'] ?? 0;
+    const processingMs = f.durationMs.triggerExecution ?? 0;
     // Input rate is over the time since the previous trigger started, as in Spark.
     const sinceLast = this.lastTriggerStartMs === undefined ? processingMs : f.triggerStartMs - this.lastTriggerStartMs;
     this.lastTriggerStartMs = f.triggerStartMs;
     const numInputRows = f.sources.reduce((s, x) => s + x.numInputRows, 0);
     const eventTime: Record<string, string> = {};
     if (f.eventTime) {
-      eventTime['avg'] = new Date(f.eventTime.avg).toISOString();
-      eventTime['max'] = new Date(f.eventTime.max).toISOString();
-      eventTime['min'] = new Date(f.eventTime.min).toISOString();
+      eventTime.avg = new Date(f.eventTime.avg).toISOString();
+      eventTime.max = new Date(f.eventTime.max).toISOString();
+      eventTime.min = new Date(f.eventTime.min).toISOString();
     }
-    if (f.watermarkMs !== undefined) eventTime['watermark'] = new Date(f.watermarkMs).toISOString();
+    if (f.watermarkMs !== undefined) eventTime.watermark = new Date(f.watermarkMs).toISOString();
     const progress: StreamingQueryProgress = {
       id: this.id,
       runId: this.runId,

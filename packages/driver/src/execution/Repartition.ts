@@ -44,7 +44,7 @@ export interface RepartitionControl extends ControlPayload {
 }
 
 export function isRepartition(c: ControlPayload): c is RepartitionControl {
-  return c.type === 'REPARTITION' && typeof c['from'] === 'object' && typeof c['to'] === 'object';
+  return c.type === 'REPARTITION' && typeof c.from === 'object' && typeof c.to === 'object';
 }
 
 export interface RepartitionResult {
@@ -69,10 +69,7 @@ export interface RepartitionHooks {
 
 export function sameLayout(a: StateLayoutRecord, b: StateLayoutRecord): boolean {
   return (
-    a.keyGroups === b.keyGroups &&
-    a.partitions === b.partitions &&
-    a.shards === b.shards &&
-    a.shardOfPartition.every((s, p) => s === b.shardOfPartition[p])
+    a.keyGroups === b.keyGroups && a.partitions === b.partitions && a.shards === b.shards && a.shardOfPartition.every((s, p) => s === b.shardOfPartition[p])
   );
 }
 
@@ -171,11 +168,13 @@ export async function runRepartition(
   const stores = new Map<number, Promise<ShardStore>>();
   const store = (shard: number): Promise<ShardStore> => {
     let s = stores.get(shard);
-    if (!s) stores.set(shard, (s = openLevelShard(paths.shard(operatorId, shard), storeOptions)));
+    if (!s) {
+      s = openLevelShard(paths.shard(operatorId, shard), storeOptions);
+      stores.set(shard, s);
+    }
     return s;
   };
-  const rangesOf = (pick: (m: (typeof moves)[number]) => boolean): KeyGroupRange[] =>
-    moves.filter(pick).map((m) => [m.kgStart, m.kgEnd] as const);
+  const rangesOf = (pick: (m: (typeof moves)[number]) => boolean): KeyGroupRange[] => moves.filter(pick).map((m) => [m.kgStart, m.kgEnd] as const);
   let numRowsMoved = 0;
   let numBytesMoved = 0;
   // The keys each giving shard's copies read, so that its clean-up need not scan again.
@@ -213,7 +212,13 @@ export async function runRepartition(
       givers
         .filter((shard) => shard < to.shards) // a vanished shard's whole directory goes below
         .map(async (shard) => {
-          await clearKeyGroups(await store(shard), rangesOf((m) => m.from === shard), 'repartition-mid-gc', found.get(shard), hooks.rowsIn);
+          await clearKeyGroups(
+            await store(shard),
+            rangesOf((m) => m.from === shard),
+            'repartition-mid-gc',
+            found.get(shard),
+            hooks.rowsIn,
+          );
           hooks.checkpoint?.();
         }),
     );
@@ -243,12 +248,7 @@ async function settleAll(work: Array<Promise<void>>): Promise<void> {
  * The batch each shard of `to` last committed after the control batch `batchId`: touched shards
  * are at `batchId`; the others keep what they had (a shard that never held anything: -1).
  */
-function markersAfter(
-  result: RepartitionResult,
-  to: StateLayoutRecord,
-  before: ReadonlyArray<number | null>,
-  batchId: number,
-): Array<number | null> {
+function markersAfter(result: RepartitionResult, to: StateLayoutRecord, before: ReadonlyArray<number | null>, batchId: number): Array<number | null> {
   return Array.from({ length: to.shards }, (_, shard) =>
     result.touchedShards.includes(shard) ? batchId : shard < before.length ? (before[shard] ?? null) : -1,
   );

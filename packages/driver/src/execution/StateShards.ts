@@ -44,7 +44,10 @@ export async function closeShardsInWorkers(
     stateDir,
   }));
   try {
-    const results = await withTimeout(scheduler.runTasks(tasks, (t) => t.partition), timeoutMs);
+    const results = await withTimeout(
+      scheduler.runTasks(tasks, (t) => t.partition),
+      timeoutMs,
+    );
     if (results === undefined) throw new Error(`the release did not finish within ${timeoutMs} ms`);
     return results.flatMap((r) => r.notClosed ?? []);
   } catch (e) {

@@ -126,7 +126,14 @@ export function workerBudget(conf: RuntimeConf, slots: number): WorkerBudget & {
  * budget that cannot hold one shard per worker, or gives a shard under 2 MB; a batch's share is
  * only clamped, since the query was admitted.
  */
-export function shardOptions(conf: RuntimeConf, budget: WorkerBudget & { limit?: number }, shards: number, slots: number, otherShards: number, check = false): StateTask['storeOptions'] {
+export function shardOptions(
+  conf: RuntimeConf,
+  budget: WorkerBudget & { limit?: number },
+  shards: number,
+  slots: number,
+  otherShards: number,
+  check = false,
+): StateTask['storeOptions'] {
   const perWorker = Math.max(1, Math.ceil((shards + otherShards) / slots));
   const maxFiles = conf.get(K.stateStoreMaxOpenFiles);
   if (check && budget.maxOpenFiles < MIN_FILES_PER_SHARD) {

@@ -226,7 +226,14 @@ export abstract class StreamExecution {
     this.wake?.();
     const finished = this.whenFinished();
     const timeoutMs = this.ctx.conf.get(CONF_KEYS.stopTimeout);
-    if (timeoutMs > 0 && (await withTimeout(finished.then(() => true), timeoutMs)) === undefined) this.abort();
+    if (
+      timeoutMs > 0 &&
+      (await withTimeout(
+        finished.then(() => true),
+        timeoutMs,
+      )) === undefined
+    )
+      this.abort();
     await finished;
   }
 

@@ -82,7 +82,7 @@ describe('nextBatch', () => {
     expect(nextBatch(t, settings, [30], 10_000)).toMatchObject({ kind: 'data', offsets: [30] });
   });
 
-  it('a layout other than the asked counts is moved by a REPARTITION control batch after the last batch; unset counts keep the state\'s', () => {
+  it("a layout other than the asked counts is moved by a REPARTITION control batch after the last batch; unset counts keep the state's", () => {
     const t = tail({ last: data(3, 24), committed: true, commit: { nextBatchWatermarkMs: 0 }, layout: layout(8, 2) });
     expect(nextBatch(t, stateful(4))).toEqual({ kind: 'control', batchId: 4, control: repartition(layout(8, 2), { partitions: 4, shards: 2 }) });
     expect(nextBatch(t, stateful(8, 'auto'))).toEqual({ kind: 'poll' });
@@ -93,12 +93,27 @@ describe('nextBatch', () => {
 
   it("moves each stateful operator's state in turn, the first's then the ones after it, each with its own layout", () => {
     const t = tail({ last: data(3, 24), committed: true, commit: { nextBatchWatermarkMs: 0 }, layout: layout(8, 2) });
-    const chained = (partitions: number, downstream: StateLayoutRecord[]): RunSettings => ({ ...stateful(partitions), state: { partitions, shards: undefined, slots: 2, downstream } });
-    expect(nextBatch(t, chained(4, [layout(8, 2), layout(6, 3)]))).toEqual({ kind: 'control', batchId: 4, control: repartition(layout(8, 2), { partitions: 4, shards: 2 }) });
+    const chained = (partitions: number, downstream: StateLayoutRecord[]): RunSettings => ({
+      ...stateful(partitions),
+      state: { partitions, shards: undefined, slots: 2, downstream },
+    });
+    expect(nextBatch(t, chained(4, [layout(8, 2), layout(6, 3)]))).toEqual({
+      kind: 'control',
+      batchId: 4,
+      control: repartition(layout(8, 2), { partitions: 4, shards: 2 }),
+    });
     // The first one moved: the second operator (id 1) is next, with its own shard count kept; then the third.
     const moved = { ...t, layout: layout(4, 2) };
-    expect(nextBatch(moved, chained(4, [layout(8, 2), layout(6, 3)]))).toEqual({ kind: 'control', batchId: 4, control: repartition(layout(8, 2), { partitions: 4, shards: 2 }, 1) });
-    expect(nextBatch(moved, chained(4, [layout(4, 2), layout(6, 3)]))).toEqual({ kind: 'control', batchId: 4, control: repartition(layout(6, 3), { partitions: 4, shards: 3 }, 2) });
+    expect(nextBatch(moved, chained(4, [layout(8, 2), layout(6, 3)]))).toEqual({
+      kind: 'control',
+      batchId: 4,
+      control: repartition(layout(8, 2), { partitions: 4, shards: 2 }, 1),
+    });
+    expect(nextBatch(moved, chained(4, [layout(4, 2), layout(6, 3)]))).toEqual({
+      kind: 'control',
+      batchId: 4,
+      control: repartition(layout(6, 3), { partitions: 4, shards: 3 }, 2),
+    });
     expect(nextBatch(moved, chained(4, [layout(4, 2), layout(4, 3)]), [30]).kind).toBe('data');
   });
 

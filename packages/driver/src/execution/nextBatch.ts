@@ -83,7 +83,10 @@ export function nextBatch(tail: CheckpointTail, settings: RunSettings, latest?: 
   if (last && !tail.committed) {
     if (last.kind === 'data') return { kind: 'replay', batch: last, start: committedEnds(tail, settings.numSources) };
     if (!isRepartition(last.control) || !settings.state) {
-      throw new SluiceError('UNRESUMABLE_CONTROL_BATCH', `batch ${last.batchId} is an unfinished ${last.control.type} control batch, which this query cannot finish`);
+      throw new SluiceError(
+        'UNRESUMABLE_CONTROL_BATCH',
+        `batch ${last.batchId} is an unfinished ${last.control.type} control batch, which this query cannot finish`,
+      );
     }
     return { kind: 'control', batchId: last.batchId, control: last.control, entry: last };
   }

@@ -65,7 +65,11 @@ function open(ctx: ExecutionContext, plan: LogicalPlan, spec: QuerySpec, paths: 
     paths.root,
     plan.stateful !== undefined,
     conf.get(K.stateStoreKeyGroups),
-    inputs.map(({ source }) => ({ format: source.format, ...('file' in source && { path: source.file.path }), ...('delta' in source && { path: source.delta.path }) })),
+    inputs.map(({ source }) => ({
+      format: source.format,
+      ...('file' in source && { path: source.file.path }),
+      ...('delta' in source && { path: source.delta.path }),
+    })),
   );
   const id = loaded.meta.id;
   const sources = inputs.map(({ source }, i) => createSource(source, i, paths, conf));
@@ -127,7 +131,9 @@ function open(ctx: ExecutionContext, plan: LogicalPlan, spec: QuerySpec, paths: 
     }
   }
   // The ends the checkpoint planned (a replayed batch's are at or past those before it: checking them checks both).
-  sources.forEach((s, i) => s.verifyOffset?.(tail.last?.offsets[i] ?? null));
+  sources.forEach((s, i) => {
+    s.verifyOffset?.(tail.last?.offsets[i] ?? null);
+  });
   spec.sink.prepare?.({
     queryId: id,
     lastCommittedBatchId: tail.last === undefined ? -1 : tail.committed ? tail.last.batchId : tail.last.batchId - 1,

@@ -76,8 +76,15 @@ export async function staticRows(scheduler: TaskScheduler, plan: LogicalPlan): P
     const { file } = source;
     const listed = staticFiles(file.path);
     // Only Parquet files are ever cut (at row groups), so only theirs need sizes.
-    const pieces = filePieces(file.format, listed.map((path) => ({ path, size: file.format === 'parquet' ? statSync(path).size : 0 })), scheduler.slots * 2);
-    const partitions = partitionsOf(file.path, pieces.map((p) => p.path));
+    const pieces = filePieces(
+      file.format,
+      listed.map((path) => ({ path, size: file.format === 'parquet' ? statSync(path).size : 0 })),
+      scheduler.slots * 2,
+    );
+    const partitions = partitionsOf(
+      file.path,
+      pieces.map((p) => p.path),
+    );
     tasks = splitRange(0, pieces.length, scheduler.slots * 2).map(([a, b], partition) =>
       task(partition, {
         type: 'files',

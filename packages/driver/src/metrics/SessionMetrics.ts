@@ -32,7 +32,12 @@ export class PrometheusMetrics {
     const { Counter, Gauge, Histogram, Registry } = prom();
     this.registry = new Registry();
     const registers = [this.registry];
-    this.inputRows = new Counter({ name: 'sluice_query_input_rows_total', help: 'Rows read by the query, over all its batches', labelNames: QUERY_LABELS, registers });
+    this.inputRows = new Counter({
+      name: 'sluice_query_input_rows_total',
+      help: 'Rows read by the query, over all its batches',
+      labelNames: QUERY_LABELS,
+      registers,
+    });
     this.batches = new Counter({ name: 'sluice_query_batches_total', help: 'Batches the query ran', labelNames: QUERY_LABELS, registers });
     this.batchDuration = new Histogram({
       name: 'sluice_query_batch_duration_seconds',
@@ -62,14 +67,18 @@ export class PrometheusMetrics {
     // A query's state is every stateful operator's.
     const stateSum = (p: StreamingQueryProgress, of: (o: StreamingQueryProgress['stateOperators'][number]) => number): number | undefined =>
       p.stateOperators.length === 0 ? undefined : p.stateOperators.reduce((n, o) => n + of(o), 0);
-    fromLast('sluice_query_state_rows', 'Rows of state after the last batch, every operator\'s (stateOperators numRowsTotal)', (p) => stateSum(p, (o) => o.numRowsTotal));
-    fromLast('sluice_query_state_memory_bytes', 'Memory of the state after the last batch, every operator\'s (stateOperators memoryUsedBytes)', (p) => stateSum(p, (o) => o.memoryUsedBytes));
+    fromLast('sluice_query_state_rows', "Rows of state after the last batch, every operator's (stateOperators numRowsTotal)", (p) =>
+      stateSum(p, (o) => o.numRowsTotal),
+    );
+    fromLast('sluice_query_state_memory_bytes', "Memory of the state after the last batch, every operator's (stateOperators memoryUsedBytes)", (p) =>
+      stateSum(p, (o) => o.memoryUsedBytes),
+    );
     fromLast('sluice_query_source_backlog', 'Entries the sources hold past the last batch (their offsetsBehindLatest)', (p) => {
-      const behind = p.sources.map((s) => s.metrics?.['offsetsBehindLatest']).filter((v) => v !== undefined);
+      const behind = p.sources.map((s) => s.metrics?.offsetsBehindLatest).filter((v) => v !== undefined);
       return behind.length === 0 ? undefined : behind.reduce((n, v) => n + Number(v), 0);
     });
     fromLast('sluice_query_watermark_seconds', 'Event-time watermark of the last batch, seconds since the epoch', (p) =>
-      p.eventTime['watermark'] === undefined ? undefined : Date.parse(p.eventTime['watermark']) / 1000,
+      p.eventTime.watermark === undefined ? undefined : Date.parse(p.eventTime.watermark) / 1000,
     );
     new Gauge({
       name: 'sluice_listener_bus_queue_size',

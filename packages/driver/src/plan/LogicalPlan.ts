@@ -76,7 +76,12 @@ const lastWatermark = (ops: readonly Op[]): Watermark | undefined => {
  * a union whose inputs carry their own, the first input's).
  */
 export function watermarkOf(plan: LogicalPlan): Watermark | undefined {
-  return lastWatermark(plan.ops) ?? planInputs(plan).map((i) => lastWatermark(i.ops)).find((w) => w !== undefined);
+  return (
+    lastWatermark(plan.ops) ??
+    planInputs(plan)
+      .map((i) => lastWatermark(i.ops))
+      .find((w) => w !== undefined)
+  );
 }
 
 /**
@@ -90,7 +95,9 @@ export function watermarkDelayOf(plan: LogicalPlan, column: string): number | un
     const inputs = planInputs(plan);
     // The inputs under the right side's feed, through the operators that feed it.
     const under = (f: OperatorFeed): number[] =>
-      'sources' in f ? Array.from({ length: f.sources[1] - f.sources[0] }, (_, k) => f.sources[0] + k) : (ops[f.operator] as PlannedOperator).feeds.flatMap(under);
+      'sources' in f
+        ? Array.from({ length: f.sources[1] - f.sources[0] }, (_, k) => f.sources[0] + k)
+        : (ops[f.operator] as PlannedOperator).feeds.flatMap(under);
     const right = join.feeds.filter((f) => f.side === 1).flatMap(under);
     return right.map((i) => lastWatermark((inputs[i] as PlanInput).ops)).find((w) => w !== undefined)?.delayMs;
   }
@@ -135,7 +142,8 @@ export interface PlannedOperator {
 export function statefulOperators(plan: LogicalPlan): PlannedOperator[] {
   if (!plan.stateful) return [];
   const inputs = planInputs(plan);
-  const feedsOf = (feeds: OperatorFeed[] | undefined, id: number): OperatorFeed[] => feeds ?? (id === 0 ? [{ sources: [0, inputs.length] }] : [{ operator: id - 1 }]);
+  const feedsOf = (feeds: OperatorFeed[] | undefined, id: number): OperatorFeed[] =>
+    feeds ?? (id === 0 ? [{ sources: [0, inputs.length] }] : [{ operator: id - 1 }]);
   const out: PlannedOperator[] = [];
   for (const [id, { stateful, post, feeds }] of [{ stateful: plan.stateful, post: plan.post, feeds: plan.feeds }, ...(plan.chain ?? [])].entries()) {
     const fed = feedsOf(feeds, id);

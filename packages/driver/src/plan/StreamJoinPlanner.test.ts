@@ -36,7 +36,10 @@ const opsOf = (plan: LogicalPlan, input: number): Op[] => plan.inputs?.[input]?.
 const opOf = (plan: LogicalPlan): StreamJoinOp => plan.stateful as StreamJoinOp;
 const filters = (ops: Op[]): Array<[number, Expr]> => ops.flatMap((o, i) => (o.kind === 'filter' ? [[i, o.cond] as [number, Expr]] : []));
 /** The conditions of a side's filters, in any order. */
-const conditions = (ops: Op[]): string[] => filters(ops).map(([, c]) => JSON.stringify(c)).sort();
+const conditions = (ops: Op[]): string[] =>
+  filters(ops)
+    .map(([, c]) => JSON.stringify(c))
+    .sort();
 const sorted = (exprs: Expr[]): string[] => exprs.map((e) => JSON.stringify(e)).sort();
 
 describe('conditions pushed into the sides', () => {
@@ -51,7 +54,12 @@ describe('conditions pushed into the sides', () => {
     const value = col('value');
     expect(conditions(opsOf(plan, 0))).toEqual(sorted([bin('gt', value, lit(10)), { op: 'unary', fn: 'isNotNull', expr: value }, bin('lt', value, lit(300))]));
     expect(conditions(opsOf(plan, 1))).toEqual(sorted([bin('lt', value, lit(300)), { op: 'unary', fn: 'isNotNull', expr: value }, bin('gt', value, lit(10))]));
-    for (const input of [0, 1]) expect(opsOf(plan, input).slice(3).map((o) => o.kind)).toEqual(['project', 'watermark']);
+    for (const input of [0, 1])
+      expect(
+        opsOf(plan, input)
+          .slice(3)
+          .map((o) => o.kind),
+      ).toEqual(['project', 'watermark']);
     expect(opOf(plan).residual).toEqual(pairCond);
   });
 
@@ -71,7 +79,10 @@ describe('conditions pushed into the sides', () => {
   it("a condition on one side's key is inferred for the other's (Spark's self-join case); one reading the watermarked column stays after the watermark", () => {
     const even = bin('equalTo', { op: 'binary', fn: 'mod', left: col('rightId'), right: lit(2) } as Expr, lit(0));
     const late = bin('gt', col('rightTime'), { op: 'lit', value: 0, type: 'timestamp' });
-    const right = side('right', [{ kind: 'filter', cond: even }, { kind: 'filter', cond: late }]);
+    const right = side('right', [
+      { kind: 'filter', cond: even },
+      { kind: 'filter', cond: late },
+    ]);
     const plan = planStreamJoin(side('left'), right, { keys: ['leftId'], rightKeys: ['rightId'] }, 'left_semi');
     const leftFilters = filters(opsOf(plan, 0)).map(([, c]) => JSON.stringify(c));
     expect(leftFilters).toContain(JSON.stringify(bin('equalTo', { op: 'binary', fn: 'mod', left: col('value'), right: lit(2) } as Expr, lit(0))));
@@ -90,9 +101,17 @@ describe('conditions pushed into the sides', () => {
 describe('state expiry', () => {
   it('a watermarked key evicts both sides by it; else a side is evicted by the bound on its time, or never', () => {
     const byKey = planStreamJoin(side('left'), side('right'), { keys: ['leftTime'], rightKeys: ['rightTime'] }, 'inner');
-    expect([opOf(byKey).left.eviction, opOf(byKey).right.eviction]).toEqual([{ kind: 'key', key: 0 }, { kind: 'key', key: 0 }]);
+    expect([opOf(byKey).left.eviction, opOf(byKey).right.eviction]).toEqual([
+      { kind: 'key', key: 0 },
+      { kind: 'key', key: 0 },
+    ]);
     // rightTime >= leftTime bounds the right side by the left's watermark only.
-    const range = planStreamJoin(side('left'), side('right'), { keys: ['leftId'], rightKeys: ['rightId'], residual: bin('geq', col('rightTime'), col('leftTime')) }, 'inner');
+    const range = planStreamJoin(
+      side('left'),
+      side('right'),
+      { keys: ['leftId'], rightKeys: ['rightId'], residual: bin('geq', col('rightTime'), col('leftTime')) },
+      'inner',
+    );
     expect([opOf(range).left.eviction, opOf(range).right.eviction]).toEqual([null, { kind: 'value' }]);
     expect([opOf(range).left.eventTime, opOf(range).right.watermarked]).toEqual(['leftTime', ['rightTime']]);
   });
@@ -113,7 +132,9 @@ describe('join types', () => {
 
   it('left anti and unknown names are refused with Spark-like messages', () => {
     const join = (how: string) => () => planStreamJoin(side('left'), side('right'), { keys: ['leftId'], rightKeys: ['rightId'] }, how);
-    expect(join('left_anti')).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', message: 'Left anti joins with a streaming DataFrame/Dataset on the right are not supported' }));
+    expect(join('left_anti')).toThrow(
+      expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', message: 'Left anti joins with a streaming DataFrame/Dataset on the right are not supported' }),
+    );
     expect(join('cross')).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', option: 'how' }));
   });
 });
@@ -126,11 +147,18 @@ describe('sides with stateful operators of their own', () => {
   };
   const on = { keys: ['leftId'], rightKeys: ['rightId'], residual: bin('gt', col('leftId'), lit(10)) };
 
-  it('a tree: the right side\'s operators first, then the left\'s, then the join, fed by the rows each side\'s last one emits', () => {
+  it("a tree: the right side's operators first, then the left's, then the join, fed by the rows each side's last one emits", () => {
     const plan = planStreamJoin(deduplicated('left'), deduplicated('right'), on, 'inner');
     const ops = statefulOperators(plan);
     expect(ops.map((o) => o.stateful.kind)).toEqual(['dropDuplicates', 'dropDuplicates', 'streamJoin']);
-    expect(ops.map((o) => o.feeds)).toEqual([[{ sources: [1, 2] }], [{ sources: [0, 1] }], [{ operator: 1, side: 0 }, { operator: 0, side: 1 }]]);
+    expect(ops.map((o) => o.feeds)).toEqual([
+      [{ sources: [1, 2] }],
+      [{ sources: [0, 1] }],
+      [
+        { operator: 1, side: 0 },
+        { operator: 0, side: 1 },
+      ],
+    ]);
     expect(consumersOf(ops)).toEqual([{ operator: 2, side: 1 }, { operator: 2, side: 0 }, undefined]);
     expect(sourceRoutes(ops)).toEqual([{ operator: 1 }, { operator: 0 }]);
     // A condition on a side goes after its last stateful operator, never into its inputs.
@@ -138,10 +166,16 @@ describe('sides with stateful operators of their own', () => {
     expect(conditions(ops[1]?.post ?? [])).toEqual(sorted([on.residual, { op: 'unary', fn: 'isNotNull', expr: col('leftId') }]));
   });
 
-  it('a stateful side and a plain one: the join reads the plain side\'s inputs itself', () => {
+  it("a stateful side and a plain one: the join reads the plain side's inputs itself", () => {
     const plan = planStreamJoin(deduplicated('left'), side('right'), on, 'inner');
     const ops = statefulOperators(plan);
-    expect(ops.map((o) => o.feeds)).toEqual([[{ sources: [0, 1] }], [{ operator: 0, side: 0 }, { sources: [1, 2], side: 1 }]]);
+    expect(ops.map((o) => o.feeds)).toEqual([
+      [{ sources: [0, 1] }],
+      [
+        { operator: 0, side: 0 },
+        { sources: [1, 2], side: 1 },
+      ],
+    ]);
     expect(sourceRoutes(ops)).toEqual([{ operator: 0 }, { operator: 1, side: 1 }]);
     // The plain side still gets its conditions in its inputs.
     expect(conditions(opsOf(plan, 1)).length).toBeGreaterThan(0);

@@ -12,9 +12,29 @@
  * - each side's state expires by a watermarked join key, or by the bound the condition puts on its
  *   event time (StreamJoinSide.eviction).
  */
-import { conjuncts, joinExpiry, splitJoinCondition, walkExpr, type Expr, type Op, type Schema, type StreamJoinOp, type StreamJoinSide, type StreamJoinType } from '@sluice/executor';
+import {
+  conjuncts,
+  joinExpiry,
+  splitJoinCondition,
+  walkExpr,
+  type Expr,
+  type Op,
+  type Schema,
+  type StreamJoinOp,
+  type StreamJoinSide,
+  type StreamJoinType,
+} from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
-import { eventTimeColumns, eventTimeColumnsOf, planInputs, statefulOperators, type ChainedOperator, type LogicalPlan, type OperatorFeed, type PlanInput } from './LogicalPlan.js';
+import {
+  eventTimeColumns,
+  eventTimeColumnsOf,
+  planInputs,
+  statefulOperators,
+  type ChainedOperator,
+  type LogicalPlan,
+  type OperatorFeed,
+  type PlanInput,
+} from './LogicalPlan.js';
 
 const STREAM_JOIN_TYPES: Record<string, StreamJoinType> = {
   inner: 'inner',
@@ -35,9 +55,12 @@ const STREAM_JOIN_TYPES: Record<string, StreamJoinType> = {
 function streamJoinType(how: string): StreamJoinOp['how'] {
   const t = STREAM_JOIN_TYPES[String(how).toLowerCase().replaceAll('_', '')];
   if (t === undefined) {
-    throw new SluiceError('UNSUPPORTED_OPERATION', `join type ${how}: two streams join as inner, left_outer, right_outer, full_outer or left_semi`, { option: 'how' });
+    throw new SluiceError('UNSUPPORTED_OPERATION', `join type ${how}: two streams join as inner, left_outer, right_outer, full_outer or left_semi`, {
+      option: 'how',
+    });
   }
-  if (t === 'left_anti') throw new SluiceError('UNSUPPORTED_OPERATION', 'Left anti joins with a streaming DataFrame/Dataset on the right are not supported', { option: 'how' });
+  if (t === 'left_anti')
+    throw new SluiceError('UNSUPPORTED_OPERATION', 'Left anti joins with a streaming DataFrame/Dataset on the right are not supported', { option: 'how' });
   return t;
 }
 
@@ -73,7 +96,10 @@ export function planStreamJoin(left: JoinSidePlan, right: JoinSidePlan, on: Join
   for (const side of [left, right]) {
     if (side.plan.exchange) throw new SluiceError('UNSUPPORTED_OPERATION', 'a join of two streams cannot follow a repartition on either side');
     if (side.plan.inputs && side.plan.ops.some((o) => o.kind === 'watermark')) {
-      throw new SluiceError('UNSUPPORTED_OPERATION', 'a side of a join of two streams is a union with a withWatermark after it: put withWatermark on its inputs');
+      throw new SluiceError(
+        'UNSUPPORTED_OPERATION',
+        'a side of a join of two streams is a union with a withWatermark after it: put withWatermark on its inputs',
+      );
     }
   }
   const type = streamJoinType(how);
@@ -91,13 +117,36 @@ export function planStreamJoin(left: JoinSidePlan, right: JoinSidePlan, on: Join
   const rightOps = renumbered(right.plan, leftInputs.length, 0);
   const leftOps = renumbered(left.plan, 0, rightOps.length);
   const pairs = on.keys.map((k, i) => [k, rightKeys[i] as string] as const).filter((_, i) => on.nullSafe?.[i] !== true);
-  const endOps = (from: PlanInput[], ops: ChainedOperator[]): readonly Op[] => (ops.length > 0 ? (ops.at(-1) as ChainedOperator).post : from.length === 1 ? (from[0] as PlanInput).ops : []);
+  const endOps = (from: PlanInput[], ops: ChainedOperator[]): readonly Op[] =>
+    ops.length > 0 ? (ops.at(-1) as ChainedOperator).post : from.length === 1 ? (from[0] as PlanInput).ops : [];
   const inferred = (from: PlanInput[], ops: ChainedOperator[], pushed: Expr[], rename: ReadonlyMap<string, string>, own: readonly string[]): Expr[] => [
     ...own.map((k): Expr => ({ op: 'unary', fn: 'isNotNull', expr: { op: 'col', name: k } })),
     ...[...outputConstraints(endOps(from, ops)), ...pushed].flatMap((c) => renamed(c, rename) ?? []),
   ];
-  const toLeft = intoLeft ? [...leftOnly, ...inferred(rightInputs, rightOps, intoRight ? rightOnly : [], new Map(pairs.map(([l, r]) => [r, l])), pairs.map(([l]) => l))] : [];
-  const toRight = intoRight ? [...rightOnly, ...inferred(leftInputs, leftOps, intoLeft ? leftOnly : [], new Map(pairs), pairs.map(([, r]) => r))] : [];
+  const toLeft = intoLeft
+    ? [
+        ...leftOnly,
+        ...inferred(
+          rightInputs,
+          rightOps,
+          intoRight ? rightOnly : [],
+          new Map(pairs.map(([l, r]) => [r, l])),
+          pairs.map(([l]) => l),
+        ),
+      ]
+    : [];
+  const toRight = intoRight
+    ? [
+        ...rightOnly,
+        ...inferred(
+          leftInputs,
+          leftOps,
+          intoLeft ? leftOnly : [],
+          new Map(pairs),
+          pairs.map(([, r]) => r),
+        ),
+      ]
+    : [];
   // Into a side's inputs, or after its last stateful operator (never below it: that would change what it aggregates).
   const push = (inputs: PlanInput[], ops: ChainedOperator[], conds: Expr[]): PlanInput[] => {
     const last = ops.at(-1);
@@ -149,8 +198,9 @@ function renumbered(plan: LogicalPlan, sourceOffset: number, idOffset: number): 
   return statefulOperators(plan).map(({ stateful, post, feeds }) => ({
     stateful,
     post: [...post],
-    feeds: feeds.map((f): OperatorFeed =>
-      'sources' in f ? { ...f, sources: [f.sources[0] + sourceOffset, f.sources[1] + sourceOffset] } : { ...f, operator: f.operator + idOffset },
+    feeds: feeds.map(
+      (f): OperatorFeed =>
+        'sources' in f ? { ...f, sources: [f.sources[0] + sourceOffset, f.sources[1] + sourceOffset] } : { ...f, operator: f.operator + idOffset },
     ),
   }));
 }

@@ -43,7 +43,9 @@ const ok = (join: StreamStreamJoin, mode: 'append' | 'update' | 'complete' = 'ap
 describe("Spark's rules for joins of two streams", () => {
   it('an inner join runs in append mode only, with or without watermarks', () => {
     expect(() => ok(selfJoin('inner', 'none'))).not.toThrow();
-    expect(() => ok(selfJoin('inner', 'none'), 'update')).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OUTPUT_MODE', message: expect.stringContaining('is not supported in Update output mode') }));
+    expect(() => ok(selfJoin('inner', 'none'), 'update')).toThrow(
+      expect.objectContaining({ code: 'UNSUPPORTED_OUTPUT_MODE', message: expect.stringContaining('is not supported in Update output mode') }),
+    );
   });
 
   it.each<StreamJoinType>(['left_outer', 'right_outer', 'full_outer', 'left_semi'])('%s: not in update or complete mode', (how) => {
@@ -51,24 +53,34 @@ describe("Spark's rules for joins of two streams", () => {
     expect(() => ok(selfJoin(how, 'left'), 'complete')).toThrow(/is not supported in Complete output mode/);
   });
 
-  it.each<StreamJoinType>(['left_outer', 'right_outer', 'full_outer', 'left_semi'])('%s: joined on a watermarked column of either side, or not at all', (how) => {
-    expect(() => ok(selfJoin(how, 'left'))).not.toThrow();
-    expect(() => ok(selfJoin(how, 'right'))).not.toThrow();
-    expect(() => ok(selfJoin(how, 'none'))).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', message: expect.stringContaining('without a watermark in the join keys') }));
-  });
+  it.each<StreamJoinType>(['left_outer', 'right_outer', 'full_outer', 'left_semi'])(
+    '%s: joined on a watermarked column of either side, or not at all',
+    (how) => {
+      expect(() => ok(selfJoin(how, 'left'))).not.toThrow();
+      expect(() => ok(selfJoin(how, 'right'))).not.toThrow();
+      expect(() => ok(selfJoin(how, 'none'))).toThrow(
+        expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', message: expect.stringContaining('without a watermark in the join keys') }),
+      );
+    },
+  );
 
-  it.each<StreamJoinType>(['left_outer', 'right_outer', 'full_outer', 'left_semi'])('%s: a range condition that bounds the state, and one that does not', (how) => {
-    expect(() => ok(rangeJoin(how, 'gt'))).not.toThrow();
-    expect(() => ok(rangeJoin(how, 'lt'))).toThrow(
-      /is not supported without a watermark in the join keys, or a watermark on the nullable side and an appropriate range condition/,
+  it.each<StreamJoinType>(['left_outer', 'right_outer', 'full_outer', 'left_semi'])(
+    '%s: a range condition that bounds the state, and one that does not',
+    (how) => {
+      expect(() => ok(rangeJoin(how, 'gt'))).not.toThrow();
+      expect(() => ok(rangeJoin(how, 'lt'))).toThrow(
+        /is not supported without a watermark in the join keys, or a watermark on the nullable side and an appropriate range condition/,
+      );
+    },
+  );
+
+  it('refuses a left anti join of two streams', () => {
+    expect(() => ok(selfJoin('left_anti', 'left'))).toThrow(
+      expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', message: expect.stringContaining('Left anti joins') }),
     );
   });
 
-  it('refuses a left anti join of two streams', () => {
-    expect(() => ok(selfJoin('left_anti', 'left'))).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', message: expect.stringContaining('Left anti joins') }));
-  });
-
-  it("names the join type as Spark does: Stream-stream LeftOuter join", () => {
+  it('names the join type as Spark does: Stream-stream LeftOuter join', () => {
     expect(() => ok(selfJoin('left_outer', 'none'))).toThrow(/^Stream-stream LeftOuter join between two streaming DataFrame\/Datasets/);
   });
 });

@@ -19,7 +19,9 @@ export function checkOutputMode(plan: LogicalPlan, mode: OutputMode): void {
   if (chain.length > 0) {
     // Spark runs several stateful operators in Append mode only (each emits what is final).
     if (mode !== 'append') {
-      throw refuse(`multiple stateful operators (${[op, ...chain.map((c) => c.stateful)].map((o) => o?.kind).join(', ')}) are supported in Append output mode only, as in Spark`);
+      throw refuse(
+        `multiple stateful operators (${[op, ...chain.map((c) => c.stateful)].map((o) => o?.kind).join(', ')}) are supported in Append output mode only, as in Spark`,
+      );
     }
     for (const next of chain) checkOutputMode({ ...plan, stateful: next.stateful, chain: [] }, mode);
   }
@@ -31,7 +33,7 @@ export function checkOutputMode(plan: LogicalPlan, mode: OutputMode): void {
     checkStreamStreamJoin(streamStreamJoinOf(op), mode);
     return;
   }
-  if (!op || op.kind !== 'aggregate') {
+  if (op?.kind !== 'aggregate') {
     if (mode === 'complete') {
       throw refuse('complete output mode is not supported when there are no streaming aggregations on streaming DataFrames');
     }
@@ -67,10 +69,15 @@ function checkGroupsWithState(plan: LogicalPlan, mode: OutputMode): void {
   const flats = ops.filter((o) => o.kind === 'transformWithState' && o.api === 'flatMapGroupsWithState');
   if (maps.length >= 2) throw new SluiceError('UNSUPPORTED_OPERATION', 'Multiple mapGroupsWithStates are not supported on a streaming DataFrames/Datasets');
   if (maps.length > 0 && flats.length > 0) {
-    throw new SluiceError('UNSUPPORTED_OPERATION', 'Mixing mapGroupsWithStates and flatMapGroupsWithStates are not supported on a streaming DataFrames/Datasets');
+    throw new SluiceError(
+      'UNSUPPORTED_OPERATION',
+      'Mixing mapGroupsWithStates and flatMapGroupsWithStates are not supported on a streaming DataFrames/Datasets',
+    );
   }
   if (flats.length >= 2 && (mode !== 'append' || flats.some((o) => o.kind === 'transformWithState' && o.outputMode !== 'append'))) {
-    throw refuse('Multiple flatMapGroupsWithStates are not supported when they are not all in append mode or the output mode is not append on a streaming DataFrames/Datasets');
+    throw refuse(
+      'Multiple flatMapGroupsWithStates are not supported when they are not all in append mode or the output mode is not append on a streaming DataFrames/Datasets',
+    );
   }
   ops.forEach((op, i) => {
     if (op.kind !== 'transformWithState' || op.api === 'transformWithState') return;
@@ -85,9 +92,16 @@ function checkGroupsWithState(plan: LogicalPlan, mode: OutputMode): void {
       }
       return;
     }
-    if (op.outputMode === 'update') throw new SluiceError('UNSUPPORTED_OPERATION', 'flatMapGroupsWithState in update mode is not supported with aggregation on a streaming DataFrame/Dataset');
+    if (op.outputMode === 'update')
+      throw new SluiceError(
+        'UNSUPPORTED_OPERATION',
+        'flatMapGroupsWithState in update mode is not supported with aggregation on a streaming DataFrame/Dataset',
+      );
     if (ops.slice(0, i).some((o) => o.kind === 'aggregate')) {
-      throw new SluiceError('UNSUPPORTED_OPERATION', 'flatMapGroupsWithState in append mode is not supported after aggregation on a streaming DataFrame/Dataset');
+      throw new SluiceError(
+        'UNSUPPORTED_OPERATION',
+        'flatMapGroupsWithState in append mode is not supported after aggregation on a streaming DataFrame/Dataset',
+      );
     }
   });
 }
@@ -137,9 +151,14 @@ export function checkStreamStreamJoin(join: StreamStreamJoin, mode: OutputMode):
   const name = SPARK_JOIN_NAMES[join.how];
   if (mode !== 'append') {
     const shown = mode === 'update' ? 'Update' : 'Complete';
-    throw new SluiceError('UNSUPPORTED_OUTPUT_MODE', `Join between two streaming DataFrames/Datasets is not supported in ${shown} output mode, only in Append output mode`, { option: 'outputMode' });
+    throw new SluiceError(
+      'UNSUPPORTED_OUTPUT_MODE',
+      `Join between two streaming DataFrames/Datasets is not supported in ${shown} output mode, only in Append output mode`,
+      { option: 'outputMode' },
+    );
   }
-  if (join.how === 'left_anti') throw new SluiceError('UNSUPPORTED_OPERATION', 'Left anti joins with a streaming DataFrame/Dataset on the right are not supported');
+  if (join.how === 'left_anti')
+    throw new SluiceError('UNSUPPORTED_OPERATION', 'Left anti joins with a streaming DataFrame/Dataset on the right are not supported');
   if (join.how === 'inner') return;
   const watermarkInKeys = join.keys.some(([l, r]) => join.leftWatermarked.has(l) || join.rightWatermarked.has(r));
   const bounds = (side: ReadonlySet<string>, watermarked: ReadonlySet<string>): boolean =>

@@ -58,7 +58,12 @@ describe('DriverTurns', () => {
   it('grants one step a turn of the event loop, and a step arriving while none waits at once', async () => {
     const turns = new DriverTurns(new SlotArbiter(1, FAIR));
     const seen: string[] = [];
-    const immediate = new Promise<void>((resolve) => setImmediate(() => (seen.push('immediate'), resolve())));
+    const immediate = new Promise<void>((resolve) =>
+      setImmediate(() => {
+        seen.push('immediate');
+        resolve();
+      }),
+    );
     await turns.turn('busy', 'a').then(() => seen.push('a'));
     const b = turns.turn('busy', 'b').then(() => seen.push('b'));
     const c = turns.turn('busy', 'c').then(() => seen.push('c'));
@@ -68,7 +73,12 @@ describe('DriverTurns', () => {
     await new Promise((resolve) => setImmediate(resolve));
     await new Promise((resolve) => setImmediate(resolve));
     const late: string[] = [];
-    const after = new Promise<void>((resolve) => setImmediate(() => (late.push('immediate'), resolve())));
+    const after = new Promise<void>((resolve) =>
+      setImmediate(() => {
+        late.push('immediate');
+        resolve();
+      }),
+    );
     await turns.turn('busy', 'd').then(() => late.push('d'));
     await after;
     expect(late).toEqual(['d', 'immediate']);

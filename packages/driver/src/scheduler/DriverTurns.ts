@@ -42,7 +42,10 @@ export class DriverTurns {
       this.granting = false;
       return;
     }
-    const [t] = this.waiting.splice(this.arbiter.pick(this.waiting, () => true), 1);
+    const [t] = this.waiting.splice(
+      this.arbiter.pick(this.waiting, () => true),
+      1,
+    );
     t?.grant();
     setImmediate(() => this.grantNext());
   }

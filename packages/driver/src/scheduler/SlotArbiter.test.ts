@@ -20,7 +20,10 @@ function dispatch(arbiter: SlotArbiter, waiting: Candidate[]): Array<{ task: Can
 /** Every slot busy with pool z, then `waiting` queued, then every z task finished: the running tasks per pool. */
 function sharesAfterBlockers(settings: PoolSettings, slots: number, waiting: Candidate[]): Record<string, number> {
   const arbiter = new SlotArbiter(slots, settings);
-  const blockers = dispatch(arbiter, Array.from({ length: slots }, () => task('z')));
+  const blockers = dispatch(
+    arbiter,
+    Array.from({ length: slots }, () => task('z')),
+  );
   for (const b of blockers) {
     arbiter.finish(b.slot, b.task);
     dispatch(arbiter, waiting);
@@ -86,7 +89,10 @@ describe('SlotArbiter', () => {
     const arbiter = new SlotArbiter(2, { mode: 'FIFO', pools: {} });
     const waiting = [task('a', 'x', 1), task('a', 'y', 1), task('b', 'z')];
     const started = dispatch(arbiter, waiting);
-    expect(started.map((s) => [s.task.runId, s.slot])).toEqual([['x', 1], ['z', 0]]);
+    expect(started.map((s) => [s.task.runId, s.slot])).toEqual([
+      ['x', 1],
+      ['z', 0],
+    ]);
     expect(waiting.map((t) => t.runId)).toEqual(['y']);
     // Slot 0 freeing does not start y: it needs slot 1.
     arbiter.finish(0, started[1]!.task);

@@ -79,8 +79,8 @@ describe('TaskScheduler', () => {
         const blocker = scheduler.runTasks([task(0)], undefined, 'a');
         const order: string[] = [];
         const queued = ['b1', 'a1', 'b2', 'a2'].map((id) => scheduler.runTasks([task(0, id)], undefined, id[0]).then(() => order.push(id)));
-        expect(scheduler.poolMetrics()['b']).toMatchObject({ runningTasks: 0, waitingTasks: 2, weight: 1, minShare: 0, schedulingMode: 'FIFO' });
-        expect(scheduler.poolMetrics()['a']).toMatchObject({ runningTasks: 1, waitingTasks: 2 });
+        expect(scheduler.poolMetrics().b).toMatchObject({ runningTasks: 0, waitingTasks: 2, weight: 1, minShare: 0, schedulingMode: 'FIFO' });
+        expect(scheduler.poolMetrics().a).toMatchObject({ runningTasks: 1, waitingTasks: 2 });
         await blocker;
         await Promise.all(queued);
         expect(order).toEqual(['b1', 'a1', 'b2', 'a2']);
@@ -95,11 +95,15 @@ describe('TaskScheduler', () => {
       const pools = { a: { schedulingMode: 'FIFO' as const, weight: 1, minShare: 0 }, b: { schedulingMode: 'FIFO' as const, weight: 3, minShare: 0 } };
       const scheduler = new TaskScheduler(4, 1, fixture('echo-worker.mjs'), undefined, { mode: 'FAIR', pools });
       try {
-        const blockers = scheduler.runTasks([0, 1, 2, 3].map((i) => task(i, 'blockers')), undefined, 'z');
+        const blockers = scheduler.runTasks(
+          [0, 1, 2, 3].map((i) => task(i, 'blockers')),
+          undefined,
+          'z',
+        );
         const queued = ['a', 'b'].flatMap((pool) => Array.from({ length: 8 }, (_, i) => scheduler.runTasks([task(i, `run-${pool}`)], undefined, pool)));
         // Right after submission nothing has finished: the blockers hold every slot.
         const m = scheduler.poolMetrics();
-        expect([m['z']?.runningTasks, m['a']?.waitingTasks, m['b']?.waitingTasks, scheduler.busySlots]).toEqual([4, 8, 8, 4]);
+        expect([m.z?.runningTasks, m.a?.waitingTasks, m.b?.waitingTasks, scheduler.busySlots]).toEqual([4, 8, 8, 4]);
         const threads = new Set((await blockers).map((r) => r.threadId));
         const results = (await Promise.all(queued)).flat();
         expect(threads.size).toBe(4);

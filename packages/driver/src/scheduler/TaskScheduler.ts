@@ -59,7 +59,6 @@ export class RunAborted extends Error {
   }
 }
 
-
 export { DEFAULT_POOL, type PoolSettings } from './SlotArbiter.js';
 /** The local property naming the scheduler pool of the queries started afterwards (Spark's spark.scheduler.pool). */
 export const POOL_PROPERTY = LOCAL_PROPERTY_KEYS.schedulerPool;
@@ -144,7 +143,12 @@ export class TaskScheduler {
 
   /** The pool of `slot`, started now if it has none. */
   private poolOf(slot: number): Piscina {
-    return (this.pools[slot] ??= this.startPool(slot));
+    let pool = this.pools[slot];
+    if (pool === undefined) {
+      pool = this.startPool(slot);
+      this.pools[slot] = pool;
+    }
+    return pool;
   }
 
   /** Gives `slot` a fresh pool (unless the scheduler is closed); the task running there fails with `reason`. */
@@ -158,6 +162,11 @@ export class TaskScheduler {
   }
 
   private signalOf(runId: string): AbortSignal {
+    return this.controllerOf(runId).signal;
+  }
+
+  /** The abort controller of run `runId`, made at its first use. */
+  private controllerOf(runId: string): AbortController {
     let c = this.runs.get(runId);
     if (c === undefined) {
       c = new AbortController();
@@ -165,7 +174,7 @@ export class TaskScheduler {
       setMaxListeners(0, c.signal);
       this.runs.set(runId, c);
     }
-    return c.signal;
+    return c;
   }
 
   /** Each pool's settings and its running and waiting tasks (pools with neither are listed when configured). */
@@ -264,10 +273,12 @@ export class TaskScheduler {
         failed = reject;
         this.slotFailed[slot] = reject;
         this.slotRun[slot] = task.runId;
-        this.poolOf(slot).run(task).then((r: TaskResult) => {
-          if (r.ok && (r.kind === 'state' || r.kind === 'release') && r.stateStores !== undefined) this.stateStores[slot] = r.stateStores;
-          resolve(r);
-        }, reject);
+        this.poolOf(slot)
+          .run(task)
+          .then((r: TaskResult) => {
+            if (r.ok && (r.kind === 'state' || r.kind === 'release') && r.stateStores !== undefined) this.stateStores[slot] = r.stateStores;
+            resolve(r);
+          }, reject);
       });
     return (this.slotQueues[slot] as PQueue).add(run, { signal }).finally(() => {
       if (this.slotFailed[slot] === failed) {
@@ -287,7 +298,7 @@ export class TaskScheduler {
    * next task that needs it.
    */
   abortRun(runId: string): void {
-    const controller = this.runs.get(runId) ?? (this.signalOf(runId), this.runs.get(runId)!);
+    const controller = this.controllerOf(runId);
     this.slotRun.forEach((run, slot) => {
       if (run === runId && !this.closed) this.replaceWorker(slot, new RunAborted(runId));
     });

@@ -3,7 +3,7 @@
  * the manifest that names them, so a power loss can never leave a manifest naming a file that the
  * directory lost. The order is seen through node:fs itself.
  */
-import * as fs from 'node:fs';
+import type * as fs from 'node:fs';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -52,7 +52,16 @@ describe('FileSink', () => {
       schema: [],
       outputMode: 'append',
       rows: [],
-      results: [{ ok: true, kind: 'stateless', threadId: 1, numInputRows: 1, numOutputRows: 1, files: [{ name: part.type === 'file' ? part.fileName : '', size: 8, rows: 1 }] }],
+      results: [
+        {
+          ok: true,
+          kind: 'stateless',
+          threadId: 1,
+          numInputRows: 1,
+          numOutputRows: 1,
+          files: [{ name: part.type === 'file' ? part.fileName : '', size: 8, rows: 1 }],
+        },
+      ],
     });
     const dirSync = events.indexOf(`fsync ${dir}`);
     const manifest = events.indexOf(`rename ${join(dir, '_sluice_metadata', '0')}`);

@@ -79,7 +79,10 @@ export class FileSink implements StreamSink {
     this.owned = this.checkOwner();
     let last = wholeManifestIds(this.dir).at(-1) ?? -1;
     // A control batch run offline (the sluice CLI) had no sink to log it: it is logged now.
-    while (last < query.lastCommittedBatchId && query.isControlBatch(last + 1)) this.commitControlBatch((last += 1));
+    while (last < query.lastCommittedBatchId && query.isControlBatch(last + 1)) {
+      last += 1;
+      this.commitControlBatch(last);
+    }
     if (last < query.lastCommittedBatchId) {
       throw new SluiceError(
         'SINK_CORRUPT',

@@ -89,7 +89,10 @@ export class SqliteUpsert {
     const { path, table, mergeKeys, deleteColumn } = options;
     const Database = sqlite();
     if (!existsSync(path)) {
-      throw new SluiceError('SQLITE_DATABASE_NOT_FOUND', `SQLite database ${path} does not exist; create it and table ${table} first`, { file: path, option: 'path' });
+      throw new SluiceError('SQLITE_DATABASE_NOT_FOUND', `SQLite database ${path} does not exist; create it and table ${table} first`, {
+        file: path,
+        option: 'path',
+      });
     }
     try {
       this.db = new Database(path, { fileMustExist: true, timeout: options.busyTimeoutMs ?? 5000 });
@@ -112,20 +115,18 @@ export class SqliteUpsert {
       this.record = this.db.prepare(
         `INSERT INTO ${COMMITS_TABLE} (table_name, writer, batch_id) VALUES (?, ?, ?) ON CONFLICT (table_name) DO UPDATE SET batch_id = excluded.batch_id`,
       );
-      this.writeBatch = this.db
-        .transaction((rows: Array<Record<string, unknown>>, batchId: number): boolean => {
-          if (this.lastBatchId() >= batchId) return false;
-          for (const row of rows) {
-            if (deleteColumn !== undefined && (row[deleteColumn] === true || row[deleteColumn] === 1)) {
-              this.remove.run(mergeKeys.map((k) => sqlValue(row[k])));
-            } else {
-              this.upsert.run(this.columns.map((c) => sqlValue(row[c])));
-            }
+      this.writeBatch = this.db.transaction((rows: Array<Record<string, unknown>>, batchId: number): boolean => {
+        if (this.lastBatchId() >= batchId) return false;
+        for (const row of rows) {
+          if (deleteColumn !== undefined && (row[deleteColumn] === true || row[deleteColumn] === 1)) {
+            this.remove.run(mergeKeys.map((k) => sqlValue(row[k])));
+          } else {
+            this.upsert.run(this.columns.map((c) => sqlValue(row[c])));
           }
-          this.record.run(table, options.writerId, batchId);
-          return true;
-        })
-        .immediate;
+        }
+        this.record.run(table, options.writerId, batchId);
+        return true;
+      }).immediate;
     } catch (e) {
       this.db.close();
       if (locked(e)) throw this.lockedError(e);
@@ -146,17 +147,25 @@ export class SqliteUpsert {
     }
     const tableColumns = new Set(info.map((c) => c.name));
     if (deleteColumn !== undefined && !rowColumns.includes(deleteColumn)) {
-      throw new SluiceError('SQLITE_COLUMN_MISMATCH', `option deleteColumn names ${deleteColumn}, which the query's rows lack (they have ${rowColumns.join(', ')})`, {
-        option: 'deleteColumn',
-        column: deleteColumn,
-      });
+      throw new SluiceError(
+        'SQLITE_COLUMN_MISMATCH',
+        `option deleteColumn names ${deleteColumn}, which the query's rows lack (they have ${rowColumns.join(', ')})`,
+        {
+          option: 'deleteColumn',
+          column: deleteColumn,
+        },
+      );
     }
     for (const c of this.columns) {
       if (!tableColumns.has(c)) {
-        throw new SluiceError('SQLITE_COLUMN_MISMATCH', `table ${table} of ${path} has no column ${c}, which the query writes (it has ${[...tableColumns].join(', ')})`, {
-          file: path,
-          column: c,
-        });
+        throw new SluiceError(
+          'SQLITE_COLUMN_MISMATCH',
+          `table ${table} of ${path} has no column ${c}, which the query writes (it has ${[...tableColumns].join(', ')})`,
+          {
+            file: path,
+            column: c,
+          },
+        );
       }
     }
     for (const c of info) {
@@ -175,7 +184,10 @@ export class SqliteUpsert {
         });
       }
     }
-    const pk = info.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => c.name);
+    const pk = info
+      .filter((c) => c.pk > 0)
+      .sort((a, b) => a.pk - b.pk)
+      .map((c) => c.name);
     const unique = (this.db.prepare(`SELECT name FROM pragma_index_list(?) WHERE "unique" = 1`).pluck().all(table) as string[]).map(
       (index) => this.db.prepare(`SELECT name FROM pragma_index_info(?) ORDER BY seqno`).pluck().all(index) as string[],
     );
@@ -209,10 +221,14 @@ export class SqliteUpsert {
 
   private lockedError(e: unknown): SluiceError {
     const { path, busyTimeoutMs } = this.options;
-    return new SluiceError('SQLITE_LOCKED', `SQLite database ${path} stayed locked by another connection for ${busyTimeoutMs ?? 5000} ms: ${(e as Error).message}`, {
-      file: path,
-      cause: e,
-    });
+    return new SluiceError(
+      'SQLITE_LOCKED',
+      `SQLite database ${path} stayed locked by another connection for ${busyTimeoutMs ?? 5000} ms: ${(e as Error).message}`,
+      {
+        file: path,
+        cause: e,
+      },
+    );
   }
 
   /** The last batch this writer committed to the table (-1: none). */
@@ -263,7 +279,10 @@ export class SqliteSink implements StreamSink {
 
   /** Opens and checks the table (SqliteUpsert), and that it holds every batch the checkpoint committed. */
   prepare(query: { queryId: string; lastCommittedBatchId: number; isControlBatch(batchId: number): boolean }): void {
-    const upsert = new SqliteUpsert({ ...this.options, writerId: query.queryId }, this.schema.map((f) => f.name));
+    const upsert = new SqliteUpsert(
+      { ...this.options, writerId: query.queryId },
+      this.schema.map((f) => f.name),
+    );
     let last = query.lastCommittedBatchId;
     while (last >= 0 && query.isControlBatch(last)) last--;
     if (upsert.lastBatchId() < last) {

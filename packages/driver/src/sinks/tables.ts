@@ -72,11 +72,9 @@ export function prepareTable(dir: string, name: string, format: TableFormat, sch
   if (existsSync(path)) {
     const meta = readVersioned(path, isMeta);
     if (meta.schema !== undefined && schemaToDDL(meta.schema) !== schemaToDDL(schema)) {
-      throw new SluiceError(
-        'TABLE_SCHEMA_MISMATCH',
-        `table ${name} has schema '${schemaToDDL(meta.schema)}'; this query writes '${schemaToDDL(schema)}'`,
-        { file: path },
-      );
+      throw new SluiceError('TABLE_SCHEMA_MISMATCH', `table ${name} has schema '${schemaToDDL(meta.schema)}'; this query writes '${schemaToDDL(schema)}'`, {
+        file: path,
+      });
     }
     return;
   }
@@ -89,9 +87,13 @@ export function tableSchema(conf: RuntimeConf, name: string): { dir: string } & 
   const dir = tableDir(conf, name);
   const path = join(dir, TABLE_FILE);
   if (!existsSync(path)) {
-    throw new SluiceError('UNKNOWN_TABLE', `no table ${name} in ${warehouseDir(conf)} (${CONF_KEYS.warehouseDir}); write it with writeStream.toTable('${name}')`, {
-      file: dir,
-    });
+    throw new SluiceError(
+      'UNKNOWN_TABLE',
+      `no table ${name} in ${warehouseDir(conf)} (${CONF_KEYS.warehouseDir}); write it with writeStream.toTable('${name}')`,
+      {
+        file: dir,
+      },
+    );
   }
   const meta = readVersioned(path, isMeta);
   return meta.format === 'delta' ? { dir, format: 'delta' } : { dir, format: 'json', schema: meta.schema! };

@@ -13,12 +13,7 @@ const base: AdmissionOptions = { latestFirst: false, maxFileAgeMs: 7 * 24 * 3600
  * Runs successive batches over a fixed listing the way the source does: admitted paths go to the
  * seen-file log, only the first batch is `firstBatch`, and it stops at the first empty batch.
  */
-function batches(
-  listed: FileEntry[],
-  opts: AdmissionOptions,
-  seen = new Set<string>(),
-  firstBatch = true,
-): string[][] {
+function batches(listed: FileEntry[], opts: AdmissionOptions, seen = new Set<string>(), firstBatch = true): string[][] {
   const out: string[][] = [];
   for (let i = 0; i < 100; i++) {
     const batch = admitFiles(listed, seen, opts, firstBatch && i === 0);
@@ -40,37 +35,23 @@ describe('admitFiles', () => {
   });
 
   it('maxFilesPerTrigger alone caps the count', () => {
-    expect(batches(five, { ...base, maxFilesPerTrigger: 2 })).toEqual([
-      names('e', 'd'),
-      names('c', 'b'),
-      names('a'),
-    ]);
+    expect(batches(five, { ...base, maxFilesPerTrigger: 2 })).toEqual([names('e', 'd'), names('c', 'b'), names('a')]);
   });
 
   it('maxBytesPerTrigger alone is soft: 10 over files of 3 gives batches of 4 files', () => {
     const ten = Array.from({ length: 10 }, (_, i) => f(`f${i}`, i, 3));
-    expect(batches(ten, { ...base, maxBytesPerTrigger: 10 })).toEqual([
-      names('f0', 'f1', 'f2', 'f3'),
-      names('f4', 'f5', 'f6', 'f7'),
-      names('f8', 'f9'),
-    ]);
+    expect(batches(ten, { ...base, maxBytesPerTrigger: 10 })).toEqual([names('f0', 'f1', 'f2', 'f3'), names('f4', 'f5', 'f6', 'f7'), names('f8', 'f9')]);
   });
 
   it('maxBytesPerTrigger always takes at least one file, even one over the limit', () => {
     const listed = [f('big', 1, 25), f('small1', 2, 4), f('small2', 3, 4), f('small3', 4, 4)];
-    expect(batches(listed, { ...base, maxBytesPerTrigger: 10 })).toEqual([
-      names('big'),
-      names('small1', 'small2', 'small3'),
-    ]);
+    expect(batches(listed, { ...base, maxBytesPerTrigger: 10 })).toEqual([names('big'), names('small1', 'small2', 'small3')]);
   });
 
   it('with both limits each batch stops at whichever is reached first', () => {
     // Batch 1: bytes win (3+3+3+3 = 12 ≥ 10 after 4 files < 5).
     // Batch 2: files win (5 files of 1 byte = 5 < 10).
-    const listed = [
-      ...['a', 'b', 'c', 'd'].map((n, i) => f(n, i, 3)),
-      ...['e', 'f', 'g', 'h', 'i', 'j'].map((n, i) => f(n, 10 + i, 1)),
-    ];
+    const listed = [...['a', 'b', 'c', 'd'].map((n, i) => f(n, i, 3)), ...['e', 'f', 'g', 'h', 'i', 'j'].map((n, i) => f(n, 10 + i, 1))];
     expect(batches(listed, { ...base, maxFilesPerTrigger: 5, maxBytesPerTrigger: 10 })).toEqual([
       names('a', 'b', 'c', 'd'),
       names('e', 'f', 'g', 'h', 'i'),
@@ -79,28 +60,14 @@ describe('admitFiles', () => {
   });
 
   it('latestFirst takes the newest first', () => {
-    expect(batches(five, { ...base, latestFirst: true, maxFilesPerTrigger: 2 })).toEqual([
-      names('a', 'b'),
-      names('c', 'd'),
-      names('e'),
-    ]);
-    expect(batches(five, { ...base, latestFirst: true })).toEqual([
-      names('a', 'b', 'c', 'd', 'e'),
-    ]);
+    expect(batches(five, { ...base, latestFirst: true, maxFilesPerTrigger: 2 })).toEqual([names('a', 'b'), names('c', 'd'), names('e')]);
+    expect(batches(five, { ...base, latestFirst: true })).toEqual([names('a', 'b', 'c', 'd', 'e')]);
   });
 
   it('orders ties in mtime by name, in both directions', () => {
     const listed = [f('c', 5), f('a', 5), f('z', 1), f('b', 5), f('y', 9)];
-    expect(batches(listed, { ...base, maxFilesPerTrigger: 2 })).toEqual([
-      names('z', 'a'),
-      names('b', 'c'),
-      names('y'),
-    ]);
-    expect(batches(listed, { ...base, latestFirst: true, maxFilesPerTrigger: 2 })).toEqual([
-      names('y', 'a'),
-      names('b', 'c'),
-      names('z'),
-    ]);
+    expect(batches(listed, { ...base, maxFilesPerTrigger: 2 })).toEqual([names('z', 'a'), names('b', 'c'), names('y')]);
+    expect(batches(listed, { ...base, latestFirst: true, maxFilesPerTrigger: 2 })).toEqual([names('y', 'a'), names('b', 'c'), names('z')]);
   });
 
   it('drops files already seen', () => {
@@ -129,9 +96,7 @@ describe('admitFiles', () => {
       const listed = [f('old', 30), f('seenNew', 100)];
       const seen = new Set(names('seenNew'));
       expect(admitFiles(listed, seen, { ...base, maxFileAgeMs: 50 }, false)).toEqual([]);
-      expect(admitFiles(listed, seen, { ...base, maxFileAgeMs: 70 }, false)).toEqual([
-        f('old', 30),
-      ]);
+      expect(admitFiles(listed, seen, { ...base, maxFileAgeMs: 70 }, false)).toEqual([f('old', 30)]);
     });
 
     it('is not measured from the clock', () => {
@@ -148,26 +113,16 @@ describe('admitFiles', () => {
 
     it('is ignored when latestFirst and maxFilesPerTrigger are both set (as in Spark)', () => {
       const listed = [f('a', 0), f('b', 50), f('c', 100)];
-      expect(
-        batches(listed, { ...opts, latestFirst: true, maxFilesPerTrigger: 1 }, new Set(), false),
-      ).toEqual([names('c'), names('b'), names('a')]);
+      expect(batches(listed, { ...opts, latestFirst: true, maxFilesPerTrigger: 1 }, new Set(), false)).toEqual([names('c'), names('b'), names('a')]);
       // Either one alone keeps the age limit.
-      expect(batches(listed, { ...opts, latestFirst: true }, new Set(), false)).toEqual([
-        names('c'),
-      ]);
-      expect(batches(listed, { ...opts, maxFilesPerTrigger: 1 }, new Set(), false)).toEqual([
-        names('c'),
-      ]);
+      expect(batches(listed, { ...opts, latestFirst: true }, new Set(), false)).toEqual([names('c')]);
+      expect(batches(listed, { ...opts, maxFilesPerTrigger: 1 }, new Set(), false)).toEqual([names('c')]);
     });
     it('is ignored when latestFirst and maxBytesPerTrigger are both set (SPARK-46641)', () => {
       // Files of 1 byte, 1 byte a batch: newest first, and the old ones are still read, later.
       const listed = [f('a', 0), f('b', 50), f('c', 100)];
-      expect(
-        batches(listed, { ...opts, latestFirst: true, maxBytesPerTrigger: 1 }, new Set(), false),
-      ).toEqual([names('c'), names('b'), names('a')]);
-      expect(batches(listed, { ...opts, maxBytesPerTrigger: 1 }, new Set(), false)).toEqual([
-        names('c'),
-      ]);
+      expect(batches(listed, { ...opts, latestFirst: true, maxBytesPerTrigger: 1 }, new Set(), false)).toEqual([names('c'), names('b'), names('a')]);
+      expect(batches(listed, { ...opts, maxBytesPerTrigger: 1 }, new Set(), false)).toEqual([names('c')]);
     });
   });
 
@@ -175,17 +130,13 @@ describe('admitFiles', () => {
     it('takes everything in one batch despite both limits', () => {
       const ten = Array.from({ length: 10 }, (_, i) => f(`f${i}`, i, 3));
       const opts = { ...base, maxFilesPerTrigger: 1, maxBytesPerTrigger: 1 };
-      expect(admitFiles(ten, new Set(), opts, true, true).map((e) => e.path)).toEqual(
-        ten.map((e) => e.path),
-      );
+      expect(admitFiles(ten, new Set(), opts, true, true).map((e) => e.path)).toEqual(ten.map((e) => e.path));
     });
 
     it('still drops seen files and applies maxFileAge', () => {
       const listed = [f('a', 0), f('b', 96), f('c', 98), f('d', 100)];
       const opts = { ...base, maxFileAgeMs: 5, maxFilesPerTrigger: 1 };
-      expect(
-        admitFiles(listed, new Set(names('c')), opts, false, true).map((e) => e.path),
-      ).toEqual(names('b', 'd'));
+      expect(admitFiles(listed, new Set(names('c')), opts, false, true).map((e) => e.path)).toEqual(names('b', 'd'));
     });
   });
 

@@ -33,13 +33,7 @@ export interface AdmissionOptions {
  *   batch stops at whichever is reached first.
  * - `ignoreLimits` (Trigger.Once) takes every admissible file.
  */
-export function admitFiles(
-  listed: FileEntry[],
-  seen: ReadonlySet<string>,
-  opts: AdmissionOptions,
-  firstBatch: boolean,
-  ignoreLimits = false,
-): FileEntry[] {
+export function admitFiles(listed: FileEntry[], seen: ReadonlySet<string>, opts: AdmissionOptions, firstBatch: boolean, ignoreLimits = false): FileEntry[] {
   // As Spark (SPARK-19813, SPARK-46641): with latestFirst and a limit (maxFilesPerTrigger or
   // maxBytesPerTrigger), maxFileAge is ignored, because old files that are still due would
   // otherwise age out while newer ones are taken first.
@@ -55,10 +49,7 @@ export function admitFiles(
 
   const candidates = listed.filter((f) => !seen.has(f.path) && f.mtimeMs >= threshold);
   const dir = opts.latestFirst ? -1 : 1;
-  candidates.sort(
-    (a, b) =>
-      dir * (a.mtimeMs - b.mtimeMs) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0),
-  );
+  candidates.sort((a, b) => dir * (a.mtimeMs - b.mtimeMs) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   if (ignoreLimits) return candidates;
 
   const { maxFilesPerTrigger: maxFiles, maxBytesPerTrigger: maxBytes } = opts;

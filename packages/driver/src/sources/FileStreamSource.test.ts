@@ -81,7 +81,11 @@ describe('the seen-file log', () => {
   it('is compacted every compactInterval entries: a restart after 1000 batches reads a bounded number of files', async () => {
     const input = dir();
     const log = join(dir(), 'sources', '0');
-    const config: FileSourceConfig = { ...setup(0).config, path: input, admission: { maxFilesPerTrigger: 1, latestFirst: false, maxFileAgeMs: Number.POSITIVE_INFINITY } };
+    const config: FileSourceConfig = {
+      ...setup(0).config,
+      path: input,
+      admission: { maxFilesPerTrigger: 1, latestFirst: false, maxFileAgeMs: Number.POSITIVE_INFINITY },
+    };
     const src = new FileStreamSource(config, log, 16 << 20, 10);
     let end: unknown = null;
     for (let i = 0; i < 1000; i++) {
@@ -117,8 +121,6 @@ describe('the seen-file log', () => {
     let end: unknown = null;
     for (let i = 0; i < 4; i++) end = await src.latestOffset(end, { ignoreLimits: false });
     rmSync(join(log, '1'));
-    expect(() => new FileStreamSource(config, log, 16 << 20, 10)).toThrow(
-      expect.objectContaining({ code: 'CHECKPOINT_CORRUPT', file: join(log, '1') }),
-    );
+    expect(() => new FileStreamSource(config, log, 16 << 20, 10)).toThrow(expect.objectContaining({ code: 'CHECKPOINT_CORRUPT', file: join(log, '1') }));
   });
 });

@@ -186,7 +186,10 @@ export class RedisStreamSource implements StreamSource {
   private async initialOffsets(): Promise<Offsets> {
     if (this.initial) return this.initial;
     const path = this.startPath;
-    if (existsSync(path)) return (this.initial = readVersioned<Offsets>(path));
+    if (existsSync(path)) {
+      this.initial = readVersioned<Offsets>(path);
+      return this.initial;
+    }
     const s = this.config.startingOffsets;
     const offsets: Offsets = {};
     const ordinals: Record<string, number> = {};
@@ -203,7 +206,8 @@ export class RedisStreamSource implements StreamSource {
     }
     if (s === 'earliest' || s === 'latest') offsets['#'] = ordinals;
     writeVersioned(path, offsets);
-    return (this.initial = offsets);
+    this.initial = offsets;
+    return offsets;
   }
 
   prepareForAvailableNow(): void {

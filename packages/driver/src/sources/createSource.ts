@@ -21,7 +21,10 @@ export function createSource(spec: SourceSpec, index: number, paths: CheckpointP
     case 'parquet':
       return new FileStreamSource(spec.file, paths.source(index), taskBytes(conf), conf.get(CONF_KEYS.fileSourceLogCompactInterval));
     case 'delta':
-      if (!('stream' in spec.delta)) throw new SluiceError('UNSUPPORTED_OPERATION', 'a Delta table read with session.read is static: read it with readStream to stream it', { option: 'format' });
+      if (!('stream' in spec.delta))
+        throw new SluiceError('UNSUPPORTED_OPERATION', 'a Delta table read with session.read is static: read it with readStream to stream it', {
+          option: 'format',
+        });
       return new DeltaSource(spec.delta, spec.delta.stream, spec.schema, taskBytes(conf));
     case 'rate':
       return new RateSource(spec.rowsPerSecond, spec.numPartitions, paths.rateStart(index));
@@ -34,15 +37,19 @@ export function createSource(spec: SourceSpec, index: number, paths: CheckpointP
     case 'redis':
       return new RedisStreamSource(spec.redis, paths.redisStart(index), spec.schema);
     case 'sqlite':
-      throw new SluiceError('UNSUPPORTED_OPERATION', 'a sqlite table is a static source: read it with session.read, and join a stream with it', { option: 'format' });
+      throw new SluiceError('UNSUPPORTED_OPERATION', 'a sqlite table is a static source: read it with session.read, and join a stream with it', {
+        option: 'format',
+      });
     case 'values':
-      throw new SluiceError('UNSUPPORTED_OPERATION', 'rows given to the session (createDataFrame, VALUES) are a static source: collect() it, or join a stream with it', { option: 'format' });
+      throw new SluiceError(
+        'UNSUPPORTED_OPERATION',
+        'rows given to the session (createDataFrame, VALUES) are a static source: collect() it, or join a stream with it',
+        { option: 'format' },
+      );
   }
 }
 
 /** Target input bytes of one task; with adaptive sizing off every file is a task of its own. */
 function taskBytes(conf: RuntimeConf): number {
-  return conf.get(CONF_KEYS.adaptiveStatelessEnabled)
-    ? conf.get(CONF_KEYS.advisoryPartitionSizeInBytes)
-    : 0;
+  return conf.get(CONF_KEYS.adaptiveStatelessEnabled) ? conf.get(CONF_KEYS.advisoryPartitionSizeInBytes) : 0;
 }

@@ -51,9 +51,7 @@ describe('listFiles', () => {
     const target = write(path.join(root, 'elsewhere.json'), '1234');
     fs.symlinkSync(target, path.join(src, 'link.json'));
     fs.symlinkSync(path.join(root, 'gone'), path.join(src, 'dangling.json'));
-    expect(listFiles(src).map((e) => [path.basename(e.path), e.size])).toEqual([
-      ['link.json', 4],
-    ]);
+    expect(listFiles(src).map((e) => [path.basename(e.path), e.size])).toEqual([['link.json', 4]]);
   });
 });
 
@@ -77,18 +75,12 @@ describe('validateCleanSource', () => {
   });
 
   it('rejects archive mode without an archive dir', () => {
-    expect(code(() => validateCleanSource('archive', src))).toEqual([
-      'INVALID_OPTION',
-      'sourceArchiveDir',
-    ]);
+    expect(code(() => validateCleanSource('archive', src))).toEqual(['INVALID_OPTION', 'sourceArchiveDir']);
   });
 
   it('rejects an archive dir inside or equal to the source dir', () => {
     for (const dir of [path.join(src, 'archive'), src, `${src}/./x/..`]) {
-      expect(code(() => validateCleanSource('archive', src, dir))).toEqual([
-        'INVALID_OPTION',
-        'sourceArchiveDir',
-      ]);
+      expect(code(() => validateCleanSource('archive', src, dir))).toEqual(['INVALID_OPTION', 'sourceArchiveDir']);
     }
   });
 });
@@ -143,9 +135,11 @@ describe('cleanSourceFiles', () => {
       option: 'sourceArchiveDir',
     });
     const outside = write(path.join(root, 'other.json'), 'O');
-    await expect(
-      cleanSourceFiles([outside], 'archive', src, path.join(root, 'archive')),
-    ).rejects.toMatchObject({ code: 'SOURCE_PATH_CHANGED', file: outside, message: expect.stringContaining(`the source now reads ${src}`) });
+    await expect(cleanSourceFiles([outside], 'archive', src, path.join(root, 'archive'))).rejects.toMatchObject({
+      code: 'SOURCE_PATH_CHANGED',
+      file: outside,
+      message: expect.stringContaining(`the source now reads ${src}`),
+    });
     expect(fs.existsSync(outside)).toBe(true);
     expect(fs.existsSync(a)).toBe(true);
   });

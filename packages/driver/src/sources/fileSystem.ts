@@ -11,9 +11,7 @@ import type { FileEntry } from './FileAdmission.js';
 export type CleanSourceMode = 'off' | 'archive' | 'delete';
 
 function errCode(e: unknown): string | undefined {
-  return typeof e === 'object' && e !== null && 'code' in e
-    ? String((e as { code: unknown }).code)
-    : undefined;
+  return typeof e === 'object' && e !== null && 'code' in e ? String((e as { code: unknown }).code) : undefined;
 }
 
 /**
@@ -21,11 +19,7 @@ function errCode(e: unknown): string | undefined {
  * in-progress '._COPYING_' uploads. Writers stage files under such names and rename them in.
  */
 export function isHiddenFileName(name: string): boolean {
-  return (
-    name.startsWith('.') ||
-    (name.startsWith('_') && !name.includes('=')) ||
-    name.endsWith('._COPYING_')
-  );
+  return name.startsWith('.') || (name.startsWith('_') && !name.includes('=')) || name.endsWith('._COPYING_');
 }
 
 /**
@@ -70,26 +64,15 @@ function isInside(child: string, parent: string): boolean {
  * Eager check of `cleanSource`/`sourceArchiveDir`. As in Spark, archive mode needs an archive
  * directory, and it may not lie inside the source directory (archived files would be listed again).
  */
-export function validateCleanSource(
-  mode: CleanSourceMode,
-  sourceDir: string,
-  archiveDir?: string,
-): void {
+export function validateCleanSource(mode: CleanSourceMode, sourceDir: string, archiveDir?: string): void {
   if (mode !== 'archive') return;
   if (archiveDir === undefined || archiveDir === '') {
-    throw new SluiceError(
-      'INVALID_OPTION',
-      "options.sourceArchiveDir is required when options.cleanSource is 'archive'",
-      { option: 'sourceArchiveDir' },
-    );
+    throw new SluiceError('INVALID_OPTION', "options.sourceArchiveDir is required when options.cleanSource is 'archive'", { option: 'sourceArchiveDir' });
   }
   if (isInside(path.resolve(archiveDir), path.resolve(sourceDir))) {
-    throw new SluiceError(
-      'INVALID_OPTION',
-      `options.sourceArchiveDir must not be inside the source directory '${sourceDir}' ` +
-        `(got '${archiveDir}')`,
-      { option: 'sourceArchiveDir' },
-    );
+    throw new SluiceError('INVALID_OPTION', `options.sourceArchiveDir must not be inside the source directory '${sourceDir}' ` + `(got '${archiveDir}')`, {
+      option: 'sourceArchiveDir',
+    });
   }
 }
 
@@ -126,12 +109,7 @@ const CLEAN_CONCURRENCY = 8;
  * the last committed batch, so a file that is already gone is skipped. Archive keeps each file's
  * path relative to `sourceDir` under `archiveDir` and replaces an archived file of the same name.
  */
-export async function cleanSourceFiles(
-  files: string[],
-  mode: CleanSourceMode,
-  sourceDir: string,
-  archiveDir?: string,
-): Promise<void> {
+export async function cleanSourceFiles(files: string[], mode: CleanSourceMode, sourceDir: string, archiveDir?: string): Promise<void> {
   if (mode === 'off' || files.length === 0) return;
   validateCleanSource(mode, sourceDir, archiveDir);
   const src = path.resolve(sourceDir);
@@ -157,7 +135,5 @@ export async function cleanSourceFiles(
       await clean(file);
     }
   };
-  await Promise.all(
-    Array.from({ length: Math.min(CLEAN_CONCURRENCY, files.length) }, () => worker()),
-  );
+  await Promise.all(Array.from({ length: Math.min(CLEAN_CONCURRENCY, files.length) }, () => worker()));
 }

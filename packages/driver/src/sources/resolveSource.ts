@@ -3,7 +3,17 @@
  * All option checks happen here, at `load()`, so a bad option never reaches a running query.
  */
 import { resolve } from 'node:path';
-import { datetimePatternProblem, kDefaultReadOptions, nexmarkSchema, parseSchema, validateReadSchema, withCorruptRecordColumn, type ReadOptions, type Row, type Schema } from '@sluice/executor';
+import {
+  datetimePatternProblem,
+  kDefaultReadOptions,
+  nexmarkSchema,
+  parseSchema,
+  validateReadSchema,
+  withCorruptRecordColumn,
+  type ReadOptions,
+  type Row,
+  type Schema,
+} from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import type { Options } from '../conf/Options.js';
 import { parseBoolean, parseBytes, parseDuration, parseEnum, parseNonNegativeInt, parseNonNegativeNumber, parsePositiveInt } from '../conf/parsers.js';
@@ -97,8 +107,7 @@ export function fileReadSpec(
 ): { read: ReadOptions; schema: Schema } {
   const corruptColumnNamed = o.has('columnNameOfCorruptRecord');
   const read = readOptions(format, o);
-  const schema =
-    userSchema === undefined && infer ? infer(read) : fileSchema(format, userSchema, read, streaming, corruptColumnNamed);
+  const schema = userSchema === undefined && infer ? infer(read) : fileSchema(format, userSchema, read, streaming, corruptColumnNamed);
   return { read, schema };
 }
 
@@ -107,24 +116,16 @@ export function fileReadSpec(
  * mode fills the corrupt-record column when the schema declares it; naming the column with the
  * `columnNameOfCorruptRecord` option declares it too.
  */
-export function fileSchema(
-  format: FileFormat,
-  userSchema: Schema | undefined,
-  read: ReadOptions,
-  streaming: boolean,
-  corruptColumnNamed: boolean,
-): Schema {
+export function fileSchema(format: FileFormat, userSchema: Schema | undefined, read: ReadOptions, streaming: boolean, corruptColumnNamed: boolean): Schema {
   if (format === 'text') {
     // As Spark: the text format reads one STRING column (value, unless the schema names it).
     if (userSchema !== undefined) validateReadSchema(format, userSchema, read);
     return userSchema?.length === 1 ? userSchema : [{ name: 'value', type: 'string', nullable: true }];
   }
   if (!userSchema) {
-    throw new SluiceError(
-      'SCHEMA_REQUIRED',
-      `a ${streaming ? 'streaming ' : ''}${format} source needs a schema: call .schema('col TYPE, ...') before load()`,
-      { option: 'schema' },
-    );
+    throw new SluiceError('SCHEMA_REQUIRED', `a ${streaming ? 'streaming ' : ''}${format} source needs a schema: call .schema('col TYPE, ...') before load()`, {
+      option: 'schema',
+    });
   }
   if (format === 'parquet') return userSchema;
   const schema = read.mode === 'PERMISSIVE' && corruptColumnNamed ? withCorruptRecordColumn(userSchema, read) : userSchema;
@@ -176,7 +177,8 @@ export function resolveSource(
       },
     });
   } else if (f === 'delta') {
-    if (pathOpt === undefined || pathOpt === '') throw new SluiceError('INVALID_OPTION', 'a delta source needs the table directory: load(path)', { option: 'path' });
+    if (pathOpt === undefined || pathOpt === '')
+      throw new SluiceError('INVALID_OPTION', 'a delta source needs the table directory: load(path)', { option: 'path' });
     rejectDeclaredSchema(userSchema);
     const { path, tableId, schemaString, schema } = deltaSourceTable(resolve(String(pathOpt)));
     const starting = o.take('startingVersion');
@@ -247,18 +249,30 @@ function redisConfig(o: Options, userSchema: Schema | undefined): RedisSourceCon
   const url = o.take('url');
   if (typeof url !== 'string' || url === '') throw new SluiceError('INVALID_OPTION', 'a redis source needs option url (redis://host:port)', { option: 'url' });
   const stream = o.take('stream');
-  const streams = typeof stream === 'string' ? stream.split(',').map((s) => s.trim()).filter((s) => s !== '') : [];
-  if (streams.length === 0) throw new SluiceError('INVALID_OPTION', 'a redis source needs option stream: one name, or several separated by commas', { option: 'stream' });
+  const streams =
+    typeof stream === 'string'
+      ? stream
+          .split(',')
+          .map((s) => s.trim())
+          .filter((s) => s !== '')
+      : [];
+  if (streams.length === 0)
+    throw new SluiceError('INVALID_OPTION', 'a redis source needs option stream: one name, or several separated by commas', { option: 'stream' });
   const starting = o.take('startingOffsets') ?? 'latest';
   let startingOffsets: RedisSourceConfig['startingOffsets'];
   if (starting === 'earliest' || starting === 'latest') startingOffsets = starting;
   else {
     try {
       const parsed = JSON.parse(String(starting)) as unknown;
-      if (typeof parsed !== 'object' || parsed === null || Object.values(parsed).some((v) => typeof v !== 'string' || !/^\d+-\d+$/.test(v))) throw new Error('not a map of stream to entry id');
+      if (typeof parsed !== 'object' || parsed === null || Object.values(parsed).some((v) => typeof v !== 'string' || !/^\d+-\d+$/.test(v)))
+        throw new Error('not a map of stream to entry id');
       startingOffsets = parsed as Record<string, string>;
     } catch (e) {
-      throw new SluiceError('INVALID_OPTION', `startingOffsets must be earliest, latest or a JSON map of stream to entry id ("1700000000000-0"): ${(e as Error).message}`, { option: 'startingOffsets' });
+      throw new SluiceError(
+        'INVALID_OPTION',
+        `startingOffsets must be earliest, latest or a JSON map of stream to entry id ("1700000000000-0"): ${(e as Error).message}`,
+        { option: 'startingOffsets' },
+      );
     }
   }
   const max = optInt(o, 'maxOffsetsPerTrigger');
@@ -275,7 +289,8 @@ function redisConfig(o: Options, userSchema: Schema | undefined): RedisSourceCon
 function nexmarkConfig(o: Options): NexmarkSourceConfig {
   const table = parseEnum(o.take('table') ?? 'all', ['all', 'person', 'auction', 'bid'] as const, 'table');
   const seed = o.take('seed') ?? 0;
-  if (!Number.isSafeInteger(Number(seed))) throw new SluiceError('INVALID_OPTION', `options.seed must be an integer (got ${JSON.stringify(seed)})`, { option: 'seed' });
+  if (!Number.isSafeInteger(Number(seed)))
+    throw new SluiceError('INVALID_OPTION', `options.seed must be an integer (got ${JSON.stringify(seed)})`, { option: 'seed' });
   const start = o.take('startTimestamp');
   const maxEvents = optInt(o, 'maxEvents');
   const maxOffsetsPerTrigger = optInt(o, 'maxOffsetsPerTrigger');

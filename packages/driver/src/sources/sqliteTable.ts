@@ -40,9 +40,16 @@ function affinityType(declared: string): DataType {
 }
 
 /** The SQL the read runs, and the schema of its rows (`userSchema`, else the declared types). */
-export function sqliteTableSpec(path: string, table: string | undefined, query: string | undefined, userSchema: Schema | undefined): SqliteTableConfig & { schema: Schema } {
+export function sqliteTableSpec(
+  path: string,
+  table: string | undefined,
+  query: string | undefined,
+  userSchema: Schema | undefined,
+): SqliteTableConfig & { schema: Schema } {
   if ((table === undefined) === (query === undefined)) {
-    throw new SluiceError('INVALID_OPTION', 'a sqlite read needs option table or option query (one of them)', { option: table === undefined ? 'table' : 'query' });
+    throw new SluiceError('INVALID_OPTION', 'a sqlite read needs option table or option query (one of them)', {
+      option: table === undefined ? 'table' : 'query',
+    });
   }
   const db = open(path);
   try {
@@ -55,7 +62,10 @@ export function sqliteTableSpec(path: string, table: string | undefined, query: 
     try {
       columns = db.prepare(sql).columns();
     } catch (e) {
-      throw new SluiceError('INVALID_OPTION', `option query of the sqlite read of ${path} does not run: ${(e as Error).message}`, { option: 'query', cause: e });
+      throw new SluiceError('INVALID_OPTION', `option query of the sqlite read of ${path} does not run: ${(e as Error).message}`, {
+        option: 'query',
+        cause: e,
+      });
     }
     if (userSchema !== undefined) return { path, sql, schema: userSchema };
     const schema = columns.map((c) => {

@@ -63,7 +63,8 @@ const uplotFile = (name: string): Buffer => readFileSync(resolveOptional('uplot'
 export async function startUI(session: UISession, options: UIOptions = {}): Promise<UIHandle> {
   const host = options.host ?? '127.0.0.1';
   const port = options.port ?? 0;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new SluiceError('INVALID_OPTION', `the UI port must be 0 to 65535, got ${port}`, { option: 'port' });
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new SluiceError('INVALID_OPTION', `the UI port must be 0 to 65535, got ${port}`, { option: 'port' });
   // The page's charts and /metrics: a missing package fails here, not at the first request.
   resolveOptional('uplot', 'the dashboard', 'startUI', 'dist/uPlot.iife.min.js');
   resolveOptional('prom-client', "the dashboard's /metrics", 'startUI');
@@ -84,7 +85,14 @@ export async function startUI(session: UISession, options: UIOptions = {}): Prom
       push('query', view);
     },
     onQueryProgress: ({ progress }) => {
-      const view = views.get(progress.id) ?? { id: progress.id, name: progress.name, pool: progress.schedulerPool, status: 'active', exception: null, progress: [] };
+      const view = views.get(progress.id) ?? {
+        id: progress.id,
+        name: progress.name,
+        pool: progress.schedulerPool,
+        status: 'active',
+        exception: null,
+        progress: [],
+      };
       view.status = 'active';
       view.progress.push(progress);
       if (view.progress.length > RECENT) view.progress.shift();

@@ -34,7 +34,7 @@ const f64 = (n: number): Float64Array => new Float64Array(n);
 const u8 = (n: number): Uint8Array => new Uint8Array(n);
 
 function numberAt(v: Vector, i: number): number {
-  return v.kind === 'num' ? v.values[i]! : (v.kind === 'any' ? v.values[i] : null) as number;
+  return v.kind === 'num' ? v.values[i]! : ((v.kind === 'any' ? v.values[i] : null) as number);
 }
 
 /** count(*) and count(x). */
@@ -157,7 +157,7 @@ class GenericAcc implements Accumulator {
     for (let i = 0; i < n; i++) {
       const g = gids[i]!;
       if (g < 0) continue;
-      this.buffers[g] = this.agg.update(this.buffers[g]!, v === null ? null : valueOf(v, i));
+      this.buffers[g] = this.agg.update(this.buffers[g]!, v === null ? null : vectorValue(v, i));
     }
   }
   buffer(g: number): AggBuffer {
@@ -170,7 +170,7 @@ class GenericAcc implements Accumulator {
   }
 }
 
-export function valueOf(v: Vector, i: number): unknown {
+export function vectorValue(v: Vector, i: number): unknown {
   if (isNull(v, i)) return null;
   switch (v.kind) {
     case 'num':

@@ -25,7 +25,7 @@ import type { DataType, Schema } from '../schema/types.js';
 import { isNumberBacked } from '../schema/values.js';
 import type { ShuffleWriter } from '../shuffle/ShuffleWriter.js';
 import { encodeKey, KeyWriter, murmur3_x86_32 } from '@sluice/state';
-import { accumulatorOf, isNull, valueOf } from './accumulators.js';
+import { accumulatorOf, isNull, vectorValue } from './accumulators.js';
 import { compileColumnExpr, type ColumnEvaluator } from './columnExpr.js';
 import { gather, type ColumnBatch, type Vector } from './vectors.js';
 
@@ -88,7 +88,7 @@ function expandSliding(p: Extract<KeyPart, { kind: 'window' }>, batch: ColumnBat
   const starts: number[] = [];
   for (let i = 0; i < batch.length; i++) {
     if (isNull(t, i)) continue;
-    for (const w of windowsOf(valueOf(t, i) as number, p.sizeMs, p.slideMs, p.startMs)) {
+    for (const w of windowsOf(vectorValue(t, i) as number, p.sizeMs, p.slideMs, p.startMs)) {
       rows.push(i);
       starts.push(w.start);
     }
@@ -138,7 +138,8 @@ function partValues(p: TaskPart, batch: ColumnBatch, keep: Uint8Array, values: F
       const remap = new Float64Array(v.dict.length).fill(-1);
       for (let i = 0; i < n; i++) {
         if (v.nulls !== null && v.nulls[i] === 1) {
-          (nulls ??= new Uint8Array(n))[i] = 1;
+          nulls ??= new Uint8Array(n);
+          nulls[i] = 1;
           continue;
         }
         const c = v.codes[i]!;
@@ -148,9 +149,11 @@ function partValues(p: TaskPart, batch: ColumnBatch, keep: Uint8Array, values: F
       }
     } else {
       for (let i = 0; i < n; i++) {
-        const x = valueOf(v, i);
-        if (x === null) (nulls ??= new Uint8Array(n))[i] = 1;
-        else values[i] = interner.id(x);
+        const x = vectorValue(v, i);
+        if (x === null) {
+          nulls ??= new Uint8Array(n);
+          nulls[i] = 1;
+        } else values[i] = interner.id(x);
       }
     }
     return { values, nulls };
@@ -212,7 +215,10 @@ function assignLoop(width: number): AssignLoop {
         }
         const g = e - 1;
         if (hashes[g] === h${parts
-          .map((p) => ` && nulls[g * ${width} + ${p}] === n${p} && (n${p} === 1 || keys[g * ${width} + ${p}] === x${p} || (x${p} !== x${p} && keys[g * ${width} + ${p}] !== keys[g * ${width} + ${p}]))`)
+          .map(
+            (p) =>
+              ` && nulls[g * ${width} + ${p}] === n${p} && (n${p} === 1 || keys[g * ${width} + ${p}] === x${p} || (x${p} !== x${p} && keys[g * ${width} + ${p}] !== keys[g * ${width} + ${p}]))`,
+          )
           .join('')}) {
           gids[i] = g;
           break;
@@ -333,7 +339,11 @@ export function columnAggregation(op: AggregateOp, schema: Schema, udfs: UdfRegi
     // Interners hold task-level ids: fresh ones per task.
     const taskParts: TaskPart[] = parts.map((p) => (p.kind === 'interned' ? { ...p, interner: p.interner() } : p));
     const accs = op.aggs.map((s, j) => accumulatorOf(aggs[j]!, s.fn));
-    const table = new GroupTable(taskParts.length, (c) => accs.forEach((a) => a.grow(c)));
+    const table = new GroupTable(taskParts.length, (c) =>
+      accs.forEach((a) => {
+        a.grow(c);
+      }),
+    );
     let scratchRows = 0;
     let keepAll = new Uint8Array(0);
     let gidsAll = new Int32Array(0);
@@ -355,7 +365,9 @@ export function columnAggregation(op: AggregateOp, schema: Schema, udfs: UdfRegi
         const gids = gidsAll.subarray(0, n);
         const values = taskParts.map((p, k) => partValues(p, batch, keep, partsAll[k]!.subarray(0, n), expanded?.starts));
         table.assign(values, keep, n, gids);
-        accs.forEach((a, j) => a.update(gids, n, inputs[j] === null ? null : inputs[j]!(batch)));
+        accs.forEach((a, j) => {
+          a.update(gids, n, inputs[j] === null ? null : inputs[j]!(batch));
+        });
       },
       finish(writer) {
         const w = taskParts.length;
@@ -364,7 +376,11 @@ export function columnAggregation(op: AggregateOp, schema: Schema, udfs: UdfRegi
         for (let g = 0; g < table.size; g++) {
           if (!encodable) {
             const keyValues = taskParts.map((p, k) => partValue(p, table, g * w + k));
-            writer.addAggregate(keyValues, timeOf ? timeOf(keyValues) : null, accs.map((a) => a.buffer(g)));
+            writer.addAggregate(
+              keyValues,
+              timeOf ? timeOf(keyValues) : null,
+              accs.map((a) => a.buffer(g)),
+            );
             continue;
           }
           // Numbers, booleans and windows: the key and buffers go straight into the block.

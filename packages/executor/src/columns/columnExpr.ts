@@ -14,7 +14,17 @@
  */
 import type { Expr } from '../expressions/types.js';
 import type { DataType, Row, Schema } from '../schema/types.js';
-import { ARITHMETIC_OPS, BITWISE_OPS, binaryTypes, callTypes, constantOf, exprType, widerNumeric, type Arithmetic, type Comparison } from '../expressions/exprTypes.js';
+import {
+  ARITHMETIC_OPS,
+  BITWISE_OPS,
+  binaryTypes,
+  callTypes,
+  constantOf,
+  exprType,
+  widerNumeric,
+  type Arithmetic,
+  type Comparison,
+} from '../expressions/exprTypes.js';
 import { isScalarFunction, SCALAR_FUNCTIONS } from '../expressions/scalarFunctions.js';
 import { compileExpr } from '../expressions/compileExpr.js';
 import { resolveColumn } from '../expressions/resolveColumn.js';
@@ -45,7 +55,7 @@ const DOUBLE_CMP: Record<Comparison, string> = {
   notEqual: 'a !== b && (a === a || b === b)',
 };
 
-type NumKernel = (l: Vector & { kind: 'num' }, r: Vector & { kind: 'num' } | number, n: number) => Vector;
+type NumKernel = (l: Vector & { kind: 'num' }, r: (Vector & { kind: 'num' }) | number, n: number) => Vector;
 const kernels = new Map<string, NumKernel>();
 
 /**
@@ -112,7 +122,7 @@ function viaRows(expr: Expr, schema: Schema, udfs: UdfRegistry): ColumnEvaluator
 function compileTableCall(expr: Extract<Expr, { op: 'call' }>, schema: Schema, udfs: UdfRegistry): ColumnEvaluator | undefined {
   if (!isScalarFunction(expr.fn)) return undefined;
   const constants = expr.args.map(constantOf);
-  const at = constants.findIndex((c) => c === undefined);
+  const at = constants.indexOf(undefined);
   if (at < 0 || constants.some((c, i) => i !== at && c === undefined)) return undefined;
   const f = SCALAR_FUNCTIONS[expr.fn];
   const { args: argTypes, result } = callTypes(expr, schema);
@@ -202,7 +212,10 @@ function compileBinary(expr: Extract<Expr, { op: 'binary' }>, schema: Schema, ud
 /** A fallback compiled on first use (most plans never need one). */
 function viaRowsOnce(expr: Expr, schema: Schema, udfs: UdfRegistry): ColumnEvaluator {
   let ev: ColumnEvaluator | undefined;
-  return (batch) => (ev ??= viaRows(expr, schema, udfs))(batch);
+  return (batch) => {
+    ev ??= viaRows(expr, schema, udfs);
+    return ev(batch);
+  };
 }
 
 function strCompare(cmp: (a: string, b: string) => boolean, l: Vector, r: Vector, n: number): Vector | undefined {
@@ -213,7 +226,8 @@ function strCompare(cmp: (a: string, b: string) => boolean, l: Vector, r: Vector
   const memo = r.dict.length === 1 ? new Int8Array(l.dict.length).fill(-1) : null;
   for (let i = 0; i < n; i++) {
     if ((l.nulls !== null && l.nulls[i] === 1) || (r.nulls !== null && r.nulls[i] === 1)) {
-      (nulls ??= new Uint8Array(n))[i] = 1;
+      nulls ??= new Uint8Array(n);
+      nulls[i] = 1;
       continue;
     }
     const c = l.codes[i]!;
@@ -238,8 +252,10 @@ function logic(fn: 'and' | 'or', l: Vector, r: Vector, n: number): Vector | unde
     const a = l.values[i]!;
     const b = r.values[i]!;
     if ((!an && a === decisive) || (!bn && b === decisive)) out[i] = decisive;
-    else if (an || bn) (nulls ??= new Uint8Array(n))[i] = 1;
-    else out[i] = 1 - decisive;
+    else if (an || bn) {
+      nulls ??= new Uint8Array(n);
+      nulls[i] = 1;
+    } else out[i] = 1 - decisive;
   }
   return { kind: 'bool', length: n, values: out, nulls };
 }

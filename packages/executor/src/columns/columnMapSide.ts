@@ -55,7 +55,11 @@ export function mapBatches(
   const aggregation = c.aggregation();
   const stats: EventTimeStats = { min: Infinity, max: -Infinity, sum: 0, count: 0 };
   const numInputRows = source((batch) => aggregation.add(c.stages.run(batch, stats)));
-  const writer = new ShuffleWriter(task.layout, op.keys.map((k) => exprType(k, c.stages.outputSchema)), op.routeKeys);
+  const writer = new ShuffleWriter(
+    task.layout,
+    op.keys.map((k) => exprType(k, c.stages.outputSchema)),
+    op.routeKeys,
+  );
   const numRecords = aggregation.finish(writer);
   return { numInputRows, numRecords, blocks: writer.finish(), ...(stats.count > 0 && { eventTime: stats }) };
 }

@@ -72,11 +72,16 @@ export function forEachInputBatch(split: InputSplit, schema: Schema, fn: (batch:
         for (const file of split.files) total += readJsonFileColumns(file, split.schema, split.options, BATCH_ROWS, fn);
         return total;
       }
-    // falls through: CSV and text arrive as rows
-    default: {
-      const rows = readInput(split);
-      for (let lo = 0; lo < rows.length; lo += BATCH_ROWS) fn(batchFromRows(rows, schema, lo, Math.min(rows.length, lo + BATCH_ROWS)));
-      return rows.length;
-    }
+      // CSV and text arrive as rows.
+      return rowBatches(split, schema, fn);
+    default:
+      return rowBatches(split, schema, fn);
   }
+}
+
+/** The split read as rows, passed to `fn` in batches of columns. */
+function rowBatches(split: InputSplit, schema: Schema, fn: (batch: ColumnBatch) => void): number {
+  const rows = readInput(split);
+  for (let lo = 0; lo < rows.length; lo += BATCH_ROWS) fn(batchFromRows(rows, schema, lo, Math.min(rows.length, lo + BATCH_ROWS)));
+  return rows.length;
 }

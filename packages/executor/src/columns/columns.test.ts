@@ -161,7 +161,7 @@ describe('a stateless task over JSON columns gives what its row path gives', () 
       const file = join(dir, 'a.json');
       const lines = ROWS.slice(0, 200).map((r) => JSON.stringify(r));
       lines.splice(7, 0, '{"id": "broken', '[1]', '{"n": "not a number", "id": "x"}', '');
-      writeFileSync(file, lines.join('\n') + '\n');
+      writeFileSync(file, `${lines.join('\n')}\n`);
       const ops: Op[] = [
         { kind: 'filter', cond: bin('gt', col('v'), lit(0)) },
         { kind: 'watermark', column: 'ts', delayMs: MIN },
@@ -188,8 +188,7 @@ describe('a stateless task over JSON columns gives what its row path gives', () 
 describe("an aggregation's map side gives the plain computation's partials byte for byte, from columns and from rows", () => {
   const layout: StateLayoutMsg = { keyGroups: 64, partitions: 5, shards: 2 };
   const tumbling: Expr = { op: 'window', expr: col('ts'), sizeMs: 5 * MIN, slideMs: 5 * MIN, startMs: 0 };
-  const all = (arg: Expr): AggSpec[] =>
-    (['count', 'sum', 'avg', 'min', 'max'] as const).map((fn) => ({ fn, arg, name: `${fn}(${JSON.stringify(arg)})` }));
+  const all = (arg: Expr): AggSpec[] => (['count', 'sum', 'avg', 'min', 'max'] as const).map((fn) => ({ fn, arg, name: `${fn}(${JSON.stringify(arg)})` }));
   const ordered = (arg: Expr): AggSpec[] => all(arg).filter((a) => a.fn !== 'sum' && a.fn !== 'avg');
   const cases: Array<[string, Expr[], AggSpec[], number | null]> = [
     ['window + long key, count(*)', [tumbling, col('n')], [{ fn: 'count', arg: null, name: 'count' }], 0],
@@ -199,7 +198,12 @@ describe("an aggregation's map side gives the plain computation's partials byte 
     ['an expression key and argument', [bin('mod', col('n'), lit(3)), tumbling], all(bin('plus', col('v'), col('i'))), 1],
     ['timestamp key', [col('ts')], [{ fn: 'count', arg: col('id'), name: 'c' }], 0],
     ['sliding window + string key', [{ op: 'window', expr: col('ts'), sizeMs: 10 * MIN, slideMs: 5 * MIN, startMs: 0 }, col('id')], all(col('v')), 0],
-    ['sliding window of a size that is no multiple of its slide', [{ op: 'window', expr: col('ts'), sizeMs: 7 * MIN, slideMs: 3 * MIN, startMs: MIN }], [{ fn: 'count', arg: null, name: 'c' }], 0],
+    [
+      'sliding window of a size that is no multiple of its slide',
+      [{ op: 'window', expr: col('ts'), sizeMs: 7 * MIN, slideMs: 3 * MIN, startMs: MIN }],
+      [{ fn: 'count', arg: null, name: 'c' }],
+      0,
+    ],
   ];
   const rows = rowsOf(3 * BATCH_ROWS + 17, 11);
   for (const [name, keys, aggs, eventTimeKey] of cases) {
@@ -220,39 +224,79 @@ describe("an aggregation's map side gives the plain computation's partials byte 
       for (const got of [fromColumns!, fromRows]) {
         expect(got.numRecords).toBe(want.numRecords);
         expect(got.blocks.map((b) => b.partition)).toEqual(want.blocks.map((b) => b.partition));
-        got.blocks.forEach((b, k) => expect(Buffer.from(b.data).equals(Buffer.from(want.blocks[k]!.data))).toBe(true));
+        got.blocks.forEach((b, k) => {
+          expect(Buffer.from(b.data).equals(Buffer.from(want.blocks[k]!.data))).toBe(true);
+        });
       }
     });
   }
 
   it('a struct key compares its fields as values: objects with equal fields (in any order) are one key', () => {
-    const schema: Schema = [...FLAT, { name: 'w', type: { struct: [{ name: 'start', type: 'timestamp', nullable: true }, { name: 'end', type: 'timestamp', nullable: true }] }, nullable: true }];
+    const schema: Schema = [
+      ...FLAT,
+      {
+        name: 'w',
+        type: {
+          struct: [
+            { name: 'start', type: 'timestamp', nullable: true },
+            { name: 'end', type: 'timestamp', nullable: true },
+          ],
+        },
+        nullable: true,
+      },
+    ];
     const r = random(3);
     const withStructs = rows.map((row) => {
       const start = Math.floor(r() * 4) * MIN;
       const w = r() < 0.1 ? null : r() < 0.5 ? { start, end: start + MIN } : { end: start + MIN, start };
       return { ...row, w };
     });
-    const op = { kind: 'aggregate' as const, keys: [col('w'), col('ok')], keyNames: ['w', 'ok'], aggs: [{ fn: 'sum' as const, arg: col('n'), name: 's' }], eventTimeKey: null };
+    const op = {
+      kind: 'aggregate' as const,
+      keys: [col('w'), col('ok')],
+      keyNames: ['w', 'ok'],
+      aggs: [{ fn: 'sum' as const, arg: col('n'), name: 's' }],
+      eventTimeKey: null,
+    };
     const want = referencePartials(withStructs, op, schema, layout);
     expect(want.numRecords).toBe(15); // 4 windows and null, by true, false and null
     const got = partitionPartials(withStructs, op, schema, layout);
     expect(got.numRecords).toBe(want.numRecords);
-    got.blocks.forEach((b, k) => expect(Buffer.from(b.data).equals(Buffer.from(want.blocks[k]!.data))).toBe(true));
+    got.blocks.forEach((b, k) => {
+      expect(Buffer.from(b.data).equals(Buffer.from(want.blocks[k]!.data))).toBe(true);
+    });
   });
 
   it('reads a memory split (rows) in chunks', () => {
     const op: StatefulOp = { kind: 'aggregate', keys: [col('id')], keyNames: ['id'], aggs: [{ fn: 'count', arg: null, name: 'c' }], eventTimeKey: null };
     const want = referencePartials(rows, op, FLAT, layout);
-    const task = { kind: 'map', input: { type: 'rows', data: encodeRows(rows) }, inputSchema: FLAT, ops: [], stateful: op, layout, lateThresholdMs: null } as unknown as MapTask;
+    const task = {
+      kind: 'map',
+      input: { type: 'rows', data: encodeRows(rows) },
+      inputSchema: FLAT,
+      ops: [],
+      stateful: op,
+      layout,
+      lateThresholdMs: null,
+    } as unknown as MapTask;
     const got = columnMapSide(task, task.input, FLAT, new Map())!;
     expect(got.numInputRows).toBe(rows.length);
-    got.blocks.forEach((b, k) => expect(Buffer.from(b.data).equals(Buffer.from(want.blocks[k]!.data))).toBe(true));
+    got.blocks.forEach((b, k) => {
+      expect(Buffer.from(b.data).equals(Buffer.from(want.blocks[k]!.data))).toBe(true);
+    });
   });
 
   it('leaves deduplication to the row path', () => {
     const dedup: StatefulOp = { kind: 'dropDuplicates', columns: ['id'], eventTimeColumn: null };
-    const task = { kind: 'map', input: { type: 'rows', data: encodeRows(rows) }, inputSchema: FLAT, ops: [], stateful: dedup, layout, lateThresholdMs: null } as unknown as MapTask;
+    const task = {
+      kind: 'map',
+      input: { type: 'rows', data: encodeRows(rows) },
+      inputSchema: FLAT,
+      ops: [],
+      stateful: dedup,
+      layout,
+      lateThresholdMs: null,
+    } as unknown as MapTask;
     expect(columnMapSide(task, task.input, FLAT, new Map())).toBeUndefined();
   });
 });

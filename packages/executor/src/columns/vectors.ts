@@ -73,7 +73,8 @@ export class VectorBuilder {
   }
 
   private setNull(i: number): void {
-    (this.nulls ??= new Uint8Array(this.capacity))[i] = 1;
+    this.nulls ??= new Uint8Array(this.capacity);
+    this.nulls[i] = 1;
   }
 
   /** Appends an engine-form value; a value that does not fit the type keeps the whole vector generic. */
@@ -119,10 +120,18 @@ export class VectorBuilder {
   }
 
   build(length = this.n): Vector {
-    if (this.nums !== null) return { kind: 'num', length, values: this.nums.subarray(0, length), nulls: this.nulls && this.nulls.subarray(0, length) };
-    if (this.bools !== null) return { kind: 'bool', length, values: this.bools.subarray(0, length), nulls: this.nulls && this.nulls.subarray(0, length) };
+    if (this.nums !== null)
+      return { kind: 'num', length, values: this.nums.subarray(0, length), nulls: this.nulls === null ? null : this.nulls.subarray(0, length) };
+    if (this.bools !== null)
+      return { kind: 'bool', length, values: this.bools.subarray(0, length), nulls: this.nulls === null ? null : this.nulls.subarray(0, length) };
     if (this.codes !== null) {
-      return { kind: 'str', length, dict: this.dict, codes: this.codes.subarray(0, length), nulls: this.nulls && this.nulls.subarray(0, length) };
+      return {
+        kind: 'str',
+        length,
+        dict: this.dict,
+        codes: this.codes.subarray(0, length),
+        nulls: this.nulls === null ? null : this.nulls.subarray(0, length),
+      };
     }
     const anys = this.anys!;
     if (anys.length !== length) anys.length = length;

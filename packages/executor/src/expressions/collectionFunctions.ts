@@ -14,11 +14,43 @@ import { widerType } from '../schema/widening.js';
 import { regex } from './stringFunctions.js';
 
 export type CollectionFunctionName =
-  | 'array' | 'size' | 'array_contains' | 'element_at' | 'array_join' | 'sort_array' | 'array_sort' | 'array_distinct'
-  | 'array_min' | 'array_max' | 'array_position' | 'array_remove' | 'array_repeat' | 'array_union' | 'array_intersect'
-  | 'array_except' | 'arrays_overlap' | 'flatten' | 'slice' | 'sequence' | 'map' | 'map_keys' | 'map_values'
-  | 'map_entries' | 'map_from_arrays' | 'map_contains_key' | 'split' | 'array_append' | 'array_prepend' | 'array_compact'
-  | 'array_size' | 'get' | 'str_to_map' | 'map_concat' | 'map_from_entries' | 'arrays_zip' | 'array_insert';
+  | 'array'
+  | 'size'
+  | 'array_contains'
+  | 'element_at'
+  | 'array_join'
+  | 'sort_array'
+  | 'array_sort'
+  | 'array_distinct'
+  | 'array_min'
+  | 'array_max'
+  | 'array_position'
+  | 'array_remove'
+  | 'array_repeat'
+  | 'array_union'
+  | 'array_intersect'
+  | 'array_except'
+  | 'arrays_overlap'
+  | 'flatten'
+  | 'slice'
+  | 'sequence'
+  | 'map'
+  | 'map_keys'
+  | 'map_values'
+  | 'map_entries'
+  | 'map_from_arrays'
+  | 'map_contains_key'
+  | 'split'
+  | 'array_append'
+  | 'array_prepend'
+  | 'array_compact'
+  | 'array_size'
+  | 'get'
+  | 'str_to_map'
+  | 'map_concat'
+  | 'map_from_entries'
+  | 'arrays_zip'
+  | 'array_insert';
 
 type Typed = { args: DataType[]; result: DataType } | string;
 type A = unknown[];
@@ -71,9 +103,9 @@ function oneMap(result: (t: Extract<DataType, { map: unknown }>) => DataType) {
 
 /** Equality of two element values: by value for atomic types (NaN equal to NaN), structurally otherwise. */
 function equality(t: DataType): (a: unknown, b: unknown) => boolean {
-  if (isAtomicType(t)) return (a, b) => a === b || (a !== a && b !== b);
+  if (isAtomicType(t)) return (a, b) => a === b || (Number.isNaN(a) && Number.isNaN(b));
   const cmp = comparator(t);
-  return (a, b) => (a == null || b == null ? a == b : isMapType(t) ? JSON.stringify(a) === JSON.stringify(b) : cmp(a, b) === 0);
+  return (a, b) => (a == null || b == null ? a == null && b == null : isMapType(t) ? JSON.stringify(a) === JSON.stringify(b) : cmp(a, b) === 0);
 }
 
 /** A key that equal values share, for sets of elements. */
@@ -108,12 +140,18 @@ function setOperation(e: DataType, inB: boolean): (a: unknown, b: unknown) => un
   const key = identity(e);
   return (a, b) => {
     const keys = new Set((b as A).map((x) => (x == null ? null : key(x))));
-    return distinct(e, (a as A).filter((x) => keys.has(x == null ? null : key(x)) === inB));
+    return distinct(
+      e,
+      (a as A).filter((x) => keys.has(x == null ? null : key(x)) === inB),
+    );
   };
 }
 
 function indexZero(): SluiceError {
-  return new SluiceError('INVALID_EXPRESSION', '[INVALID_INDEX_OF_ZERO] The index 0 is invalid. An index shall be either < 0 or > 0 (the first element has index 1).');
+  return new SluiceError(
+    'INVALID_EXPRESSION',
+    '[INVALID_INDEX_OF_ZERO] The index 0 is invalid. An index shall be either < 0 or > 0 (the first element has index 1).',
+  );
 }
 
 /** Java's String.split(regex, limit) as Spark's split uses it: no capture groups in the result, a leading empty match dropped. */
@@ -209,8 +247,19 @@ export const COLLECTION_FUNCTIONS: Record<CollectionFunctionName, ScalarFunction
     },
   },
   /** array_sort(arr): ascending, nulls last. */
-  array_sort: { arity: [1, 1], types: oneArray((t) => t), bind: ([t]) => sortWith(elementOf(t as DataType) as DataType, true, false) as (x: unknown) => unknown },
-  array_distinct: { arity: [1, 1], types: oneArray((t) => t), bind: ([t]) => (arr) => distinct(elementOf(t as DataType) as DataType, arr as A) },
+  array_sort: {
+    arity: [1, 1],
+    types: oneArray((t) => t),
+    bind: ([t]) => sortWith(elementOf(t as DataType) as DataType, true, false) as (x: unknown) => unknown,
+  },
+  array_distinct: {
+    arity: [1, 1],
+    types: oneArray((t) => t),
+    bind:
+      ([t]) =>
+      (arr) =>
+        distinct(elementOf(t as DataType) as DataType, arr as A),
+  },
   /** array_min(arr), array_max(arr): nulls skipped; null for an empty array. */
   array_min: { arity: [1, 1], types: oneArray((t) => elementOf(t) as DataType), bind: ([t]) => extreme(t as DataType, -1) },
   array_max: { arity: [1, 1], types: oneArray((t) => elementOf(t) as DataType), bind: ([t]) => extreme(t as DataType, 1) },
@@ -238,7 +287,14 @@ export const COLLECTION_FUNCTIONS: Record<CollectionFunctionName, ScalarFunction
     nulls: true,
     value: (v, n) => (n == null ? null : new Array(Math.max(0, n as N)).fill(v ?? null)),
   },
-  array_union: { arity: [2, 2], types: arrays((t) => t), bind: ([t]) => (a, b) => distinct(elementOf(t as DataType) as DataType, [...(a as A), ...(b as A)]) },
+  array_union: {
+    arity: [2, 2],
+    types: arrays((t) => t),
+    bind:
+      ([t]) =>
+      (a, b) =>
+        distinct(elementOf(t as DataType) as DataType, [...(a as A), ...(b as A)]),
+  },
   array_intersect: { arity: [2, 2], types: arrays((t) => t), bind: ([t]) => setOperation(elementOf(t as DataType) as DataType, true) },
   array_except: { arity: [2, 2], types: arrays((t) => t), bind: ([t]) => setOperation(elementOf(t as DataType) as DataType, false) },
   /** arrays_overlap(a, b): true if a non-null element is in both; else null if either holds a null (and both are non-empty); else false. */
@@ -272,8 +328,13 @@ export const COLLECTION_FUNCTIONS: Record<CollectionFunctionName, ScalarFunction
     types: oneArray((t) => t, 'int', 'int'),
     value: (arr, start, length) => {
       const xs = arr as A;
-      if (start === 0) throw new SluiceError('INVALID_EXPRESSION', '[INVALID_PARAMETER_VALUE.START] slice: the start index 0 is invalid; indices start at 1 (or at -1 from the end)');
-      if ((length as N) < 0) throw new SluiceError('INVALID_EXPRESSION', `[INVALID_PARAMETER_VALUE.LENGTH] slice: the length ${length as N} must be at least 0`);
+      if (start === 0)
+        throw new SluiceError(
+          'INVALID_EXPRESSION',
+          '[INVALID_PARAMETER_VALUE.START] slice: the start index 0 is invalid; indices start at 1 (or at -1 from the end)',
+        );
+      if ((length as N) < 0)
+        throw new SluiceError('INVALID_EXPRESSION', `[INVALID_PARAMETER_VALUE.LENGTH] slice: the length ${length as N} must be at least 0`);
       const from = (start as N) > 0 ? (start as N) - 1 : xs.length + (start as N);
       return from < 0 ? [] : xs.slice(from, from + (length as N));
     },
@@ -322,7 +383,12 @@ export const COLLECTION_FUNCTIONS: Record<CollectionFunctionName, ScalarFunction
   map_entries: {
     arity: [1, 1],
     types: oneMap((m) => ({
-      array: { struct: [{ name: 'key', type: m.map.key, nullable: false }, { name: 'value', type: m.map.value, nullable: true }] },
+      array: {
+        struct: [
+          { name: 'key', type: m.map.key, nullable: false },
+          { name: 'value', type: m.map.value, nullable: true },
+        ],
+      },
     })),
     value: (m) => (m as MapEntries).map(([key, value]) => ({ key, value })),
   },
@@ -332,10 +398,13 @@ export const COLLECTION_FUNCTIONS: Record<CollectionFunctionName, ScalarFunction
     types: ([k = 'null', v = 'null']) => {
       const ke = elementOf(k);
       const ve = elementOf(v);
-      return ke === undefined || ve === undefined ? `needs two arrays, not ${typeName(k)} and ${typeName(v)}` : { args: [{ array: ke }, { array: ve }], result: { map: { key: ke, value: ve } } };
+      return ke === undefined || ve === undefined
+        ? `needs two arrays, not ${typeName(k)} and ${typeName(v)}`
+        : { args: [{ array: ke }, { array: ve }], result: { map: { key: ke, value: ve } } };
     },
     value: (ks, vs) => {
-      if ((ks as A).length !== (vs as A).length) throw new SluiceError('INVALID_EXPRESSION', 'map_from_arrays: the key and value arrays must have the same length');
+      if ((ks as A).length !== (vs as A).length)
+        throw new SluiceError('INVALID_EXPRESSION', 'map_from_arrays: the key and value arrays must have the same length');
       return dedupKeys((ks as A).map((k, i) => [nonNullKey(k), (vs as A)[i] ?? null]));
     },
   },
@@ -347,8 +416,18 @@ export const COLLECTION_FUNCTIONS: Record<CollectionFunctionName, ScalarFunction
       return (entries, k) => (entries as MapEntries).some(([x]) => eq(x, k));
     },
   },
-  array_append: { arity: [2, 2], types: arrayAndValue((w) => ({ array: w })), nulls: true, value: (arr, v) => (arr == null ? null : [...(arr as A), v ?? null]) },
-  array_prepend: { arity: [2, 2], types: arrayAndValue((w) => ({ array: w })), nulls: true, value: (arr, v) => (arr == null ? null : [v ?? null, ...(arr as A)]) },
+  array_append: {
+    arity: [2, 2],
+    types: arrayAndValue((w) => ({ array: w })),
+    nulls: true,
+    value: (arr, v) => (arr == null ? null : [...(arr as A), v ?? null]),
+  },
+  array_prepend: {
+    arity: [2, 2],
+    types: arrayAndValue((w) => ({ array: w })),
+    nulls: true,
+    value: (arr, v) => (arr == null ? null : [v ?? null, ...(arr as A)]),
+  },
   array_compact: { arity: [1, 1], types: oneArray((t) => t), value: (arr) => (arr as A).filter((x) => x != null) },
   /** array_size(arr): its length; null for null (unlike size). */
   array_size: { arity: [1, 1], types: oneArray(() => 'int'), value: (arr) => (arr as A).length },
@@ -358,7 +437,9 @@ export const COLLECTION_FUNCTIONS: Record<CollectionFunctionName, ScalarFunction
     types: ([a = 'null', i = 'null']) => {
       if (isMapType(a)) return { args: [a, a.map.key], result: a.map.value };
       const e = elementOf(a);
-      return e === undefined || !numberLike(i) ? `needs an array and an integer index, not ${typeName(a)} and ${typeName(i)}` : { args: [{ array: e }, 'int'], result: e };
+      return e === undefined || !numberLike(i)
+        ? `needs an array and an integer index, not ${typeName(a)} and ${typeName(i)}`
+        : { args: [{ array: e }, 'int'], result: e };
     },
     bind: ([a]) => {
       if (isMapType(a as DataType)) return mapLookup(a as MapType);
@@ -368,7 +449,10 @@ export const COLLECTION_FUNCTIONS: Record<CollectionFunctionName, ScalarFunction
   /** str_to_map(text[, pairDelim[, keyValueDelim]]): ',' and ':' by default, both regular expressions; a missing value is null. */
   str_to_map: {
     arity: [1, 3],
-    types: (args) => (args.every(isAtomicType) ? { args: args.map((): DataType => 'string'), result: { map: { key: 'string', value: 'string' } } } : `needs text, not ${args.map(typeName).join(', ')}`),
+    types: (args) =>
+      args.every(isAtomicType)
+        ? { args: args.map((): DataType => 'string'), result: { map: { key: 'string', value: 'string' } } }
+        : `needs text, not ${args.map(typeName).join(', ')}`,
     value: (text, pairs = ',', kv = ':') =>
       dedupKeys(
         splitText(text as string, pairs as string, -1).map((p) => {
@@ -392,11 +476,12 @@ export const COLLECTION_FUNCTIONS: Record<CollectionFunctionName, ScalarFunction
     arity: [1, 1],
     types: ([a = 'null']) => {
       const e = elementOf(a);
-      if (e === undefined || typeof e !== 'object' || !('struct' in e) || e.struct.length !== 2) return `needs an array of two-field structs, not ${typeName(a)}`;
+      if (e === undefined || typeof e !== 'object' || !('struct' in e) || e.struct.length !== 2)
+        return `needs an array of two-field structs, not ${typeName(a)}`;
       return { args: [a], result: { map: { key: e.struct[0]!.type, value: e.struct[1]!.type } } };
     },
     bind: ([a]) => {
-      const [k, v] = ((elementOf(a as DataType) as { struct: Array<{ name: string }> }).struct).map((f) => f.name) as [string, string];
+      const [k, v] = (elementOf(a as DataType) as { struct: Array<{ name: string }> }).struct.map((f) => f.name) as [string, string];
       return (arr) => ((arr as A).includes(null) ? null : dedupKeys((arr as Array<Record<string, unknown>>).map((x) => [nonNullKey(x[k]), x[v] ?? null])));
     },
   },
@@ -429,7 +514,11 @@ export const COLLECTION_FUNCTIONS: Record<CollectionFunctionName, ScalarFunction
       if (arr == null || pos == null) return null;
       const xs = [...(arr as A)];
       const p = pos as N;
-      if (p === 0) throw new SluiceError('INVALID_EXPRESSION', '[INVALID_INDEX_OF_ZERO] array_insert: the position 0 is invalid; positions start at 1 (or at -1 from the end)');
+      if (p === 0)
+        throw new SluiceError(
+          'INVALID_EXPRESSION',
+          '[INVALID_INDEX_OF_ZERO] array_insert: the position 0 is invalid; positions start at 1 (or at -1 from the end)',
+        );
       const at = p > 0 ? p - 1 : xs.length + p + 1;
       if (at < 0) return [v ?? null, ...new Array<null>(-at).fill(null), ...xs];
       while (xs.length < at) xs.push(null);

@@ -9,7 +9,19 @@
 import { SluiceError } from '@sluice/state';
 import { HIGHER_ORDER, type BinaryOp, type Expr, type HigherOrderName } from './types.js';
 import type { DataType, Row, Schema } from '../schema/types.js';
-import { ARITHMETIC_OPS, BITWISE_OPS, binaryTypes, callTypes, constantOf, exprType, lambdaScope, widerNumeric, type Arithmetic, type Comparison, type DatetimeArithmetic } from './exprTypes.js';
+import {
+  ARITHMETIC_OPS,
+  BITWISE_OPS,
+  binaryTypes,
+  callTypes,
+  constantOf,
+  exprType,
+  lambdaScope,
+  widerNumeric,
+  type Arithmetic,
+  type Comparison,
+  type DatetimeArithmetic,
+} from './exprTypes.js';
 import { timestampPlusInterval, type Interval } from '../schema/intervals.js';
 import { MS_PER_DAY } from '../schema/timestamps.js';
 import { exprSql } from './exprNames.js';
@@ -18,14 +30,7 @@ import { codePointLength, sparkSubstring, trimSpaces } from './sparkStrings.js';
 import { isScalarFunction, SCALAR_FUNCTIONS, type ScalarFunction } from './scalarFunctions.js';
 import { udfFailed, udfKey, udfResultConverter, type UdfRegistry } from './udfs.js';
 import { lastWindowStart } from './windows.js';
-import {
-  createCast,
-  createToExternalConverter,
-  isNumericType,
-  sameType,
-  toInternal,
-  typeName,
-} from '../schema/values.js';
+import { createCast, createToExternalConverter, isNumericType, sameType, toInternal, typeName } from '../schema/values.js';
 
 export type Evaluator = (row: Row) => unknown;
 
@@ -47,38 +52,138 @@ type N = number;
 // Every operator has its own closure so that V8 sees one operation per call site; null checks use
 // `== null` so that a stray undefined in a row reads as SQL null.
 const ARITHMETIC: Record<Arithmetic, Binary> = {
-  plus: (l, r) => (row) => { const a = l(row); if (a == null) return null; const b = r(row); return b == null ? null : (a as N) + (b as N); },
-  minus: (l, r) => (row) => { const a = l(row); if (a == null) return null; const b = r(row); return b == null ? null : (a as N) - (b as N); },
-  multiply: (l, r) => (row) => { const a = l(row); if (a == null) return null; const b = r(row); return b == null ? null : (a as N) * (b as N); },
-  divide: (l, r) => (row) => { const a = l(row); if (a == null) return null; const b = r(row); return b == null || b === 0 ? null : (a as N) / (b as N); },
+  plus: (l, r) => (row) => {
+    const a = l(row);
+    if (a == null) return null;
+    const b = r(row);
+    return b == null ? null : (a as N) + (b as N);
+  },
+  minus: (l, r) => (row) => {
+    const a = l(row);
+    if (a == null) return null;
+    const b = r(row);
+    return b == null ? null : (a as N) - (b as N);
+  },
+  multiply: (l, r) => (row) => {
+    const a = l(row);
+    if (a == null) return null;
+    const b = r(row);
+    return b == null ? null : (a as N) * (b as N);
+  },
+  divide: (l, r) => (row) => {
+    const a = l(row);
+    if (a == null) return null;
+    const b = r(row);
+    return b == null || b === 0 ? null : (a as N) / (b as N);
+  },
   // JS % takes the sign of the dividend, as Java's and so Spark's does.
-  mod: (l, r) => (row) => { const a = l(row); if (a == null) return null; const b = r(row); return b == null || b === 0 ? null : (a as N) % (b as N); },
+  mod: (l, r) => (row) => {
+    const a = l(row);
+    if (a == null) return null;
+    const b = r(row);
+    return b == null || b === 0 ? null : (a as N) % (b as N);
+  },
 };
 
 /** INT arithmetic wraps at 32 bits like Java's int (Spark non-ANSI). */
 const INT_ARITHMETIC: Partial<Record<Arithmetic, Binary>> = {
-  plus: (l, r) => (row) => { const a = l(row); if (a == null) return null; const b = r(row); return b == null ? null : ((a as N) + (b as N)) | 0; },
-  minus: (l, r) => (row) => { const a = l(row); if (a == null) return null; const b = r(row); return b == null ? null : ((a as N) - (b as N)) | 0; },
-  multiply: (l, r) => (row) => { const a = l(row); if (a == null) return null; const b = r(row); return b == null ? null : Math.imul(a as N, b as N); },
+  plus: (l, r) => (row) => {
+    const a = l(row);
+    if (a == null) return null;
+    const b = r(row);
+    return b == null ? null : ((a as N) + (b as N)) | 0;
+  },
+  minus: (l, r) => (row) => {
+    const a = l(row);
+    if (a == null) return null;
+    const b = r(row);
+    return b == null ? null : ((a as N) - (b as N)) | 0;
+  },
+  multiply: (l, r) => (row) => {
+    const a = l(row);
+    if (a == null) return null;
+    const b = r(row);
+    return b == null ? null : Math.imul(a as N, b as N);
+  },
 };
 
 const COMPARISON: Record<Comparison, Binary> = {
-  gt: (l, r) => (row) => { const a = l(row); if (a == null) return null; const b = r(row); return b == null ? null : (a as N) > (b as N); },
-  geq: (l, r) => (row) => { const a = l(row); if (a == null) return null; const b = r(row); return b == null ? null : (a as N) >= (b as N); },
-  lt: (l, r) => (row) => { const a = l(row); if (a == null) return null; const b = r(row); return b == null ? null : (a as N) < (b as N); },
-  leq: (l, r) => (row) => { const a = l(row); if (a == null) return null; const b = r(row); return b == null ? null : (a as N) <= (b as N); },
-  equalTo: (l, r) => (row) => { const a = l(row); if (a == null) return null; const b = r(row); return b == null ? null : a === b; },
-  notEqual: (l, r) => (row) => { const a = l(row); if (a == null) return null; const b = r(row); return b == null ? null : a !== b; },
+  gt: (l, r) => (row) => {
+    const a = l(row);
+    if (a == null) return null;
+    const b = r(row);
+    return b == null ? null : (a as N) > (b as N);
+  },
+  geq: (l, r) => (row) => {
+    const a = l(row);
+    if (a == null) return null;
+    const b = r(row);
+    return b == null ? null : (a as N) >= (b as N);
+  },
+  lt: (l, r) => (row) => {
+    const a = l(row);
+    if (a == null) return null;
+    const b = r(row);
+    return b == null ? null : (a as N) < (b as N);
+  },
+  leq: (l, r) => (row) => {
+    const a = l(row);
+    if (a == null) return null;
+    const b = r(row);
+    return b == null ? null : (a as N) <= (b as N);
+  },
+  equalTo: (l, r) => (row) => {
+    const a = l(row);
+    if (a == null) return null;
+    const b = r(row);
+    return b == null ? null : a === b;
+  },
+  notEqual: (l, r) => (row) => {
+    const a = l(row);
+    if (a == null) return null;
+    const b = r(row);
+    return b == null ? null : a !== b;
+  },
 };
 
 /** Spark orders NaN above every other double and makes NaN = NaN true. */
 const DOUBLE_COMPARISON: Record<Comparison, Binary> = {
-  gt: (l, r) => (row) => { const a = l(row) as N; if (a == null) return null; const b = r(row) as N; return b == null ? null : a > b || (a !== a && b === b); },
-  geq: (l, r) => (row) => { const a = l(row) as N; if (a == null) return null; const b = r(row) as N; return b == null ? null : a >= b || a !== a; },
-  lt: (l, r) => (row) => { const a = l(row) as N; if (a == null) return null; const b = r(row) as N; return b == null ? null : a < b || (b !== b && a === a); },
-  leq: (l, r) => (row) => { const a = l(row) as N; if (a == null) return null; const b = r(row) as N; return b == null ? null : a <= b || b !== b; },
-  equalTo: (l, r) => (row) => { const a = l(row) as N; if (a == null) return null; const b = r(row) as N; return b == null ? null : a === b || (a !== a && b !== b); },
-  notEqual: (l, r) => (row) => { const a = l(row) as N; if (a == null) return null; const b = r(row) as N; return b == null ? null : a !== b && (a === a || b === b); },
+  gt: (l, r) => (row) => {
+    const a = l(row) as N;
+    if (a == null) return null;
+    const b = r(row) as N;
+    return b == null ? null : a > b || (Number.isNaN(a) && !Number.isNaN(b));
+  },
+  geq: (l, r) => (row) => {
+    const a = l(row) as N;
+    if (a == null) return null;
+    const b = r(row) as N;
+    return b == null ? null : a >= b || Number.isNaN(a);
+  },
+  lt: (l, r) => (row) => {
+    const a = l(row) as N;
+    if (a == null) return null;
+    const b = r(row) as N;
+    return b == null ? null : a < b || (Number.isNaN(b) && !Number.isNaN(a));
+  },
+  leq: (l, r) => (row) => {
+    const a = l(row) as N;
+    if (a == null) return null;
+    const b = r(row) as N;
+    return b == null ? null : a <= b || Number.isNaN(b);
+  },
+  equalTo: (l, r) => (row) => {
+    const a = l(row) as N;
+    if (a == null) return null;
+    const b = r(row) as N;
+    return b == null ? null : a === b || (Number.isNaN(a) && Number.isNaN(b));
+  },
+  notEqual: (l, r) => (row) => {
+    const a = l(row) as N;
+    if (a == null) return null;
+    const b = r(row) as N;
+    return b == null ? null : a !== b && (!Number.isNaN(a) || !Number.isNaN(b));
+  },
 };
 
 function structEquals(a: unknown, b: unknown): boolean {
@@ -92,8 +197,20 @@ function structEquals(a: unknown, b: unknown): boolean {
 
 /** Three-valued logic: false AND null is false, true OR null is true, otherwise null wins. */
 const LOGIC: Record<'and' | 'or', Binary> = {
-  and: (l, r) => (row) => { const a = l(row); if (a === false) return false; const b = r(row); if (b === false) return false; return a == null || b == null ? null : true; },
-  or: (l, r) => (row) => { const a = l(row); if (a === true) return true; const b = r(row); if (b === true) return true; return a == null || b == null ? null : false; },
+  and: (l, r) => (row) => {
+    const a = l(row);
+    if (a === false) return false;
+    const b = r(row);
+    if (b === false) return false;
+    return a == null || b == null ? null : true;
+  },
+  or: (l, r) => (row) => {
+    const a = l(row);
+    if (a === true) return true;
+    const b = r(row);
+    if (b === true) return true;
+    return a == null || b == null ? null : false;
+  },
 };
 
 function compileBinary(expr: Extract<Expr, { op: 'binary' }>, schema: Schema, udfs: UdfRegistry): Evaluator {
@@ -112,7 +229,12 @@ function compileBinary(expr: Extract<Expr, { op: 'binary' }>, schema: Schema, ud
   const c = fn as Comparison;
   if (typeof operand === 'object') {
     const eq = c === 'equalTo';
-    return (row) => { const a = l(row); if (a == null) return null; const b = r(row); return b == null ? null : structEquals(a, b) === eq; };
+    return (row) => {
+      const a = l(row);
+      if (a == null) return null;
+      const b = r(row);
+      return b == null ? null : structEquals(a, b) === eq;
+    };
   }
   return (operand === 'double' ? DOUBLE_COMPARISON : COMPARISON)[c](l, r);
 }
@@ -155,20 +277,42 @@ function compileUnary(expr: Extract<Expr, { op: 'unary' }>, schema: Schema, udfs
   const x = compile(expr.expr, schema, udfs);
   switch (expr.fn) {
     case 'not':
-      return (row) => { const a = x(row); return a == null ? null : !a; };
+      return (row) => {
+        const a = x(row);
+        return a == null ? null : !a;
+      };
     case 'isNull':
       return (row) => x(row) == null;
     case 'isNotNull':
       return (row) => x(row) != null;
     case 'bitwiseNot':
       // ~x is -x - 1 in two's complement, for INT and BIGINT alike.
-      return t === 'int' ? (row) => { const a = x(row); return a == null ? null : ~(a as N); } : (row) => { const a = x(row); return a == null ? null : -(a as N) - 1; };
+      return t === 'int'
+        ? (row) => {
+            const a = x(row);
+            return a == null ? null : ~(a as N);
+          }
+        : (row) => {
+            const a = x(row);
+            return a == null ? null : -(a as N) - 1;
+          };
     case 'negate': {
       const operand = exprType(expr, schema);
       const v = coerce(x, t, operand);
-      if (operand === 'int') return (row) => { const a = v(row); return a == null ? null : (0 - (a as N)) | 0; };
-      if (operand === 'long') return (row) => { const a = v(row); return a == null ? null : 0 - (a as N); };
-      return (row) => { const a = v(row); return a == null ? null : -(a as N); };
+      if (operand === 'int')
+        return (row) => {
+          const a = v(row);
+          return a == null ? null : (0 - (a as N)) | 0;
+        };
+      if (operand === 'long')
+        return (row) => {
+          const a = v(row);
+          return a == null ? null : 0 - (a as N);
+        };
+      return (row) => {
+        const a = v(row);
+        return a == null ? null : -(a as N);
+      };
     }
   }
 }
@@ -200,7 +344,10 @@ function compileHigherOrder(expr: Extract<Expr, { op: 'call' }>, schema: Schema,
     const accType = exprType(expr.args[1]!, schema);
     const start = compile(expr.args[1]!, schema, udfs);
     const merge = lambda(2, [accType, elementOf(inputType)]);
-    const mergedType = exprType((expr.args[2] as Extract<Expr, { op: 'lambda' }>).body, lambdaScope(schema, (expr.args[2] as Extract<Expr, { op: 'lambda' }>).params, [accType, elementOf(inputType)]));
+    const mergedType = exprType(
+      (expr.args[2] as Extract<Expr, { op: 'lambda' }>).body,
+      lambdaScope(schema, (expr.args[2] as Extract<Expr, { op: 'lambda' }>).params, [accType, elementOf(inputType)]),
+    );
     const toAcc = createCast(mergedType, accType)!;
     const finish = expr.args.length === 4 ? lambda(3, [accType]) : undefined;
     return (row) => {
@@ -278,13 +425,25 @@ function compileCall(expr: Extract<Expr, { op: 'call' }>, schema: Schema, udfs: 
   if (isScalarFunction(expr.fn)) return compileScalar(SCALAR_FUNCTIONS[expr.fn], args, argTypes, expr.args.map(constantOf));
   switch (expr.fn) {
     case 'upper':
-      return (row) => { const s = a0(row) as string | null; return s == null ? null : s.toUpperCase(); };
+      return (row) => {
+        const s = a0(row) as string | null;
+        return s == null ? null : s.toUpperCase();
+      };
     case 'lower':
-      return (row) => { const s = a0(row) as string | null; return s == null ? null : s.toLowerCase(); };
+      return (row) => {
+        const s = a0(row) as string | null;
+        return s == null ? null : s.toLowerCase();
+      };
     case 'trim':
-      return (row) => { const s = a0(row) as string | null; return s == null ? null : trimSpaces(s); };
+      return (row) => {
+        const s = a0(row) as string | null;
+        return s == null ? null : trimSpaces(s);
+      };
     case 'length':
-      return (row) => { const s = a0(row) as string | null; return s == null ? null : codePointLength(s); };
+      return (row) => {
+        const s = a0(row) as string | null;
+        return s == null ? null : codePointLength(s);
+      };
     case 'substring':
       return (row) => {
         const s = a0(row) as string | null;
@@ -343,8 +502,18 @@ function compileScalar(f: ScalarFunction, args: Evaluator[], argTypes: DataType[
   const value = f.bind?.(argTypes, constants) ?? (f.value as (...xs: unknown[]) => unknown);
   if (f.nulls) return (row) => value(...args.map((a) => a(row)));
   if (args.length === 0) return () => value();
-  if (args.length === 1) return (row) => { const x = a0!(row); return x == null ? null : value(x); };
-  if (args.length === 2) return (row) => { const x = a0!(row); if (x == null) return null; const y = a1!(row); return y == null ? null : value(x, y); };
+  if (args.length === 1)
+    return (row) => {
+      const x = a0!(row);
+      return x == null ? null : value(x);
+    };
+  if (args.length === 2)
+    return (row) => {
+      const x = a0!(row);
+      if (x == null) return null;
+      const y = a1!(row);
+      return y == null ? null : value(x, y);
+    };
   return (row) => {
     const xs = args.map((a) => a(row));
     return xs.includes(null) ? null : value(...xs);

@@ -15,12 +15,47 @@ import { numberLike, type ScalarFunction } from './mathFunctions.js';
 import { batchTimestamp } from './batchClock.js';
 
 export type DatetimeFunctionName =
-  | 'to_timestamp' | 'to_date' | 'date_format' | 'from_unixtime' | 'unix_timestamp' | 'to_unix_timestamp' | 'date_add'
-  | 'date_sub' | 'datediff' | 'add_months' | 'months_between' | 'year' | 'quarter' | 'month' | 'dayofmonth' | 'dayofweek'
-  | 'weekday' | 'dayofyear' | 'weekofyear' | 'hour' | 'minute' | 'second' | 'date_trunc' | 'trunc' | 'last_day' | 'next_day'
-  | 'make_timestamp' | 'make_date' | 'make_interval' | 'timestamp_seconds' | 'timestamp_millis' | 'unix_seconds'
-  | 'unix_millis' | 'unix_date' | 'date_from_unix_date' | 'window_time' | 'from_utc_timestamp' | 'to_utc_timestamp'
-  | 'current_timestamp' | 'current_date' | 'session_window';
+  | 'to_timestamp'
+  | 'to_date'
+  | 'date_format'
+  | 'from_unixtime'
+  | 'unix_timestamp'
+  | 'to_unix_timestamp'
+  | 'date_add'
+  | 'date_sub'
+  | 'datediff'
+  | 'add_months'
+  | 'months_between'
+  | 'year'
+  | 'quarter'
+  | 'month'
+  | 'dayofmonth'
+  | 'dayofweek'
+  | 'weekday'
+  | 'dayofyear'
+  | 'weekofyear'
+  | 'hour'
+  | 'minute'
+  | 'second'
+  | 'date_trunc'
+  | 'trunc'
+  | 'last_day'
+  | 'next_day'
+  | 'make_timestamp'
+  | 'make_date'
+  | 'make_interval'
+  | 'timestamp_seconds'
+  | 'timestamp_millis'
+  | 'unix_seconds'
+  | 'unix_millis'
+  | 'unix_date'
+  | 'date_from_unix_date'
+  | 'window_time'
+  | 'from_utc_timestamp'
+  | 'to_utc_timestamp'
+  | 'current_timestamp'
+  | 'current_date'
+  | 'session_window';
 
 type N = number;
 type Typed = { args: DataType[]; result: DataType } | string;
@@ -55,8 +90,13 @@ function isoWeek(d: Date): N {
 }
 
 const DAY_NAMES: Array<[N, string[]]> = [
-  [0, ['SU', 'SUN', 'SUNDAY']], [1, ['MO', 'MON', 'MONDAY']], [2, ['TU', 'TUE', 'TUESDAY']], [3, ['WE', 'WED', 'WEDNESDAY']],
-  [4, ['TH', 'THU', 'THURSDAY']], [5, ['FR', 'FRI', 'FRIDAY']], [6, ['SA', 'SAT', 'SATURDAY']],
+  [0, ['SU', 'SUN', 'SUNDAY']],
+  [1, ['MO', 'MON', 'MONDAY']],
+  [2, ['TU', 'TUE', 'TUESDAY']],
+  [3, ['WE', 'WED', 'WEDNESDAY']],
+  [4, ['TH', 'THU', 'THURSDAY']],
+  [5, ['FR', 'FRI', 'FRIDAY']],
+  [6, ['SA', 'SAT', 'SATURDAY']],
 ];
 
 /** date_trunc's and trunc's units; `date` marks those trunc (of a DATE) takes. */
@@ -65,11 +105,15 @@ function truncateMs(ms: N, unit: string, dateOnly: boolean): N | null {
   const y = d.getUTCFullYear();
   const m = d.getUTCMonth();
   switch (unit.toUpperCase()) {
-    case 'YEAR': case 'YYYY': case 'YY':
+    case 'YEAR':
+    case 'YYYY':
+    case 'YY':
       return utcMs(y, 0, 1);
     case 'QUARTER':
       return utcMs(y, m - (m % 3), 1);
-    case 'MONTH': case 'MM': case 'MON':
+    case 'MONTH':
+    case 'MM':
+    case 'MON':
       return utcMs(y, m, 1);
     case 'WEEK':
       return utcMs(y, m, d.getUTCDate() - ((d.getUTCDay() + 6) % 7));
@@ -101,14 +145,23 @@ function zoneOffsetMs(zone: string, ms: N): N {
   let f = zoneFormats.get(zone);
   if (f === undefined) {
     try {
-      f = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' });
+      f = new Intl.DateTimeFormat('en-US', {
+        timeZone: zone,
+        hourCycle: 'h23',
+        year: 'numeric',
+        month: 'numeric',
+        day: 'numeric',
+        hour: 'numeric',
+        minute: 'numeric',
+        second: 'numeric',
+      });
     } catch {
       throw new SluiceError('INVALID_EXPRESSION', `[INVALID_TIMEZONE] the time zone '${zone}' is not known`);
     }
     zoneFormats.set(zone, f);
   }
   const p = Object.fromEntries(f.formatToParts(new Date(ms)).map((x) => [x.type, x.value]));
-  const local = utcMs(Number(p['year']), Number(p['month']) - 1, Number(p['day']), Number(p['hour']), Number(p['minute']), Number(p['second']));
+  const local = utcMs(Number(p.year), Number(p.month) - 1, Number(p.day), Number(p.hour), Number(p.minute), Number(p.second));
   return local - (ms - (((ms % 1000) + 1000) % 1000));
 }
 
@@ -131,10 +184,12 @@ function parsed(result: 'timestamp' | 'date'): ScalarFunction {
 const unixTimestamp: ScalarFunction = {
   arity: [1, 2],
   types: (args) => (args[0] === 'string' ? sig('long', 's', 's')(args) : sig('long', 't', 's')(args)),
-  bind: ([t]) => (v, fmt = DEFAULT_FORMAT) => {
-    const ms = t === 'string' ? parseWithPattern(v as string, fmt as string) : (v as N);
-    return ms === null ? null : Math.floor(ms / 1000);
-  },
+  bind:
+    ([t]) =>
+    (v, fmt = DEFAULT_FORMAT) => {
+      const ms = t === 'string' ? parseWithPattern(v as string, fmt as string) : (v as N);
+      return ms === null ? null : Math.floor(ms / 1000);
+    },
 };
 
 export const DATETIME_FUNCTIONS: Record<DatetimeFunctionName, ScalarFunction> = {
@@ -157,7 +212,9 @@ export const DATETIME_FUNCTIONS: Record<DatetimeFunctionName, ScalarFunction> = 
     types: (args) => {
       const typed = sig('double', 't', 't')(args.slice(0, 2));
       if (typeof typed === 'string' || args.length === 2) return typed;
-      return args[2] === 'boolean' || args[2] === 'null' ? { args: [...typed.args, 'boolean'], result: 'double' } : `roundOff must be a boolean, not ${typeName(args[2] as DataType)}`;
+      return args[2] === 'boolean' || args[2] === 'null'
+        ? { args: [...typed.args, 'boolean'], result: 'double' }
+        : `roundOff must be a boolean, not ${typeName(args[2] as DataType)}`;
     },
     value: (a, b, roundOff = true) => monthsBetween(a as N, b as N, roundOff as boolean),
   },
@@ -185,7 +242,14 @@ export const DATETIME_FUNCTIONS: Record<DatetimeFunctionName, ScalarFunction> = 
       return ms === null ? null : day(ms);
     },
   },
-  last_day: { arity: [1, 1], types: sig('date', 'd'), value: (d) => { const x = dateOf(d as N); return day(utcMs(x.getUTCFullYear(), x.getUTCMonth() + 1, 1)) - 1; } },
+  last_day: {
+    arity: [1, 1],
+    types: sig('date', 'd'),
+    value: (d) => {
+      const x = dateOf(d as N);
+      return day(utcMs(x.getUTCFullYear(), x.getUTCMonth() + 1, 1)) - 1;
+    },
+  },
   /** next_day(date, 'TU'): the first such day after the date; an unknown day name gives null. */
   next_day: {
     arity: [2, 2],
@@ -242,7 +306,9 @@ export const DATETIME_FUNCTIONS: Record<DatetimeFunctionName, ScalarFunction> = 
   window_time: {
     arity: [1, 1],
     types: ([w = 'null']) =>
-      typeof w === 'object' && 'struct' in w && w.struct.some((f) => f.name === 'end' && f.type === 'timestamp') ? { args: [w], result: 'timestamp' } : `needs a window struct, not ${typeName(w)}`,
+      typeof w === 'object' && 'struct' in w && w.struct.some((f) => f.name === 'end' && f.type === 'timestamp')
+        ? { args: [w], result: 'timestamp' }
+        : `needs a window struct, not ${typeName(w)}`,
     value: (w) => {
       const end = (w as { end: N | null }).end;
       return end == null ? null : end - 1;

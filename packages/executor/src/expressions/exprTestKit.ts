@@ -21,7 +21,12 @@ export const SCHEMA: Schema = [
   { name: 'ok', type: 'boolean', nullable: true },
   {
     name: 'window',
-    type: { struct: [{ name: 'start', type: 'timestamp', nullable: true }, { name: 'end', type: 'timestamp', nullable: true }] },
+    type: {
+      struct: [
+        { name: 'start', type: 'timestamp', nullable: true },
+        { name: 'end', type: 'timestamp', nullable: true },
+      ],
+    },
     nullable: true,
   },
 ];
@@ -62,7 +67,8 @@ export function hiveString(value: unknown, type: DataType, nested = false): stri
   if (value === null || value === undefined) return nested ? 'null' : 'NULL';
   if (typeof type === 'object') {
     if ('array' in type) return `[${(value as unknown[]).map((x) => hiveString(x, type.array, true)).join(',')}]`;
-    if ('map' in type) return `{${(value as Array<[unknown, unknown]>).map(([k, v]) => `${hiveString(k, type.map.key, true)}:${hiveString(v, type.map.value, true)}`).join(',')}}`;
+    if ('map' in type)
+      return `{${(value as Array<[unknown, unknown]>).map(([k, v]) => `${hiveString(k, type.map.key, true)}:${hiveString(v, type.map.value, true)}`).join(',')}}`;
     return `{${type.struct.map((f) => `"${f.name}":${hiveString((value as Row)[f.name], f.type, true)}`).join(',')}}`;
   }
   switch (type) {
@@ -75,7 +81,10 @@ export function hiveString(value: unknown, type: DataType, nested = false): stri
     case 'interval':
       return formatInterval(value as Interval);
     case 'timestamp':
-      return (formatTimestamp(value as number) as string).replace('T', ' ').replace(/\.?0*Z$/, '').replace(/(\.\d*?)0+$/, '$1');
+      return (formatTimestamp(value as number) as string)
+        .replace('T', ' ')
+        .replace(/\.?0*Z$/, '')
+        .replace(/(\.\d*?)0+$/, '$1');
     default:
       return String(value);
   }

@@ -22,7 +22,13 @@ describe('planOutputSchema', () => {
 
   it('fails on a column that an earlier projection dropped', () => {
     const e = thrown(() =>
-      planOutputSchema([{ kind: 'project', exprs: [col('v')] }, { kind: 'filter', cond: bin('gt', col('n'), lit(0)) }], SCHEMA),
+      planOutputSchema(
+        [
+          { kind: 'project', exprs: [col('v')] },
+          { kind: 'filter', cond: bin('gt', col('n'), lit(0)) },
+        ],
+        SCHEMA,
+      ),
     );
     expect(e.code).toBe('UNRESOLVED_COLUMN');
     expect(e.column).toBe('n');
@@ -47,7 +53,9 @@ describe('planOutputSchema', () => {
   it('refuses a sliding window outside groupBy, and types a tumbling one', () => {
     const w = (slideMs: number): Expr => ({ op: 'window', expr: col('ts'), sizeMs: 600_000, slideMs, startMs: 0 });
     expect(planOutputSchema([{ kind: 'project', exprs: [w(600_000)] }], SCHEMA)[0]).toMatchObject({ name: 'window', nullable: true });
-    expect(thrown(() => planOutputSchema([{ kind: 'project', exprs: [{ op: 'alias', expr: w(300_000), name: 'x' }] }], SCHEMA)).code).toBe('UNSUPPORTED_OPERATION');
+    expect(thrown(() => planOutputSchema([{ kind: 'project', exprs: [{ op: 'alias', expr: w(300_000), name: 'x' }] }], SCHEMA)).code).toBe(
+      'UNSUPPORTED_OPERATION',
+    );
     const inFilter = bin('equalTo', w(300_000), col('window'));
     expect(thrown(() => planOutputSchema([{ kind: 'filter', cond: inFilter }], SCHEMA)).code).toBe('UNSUPPORTED_OPERATION');
   });

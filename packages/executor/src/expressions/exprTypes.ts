@@ -35,10 +35,7 @@ function checkWindow(expr: Extract<Expr, { op: 'window' }>, schema: Schema): voi
   const { sizeMs, slideMs, startMs } = expr;
   // Spark's own checks on window(): a positive size, and a slide in (0, size].
   if (!(sizeMs > 0) || !(slideMs > 0) || slideMs > sizeMs || !Number.isFinite(sizeMs) || !Number.isFinite(startMs)) {
-    throw new SluiceError(
-      'INVALID_EXPRESSION',
-      `${exprSql(expr)}: the window duration must be positive and the slide duration in (0, window duration]`,
-    );
+    throw new SluiceError('INVALID_EXPRESSION', `${exprSql(expr)}: the window duration must be positive and the slide duration in (0, window duration]`);
   }
 }
 
@@ -168,7 +165,10 @@ export function callTypes(expr: Extract<Expr, { op: 'call' }>, schema: Schema): 
     throw new SluiceError('WRONG_NUM_ARGS', `${expr.fn} takes ${min === max ? min : `${min} to ${max}`} arguments, got ${expr.args.length}`);
   }
   if (GENERATORS.includes(expr.fn as GeneratorName)) {
-    throw new SluiceError('UNSUPPORTED_OPERATION', `[UNSUPPORTED_GENERATOR.OUTSIDE_SELECT] the generator ${exprSql(expr)} can only be a select item, not inside an expression`);
+    throw new SluiceError(
+      'UNSUPPORTED_OPERATION',
+      `[UNSUPPORTED_GENERATOR.OUTSIDE_SELECT] the generator ${exprSql(expr)} can only be a select item, not inside an expression`,
+    );
   }
   if (HIGHER_ORDER.includes(expr.fn as HigherOrderName)) return higherOrderTypes(expr, schema);
   const types = expr.args.map((a) => exprType(a, schema));
@@ -220,7 +220,8 @@ function lambdaType(expr: Extract<Expr, { op: 'call' }>, at: number, schema: Sch
   const lambda = expr.args[at];
   if (lambda?.op !== 'lambda') throw mismatch(expr, `argument ${at + 1} of ${expr.fn} must be a lambda such as x -> x + 1`);
   const fit = types.find((t) => t.length === lambda.params.length);
-  if (fit === undefined) throw mismatch(expr, `the lambda of ${expr.fn} takes ${types.map((t) => t.length).join(' or ')} parameters, not ${lambda.params.length}`);
+  if (fit === undefined)
+    throw mismatch(expr, `the lambda of ${expr.fn} takes ${types.map((t) => t.length).join(' or ')} parameters, not ${lambda.params.length}`);
   return exprType(lambda.body, lambdaScope(schema, lambda.params, fit));
 }
 
@@ -258,7 +259,8 @@ function higherOrderTypes(expr: Extract<Expr, { op: 'call' }>, schema: Schema): 
       const e = element(first);
       const acc = exprType(expr.args[1]!, schema);
       const merged = lambdaType(expr, 2, schema, [acc, e]);
-      if (createCast(merged, acc) === undefined) throw mismatch(expr, `the merge lambda gives ${typeName(merged)}, which is not the accumulator's ${typeName(acc)}`);
+      if (createCast(merged, acc) === undefined)
+        throw mismatch(expr, `the merge lambda gives ${typeName(merged)}, which is not the accumulator's ${typeName(acc)}`);
       const result = expr.args.length === 4 ? lambdaType(expr, 3, schema, [acc]) : acc;
       return { args: [first, acc, lambdaArg, ...(expr.args.length === 4 ? [lambdaArg] : [])], result };
     }
@@ -272,7 +274,8 @@ function higherOrderTypes(expr: Extract<Expr, { op: 'call' }>, schema: Schema): 
       const m = mapOf(first);
       const body = lambdaType(expr, 1, schema, [m.key, m.value]);
       if (expr.fn === 'map_filter') predicate(body);
-      const result: DataType = expr.fn === 'map_filter' ? first : expr.fn === 'transform_keys' ? { map: { key: body, value: m.value } } : { map: { key: m.key, value: body } };
+      const result: DataType =
+        expr.fn === 'map_filter' ? first : expr.fn === 'transform_keys' ? { map: { key: body, value: m.value } } : { map: { key: m.key, value: body } };
       return { args: [first, lambdaArg], result };
     }
   }
@@ -342,7 +345,10 @@ export function exprType(expr: Expr, schema: Schema): DataType {
       }
       const values = expr.branches.map((b) => b.value);
       if (expr.otherwise !== undefined) values.push(expr.otherwise);
-      return commonType(values.map((v) => exprType(v, schema)), expr);
+      return commonType(
+        values.map((v) => exprType(v, schema)),
+        expr,
+      );
     }
     case 'call':
       return callTypes(expr, schema).result;
@@ -395,7 +401,6 @@ export function exprNullable(expr: Expr, schema: Schema): boolean {
 // ---------------------------------------------------------------------------------------------
 // Operators
 
-
 /**
  * A sliding window gives several values per row, so only a groupBy key may hold one; refusing it
  * here makes start() fail rather than the first task (compileExpr refuses it too).
@@ -432,7 +437,10 @@ export function opOutputSchema(op: Op, schema: Schema): Schema {
     case 'generate': {
       const fields = generatorFields(op.fn, exprType(op.expr, schema), op.expr);
       if (fields.length !== op.names.length) {
-        throw new SluiceError('UNSUPPORTED_OPERATION', `${op.fn} gives ${fields.length} columns (${fields.map((f) => f.name).join(', ')}) but ${op.names.length} names were given`);
+        throw new SluiceError(
+          'UNSUPPORTED_OPERATION',
+          `${op.fn} gives ${fields.length} columns (${fields.map((f) => f.name).join(', ')}) but ${op.names.length} names were given`,
+        );
       }
       return [...schema, ...fields.map((f, i) => ({ ...f, name: op.names[i] as string }))];
     }
@@ -476,8 +484,15 @@ export function joinedSchema(op: JoinShape, left: Schema, right: Schema, sides: 
   const field = (schema: Schema, name: string, side: string) => {
     const f = schema.find((x) => x.name === name);
     if (!f) {
-      const suggestions = suggest(name, schema.map((x) => x.name));
-      throw new SluiceError('UNRESOLVED_COLUMN', `join key ${name} is not a column of the ${side} (${schema.map((x) => x.name).join(', ')}).${didYouMean(suggestions)}`, { column: name, suggestions });
+      const suggestions = suggest(
+        name,
+        schema.map((x) => x.name),
+      );
+      throw new SluiceError(
+        'UNRESOLVED_COLUMN',
+        `join key ${name} is not a column of the ${side} (${schema.map((x) => x.name).join(', ')}).${didYouMean(suggestions)}`,
+        { column: name, suggestions },
+      );
     }
     return f;
   };
@@ -487,7 +502,9 @@ export function joinedSchema(op: JoinShape, left: Schema, right: Schema, sides: 
     const l = field(left, k, sides[0]);
     const r = field(right, op.rightKeys[i] as string, sides[1]);
     if (typeName(l.type) !== typeName(r.type)) {
-      throw new SluiceError('DATATYPE_MISMATCH', `join key ${k} is ${typeName(l.type)} in the ${sides[0]} and ${typeName(r.type)} in the ${sides[1]}`, { column: k });
+      throw new SluiceError('DATATYPE_MISMATCH', `join key ${k} is ${typeName(l.type)} in the ${sides[0]} and ${typeName(r.type)} in the ${sides[1]}`, {
+        column: k,
+      });
     }
     return op.how === 'right_outer' ? r : op.how === 'full_outer' ? { ...l, nullable: l.nullable || r.nullable } : l;
   });

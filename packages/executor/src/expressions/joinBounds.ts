@@ -109,11 +109,15 @@ export function stateValueWatermark(condition: Expr, sides: JoinBoundSides, wate
     if (c.op !== 'binary') continue;
     // The eviction is inclusive: a bound from `time >= W` keeps W, so it evicts below W - 1.
     const bound =
-      c.fn === 'lt' ? solveLessThan(c.left, c.right, sides, watermarkMs)
-      : c.fn === 'leq' ? minusOne(solveLessThan(c.left, c.right, sides, watermarkMs))
-      : c.fn === 'gt' ? solveLessThan(c.right, c.left, sides, watermarkMs)
-      : c.fn === 'geq' ? minusOne(solveLessThan(c.right, c.left, sides, watermarkMs))
-      : undefined;
+      c.fn === 'lt'
+        ? solveLessThan(c.left, c.right, sides, watermarkMs)
+        : c.fn === 'leq'
+          ? minusOne(solveLessThan(c.left, c.right, sides, watermarkMs))
+          : c.fn === 'gt'
+            ? solveLessThan(c.right, c.left, sides, watermarkMs)
+            : c.fn === 'geq'
+              ? minusOne(solveLessThan(c.right, c.left, sides, watermarkMs))
+              : undefined;
     if (bound !== undefined) least = least === undefined ? bound : Math.min(least, bound);
   }
   return least;

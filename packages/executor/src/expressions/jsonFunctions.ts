@@ -21,7 +21,7 @@ type Typed = { args: DataType[]; result: DataType } | string;
 
 /** from_json's schema: a field list ('a INT, b STRING') is a struct; a type ('ARRAY<INT>', 'MAP<STRING, INT>') is itself. */
 export function jsonSchemaOf(ddl: unknown): DataType | string {
-  if (typeof ddl !== 'string') return 'needs its schema as a literal string, such as \'a INT, b STRING\'';
+  if (typeof ddl !== 'string') return "needs its schema as a literal string, such as 'a INT, b STRING'";
   try {
     return { struct: parseSchema(ddl, 'from_json schema') };
   } catch (fieldList) {
@@ -74,12 +74,17 @@ function parsePath(path: string): PathStep[] | null {
   if (!path.startsWith('$')) steps = null;
   for (let i = 1; steps !== null && i < path.length; ) {
     const rest = path.slice(i);
-    let m: RegExpExecArray | null;
-    if ((m = /^\.([^.[\]]+)/.exec(rest))) steps.push(m[1] === '*' ? { wildcard: true } : { key: m[1]! });
-    else if ((m = /^\['((?:[^'\\]|\\.)*)'\]/.exec(rest))) steps.push({ key: m[1]!.replace(/\\(.)/g, '$1') });
-    else if ((m = /^\[(\d+)\]/.exec(rest))) steps.push({ index: Number(m[1]) });
-    else if ((m = /^\[\*\]/.exec(rest))) steps.push({ wildcard: true });
+    // At most one matches: the step's first two characters tell them apart.
+    const key = /^\.([^.[\]]+)/.exec(rest);
+    const quoted = /^\['((?:[^'\\]|\\.)*)'\]/.exec(rest);
+    const index = /^\[(\d+)\]/.exec(rest);
+    const star = /^\[\*\]/.exec(rest);
+    if (key) steps.push(key[1] === '*' ? { wildcard: true } : { key: key[1]! });
+    else if (quoted) steps.push({ key: quoted[1]!.replace(/\\(.)/g, '$1') });
+    else if (index) steps.push({ index: Number(index[1]) });
+    else if (star) steps.push({ wildcard: true });
     else steps = null;
+    const m = key ?? quoted ?? index ?? star;
     if (m) i += m[0].length;
   }
   if (paths.size > 256) paths.clear();
@@ -139,7 +144,10 @@ export const JSON_FUNCTIONS: Record<JsonFunctionName, ScalarFunction> = {
         const v = parsed === BAD || parsed === null ? parsed : conv(parsed);
         if (v !== BAD) return v;
         if (failfast) {
-          throw new SluiceError('MALFORMED_RECORD', `[MALFORMED_RECORD_IN_PARSING] from_json cannot read ${JSON.stringify(String(text).slice(0, 100))} as ${typeName(schema)} (mode FAILFAST)`);
+          throw new SluiceError(
+            'MALFORMED_RECORD',
+            `[MALFORMED_RECORD_IN_PARSING] from_json cannot read ${JSON.stringify(String(text).slice(0, 100))} as ${typeName(schema)} (mode FAILFAST)`,
+          );
         }
         return nulls();
       };
@@ -148,7 +156,8 @@ export const JSON_FUNCTIONS: Record<JsonFunctionName, ScalarFunction> = {
   /** to_json(struct | array | map): JSON text as the JSON writer gives it (null fields left out). */
   to_json: {
     arity: [1, 2],
-    types: (args): Typed => (typeof args[0] === 'object' ? { args, result: 'string' } : `needs a struct, an array or a map, not ${typeName(args[0] ?? 'null')}`),
+    types: (args): Typed =>
+      typeof args[0] === 'object' ? { args, result: 'string' } : `needs a struct, an array or a map, not ${typeName(args[0] ?? 'null')}`,
     bind: ([t]) => jsonValue(t as DataType) as (v: unknown) => unknown,
   },
   /** get_json_object(json, path): the value at the path, as text (JSON text for objects and arrays); null if absent or invalid. */
@@ -188,7 +197,7 @@ export const JSON_FUNCTIONS: Record<JsonFunctionName, ScalarFunction> = {
   /** schema_of_json(json): the type Spark infers for the JSON text, as DDL ('STRUCT<a: BIGINT>'). */
   schema_of_json: {
     arity: [1, 1],
-    types: (args, constants): Typed => (typeof constants[0] === 'string' ? { args: ['string'], result: 'string' } : 'needs a literal JSON string'),
+    types: (_args, constants): Typed => (typeof constants[0] === 'string' ? { args: ['string'], result: 'string' } : 'needs a literal JSON string'),
     value: (json) => {
       const v = parseJson(json as string);
       if (v === BAD) throw new SluiceError('INVALID_EXPRESSION', `schema_of_json: ${JSON.stringify(json)} is not JSON`);

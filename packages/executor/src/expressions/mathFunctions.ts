@@ -9,10 +9,48 @@ import { SluiceError } from '@sluice/state';
 import { isNumericType } from '../schema/values.js';
 
 export type MathFunctionName =
-  | 'abs' | 'round' | 'bround' | 'floor' | 'ceil' | 'sqrt' | 'cbrt' | 'exp' | 'expm1' | 'ln' | 'log' | 'log10' | 'log2' | 'log1p'
-  | 'pow' | 'pmod' | 'greatest' | 'least' | 'signum' | 'degrees' | 'radians' | 'sin' | 'cos' | 'tan' | 'cot' | 'asin' | 'acos'
-  | 'atan' | 'atan2' | 'sinh' | 'cosh' | 'tanh' | 'hypot' | 'isnan' | 'nanvl' | 'pi' | 'e' | 'shiftleft' | 'shiftright'
-  | 'shiftrightunsigned' | 'bit_count' | 'bit_get';
+  | 'abs'
+  | 'round'
+  | 'bround'
+  | 'floor'
+  | 'ceil'
+  | 'sqrt'
+  | 'cbrt'
+  | 'exp'
+  | 'expm1'
+  | 'ln'
+  | 'log'
+  | 'log10'
+  | 'log2'
+  | 'log1p'
+  | 'pow'
+  | 'pmod'
+  | 'greatest'
+  | 'least'
+  | 'signum'
+  | 'degrees'
+  | 'radians'
+  | 'sin'
+  | 'cos'
+  | 'tan'
+  | 'cot'
+  | 'asin'
+  | 'acos'
+  | 'atan'
+  | 'atan2'
+  | 'sinh'
+  | 'cosh'
+  | 'tanh'
+  | 'hypot'
+  | 'isnan'
+  | 'nanvl'
+  | 'pi'
+  | 'e'
+  | 'shiftleft'
+  | 'shiftright'
+  | 'shiftrightunsigned'
+  | 'bit_count'
+  | 'bit_get';
 
 type N = number;
 
@@ -133,17 +171,29 @@ export const MATH_FUNCTIONS: Record<MathFunctionName, ScalarFunction> = {
   bit_count: {
     arity: [1, 1],
     types: (args) => (integral(args[0] ?? 'null') ? { args: [args[0] === 'int' ? 'int' : 'long'], result: 'int' } : `needs an integer, not ${args.join(', ')}`),
-    bind: ([t]) => (x) => [...BigInt.asUintN(t === 'int' ? 32 : 64, BigInt(x as N)).toString(2)].filter((c) => c === '1').length,
+    bind:
+      ([t]) =>
+      (x) =>
+        [...BigInt.asUintN(t === 'int' ? 32 : 64, BigInt(x as N)).toString(2)].filter((c) => c === '1').length,
   },
   /** bit_get(x, pos): bit pos (0 the lowest) of x's two's complement. */
   bit_get: {
     arity: [2, 2],
-    types: (args) => (integral(args[0] ?? 'null') && integral(args[1] ?? 'null') ? { args: [args[0] === 'int' ? 'int' : 'long', 'int'], result: 'int' } : `needs integers, not ${args.join(', ')}`),
-    bind: ([t]) => (x, pos) => {
-      const bits = t === 'int' ? 32 : 64;
-      if ((pos as N) < 0 || (pos as N) >= bits) throw new SluiceError('INVALID_EXPRESSION', `[INVALID_PARAMETER_VALUE.BIT_POSITION_RANGE] bit_get: the position ${String(pos)} must be in [0, ${bits})`);
-      return Number((BigInt.asUintN(bits, BigInt(x as N)) >> BigInt(pos as N)) & 1n);
-    },
+    types: (args) =>
+      integral(args[0] ?? 'null') && integral(args[1] ?? 'null')
+        ? { args: [args[0] === 'int' ? 'int' : 'long', 'int'], result: 'int' }
+        : `needs integers, not ${args.join(', ')}`,
+    bind:
+      ([t]) =>
+      (x, pos) => {
+        const bits = t === 'int' ? 32 : 64;
+        if ((pos as N) < 0 || (pos as N) >= bits)
+          throw new SluiceError(
+            'INVALID_EXPRESSION',
+            `[INVALID_PARAMETER_VALUE.BIT_POSITION_RANGE] bit_get: the position ${String(pos)} must be in [0, ${bits})`,
+          );
+        return Number((BigInt.asUintN(bits, BigInt(x as N)) >> BigInt(pos as N)) & 1n);
+      },
   },
   pi: { arity: [0, 0], types: doubles(), value: () => Math.PI },
   e: { arity: [0, 0], types: doubles(), value: () => Math.E },
@@ -177,4 +227,3 @@ function pick(xs: unknown[], better: (a: N, b: N) => boolean): unknown {
   for (const x of xs) if (x != null && (best === null || better(x as N, best))) best = x as N;
   return best;
 }
-

@@ -51,10 +51,13 @@ function formatString(fmt: string, args: unknown[], types: DataType[]): string {
         s = v == null ? 'false' : typeof v === 'boolean' ? String(v) : 'true';
         break;
       case 'c':
-        s = v == null ? 'null' : typeof v === 'number' ? String.fromCodePoint(v) : String(v)[0] ?? '';
+        s = v == null ? 'null' : typeof v === 'number' ? String.fromCodePoint(v) : (String(v)[0] ?? '');
         break;
       case 'd': {
-        if (v == null) { s = 'null'; break; }
+        if (v == null) {
+          s = 'null';
+          break;
+        }
         const n = Math.trunc(num());
         const digits = String(Math.abs(n));
         s = (n < 0 ? '-' : flags.includes('+') ? '+' : flags.includes(' ') ? ' ' : '') + (flags.includes(',') ? groupThousands(digits) : digits);
@@ -62,17 +65,28 @@ function formatString(fmt: string, args: unknown[], types: DataType[]): string {
       }
       case 'f':
       case 'e': {
-        if (v == null) { s = 'null'; break; }
+        if (v == null) {
+          s = 'null';
+          break;
+        }
         const x = num();
         const p = precision === undefined ? 6 : Number(precision);
-        let body = conv.toLowerCase() === 'f' ? Math.abs(x).toFixed(p) : Math.abs(x).toExponential(p).replace(/e([+-])(\d)$/, 'e$10$2');
+        let body =
+          conv.toLowerCase() === 'f'
+            ? Math.abs(x).toFixed(p)
+            : Math.abs(x)
+                .toExponential(p)
+                .replace(/e([+-])(\d)$/, 'e$10$2');
         if (flags.includes(',') && conv.toLowerCase() === 'f') body = body.replace(/^\d+/, (d) => groupThousands(d));
         s = (x < 0 ? '-' : flags.includes('+') ? '+' : flags.includes(' ') ? ' ' : '') + body;
         break;
       }
       case 'x':
       case 'o': {
-        if (v == null) { s = 'null'; break; }
+        if (v == null) {
+          s = 'null';
+          break;
+        }
         const n = BigInt.asUintN(t === 'int' ? 32 : 64, BigInt(Math.trunc(num())));
         s = (flags.includes('#') ? (conv.toLowerCase() === 'x' ? '0x' : '0') : '') + n.toString(conv.toLowerCase() === 'x' ? 16 : 8);
         break;
@@ -101,17 +115,34 @@ export const MISC_FUNCTIONS: Record<MiscFunctionName, ScalarFunction> = {
     arity: [1, Infinity],
     types: (args) => ({ args, result: 'int' }),
     nulls: true,
-    bind: (types) => (...xs) => xs.reduce<number>((h, x, i) => murmur3Value(x, types[i] as DataType, h), 42),
+    bind:
+      (types) =>
+      (...xs) =>
+        xs.reduce<number>((h, x, i) => murmur3Value(x, types[i] as DataType, h), 42),
   },
   /** format_string(fmt, x...), also printf: Java's String.format. */
   format_string: {
     arity: [1, Infinity],
-    types: (args) => (isAtomicType(args[0] ?? 'null') ? { args: ['string', ...args.slice(1)], result: 'string' } : `needs a format string, not ${typeName(args[0] as DataType)}`),
+    types: (args) =>
+      isAtomicType(args[0] ?? 'null')
+        ? { args: ['string', ...args.slice(1)], result: 'string' }
+        : `needs a format string, not ${typeName(args[0] as DataType)}`,
     nulls: true,
-    bind: (types) => (fmt, ...xs) => (fmt == null ? null : formatString(fmt as string, xs, types.slice(1))),
+    bind:
+      (types) =>
+      (fmt, ...xs) =>
+        fmt == null ? null : formatString(fmt as string, xs, types.slice(1)),
   },
   /** typeof(x): the name of x's type. */
-  typeof: { arity: [1, 1], types: (args) => ({ args, result: 'string' }), nulls: true, bind: ([t]) => () => simpleString(t as DataType) },
+  typeof: {
+    arity: [1, 1],
+    types: (args) => ({ args, result: 'string' }),
+    nulls: true,
+    bind:
+      ([t]) =>
+      () =>
+        simpleString(t as DataType),
+  },
   unbase64: {
     arity: [1, 1],
     types: (args) => (textOnly(args) ? { args: ['string'], result: 'string' } : `needs text, not ${typeName(args[0] as DataType)}`),

@@ -15,7 +15,10 @@ const names = (s: Schema) => s.map((f) => f.name);
 describe('requiredInputSchema', () => {
   it('keeps the columns read by filters and the first projection', () => {
     const ops = [
-      { kind: 'filter' as const, cond: { op: 'binary' as const, fn: 'gt' as const, left: col('v'), right: { op: 'lit' as const, value: 1, type: 'long' as const } } },
+      {
+        kind: 'filter' as const,
+        cond: { op: 'binary' as const, fn: 'gt' as const, left: col('v'), right: { op: 'lit' as const, value: 1, type: 'long' as const } },
+      },
       { kind: 'project' as const, exprs: [col('ID')] },
       { kind: 'filter' as const, cond: col('ID') },
     ];
@@ -37,6 +40,16 @@ describe('requiredInputSchema', () => {
 
   it('keeps every column when nothing projects, and the watermark column before a projection', () => {
     expect(requiredInputSchema([{ kind: 'filter', cond: col('v') }], schema)).toBe(schema);
-    expect(names(requiredInputSchema([{ kind: 'watermark', column: 'ts', delayMs: 1 }, { kind: 'project', exprs: [col('v')] }], schema))).toEqual(['v', 'ts']);
+    expect(
+      names(
+        requiredInputSchema(
+          [
+            { kind: 'watermark', column: 'ts', delayMs: 1 },
+            { kind: 'project', exprs: [col('v')] },
+          ],
+          schema,
+        ),
+      ),
+    ).toEqual(['v', 'ts']);
   });
 });

@@ -72,7 +72,10 @@ export function expandStar(target: string, schema: Schema): Expr[] {
   } catch (e) {
     if (!(e instanceof SluiceError)) throw e;
     // Only a struct can be expanded, so only structs are suggested.
-    const suggestions = suggest(target, schema.filter((f) => isStructType(f.type)).map((f) => f.name));
+    const suggestions = suggest(
+      target,
+      schema.filter((f) => isStructType(f.type)).map((f) => f.name),
+    );
     throw new SluiceError(
       'UNRESOLVED_COLUMN',
       `[CANNOT_RESOLVE_STAR_EXPAND] Cannot resolve ${quoteId(target)}.* given input columns ${schema.map((f) => quoteId(f.name)).join(', ') || '(none)'}. ` +
@@ -82,7 +85,9 @@ export function expandStar(target: string, schema: Schema): Expr[] {
   }
   const { path, field } = resolved;
   if (!isStructType(field.type)) {
-    throw new SluiceError('DATATYPE_MISMATCH', `Can only star expand struct data types: column ${quoteId(path.join('.'))} is ${typeName(field.type)}`, { column: `${target}.*` });
+    throw new SluiceError('DATATYPE_MISMATCH', `Can only star expand struct data types: column ${quoteId(path.join('.'))} is ${typeName(field.type)}`, {
+      column: `${target}.*`,
+    });
   }
   return field.type.struct.map((f): Expr => ({ op: 'alias', expr: { op: 'col', name: [...path, f.name].join('.') }, name: f.name }));
 }

@@ -11,13 +11,7 @@ import { JSON_FUNCTIONS, type JsonFunctionName } from './jsonFunctions.js';
 import { MISC_FUNCTIONS, type MiscFunctionName } from './miscFunctions.js';
 
 export type { ScalarFunction };
-export type ScalarFunctionName =
-  | MathFunctionName
-  | StringFunctionName
-  | CollectionFunctionName
-  | DatetimeFunctionName
-  | JsonFunctionName
-  | MiscFunctionName;
+export type ScalarFunctionName = MathFunctionName | StringFunctionName | CollectionFunctionName | DatetimeFunctionName | JsonFunctionName | MiscFunctionName;
 
 export const SCALAR_FUNCTIONS: Record<ScalarFunctionName, ScalarFunction> = {
   ...MATH_FUNCTIONS,

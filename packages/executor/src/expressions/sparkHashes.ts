@@ -32,7 +32,10 @@ function halves(n: number, isDouble: boolean): [number, number] {
 
 // ---- Murmur3_x86_32 ---------------------------------------------------------------------------
 
-const mixK1 = (k: number): number => Math.imul(((k = Math.imul(k, 0xcc9e2d51)) << 15) | (k >>> 17), 0x1b873593);
+const mixK1 = (k: number): number => {
+  k = Math.imul(k, 0xcc9e2d51);
+  return Math.imul((k << 15) | (k >>> 17), 0x1b873593);
+};
 const mixH1 = (h: number, k: number): number => {
   h ^= k;
   h = (h << 13) | (h >>> 19);

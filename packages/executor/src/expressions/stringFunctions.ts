@@ -16,11 +16,50 @@ import { codePointLength, sparkSubstring } from './sparkStrings.js';
 import { typeName } from '../schema/values.js';
 
 export type StringFunctionName =
-  | 'concat_ws' | 'instr' | 'locate' | 'lpad' | 'rpad' | 'ltrim' | 'rtrim' | 'replace' | 'translate' | 'initcap' | 'reverse'
-  | 'repeat' | 'substring_index' | 'split_part' | 'left' | 'right' | 'ascii' | 'chr' | 'md5' | 'sha1' | 'sha2' | 'crc32'
-  | 'base64' | 'hex' | 'regexp_extract' | 'regexp_replace' | 'rlike' | 'like' | 'regexp_extract_all' | 'regexp_count' | 'levenshtein'
-  | 'startswith' | 'endswith' | 'contains' | 'elt' | 'find_in_set' | 'soundex' | 'btrim' | 'position' | 'octet_length'
-  | 'bit_length' | 'url_encode' | 'url_decode' | 'parse_url';
+  | 'concat_ws'
+  | 'instr'
+  | 'locate'
+  | 'lpad'
+  | 'rpad'
+  | 'ltrim'
+  | 'rtrim'
+  | 'replace'
+  | 'translate'
+  | 'initcap'
+  | 'reverse'
+  | 'repeat'
+  | 'substring_index'
+  | 'split_part'
+  | 'left'
+  | 'right'
+  | 'ascii'
+  | 'chr'
+  | 'md5'
+  | 'sha1'
+  | 'sha2'
+  | 'crc32'
+  | 'base64'
+  | 'hex'
+  | 'regexp_extract'
+  | 'regexp_replace'
+  | 'rlike'
+  | 'like'
+  | 'regexp_extract_all'
+  | 'regexp_count'
+  | 'levenshtein'
+  | 'startswith'
+  | 'endswith'
+  | 'contains'
+  | 'elt'
+  | 'find_in_set'
+  | 'soundex'
+  | 'btrim'
+  | 'position'
+  | 'octet_length'
+  | 'bit_length'
+  | 'url_encode'
+  | 'url_decode'
+  | 'parse_url';
 
 type S = string;
 type N = number;
@@ -43,7 +82,26 @@ const chars = (s: S): S[] => Array.from(s);
 
 /** American Soundex: the first letter, then the codes of the next consonants, repeats and vowels between them dropped, padded to 4. */
 function soundex(s: S): S {
-  const codes: Record<string, string> = { B: '1', F: '1', P: '1', V: '1', C: '2', G: '2', J: '2', K: '2', Q: '2', S: '2', X: '2', Z: '2', D: '3', T: '3', L: '4', M: '5', N: '5', R: '6' };
+  const codes: Record<string, string> = {
+    B: '1',
+    F: '1',
+    P: '1',
+    V: '1',
+    C: '2',
+    G: '2',
+    J: '2',
+    K: '2',
+    Q: '2',
+    S: '2',
+    X: '2',
+    Z: '2',
+    D: '3',
+    T: '3',
+    L: '4',
+    M: '5',
+    N: '5',
+    R: '6',
+  };
   const up = s.toUpperCase();
   if (!/^[A-Z]/.test(up)) return s;
   let out = up[0]!;
@@ -143,7 +201,10 @@ function likePattern(p: S): S {
   return `^${out}$`;
 }
 
-const hash = (algorithm: string) => (s: unknown) => createHash(algorithm).update(s as S, 'utf8').digest('hex');
+const hash = (algorithm: string) => (s: unknown) =>
+  createHash(algorithm)
+    .update(s as S, 'utf8')
+    .digest('hex');
 
 /** Position (1-based, in code points) of `sub` in `s` at or after code point `from`; 0 if absent. */
 function position(s: S, sub: S, from: N): N {
@@ -188,21 +249,34 @@ export const STRING_FUNCTIONS: Record<StringFunctionName, ScalarFunction> = {
       const f = chars(from as S);
       const t = chars(to as S);
       const map = new Map<S, S>();
-      f.forEach((c, i) => map.has(c) || map.set(c, t[i] ?? ''));
-      return chars(s as S).map((c) => map.get(c) ?? c).join('');
+      f.forEach((c, i) => {
+        if (!map.has(c)) map.set(c, t[i] ?? '');
+      });
+      return chars(s as S)
+        .map((c) => map.get(c) ?? c)
+        .join('');
     },
   },
   /** initcap(s): each word's first letter upper case, the rest lower case (words split at spaces). */
   initcap: {
     arity: [1, 1],
     types: sig('string', 's'),
-    value: (s) => (s as S).split(' ').map((w) => (w === '' ? w : chars(w)[0]!.toUpperCase() + chars(w).slice(1).join('').toLowerCase())).join(' '),
+    value: (s) =>
+      (s as S)
+        .split(' ')
+        .map((w) => (w === '' ? w : chars(w)[0]!.toUpperCase() + chars(w).slice(1).join('').toLowerCase()))
+        .join(' '),
   },
   /** reverse(s), and reverse(array): its elements in reverse order. */
   reverse: {
     arity: [1, 1],
     types: (args) => (typeof args[0] === 'object' && 'array' in args[0] ? { args, result: args[0] } : sig('string', 's')(args)),
-    value: (x) => (Array.isArray(x) ? [...x].reverse() : chars(x as S).reverse().join('')),
+    value: (x) =>
+      Array.isArray(x)
+        ? [...x].reverse()
+        : chars(x as S)
+            .reverse()
+            .join(''),
   },
   repeat: { arity: [2, 2], types: sig('string', 's', 'i'), value: (s, n) => (s as S).repeat(Math.max(n as N, 0)) },
   /** substring_index(s, delim, count): before the count-th delim (from the right for a negative count). */
@@ -232,7 +306,11 @@ export const STRING_FUNCTIONS: Record<StringFunctionName, ScalarFunction> = {
   /** ascii(s): the code of the first character, 0 for ''. */
   ascii: { arity: [1, 1], types: sig('int', 's'), value: (s) => (s as S).codePointAt(0) ?? 0 },
   /** chr(n) (and char): the character of code n % 256; '' for a negative n. */
-  chr: { arity: [1, 1], types: (a) => (a.every(numberLike) ? { args: ['long'], result: 'string' } : 'needs a number'), value: (n) => ((n as N) < 0 ? '' : String.fromCharCode((n as N) % 256)) },
+  chr: {
+    arity: [1, 1],
+    types: (a) => (a.every(numberLike) ? { args: ['long'], result: 'string' } : 'needs a number'),
+    value: (n) => ((n as N) < 0 ? '' : String.fromCharCode((n as N) % 256)),
+  },
   md5: { arity: [1, 1], types: sig('string', 's'), value: hash('md5') },
   sha1: { arity: [1, 1], types: sig('string', 's'), value: hash('sha1') },
   /** sha2(s, bits): SHA-224/256/384/512 (0 is 256); null for other bit lengths. */
@@ -250,7 +328,12 @@ export const STRING_FUNCTIONS: Record<StringFunctionName, ScalarFunction> = {
   hex: {
     arity: [1, 1],
     types: (a) => (a.every(atomic) ? { args: [a[0] === 'int' || a[0] === 'long' ? 'long' : 'string'], result: 'string' } : 'needs a number or a string'),
-    value: (x) => (typeof x === 'number' ? (x < 0 ? (BigInt(x) + (1n << 64n)).toString(16) : x.toString(16)).toUpperCase() : Buffer.from(x as S, 'utf8').toString('hex').toUpperCase()),
+    value: (x) =>
+      typeof x === 'number'
+        ? (x < 0 ? (BigInt(x) + (1n << 64n)).toString(16) : x.toString(16)).toUpperCase()
+        : Buffer.from(x as S, 'utf8')
+            .toString('hex')
+            .toUpperCase(),
   },
   /** regexp_extract(s, pattern[, idx]): group idx (1 by default) of the first match, '' without one. */
   /** regexp_extract_all(s, regex[, idx]): group idx (1 by default) of every match. */
@@ -265,7 +348,10 @@ export const STRING_FUNCTIONS: Record<StringFunctionName, ScalarFunction> = {
       const out: S[] = [];
       for (let m = re.exec(s as S); m !== null; m = re.exec(s as S)) {
         if ((idx as N) < 0 || (idx as N) >= m.length) {
-          throw new SluiceError('INVALID_EXPRESSION', `regexp_extract_all: group ${String(idx)} does not exist in '${String(pattern)}' (it has ${m.length - 1})`);
+          throw new SluiceError(
+            'INVALID_EXPRESSION',
+            `regexp_extract_all: group ${String(idx)} does not exist in '${String(pattern)}' (it has ${m.length - 1})`,
+          );
         }
         out.push(m[idx as N] ?? '');
         if (m[0] === '') re.lastIndex++;
@@ -323,7 +409,14 @@ export const STRING_FUNCTIONS: Record<StringFunctionName, ScalarFunction> = {
   octet_length: { arity: [1, 1], types: sig('int', 's'), value: (s) => Buffer.byteLength(s as S, 'utf8') },
   bit_length: { arity: [1, 1], types: sig('int', 's'), value: (s) => Buffer.byteLength(s as S, 'utf8') * 8 },
   /** url_encode(s): application/x-www-form-urlencoded, as Java's URLEncoder (a space is +). */
-  url_encode: { arity: [1, 1], types: sig('string', 's'), value: (s) => encodeURIComponent(s as S).replace(/[!'()~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).replace(/%20/g, '+') },
+  url_encode: {
+    arity: [1, 1],
+    types: sig('string', 's'),
+    value: (s) =>
+      encodeURIComponent(s as S)
+        .replace(/[!'()~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+        .replace(/%20/g, '+'),
+  },
   url_decode: {
     arity: [1, 1],
     types: sig('string', 's'),

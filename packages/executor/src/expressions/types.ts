@@ -48,7 +48,17 @@ export type GeneratorName = 'explode' | 'explode_outer' | 'posexplode' | 'posexp
  */
 export type HigherOrderName = 'transform' | 'filter' | 'exists' | 'forall' | 'aggregate' | 'zip_with' | 'map_filter' | 'transform_keys' | 'transform_values';
 
-export const HIGHER_ORDER: readonly HigherOrderName[] = ['transform', 'filter', 'exists', 'forall', 'aggregate', 'zip_with', 'map_filter', 'transform_keys', 'transform_values'];
+export const HIGHER_ORDER: readonly HigherOrderName[] = [
+  'transform',
+  'filter',
+  'exists',
+  'forall',
+  'aggregate',
+  'zip_with',
+  'map_filter',
+  'transform_keys',
+  'transform_values',
+];
 
 export const GENERATORS: readonly GeneratorName[] = ['explode', 'explode_outer', 'posexplode', 'posexplode_outer', 'inline', 'inline_outer'];
 

@@ -60,10 +60,7 @@ export function udfsIn(exprsOrOps: Expr | Op | ReadonlyArray<Expr | Op>): UdfExp
  * Imports the module of every udf in `exprsOrOps` (once per worker) and registers the named
  * exports in `registry`. A missing module or export is a UDF_NOT_FOUND error.
  */
-export async function loadUdfs(
-  exprsOrOps: Expr | Op | ReadonlyArray<Expr | Op>,
-  registry: UdfRegistry,
-): Promise<UdfRegistry> {
+export async function loadUdfs(exprsOrOps: Expr | Op | ReadonlyArray<Expr | Op>, registry: UdfRegistry): Promise<UdfRegistry> {
   const udfs = udfsIn(exprsOrOps);
   await Promise.all(
     udfs.map(async ({ moduleUrl, exportName }) => {

@@ -9,5 +9,5 @@ import type { Schema } from '../schema/types.js';
 const cache = new CompileCache<(...a: never[]) => unknown>();
 
 export function compiled<F extends (...a: never[]) => unknown>(key: string, schema: Schema, make: () => F): F {
-  return cache.of(key + '\0' + JSON.stringify(schema), make) as F;
+  return cache.of(`${key}\0${JSON.stringify(schema)}`, make) as F;
 }

@@ -22,7 +22,9 @@ export function compileCsvReader(schema: Schema, options: ReadOptions): Reader {
   const flag: Flag = { bad: false };
   const bindBuilder = compileTokenBuilder(schema, inSchema, flag, options);
   const positional = new Int32Array(schema.length).fill(kMissing);
-  dataFields.forEach((f, pos) => (positional[schema.indexOf(f)] = pos));
+  dataFields.forEach((f, pos) => {
+    positional[schema.indexOf(f)] = pos;
+  });
   return (text, file) => {
     const rows: Row[] = [];
     let map: Int32Array = positional;

@@ -147,11 +147,7 @@ describe('timestamps', () => {
 
   it('reads both input forms in JSON and CSV', () => {
     const s = parseSchema('t TIMESTAMP');
-    expect(parseRecords('json', `{"t":"2024-01-02T03:04:05.678Z"}\n{"t":${T0}}\n{"t":"x"}\n`, s, opts(), 'f')).toEqual([
-      { t: T0 },
-      { t: T0 },
-      { t: null },
-    ]);
+    expect(parseRecords('json', `{"t":"2024-01-02T03:04:05.678Z"}\n{"t":${T0}}\n{"t":"x"}\n`, s, opts(), 'f')).toEqual([{ t: T0 }, { t: T0 }, { t: null }]);
     expect(parseRecords('csv', `2024-01-02T03:04:05.678Z\n${T0}\n`, s, opts(), 'f')).toEqual([{ t: T0 }, { t: T0 }]);
   });
 });
@@ -178,9 +174,7 @@ describe('CSV', () => {
 
   it('maps columns by header name when header is set', () => {
     const text = 'ok;extra;ID;n\ntrue;zz;x;7\n';
-    expect(parseRecords('csv', text, schema, opts({ header: true, sep: ';' }), 'f.csv')).toEqual([
-      { id: 'x', n: 7, d: null, ok: true },
-    ]);
+    expect(parseRecords('csv', text, schema, opts({ header: true, sep: ';' }), 'f.csv')).toEqual([{ id: 'x', n: 7, d: null, ok: true }]);
   });
 
   it('applies the modes to bad values, bad quoting and wrong field counts', () => {
@@ -193,9 +187,7 @@ describe('CSV', () => {
       { id: 'd', n: 1, d: null, ok: null, _corrupt_record: 'd,1' },
       { id: 'e', n: 1, d: 1, ok: true, _corrupt_record: 'e,1,1,true,extra' },
     ]);
-    expect(parseRecords('csv', text, s, opts({ mode: 'DROPMALFORMED' }), 'f.csv')).toEqual([
-      { id: 'a', n: 1, d: 1, ok: true, _corrupt_record: null },
-    ]);
+    expect(parseRecords('csv', text, s, opts({ mode: 'DROPMALFORMED' }), 'f.csv')).toEqual([{ id: 'a', n: 1, d: 1, ok: true, _corrupt_record: null }]);
     const e = failfast(() => parseRecords('csv', text, schema, opts({ mode: 'FAILFAST' }), 'f.csv'));
     expect([e.file, e.line, e.column]).toEqual(['f.csv', 2, 'n']);
     const e2 = failfast(() => parseRecords('csv', 'a,1,1,true\n\nd,1\n', schema, opts({ mode: 'FAILFAST' }), 'g.csv'));
@@ -249,11 +241,7 @@ describe('option and schema checks', () => {
 
 describe('text', () => {
   it('gives one value per line, keeping empty lines but not the trailing one', () => {
-    expect(parseRecords('text', 'a\r\n\nb c\n', parseSchema('value STRING'), opts(), 'f')).toEqual([
-      { value: 'a' },
-      { value: '' },
-      { value: 'b c' },
-    ]);
+    expect(parseRecords('text', 'a\r\n\nb c\n', parseSchema('value STRING'), opts(), 'f')).toEqual([{ value: 'a' }, { value: '' }, { value: 'b c' }]);
     expect(parseRecords('text', 'x', [], opts(), 'f')).toEqual([{ value: 'x' }]);
   });
 
@@ -266,9 +254,7 @@ describe('text', () => {
 
 describe('JSON writer', () => {
   it('writes schema order, ISO timestamps, Spark doubles, nested structs and drops nulls', () => {
-    const s = parseSchema(
-      'window STRUCT<start: TIMESTAMP, end: TIMESTAMP>, id STRING, count LONG, avg DOUBLE, ok BOOLEAN, n INT',
-    );
+    const s = parseSchema('window STRUCT<start: TIMESTAMP, end: TIMESTAMP>, id STRING, count LONG, avg DOUBLE, ok BOOLEAN, n INT');
     const rows = [
       { id: 'a"\n', count: 3, window: { start: 0, end: 300_000 }, avg: 2, ok: false, n: 7 },
       { id: null, count: 0, window: null, avg: 0.5, ok: true },
@@ -300,9 +286,7 @@ describe('inferJsonSchema', () => {
       '{"n":1.5,"s":{"w":null},"mix":1,"nul":null}\n' +
       '{"mix":"one","s":{"x":2.5}}\n';
     expect(inferJsonSchema(text)).toEqual(
-      parseSchema(
-        'a STRING, arr ARRAY<LONG>, mix STRING, n DOUBLE, nul STRING, s STRUCT<w: STRING, x: DOUBLE, y: BOOLEAN>, z LONG',
-      ),
+      parseSchema('a STRING, arr ARRAY<LONG>, mix STRING, n DOUBLE, nul STRING, s STRUCT<w: STRING, x: DOUBLE, y: BOOLEAN>, z LONG'),
     );
   });
 

@@ -114,7 +114,7 @@ export function compileJsonColumnReader(schema: Schema, options: ReadOptions): J
           } else if (numKind[field] === NUM_TIMESTAMP) {
             // The ISO fast path in place; anything else as the row reader converts the text.
             const t = parseIsoTimestamp(s, vs, ve);
-            if (t === t) {
+            if (!Number.isNaN(t)) {
               nums[field] = t;
               converted = 1;
             } else v = s.slice(vs, ve);
@@ -232,18 +232,25 @@ function numberEnd(s: string, i: number): number {
   if (s.charCodeAt(i) === 45) i++;
   let c = s.charCodeAt(i);
   if (c === 48) c = s.charCodeAt(++i);
-  else if (c >= 49 && c <= 57) while ((c = s.charCodeAt(++i)) >= 48 && c <= 57);
-  else return -1;
+  else if (c >= 49 && c <= 57) {
+    do {
+      c = s.charCodeAt(++i);
+    } while (c >= 48 && c <= 57);
+  } else return -1;
   if (c === 46) {
     c = s.charCodeAt(++i);
     if (!(c >= 48 && c <= 57)) return -1;
-    while ((c = s.charCodeAt(++i)) >= 48 && c <= 57);
+    do {
+      c = s.charCodeAt(++i);
+    } while (c >= 48 && c <= 57);
   }
   if (c === 101 || c === 69) {
     c = s.charCodeAt(++i);
     if (c === 43 || c === 45) c = s.charCodeAt(++i);
     if (!(c >= 48 && c <= 57)) return -1;
-    while ((c = s.charCodeAt(++i)) >= 48 && c <= 57);
+    do {
+      c = s.charCodeAt(++i);
+    } while (c >= 48 && c <= 57);
   }
   return i;
 }

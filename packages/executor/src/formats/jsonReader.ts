@@ -53,7 +53,7 @@ function diagnose(fields: Field[], o: unknown, conv: (t: DataType) => Conv, pref
     if (v == null || conv(f.type)(v) !== BAD) continue;
     const column = prefix + f.name;
     if (typeof f.type === 'object' && 'struct' in f.type && v !== null && typeof v === 'object' && !Array.isArray(v)) {
-      return diagnose(f.type.struct, v, conv, column + '.');
+      return diagnose(f.type.struct, v, conv, `${column}.`);
     }
     return { message: `column '${column}': cannot read ${preview(v)} as ${dataTypeToDDL(f.type)}`, column };
   }

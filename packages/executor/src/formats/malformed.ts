@@ -19,8 +19,7 @@ export function malformedHandler(format: 'json' | 'csv', mode: ParseMode, inSche
       const m = why();
       throw new SluiceError(
         'MALFORMED_RECORD',
-        `malformed ${format.toUpperCase()} record in ${file} at line ${lineNo}: ${m.message} ` +
-          `(mode FAILFAST; PERMISSIVE or DROPMALFORMED keep reading)`,
+        `malformed ${format.toUpperCase()} record in ${file} at line ${lineNo}: ${m.message} (mode FAILFAST; PERMISSIVE or DROPMALFORMED keep reading)`,
         { file, line: lineNo, ...(m.column !== undefined && { column: m.column }) },
       );
     }
@@ -31,5 +30,5 @@ export function malformedHandler(format: 'json' | 'csv', mode: ParseMode, inSche
 
 export function preview(v: unknown): string {
   const s = JSON.stringify(v) ?? String(v);
-  return s.length > 60 ? s.slice(0, 57) + '...' : s;
+  return s.length > 60 ? `${s.slice(0, 57)}...` : s;
 }

@@ -131,7 +131,8 @@ class EventRandom {
   }
 
   private next(): number {
-    let t = (this.state = (this.state + 0x6d2b79f5) | 0);
+    this.state = (this.state + 0x6d2b79f5) | 0;
+    let t = this.state;
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return (t ^ (t >>> 14)) >>> 0;
@@ -173,8 +174,7 @@ function tablesOf(seed: number): SeedTables {
   r.seed(seed, -1);
   const pool = Buffer.allocUnsafe(EXTRA_POOL_LENGTH);
   for (let i = 0; i < pool.length; i++) pool[i] = 97 + r.nextInt(26);
-  const baseUrl = (): string =>
-    `https://www.nexmark.com/${nextString(r, 5, '_')}/${nextString(r, 5, '_')}/${nextString(r, 5, '_')}/item.htm?query=1`;
+  const baseUrl = (): string => `https://www.nexmark.com/${nextString(r, 5, '_')}/${nextString(r, 5, '_')}/${nextString(r, 5, '_')}/item.htm?query=1`;
   const channels = [...HOT_CHANNELS];
   const urls = HOT_CHANNELS.map(() => baseUrl());
   for (let i = 0; i < CHANNELS; i++) {
@@ -250,7 +250,7 @@ function nextBase0AuctionId(r: EventRandom, n: number): number {
 }
 
 function nextPrice(r: EventRandom): number {
-  return Math.round(Math.pow(10, r.nextDouble() * 6) * 100);
+  return Math.round(10 ** (r.nextDouble() * 6) * 100);
 }
 
 /** Columns of one kind, filled row by row. */
@@ -349,7 +349,7 @@ export class NexmarkGenerator {
       const cols = one[name];
       this.fill(kind, cols, 0, n);
       const row = rowOf(cols, nexmarkSchema(name));
-      out.push(table === 'all' ? { event_type: kind, person: null, auction: null, bid: null, [name]: row, dateTime: row['dateTime'] } : row);
+      out.push(table === 'all' ? { event_type: kind, person: null, auction: null, bid: null, [name]: row, dateTime: row.dateTime } : row);
     }
     return out;
   }
@@ -429,8 +429,8 @@ function allBatch(rows: Row[]): ColumnBatch {
   const dateTime = new Float64Array(length);
   const structs = { person: new Array<unknown>(length), auction: new Array<unknown>(length), bid: new Array<unknown>(length) };
   rows.forEach((row, i) => {
-    eventType[i] = row['event_type'] as number;
-    dateTime[i] = row['dateTime'] as number;
+    eventType[i] = row.event_type as number;
+    dateTime[i] = row.dateTime as number;
     for (const k of ['person', 'auction', 'bid'] as const) structs[k][i] = row[k];
   });
   const columns = new Map<string, Vector>([

@@ -35,21 +35,18 @@ export function validateReadSchema(format: ReadFormat, schema: Schema, options: 
   }
   if (format === 'text') {
     if (schema.length > 1 || (schema[0] !== undefined && schema[0].type !== 'string')) {
-      throw new SluiceError(
-        'INVALID_SCHEMA',
-        `options.schema: the text format has exactly one STRING column (value STRING), got '${schemaToDDL(schema)}'`,
-        { option: 'schema' },
-      );
+      throw new SluiceError('INVALID_SCHEMA', `options.schema: the text format has exactly one STRING column (value STRING), got '${schemaToDDL(schema)}'`, {
+        option: 'schema',
+      });
     }
     return;
   }
   const corrupt = schema.find((f) => f.name === corruptName(options));
   if (corrupt !== undefined && corrupt.type !== 'string') {
-    throw new SluiceError(
-      'INVALID_SCHEMA',
-      `options.columnNameOfCorruptRecord: column '${corrupt.name}' must be STRING, got ${dataTypeToDDL(corrupt.type)}`,
-      { option: 'columnNameOfCorruptRecord', column: corrupt.name },
-    );
+    throw new SluiceError('INVALID_SCHEMA', `options.columnNameOfCorruptRecord: column '${corrupt.name}' must be STRING, got ${dataTypeToDDL(corrupt.type)}`, {
+      option: 'columnNameOfCorruptRecord',
+      column: corrupt.name,
+    });
   }
 }
 

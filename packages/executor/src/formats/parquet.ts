@@ -187,7 +187,10 @@ export function parquetFileSchema(path: string): Schema {
   const columns = withFile(path, (file) => fileColumns(footerOf(file, path)));
   return columns.map((c) => {
     if (!('type' in c.mapped)) {
-      throw new SluiceError('PARQUET_UNSUPPORTED_TYPE', `${path}: column '${c.name}' is Parquet ${c.mapped.unsupported}, which Sluice has no type for`, { file: path, column: c.name });
+      throw new SluiceError('PARQUET_UNSUPPORTED_TYPE', `${path}: column '${c.name}' is Parquet ${c.mapped.unsupported}, which Sluice has no type for`, {
+        file: path,
+        column: c.name,
+      });
     }
     return { name: c.name, type: c.mapped.type, nullable: true };
   });
@@ -304,7 +307,11 @@ function readFlatColumn(file: AsyncBuffer, metadata: FileMetaData, group: number
       continue;
     } else if (header.type === 'DATA_PAGE') {
       const daph = header.data_page_header!;
-      ({ definitionLevels: levels, dataPage: values } = readDataPage(decompressPage(page, header.uncompressed_page_size, meta.codec, DECOMPRESSORS), daph, decoder));
+      ({ definitionLevels: levels, dataPage: values } = readDataPage(
+        decompressPage(page, header.uncompressed_page_size, meta.codec, DECOMPRESSORS),
+        daph,
+        decoder,
+      ));
       encoding = daph.encoding;
       count = daph.num_values;
     } else if (header.type === 'DATA_PAGE_V2') {
@@ -316,20 +323,29 @@ function readFlatColumn(file: AsyncBuffer, metadata: FileMetaData, group: number
     const indexed = encoding === 'PLAIN_DICTIONARY' || encoding === 'RLE_DICTIONARY';
     if (indexed && dictionary === undefined) throw new Error(`column ${column.name}: a dictionary-encoded page without a dictionary`);
     const vals: ArrayLike<unknown> =
-      indexed && isString ? values : indexed ? Array.from(values as ArrayLike<number>, (k) => (dictionary as ArrayLike<unknown>)[k]) : nums !== null ? pageNumbers(values, decoder) : convert(values, decoder);
+      indexed && isString
+        ? values
+        : indexed
+          ? Array.from(values as ArrayLike<number>, (k) => (dictionary as ArrayLike<unknown>)[k])
+          : nums !== null
+            ? pageNumbers(values, decoder)
+            : convert(values, decoder);
     const hasLevels = optional && levels !== undefined && levels.length > 0;
     let k = 0;
     if (nums !== null && (vals instanceof Float64Array || vals instanceof Int32Array || vals instanceof Float32Array)) {
       // The common case, typed numbers: no check per value.
       for (let j = 0; j < count && row < rows; j++, row++) {
-        if (hasLevels && levels![j] === 0) (nulls ??= new Uint8Array(rows))[row] = 1;
-        else nums[row] = vals[k++] as number;
+        if (hasLevels && levels![j] === 0) {
+          nulls ??= new Uint8Array(rows);
+          nulls[row] = 1;
+        } else nums[row] = vals[k++] as number;
       }
       continue;
     }
     for (let j = 0; j < count && row < rows; j++, row++) {
       if (hasLevels && levels![j] === 0) {
-        (nulls ??= new Uint8Array(rows))[row] = 1;
+        nulls ??= new Uint8Array(rows);
+        nulls[row] = 1;
         continue;
       }
       const v = vals[k++];
@@ -372,8 +388,7 @@ function pageNumbers(values: DecodedArray, decoder: ColumnDecoder): DecodedArray
         // Exact below 2^53 microseconds (the year 2255); past it, in BigInt.
         out[i] = Math.abs(x) < Number.MAX_SAFE_INTEGER ? Math.floor(x / 1000) : floorDiv(values[i]!, 1000n);
       }
-    }
-    else for (let i = 0; i < values.length; i++) out[i] = Number(values[i]);
+    } else for (let i = 0; i < values.length; i++) out[i] = Number(values[i]);
     return out;
   }
   return values instanceof Int32Array || values instanceof Float64Array || values instanceof Float32Array ? values : convert(values, decoder);
@@ -414,7 +429,8 @@ function readNestedColumn(file: AsyncBuffer, metadata: FileMetaData, group: numb
   }
   assembleNested(sub, column.node, PAGE_PARSERS);
   const values = sub.get(column.name);
-  if (values === undefined || values.length < rows) throw new Error(`column ${column.name}: row group ${group} holds ${rows} rows, its pages ${values?.length ?? 0}`);
+  if (values === undefined || values.length < rows)
+    throw new Error(`column ${column.name}: row group ${group} holds ${rows} rows, its pages ${values?.length ?? 0}`);
   return values;
 }
 
@@ -423,11 +439,11 @@ function sliceVector(v: Vector, lo: number, hi: number): Vector {
   const n = hi - lo;
   switch (v.kind) {
     case 'num':
-      return { kind: 'num', length: n, values: v.values.subarray(lo, hi), nulls: v.nulls && v.nulls.subarray(lo, hi) };
+      return { kind: 'num', length: n, values: v.values.subarray(lo, hi), nulls: v.nulls === null ? null : v.nulls.subarray(lo, hi) };
     case 'bool':
-      return { kind: 'bool', length: n, values: v.values.subarray(lo, hi), nulls: v.nulls && v.nulls.subarray(lo, hi) };
+      return { kind: 'bool', length: n, values: v.values.subarray(lo, hi), nulls: v.nulls === null ? null : v.nulls.subarray(lo, hi) };
     case 'str':
-      return { kind: 'str', length: n, dict: v.dict, codes: v.codes.subarray(lo, hi), nulls: v.nulls && v.nulls.subarray(lo, hi) };
+      return { kind: 'str', length: n, dict: v.dict, codes: v.codes.subarray(lo, hi), nulls: v.nulls === null ? null : v.nulls.subarray(lo, hi) };
     case 'any':
       return { kind: 'any', length: n, values: v.values.slice(lo, hi) };
   }
@@ -529,7 +545,10 @@ export function readParquetFile(
       const c = columns.find((x) => x.name === f.name) ?? columns.find((x) => x.name.toLowerCase() === f.name.toLowerCase());
       if (c === undefined) return undefined;
       if (!('type' in c.mapped)) {
-        throw new SluiceError('PARQUET_UNSUPPORTED_TYPE', `${path}: column '${c.name}' is Parquet ${c.mapped.unsupported}, which Sluice has no type for`, { file: path, column: f.name });
+        throw new SluiceError('PARQUET_UNSUPPORTED_TYPE', `${path}: column '${c.name}' is Parquet ${c.mapped.unsupported}, which Sluice has no type for`, {
+          file: path,
+          column: f.name,
+        });
       }
       if (!readsAs(c.mapped.type, f.type)) {
         throw new SluiceError(
@@ -568,13 +587,15 @@ export function readParquetFile(
           if (isFlat(column, f.type)) flat.set(f.name, readFlatColumn(file, metadata, g, column, f.type, groupRows));
           else nested.set(f.name, readNestedColumn(file, metadata, g, column, groupRows));
         } catch (e) {
-          throw e instanceof SluiceError ? e : new SluiceError('PARQUET_CORRUPT', `${path}: row group ${g} does not decode: ${(e as Error).message}`, { file: path });
+          throw e instanceof SluiceError
+            ? e
+            : new SluiceError('PARQUET_CORRUPT', `${path}: row group ${g} does not decode: ${(e as Error).message}`, { file: path });
         }
       });
       for (let lo = start; lo < start + groupRows; lo += maxRows) {
         const hi = Math.min(start + groupRows, lo + maxRows);
         const batch: ColumnBatch = { length: hi - lo, columns: new Map() };
-        schema.forEach((f, i) => {
+        schema.forEach((f) => {
           const whole = flat.get(f.name);
           if (whole !== undefined) {
             batch.columns.set(f.name, sliceVector(whole, lo - start, hi - start));
@@ -622,7 +643,10 @@ let snappy: ((input: Uint8Array) => Uint8Array) | undefined;
 
 const COMPRESSORS = {
   // hysnappy's WebAssembly build: several times hyparquet-writer's own JavaScript one.
-  SNAPPY: (input: Uint8Array) => (snappy ??= snappyCompressor())(input),
+  SNAPPY: (input: Uint8Array) => {
+    snappy ??= snappyCompressor();
+    return snappy(input);
+  },
   GZIP: (input: Uint8Array) => new Uint8Array(gzipSync(input)),
   BROTLI: (input: Uint8Array) => new Uint8Array(brotliCompressSync(input)),
   ZSTD: (input: Uint8Array) => {
@@ -648,10 +672,21 @@ function schemaElements(name: string, type: DataType, nullable: boolean): Schema
     case 'date':
       return [{ name, type: 'INT32', converted_type: 'DATE', logical_type: { type: 'DATE' }, repetition_type }];
     case 'timestamp':
-      return [{ name, type: 'INT64', converted_type: 'TIMESTAMP_MICROS', logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: true, unit: 'MICROS' }, repetition_type }];
+      return [
+        {
+          name,
+          type: 'INT64',
+          converted_type: 'TIMESTAMP_MICROS',
+          logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: true, unit: 'MICROS' },
+          repetition_type,
+        },
+      ];
     case 'interval':
     case 'null':
-      throw new SluiceError('UNSUPPORTED_OPERATION', `column '${name}' is ${dataTypeToDDL(type)}, which Parquet cannot hold (as in Spark)`, { column: name, option: 'format' });
+      throw new SluiceError('UNSUPPORTED_OPERATION', `column '${name}' is ${dataTypeToDDL(type)}, which Parquet cannot hold (as in Spark)`, {
+        column: name,
+        option: 'format',
+      });
   }
   if ('array' in type) {
     return [
@@ -694,7 +729,10 @@ function fileValue(type: DataType): (v: unknown) => unknown {
       return (v) => {
         if (typeof v !== 'string') return v ?? null;
         let b = bytes.get(v);
-        if (b === undefined) bytes.set(v, (b = UTF8.encode(v)));
+        if (b === undefined) {
+          b = UTF8.encode(v);
+          bytes.set(v, b);
+        }
         return b;
       };
     }
@@ -738,7 +776,8 @@ export function writeParquet(rows: readonly Row[], schema: Schema, compression: 
     for (let i = 0; i < rows.length; i++) data[i] = conv(rows[i]![f.name]);
     return { name: f.name, data };
   });
-  const codec = compression === 'none' || compression === 'uncompressed' ? 'UNCOMPRESSED' : (compression.toUpperCase() as 'SNAPPY' | 'GZIP' | 'ZSTD' | 'BROTLI');
+  const codec =
+    compression === 'none' || compression === 'uncompressed' ? 'UNCOMPRESSED' : (compression.toUpperCase() as 'SNAPPY' | 'GZIP' | 'ZSTD' | 'BROTLI');
   const buffer = parquetWriteBuffer({ columnData, schema: elements, codec, compressors: COMPRESSORS, rowGroupSize: ROW_GROUP_ROWS, createdBy: 'sluice' });
   return new Uint8Array(buffer);
 }

@@ -156,7 +156,7 @@ function specialDouble(s: string): unknown {
 
 function isoOrBad(s: string): unknown {
   const ms = parseTimestampText(s);
-  return ms === ms ? ms : BAD;
+  return Number.isNaN(ms) ? BAD : ms;
 }
 
 function structConv(fields: Field[], formats: TextFormats): Conv {
@@ -222,7 +222,12 @@ function jsonFastTest(t: DataType): string | null {
  * Builds rows from CSV tokens (null = empty unquoted field). Binding a per-file index map `m`
  * (schema position → token position) gives the builder for that file's header.
  */
-export function compileTokenBuilder(fields: Field[], corrupt: string | null, flag: Flag, formats: TextFormats = {}): (m: Int32Array) => (t: Array<string | null>) => Row {
+export function compileTokenBuilder(
+  fields: Field[],
+  corrupt: string | null,
+  flag: Flag,
+  formats: TextFormats = {},
+): (m: Int32Array) => (t: Array<string | null>) => Row {
   const convs: Array<Conv | undefined> = [];
   const body: string[] = [];
   const props: string[] = [];

@@ -83,7 +83,15 @@ describe('prettyString', () => {
     expect(prettyString({ a: null, b: 1e7, t: null }, s!.type)).toBe('{NULL, 1.0E7, NULL}');
     expect(prettyString([1, null, 3], a!.type)).toBe('[1, NULL, 3]');
     expect(prettyString([], a!.type)).toBe('[]');
-    expect(prettyString([['k', true], ['j', null]], m!.type)).toBe('{k -> true, j -> NULL}');
+    expect(
+      prettyString(
+        [
+          ['k', true],
+          ['j', null],
+        ],
+        m!.type,
+      ),
+    ).toBe('{k -> true, j -> NULL}');
     expect(prettyString(null, s!.type)).toBe('NULL');
   });
 

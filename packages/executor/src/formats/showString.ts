@@ -79,6 +79,7 @@ export function prettyString(value: unknown, type: DataType): string {
 
 /** Spark escapes these so that a cell stays on its line (SchemaUtils.escapeMetaCharacters). */
 const META: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '\f': '\\f', '\b': '\\b', '\v': '\\v', '\x07': '\\a' };
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the bell character (\x07) is one of the characters Spark escapes
 const escapeMeta = (s: string): string => s.replace(/[\n\r\t\f\b\v\x07]/g, (c) => META[c]!);
 
 // Spark's Utils.stringHalfWidth: these characters take two columns of a terminal.

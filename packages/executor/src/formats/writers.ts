@@ -12,7 +12,7 @@ import { formatInterval, type Interval } from '../schema/intervals.js';
 /** Rows to file text, one record per line, each ending with '\n'. */
 export function formatRecords(format: WriteFormat, rows: Row[], schema: Schema, options: WriteOptions): string {
   const sep = options.sep ?? kDefaultWriteOptions.sep;
-  const head = format === 'csv' && options.header ? csvHeader(schema, sep) + '\n' : '';
+  const head = format === 'csv' && options.header ? `${csvHeader(schema, sep)}\n` : '';
   if (rows.length === 0) return head;
   const write = compiled(`w\0${format}\0${sep}`, schema, () =>
     format === 'json' ? compileJsonWriter(schema, '}\n') : csvRowsWriter(compileCsvWriter(schema, sep)),
@@ -81,7 +81,7 @@ function compileJsonWriter(fields: Field[], close: string): PieceWriter {
   });
   let src: string;
   if (present.length === 0) {
-    src = `return function writeJson(r, out) { out.push(${JSON.stringify('{' + close)}); };`;
+    src = `return function writeJson(r, out) { out.push(${JSON.stringify(`{${close}`)}); };`;
   } else {
     const reads = present.map((p) => `v${p.i} = ${p.read}`).join(', ');
     // Fast path: adjacent literal pieces merged, struct values as their own statements.
@@ -98,7 +98,7 @@ function compileJsonWriter(fields: Field[], close: string): PieceWriter {
       args = [];
     };
     present.forEach((p, j) => {
-      lit += (j === 0 ? '{' : ',') + p.key + ':';
+      lit += `${(j === 0 ? '{' : ',') + p.key}:`;
       if (p.value === null) {
         flushPush();
         stmts.push(`e${p.i}(v${p.i}, out);`);
@@ -110,7 +110,7 @@ function compileJsonWriter(fields: Field[], close: string): PieceWriter {
     lit += close;
     flushPush();
     const slow = present.map((p) => {
-      const key = `c ? ${JSON.stringify(',' + p.key + ':')} : ${JSON.stringify(p.key + ':')}`;
+      const key = `c ? ${JSON.stringify(`,${p.key}:`)} : ${JSON.stringify(`${p.key}:`)}`;
       const write = p.value === null ? `out.push(${key}); e${p.i}(v${p.i}, out);` : `out.push(${key}, ${p.value});`;
       return `if (v${p.i} != null) { ${write} c = true; }`;
     });
@@ -120,10 +120,7 @@ function compileJsonWriter(fields: Field[], close: string): PieceWriter {
       `let c = false; out.push("{"); ${slow.join('\n')}\nout.push(${JSON.stringify(close)}); };`;
   }
   const es = encs.flatMap((e, i) => (e ? [`e${i} = E[${i}]`] : []));
-  return new Function('E', 'J', `"use strict"; ${es.length ? `const ${es.join(', ')};` : ''} ${src}`)(
-    encs,
-    JSON.stringify,
-  ) as PieceWriter;
+  return new Function('E', 'J', `"use strict"; ${es.length ? `const ${es.join(', ')};` : ''} ${src}`)(encs, JSON.stringify) as PieceWriter;
 }
 
 /** A struct as one JSON string (CSV fields). */
@@ -147,7 +144,7 @@ export function jsonValue(t: DataType): Enc {
   if (t === 'interval') return (v) => (Array.isArray(v) ? JSON.stringify(formatInterval(v as Interval)) : genericJson(v));
   if (t === 'timestamp') {
     const iso = isoFormatter(true);
-    return (v) => (typeof v === 'number' && v === v ? iso(v) : v instanceof Date ? iso(v.getTime()) : genericJson(v));
+    return (v) => (typeof v === 'number' && !Number.isNaN(v) ? iso(v) : v instanceof Date ? iso(v.getTime()) : genericJson(v));
   }
   if (t === 'double') return (v) => (typeof v === 'number' ? (Number.isFinite(v) ? formatDouble(v) : `"${v}"`) : genericJson(v));
   if (typeof t === 'string') return genericJson;
@@ -193,8 +190,7 @@ function compileCsvWriter(fields: Field[], sep: string): (r: Row) => string {
         return (v) => maybeQuote(typeof v === 'number' ? formatDouble(v) : String(v));
       case 'timestamp': {
         const iso = isoFormatter(false);
-        return (v) =>
-          maybeQuote(typeof v === 'number' && v === v ? iso(v) : v instanceof Date ? iso(v.getTime()) : String(v));
+        return (v) => maybeQuote(typeof v === 'number' && !Number.isNaN(v) ? iso(v) : v instanceof Date ? iso(v.getTime()) : String(v));
       }
       case 'int':
       case 'long':

@@ -112,7 +112,8 @@ export function cellReader(L: CellLayout): ReadCells {
   const num = (to: string, at: string): string => `for (let i = 0; i < 8; i++) s[i] = bytes[${at} + i]; ${to} = v.getFloat64(0, true);`;
   const body = L.aggs
     .map((a) => {
-      if (a.fn === 'avg') return `if (bytes[p] !== 2) return slow(); ${num(`cells[c + ${a.cell}]`, 'p + 1')} ${num(`cells[c + ${a.cell + 1}]`, 'p + 9')} p += 17;`;
+      if (a.fn === 'avg')
+        return `if (bytes[p] !== 2) return slow(); ${num(`cells[c + ${a.cell}]`, 'p + 1')} ${num(`cells[c + ${a.cell + 1}]`, 'p + 9')} p += 17;`;
       const nullable = a.fn !== 'count';
       return (
         `if (bytes[p] === 1) { ${num(`cells[c + ${a.cell}]`, 'p + 1')} flags[f + ${a.flag}] = 0; p += 9; } ` +

@@ -70,7 +70,11 @@ describe('aggregates', () => {
   });
 
   it('types results as Spark does', () => {
-    const types = (['count', 'sum', 'avg', 'min', 'max'] as const).map((fn) => [fn, aggResultType(spec(fn, 'i'), SCHEMA), aggResultType(spec(fn, 'v'), SCHEMA)]);
+    const types = (['count', 'sum', 'avg', 'min', 'max'] as const).map((fn) => [
+      fn,
+      aggResultType(spec(fn, 'i'), SCHEMA),
+      aggResultType(spec(fn, 'v'), SCHEMA),
+    ]);
     expect(types).toEqual([
       ['count', 'long', 'long'],
       ['sum', 'long', 'double'],
@@ -103,7 +107,12 @@ describe('aggregateOutputSchema', () => {
     expect(schema).toEqual([
       {
         name: 'window',
-        type: { struct: [{ name: 'start', type: 'timestamp', nullable: true }, { name: 'end', type: 'timestamp', nullable: true }] },
+        type: {
+          struct: [
+            { name: 'start', type: 'timestamp', nullable: true },
+            { name: 'end', type: 'timestamp', nullable: true },
+          ],
+        },
         nullable: false,
       },
       { name: 'id', type: 'string', nullable: true },

@@ -151,8 +151,7 @@ export function aggregatorOf(spec: AggSpec, schema: Schema): Aggregator {
       // min and max
       const sign = spec.fn === 'min' ? -1 : 1;
       // Keeps `a` on ties, so the first value seen wins (NaN = NaN).
-      const pick = (a: AggBuffer, b: AggBuffer): AggBuffer =>
-        a === null ? b : b === null ? a : compareValues(inputType, b, a) * sign > 0 ? b : a;
+      const pick = (a: AggBuffer, b: AggBuffer): AggBuffer => (a === null ? b : b === null ? a : compareValues(inputType, b, a) * sign > 0 ? b : a);
       return {
         ...common,
         newBuffer: () => null,
@@ -220,12 +219,16 @@ export function aggregateOutputSchema(op: AggregateOp, inputSchema: Schema): Sch
   const seen = new Set<string>();
   for (const f of out) {
     // Rows are objects keyed by name, so two outputs with one name cannot both exist.
-    if (seen.has(f.name)) throw new SluiceError('COLUMN_ALREADY_EXISTS', `the aggregation outputs column '${f.name}' twice; alias one of them`, { column: f.name });
+    if (seen.has(f.name))
+      throw new SluiceError('COLUMN_ALREADY_EXISTS', `the aggregation outputs column '${f.name}' twice; alias one of them`, { column: f.name });
     seen.add(f.name);
   }
   const sessions = op.keys.filter((k) => sessionOfKey(k) !== undefined).length;
   if (op.keys.filter((k) => windowOfKey(k) !== undefined).length + sessions > 1) {
-    throw new SluiceError('UNSUPPORTED_OPERATION', 'an aggregation can group by at most one window or session window (several would be a cartesian product, as Spark says)');
+    throw new SluiceError(
+      'UNSUPPORTED_OPERATION',
+      'an aggregation can group by at most one window or session window (several would be a cartesian product, as Spark says)',
+    );
   }
   return out;
 }

@@ -76,7 +76,10 @@ async function runEngine(mode: OutputMode, blocksOf: Array<ShuffleBlock[]>, wate
   const previous = useShardRegistry(
     new ShardRegistry(async (dir) => {
       let v = volumes.get(dir);
-      if (v === undefined) volumes.set(dir, (v = new MemoryVolume(dir)));
+      if (v === undefined) {
+        v = new MemoryVolume(dir);
+        volumes.set(dir, v);
+      }
       return openMemoryShard(v);
     }),
   );
@@ -87,13 +90,28 @@ async function runEngine(mode: OutputMode, blocksOf: Array<ShuffleBlock[]>, wate
       for (let shard = 0; shard < LAYOUT.shards; shard++) {
         const partitions = partitionsIn(contiguousAssignment(LAYOUT), shard);
         const task: StateTask = {
-          kind: 'state', queryId: 'q', runId: 'r', batchId, attempt: 0, partition: shard, operatorId: 0,
+          kind: 'state',
+          queryId: 'q',
+          runId: 'r',
+          batchId,
+          attempt: 0,
+          partition: shard,
+          operatorId: 0,
           shardDir: `${stateDir}/shard-${shard}`,
           storeOptions: { cacheBytes: 1 << 20, writeBufferBytes: 1 << 20, maxOpenFiles: 10, stateCacheBytes: 64 << 20 },
           workerBudget: { maxOpenFiles: 1000, maxMemoryBytes: 1 << 30 },
-          layout: LAYOUT, partitions, blocks: blocks.filter((x) => partitions.includes(x.partition)),
-          stateful: op, stateInputSchema: SCHEMA, outputMode: mode, watermarkMs: watermarks[batchId]!, hasWatermark: true,
-          post: [], output: { type: 'collect' }, pruneUndoBelow: batchId - 1, expectedMarker: null,
+          layout: LAYOUT,
+          partitions,
+          blocks: blocks.filter((x) => partitions.includes(x.partition)),
+          stateful: op,
+          stateInputSchema: SCHEMA,
+          outputMode: mode,
+          watermarkMs: watermarks[batchId]!,
+          hasWatermark: true,
+          post: [],
+          output: { type: 'collect' },
+          pruneUndoBelow: batchId - 1,
+          expectedMarker: null,
         };
         const result = await runStateTask(task, new Map());
         batch.push(...decodeRows(result.rows as Uint8Array));
@@ -125,8 +143,12 @@ function runModel(mode: OutputMode, blocksOf: Array<ShuffleBlock[]>, watermarks:
   const rowOf = (dk: Uint8Array, buffers: AggBuffer[]): Row => {
     const kv = decodeKey(decodeDataKey(dk).key, keyTypes);
     const row: Row = {};
-    op.keyNames.forEach((n, i) => (row[n] = kv[i]));
-    op.aggs.forEach((a, j) => (row[a.name] = fns[j]!.finalize(buffers[j]!)));
+    op.keyNames.forEach((n, i) => {
+      row[n] = kv[i];
+    });
+    op.aggs.forEach((a, j) => {
+      row[a.name] = fns[j]!.finalize(buffers[j]!);
+    });
     return row;
   };
   const rows: Row[][] = [];

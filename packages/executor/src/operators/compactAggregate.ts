@@ -5,7 +5,18 @@
  * cells (aggCells.ts): numbers in typed arrays, any other buffer in an object slot. Stored values,
  * undo records and shuffle blocks keep aggBufferCodec.ts's format.
  */
-import { dataKeyOf, dataRange, decodeDataKey, decodeKey, indexKey, indexRangeUpTo, type CommitBuilder, type CommitResult, type ShardChange, type ShardStore } from '@sluice/state';
+import {
+  dataKeyOf,
+  dataRange,
+  decodeDataKey,
+  decodeKey,
+  indexKey,
+  indexRangeUpTo,
+  type CommitBuilder,
+  type CommitResult,
+  type ShardChange,
+  type ShardStore,
+} from '@sluice/state';
 import { cellReader, cellTable, finalizeInto, mergeCells, ValueArena, type CellLayout } from './aggCells.js';
 import { KeyTable } from './keyTable.js';
 import { forEachAggregateRecordAt } from '../shuffle/shuffleCodec.js';
@@ -72,7 +83,10 @@ export function partitionGroups(blocks: readonly ShuffleBlock[]): ShuffleBlock[]
   const byPartition = new Map<number, ShuffleBlock[]>();
   for (const b of blocks) {
     let list = byPartition.get(b.partition);
-    if (list === undefined) byPartition.set(b.partition, (list = []));
+    if (list === undefined) {
+      list = [];
+      byPartition.set(b.partition, list);
+    }
     list.push(b);
   }
   const groups: ShuffleBlock[][] = [];
@@ -106,7 +120,6 @@ export async function forEachIndexPage(store: ShardStore, watermark: number, fn:
   }
 }
 
-
 /**
  * The aggregation part of a state task over cells (see stateTask.ts for the steps): sends the
  * changes to `out` a partition group at a time, fills the counters, and returns the rows the
@@ -130,7 +143,9 @@ export async function aggregateCells(
   const rowOf = (dk: Uint8Array, t: KeyTable, e: number): Row => {
     const row: Row = {};
     const kv = keyValues(dk);
-    op.keyNames.forEach((name, i) => (row[name] = kv[i]));
+    op.keyNames.forEach((name, i) => {
+      row[name] = kv[i];
+    });
     finalizeInto(L, row, t, e);
     return row;
   };
@@ -184,7 +199,7 @@ export async function aggregateCells(
     const misses: number[] = [];
     for (let g = 0; g < n; g++) {
       const t = times[g]!;
-      if (late !== undefined && t === t && t <= late) {
+      if (late !== undefined && !Number.isNaN(t) && t <= late) {
         c.dropped += 1;
         continue;
       }
@@ -221,7 +236,7 @@ export async function aggregateCells(
           prior = null;
           state.copyValues(e, batch, g);
           const t = times[g]!;
-          if (watermark !== undefined && op.eventTimeKey !== null && t === t && t <= watermark) {
+          if (watermark !== undefined && op.eventTimeKey !== null && !Number.isNaN(t) && t <= watermark) {
             // New, and already at or below the watermark (late rows drop by the batch before's,
             // an operator after another): it is final now, emitted and never stored.
             if (task.outputMode !== 'complete') rows.push(rowOf(dk, state, e));
@@ -230,7 +245,7 @@ export async function aggregateCells(
             continue;
           }
           c.rowDelta += 1;
-          if (t === t) {
+          if (!Number.isNaN(t)) {
             const { kg, key } = decodeDataKey(dk);
             out.change(indexKey(t, kg, key), EMPTY, null);
           }
@@ -287,4 +302,3 @@ export async function aggregateCells(
   cache.settle();
   return rows;
 }
-

@@ -16,14 +16,18 @@ describe('compileOps', () => {
       { kind: 'project' as const, exprs: [col('id'), bin('plus', col('v'), lit(1)), { op: 'alias' as const, expr: call('upper', col('id')), name: 'ID' }] },
     ];
     const { outputSchema, run } = compileOps(ops, SCHEMA, new Map());
-    expect(outputSchema.map((f) => [f.name, f.type])).toEqual([['id', 'string'], ['(v + 1)', 'double'], ['ID', 'string']]);
+    expect(outputSchema.map((f) => [f.name, f.type])).toEqual([
+      ['id', 'string'],
+      ['(v + 1)', 'double'],
+      ['ID', 'string'],
+    ]);
     expect(run(rows)).toEqual([{ id: 'a', '(v + 1)': 2, ID: 'A' }]);
     expect(rows[0]).toEqual({ id: 'a', v: 1, n: 1 });
   });
 
   it('drops rows whose condition is null (SQL filter)', () => {
     const { run } = compileOps([{ kind: 'filter', cond: bin('equalTo', col('n'), col('n')) }], SCHEMA);
-    expect(run(rows).map((r) => r['id'])).toEqual(['a', null]);
+    expect(run(rows).map((r) => r.id)).toEqual(['a', null]);
   });
 
   it('lets rows through a watermark marker unchanged', () => {
@@ -35,7 +39,7 @@ describe('compileOps', () => {
   it('writes a missing field as null, never undefined', () => {
     const { run } = compileOps([{ kind: 'project', exprs: [col('id'), col('ts')] }], SCHEMA);
     expect(run([{ id: 'x' }])).toEqual([{ id: 'x', ts: null }]);
-    expect(Object.prototype.hasOwnProperty.call(run([{ id: 'x' }])[0], 'ts')).toBe(true);
+    expect(Object.hasOwn(run([{ id: 'x' }])[0]!, 'ts')).toBe(true);
   });
 
   it('keeps a column named __proto__ as a plain field', () => {

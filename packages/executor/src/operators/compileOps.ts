@@ -70,7 +70,10 @@ export function compileOps(ops: readonly Op[], schema: Schema, udfs: UdfRegistry
     }
     current = out;
   }
-  const step = steps.reduceRight<Step>((next, wrap) => wrap(next), (row) => row);
+  const step = steps.reduceRight<Step>(
+    (next, wrap) => wrap(next),
+    (row) => row,
+  );
   return {
     outputSchema: current,
     each: step,

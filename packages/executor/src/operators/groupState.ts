@@ -68,7 +68,8 @@ export class GroupState implements UserGroupState<unknown> {
   }
 
   get(): unknown {
-    if (this.value === undefined) throw misuse('State is either not defined or has already been removed (GroupState.get on a key without state: use getOption or exists)');
+    if (this.value === undefined)
+      throw misuse('State is either not defined or has already been removed (GroupState.get on a key without state: use getOption or exists)');
     return this.value.value;
   }
 

@@ -13,7 +13,14 @@ import { BATCHES, freshShards, h, query, r, run, S, SCHEMA, useFreshShards, wind
 useFreshShards();
 
 const DEDUP_BATCHES: Batch[] = [
-  { batchId: 0, watermarkMs: 0, tasks: [[r(5, 'a'), r(7, 'a')], [r(20, 'b'), r(6, 'a')]] },
+  {
+    batchId: 0,
+    watermarkMs: 0,
+    tasks: [
+      [r(5, 'a'), r(7, 'a')],
+      [r(20, 'b'), r(6, 'a')],
+    ],
+  },
   { batchId: 1, watermarkMs: 10 * S, tasks: [[r(12, 'a'), r(8, 'c')], [r(30, 'd')]] },
 ];
 
@@ -39,8 +46,12 @@ describe('indexTimeOf', () => {
     ['a windowed aggregation (append)', query(windowed, 'append'), BATCHES],
     ['a windowed aggregation (complete: index entries all the same)', query(windowed, 'complete'), BATCHES],
     ['dropDuplicates over an event time', query({ kind: 'dropDuplicates', columns: ['id', 'ts'], eventTimeColumn: 'ts' }, 'append'), DEDUP_BATCHES],
-    ['dropDuplicatesWithinWatermark (first time + delay)', query({ kind: 'dropDuplicatesWithinWatermark', columns: ['id'], eventTimeColumn: 'ts', delayMs: 10 * S }, 'append'), DEDUP_BATCHES],
-  ] as const)('%s: the time each stored row reads back is its index entry\'s', async (_name, q, batches) => {
+    [
+      'dropDuplicatesWithinWatermark (first time + delay)',
+      query({ kind: 'dropDuplicatesWithinWatermark', columns: ['id'], eventTimeColumn: 'ts', delayMs: 10 * S }, 'append'),
+      DEDUP_BATCHES,
+    ],
+  ] as const)("%s: the time each stored row reads back is its index entry's", async (_name, q, batches) => {
     const { fromRows, fromIndex } = await timesAfter(q, [...batches]);
     expect(Object.keys(fromRows).length).toBeGreaterThan(0);
     const expected = Object.fromEntries(Object.keys(fromRows).map((k) => [k, fromIndex[k] ?? null]));
@@ -49,7 +60,13 @@ describe('indexTimeOf', () => {
   });
 
   it('a deduplication without event time, and an aggregation without an event-time key, have no index entries: null', async () => {
-    const plain: StatefulOp = { kind: 'aggregate', keys: [{ op: 'col', name: 'id' }], keyNames: ['id'], aggs: [{ fn: 'count', arg: null, name: 'count' }], eventTimeKey: null };
+    const plain: StatefulOp = {
+      kind: 'aggregate',
+      keys: [{ op: 'col', name: 'id' }],
+      keyNames: ['id'],
+      aggs: [{ fn: 'count', arg: null, name: 'count' }],
+      eventTimeKey: null,
+    };
     for (const q of [query(plain, 'update'), query({ kind: 'dropDuplicates', columns: ['id'], eventTimeColumn: null }, 'append')]) {
       const { fromRows, fromIndex } = await timesAfter(q, q.op.kind === 'aggregate' ? [...BATCHES] : [...DEDUP_BATCHES]);
       expect(fromIndex).toEqual({});

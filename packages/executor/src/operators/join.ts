@@ -13,7 +13,6 @@ import type { UdfRegistry } from '../expressions/udfs.js';
 
 type JoinOp = Extract<Op, { kind: 'join' }>;
 
-
 /** A static side's rows (engine form) in a SharedArrayBuffer: every task message of a run shares it. */
 export function broadcastRows(rows: readonly Row[]): SharedArrayBuffer {
   const bytes = packr.pack(rows);

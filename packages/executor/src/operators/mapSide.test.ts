@@ -85,11 +85,9 @@ describe('partitionPartials: aggregation', () => {
   });
 
   it('groups without a window, nulls and -0 included', () => {
-    const rs = records<AggregateRecord>(
-      [{ v: 0 }, { v: -0 }, { v: null }, {}, { v: NaN }, { v: NaN }, { v: 1.5 }],
-      aggregate([col('v')], [countStar]),
-      ['double'],
-    );
+    const rs = records<AggregateRecord>([{ v: 0 }, { v: -0 }, { v: null }, {}, { v: NaN }, { v: NaN }, { v: 1.5 }], aggregate([col('v')], [countStar]), [
+      'double',
+    ]);
     expect(rs.map((r) => [r[2][0], r[3][0]]).sort((a, b) => String(a[0]).localeCompare(String(b[0])))).toEqual([
       [0, 2],
       [1.5, 1],
@@ -126,7 +124,7 @@ describe('partitionPartials: deduplication', () => {
   it('keeps the first row of each key with its event time', () => {
     const op: StatefulOp = { kind: 'dropDuplicatesWithinWatermark', columns: ['id'], eventTimeColumn: 'ts', delayMs: 5 };
     const rs = records<DedupRecord>(rows, op, ['string']);
-    expect(rs.map((r) => [decodeKey(r[1], ['string']), r[2], r[3]]).sort((a, b) => (a[1] as Row)['n'] as number - ((b[1] as Row)['n'] as number))).toEqual([
+    expect(rs.map((r) => [decodeKey(r[1], ['string']), r[2], r[3]]).sort((a, b) => ((a[1] as Row).n as number) - ((b[1] as Row).n as number))).toEqual([
       [['a'], rows[0], 10],
       [['b'], rows[2], null],
       [[null], rows[3], 40],

@@ -77,7 +77,8 @@ function keyPart(type: DataType): KeyPart {
   if (isMapType(type)) {
     const key = keyPart(type.map.key);
     const value = keyPart(type.map.value);
-    return (v) => (v == null ? 'n|' : `<${(v as Array<[unknown, unknown]>).length}:${(v as Array<[unknown, unknown]>).map(([k, x]) => key(k) + value(x)).join('')}>`);
+    return (v) =>
+      v == null ? 'n|' : `<${(v as Array<[unknown, unknown]>).length}:${(v as Array<[unknown, unknown]>).map(([k, x]) => key(k) + value(x)).join('')}>`;
   }
   if (isStructType(type)) {
     const fields = type.struct.map((f) => ({ name: f.name, part: keyPart(f.type) }));
@@ -140,7 +141,12 @@ function compileDedup(op: DedupOp, schema: Schema): MapSide {
 // ---------------------------------------------------------------------------------------------
 // A join of two streams: every row of the side is sent, under its join key
 
-function joinPartials(op: StreamJoinOp, side: JoinSide, layout: StateLayoutMsg, lateThresholdMs: number | null): { add(row: Row): void; finish(): PartitionedPartials } {
+function joinPartials(
+  op: StreamJoinOp,
+  side: JoinSide,
+  layout: StateLayoutMsg,
+  lateThresholdMs: number | null,
+): { add(row: Row): void; finish(): PartitionedPartials } {
   const keys = side === 0 ? op.leftKeys : op.rightKeys;
   // Both sides encode keys with the left's types (the join checked that they are the same).
   const types = op.leftKeys.map((k) => resolveColumn(k, op.left.schema).field.type);
@@ -183,7 +189,12 @@ function joinPartials(op: StreamJoinOp, side: JoinSide, layout: StateLayoutMsg, 
 // A processor's rows (transformWithState): every row is sent, the task's rows of a key in one
 // record under their grouping key (a null is a key)
 
-function groupPartials(op: TransformWithStateOp, schema: Schema, layout: StateLayoutMsg, udfs: UdfRegistry): { add(row: Row): void; finish(): PartitionedPartials } {
+function groupPartials(
+  op: TransformWithStateOp,
+  schema: Schema,
+  layout: StateLayoutMsg,
+  udfs: UdfRegistry,
+): { add(row: Row): void; finish(): PartitionedPartials } {
   const keys = op.keys.map((k) => {
     const type = exprType(k, schema);
     return { ev: compileExpr(k, schema, udfs), part: keyPart(type), norm: normalizer(type) ?? ((v: unknown) => v ?? null), type };
@@ -212,7 +223,10 @@ function groupPartials(op: TransformWithStateOp, schema: Schema, layout: StateLa
       else group.rows.push(row);
     },
     finish() {
-      const writer = new ShuffleWriter(layout, keys.map((k) => k.type));
+      const writer = new ShuffleWriter(
+        layout,
+        keys.map((k) => k.type),
+      );
       for (const { values, rows } of groups.values()) writer.addGroup(values, rows);
       return { blocks: writer.finish(), numRecords: groups.size, numLate: 0 };
     },
@@ -277,7 +291,11 @@ export function streamPartials(
       },
       finish() {
         flush();
-        const writer = new ShuffleWriter(layout, op.keys.map((k) => exprType(k, schema)), op.routeKeys);
+        const writer = new ShuffleWriter(
+          layout,
+          op.keys.map((k) => exprType(k, schema)),
+          op.routeKeys,
+        );
         const numRecords = aggregation.finish(writer);
         return { blocks: writer.finish(), numRecords, numLate: 0 };
       },

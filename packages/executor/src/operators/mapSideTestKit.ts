@@ -31,7 +31,12 @@ export function partitionPartials(
  * updated in row order (a sliding window key in each of the row's windows, a null time in none),
  * written with ShuffleWriter.addAggregate. The engine's one implementation must give these bytes.
  */
-export function referencePartials(rows: readonly Row[], op: Extract<StatefulOp, { kind: 'aggregate' }>, schema: Schema, layout: StateLayoutMsg): PartitionedPartials {
+export function referencePartials(
+  rows: readonly Row[],
+  op: Extract<StatefulOp, { kind: 'aggregate' }>,
+  schema: Schema,
+  layout: StateLayoutMsg,
+): PartitionedPartials {
   const keyTypes = op.keys.map((k) => exprType(k, schema));
   const keys = op.keys.map((k) => {
     const win = windowOfKey(k);
@@ -57,7 +62,10 @@ export function referencePartials(rows: readonly Row[], op: Extract<StatefulOp, 
     for (const values of tuples) {
       const id = Buffer.from(encodeKey(values, keyTypes)).toString('latin1');
       let g = groups.get(id);
-      if (g === undefined) groups.set(id, (g = { values, buffers: aggs.map((a) => a.newBuffer()) }));
+      if (g === undefined) {
+        g = { values, buffers: aggs.map((a) => a.newBuffer()) };
+        groups.set(id, g);
+      }
       g.buffers = g.buffers.map((b, j) => aggs[j]!.update(b, args[j]));
     }
   }

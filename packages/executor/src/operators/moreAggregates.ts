@@ -31,8 +31,19 @@ export interface GenericAggregator {
 }
 
 export const GENERIC_AGGREGATES = new Set<AggFn>([
-  'first', 'last', 'collect_list', 'collect_set', 'var_samp', 'var_pop', 'stddev_samp', 'stddev_pop', 'min_by', 'max_by', 'approx_count_distinct',
-  'percentile_approx', 'percentile',
+  'first',
+  'last',
+  'collect_list',
+  'collect_set',
+  'var_samp',
+  'var_pop',
+  'stddev_samp',
+  'stddev_pop',
+  'min_by',
+  'max_by',
+  'approx_count_distinct',
+  'percentile_approx',
+  'percentile',
 ]);
 
 /** Spark's default accuracy of percentile_approx. */
@@ -90,7 +101,8 @@ export const DEFAULT_RSD = 0.05;
 /** HyperLogLog++'s precision for a relative standard deviation, as Spark computes it (at least 4). */
 export function hllPrecision(rsd: number): number {
   const p = Math.ceil(2 * Math.log2(1.106 / rsd));
-  if (!(rsd > 0) || p < 4) throw new SluiceError('INVALID_EXPRESSION', `approx_count_distinct: the relative standard deviation ${rsd} must be positive and at most 0.39`);
+  if (!(rsd > 0) || p < 4)
+    throw new SluiceError('INVALID_EXPRESSION', `approx_count_distinct: the relative standard deviation ${rsd} must be positive and at most 0.39`);
   return p;
 }
 
@@ -127,7 +139,9 @@ export function genericTypes(spec: AggSpec, t: DataType): { input: DataType; res
     case 'var_pop':
     case 'stddev_samp':
     case 'stddev_pop':
-      return t === 'int' || t === 'long' || t === 'double' || t === 'string' || t === 'null' ? { input: 'double', result: 'double' } : `${spec.fn} needs a number, not ${typeName(t)}`;
+      return t === 'int' || t === 'long' || t === 'double' || t === 'string' || t === 'null'
+        ? { input: 'double', result: 'double' }
+        : `${spec.fn} needs a number, not ${typeName(t)}`;
     case 'min_by':
     case 'max_by': {
       const fields = typeof t === 'object' && 'struct' in t ? t.struct : [];
@@ -144,7 +158,8 @@ export function genericTypes(spec: AggSpec, t: DataType): { input: DataType; res
       if (!ok) return `${spec.fn} needs a number${approx ? ', a date or a timestamp' : ''}, not ${typeName(t)}`;
       const bad = (spec.percentages ?? []).find((p) => !(p >= 0 && p <= 1));
       if (bad !== undefined || (spec.percentages ?? []).length === 0) return `${spec.fn}: each percentage must be between 0.0 and 1.0, not ${String(bad)}`;
-      if (approx && !(Number.isInteger(spec.accuracy ?? DEFAULT_ACCURACY) && (spec.accuracy ?? DEFAULT_ACCURACY) > 0)) return `${spec.fn}: the accuracy must be a positive integer, not ${String(spec.accuracy)}`;
+      if (approx && !(Number.isInteger(spec.accuracy ?? DEFAULT_ACCURACY) && (spec.accuracy ?? DEFAULT_ACCURACY) > 0))
+        return `${spec.fn}: the accuracy must be a positive integer, not ${String(spec.accuracy)}`;
       const input: DataType = approx && t !== 'string' && t !== 'null' ? t : 'double';
       const one: DataType = approx ? input : 'double';
       return { input, result: spec.percentagesArray ? { array: one } : one };
@@ -198,7 +213,10 @@ export function genericAggregator(spec: AggSpec, inputType: DataType, resultType
       const seen = new WeakMap<GenericBuffer, Set<unknown>>();
       const seenOf = (b: GenericBuffer): Set<unknown> => {
         let set = seen.get(b);
-        if (set === undefined) seen.set(b, (set = new Set((b.g as unknown[]).map(key))));
+        if (set === undefined) {
+          set = new Set((b.g as unknown[]).map(key));
+          seen.set(b, set);
+        }
         return set;
       };
       const add = (b: GenericBuffer, v: unknown): void => {

@@ -26,7 +26,13 @@ function sample(): KeyStateData {
   const s = emptyKeyState();
   s.timers = [5, 60_000];
   s.vars.set('count', { kind: 'value', entry: [3, null] });
-  s.vars.set('seen', { kind: 'list', items: [['a', 100], ['b', 200]] });
+  s.vars.set('seen', {
+    kind: 'list',
+    items: [
+      ['a', 100],
+      ['b', 200],
+    ],
+  });
   s.vars.set('byKey', {
     kind: 'map',
     entries: new Map([

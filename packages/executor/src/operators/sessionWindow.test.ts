@@ -23,8 +23,18 @@ const sessions: StatefulOp = {
   eventTimeKey: 0,
 };
 
-const session = (startS: number, endS: number, id: string, count: number, sum: number): Row => ({ session_window: { start: startS * S, end: endS * S }, id, count, sum });
-const m = (numRowsTotal: number, numRowsUpdated: number, numRowsRemoved: number, numRowsDroppedByWatermark: number) => ({ numRowsTotal, numRowsUpdated, numRowsRemoved, numRowsDroppedByWatermark });
+const session = (startS: number, endS: number, id: string, count: number, sum: number): Row => ({
+  session_window: { start: startS * S, end: endS * S },
+  id,
+  count,
+  sum,
+});
+const m = (numRowsTotal: number, numRowsUpdated: number, numRowsRemoved: number, numRowsDroppedByWatermark: number) => ({
+  numRowsTotal,
+  numRowsUpdated,
+  numRowsRemoved,
+  numRowsDroppedByWatermark,
+});
 
 describe('runStateTask: session windows', () => {
   it('append: sessions of one key from several map tasks merge; stored ones merge with new ones; the watermark closes them', async () => {
@@ -73,6 +83,9 @@ describe('runStateTask: session windows', () => {
     const [key] = [...volume.data.keys()].filter((k) => k.charCodeAt(0) === 0x01);
     volume.data.set(key!, volume.data.get(key!)!.subarray(0, 20));
     await h.restart();
-    await expect(run(q, { batchId: 1, watermarkMs: 0, tasks: [[r(5, 'a', 1)]] })).rejects.toMatchObject({ code: 'STATE_STORE_CORRUPT', message: expect.stringContaining('session window state value') });
+    await expect(run(q, { batchId: 1, watermarkMs: 0, tasks: [[r(5, 'a', 1)]] })).rejects.toMatchObject({
+      code: 'STATE_STORE_CORRUPT',
+      message: expect.stringContaining('session window state value'),
+    });
   });
 });

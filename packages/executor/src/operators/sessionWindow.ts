@@ -203,7 +203,9 @@ export async function sessionAggregate(
     return list.map((x) => {
       const row: Row = {};
       let j = 0;
-      op.keyNames.forEach((name, i) => (row[name] = i === s ? { start: x.start, end: x.end } : kv[j++]));
+      op.keyNames.forEach((name, i) => {
+        row[name] = i === s ? { start: x.start, end: x.end } : kv[j++];
+      });
       finalizeInto(shown, row, x.t, x.e);
       return row;
     });
@@ -258,7 +260,10 @@ export async function sessionAggregate(
       }
       const id = keyString(full.subarray(0, cut));
       let k = keys.get(id);
-      if (k === undefined) keys.set(id, (k = { dk: full.slice(0, cut), sessions: [] }));
+      if (k === undefined) {
+        k = { dk: full.slice(0, cut), sessions: [] };
+        keys.set(id, k);
+      }
       k.sessions.push({ start, end, t: batch, e: g, stored: false, changed: true });
     }
     if (keys.size === 0) continue;

@@ -53,7 +53,10 @@ const caches = new Map<string, StateCache>();
 /** The cache of the shard at `dir` in this worker, with the budget of the latest task. */
 export function stateCache(dir: string, budgetBytes: number): StateCache {
   let cache = caches.get(dir);
-  if (!cache) caches.set(dir, (cache = new StateCache(budgetBytes)));
+  if (!cache) {
+    cache = new StateCache(budgetBytes);
+    caches.set(dir, cache);
+  }
   cache.budgetBytes = budgetBytes;
   return cache;
 }

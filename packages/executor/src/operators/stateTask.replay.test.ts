@@ -4,19 +4,16 @@
  * entries. The harness is stateTaskTestKit.ts.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  PREFIX_INDEX,
-  shardOfPartition,
-} from '@sluice/state';
+import { PREFIX_INDEX, shardOfPartition } from '@sluice/state';
 import { partitionPartials, sortRows } from './mapSideTestKit.js';
 import type { StateLayoutMsg } from '../task/messages.js';
 import type { Row } from '../schema/types.js';
 import {
   CACHES,
   freshShards,
-  Query,
-  Batch,
-  Outcome,
+  type Query,
+  type Batch,
+  type Outcome,
   shuffle,
   run,
   counts,
@@ -79,7 +76,14 @@ async function runAll(q: Query, batches: Batch[], retry: Retry): Promise<{ outco
 const withoutMemory = (os: Outcome[]) => os.map((o) => ({ rows: o.rows, state: counts(o.state) }));
 
 const DEDUP_BATCHES: Batch[] = [
-  { batchId: 0, watermarkMs: 0, tasks: [[r(5, 'a'), r(7, 'a')], [r(20, 'b'), r(6, 'a')]] },
+  {
+    batchId: 0,
+    watermarkMs: 0,
+    tasks: [
+      [r(5, 'a'), r(7, 'a')],
+      [r(20, 'b'), r(6, 'a')],
+    ],
+  },
   { batchId: 1, watermarkMs: 10 * S, tasks: [[r(12, 'a'), r(8, 'c')], [r(30, 'd')]] },
   { batchId: 2, watermarkMs: 15 * S, tasks: [] },
   { batchId: 3, watermarkMs: 15 * S, tasks: [[r(16, 'a'), r(21, 'b')], [r(40, 'd')]] },
@@ -221,7 +225,14 @@ describe('runStateTask: sparse markers', () => {
 describe('runStateTask: deduplication', () => {
   it('dropDuplicates without an event-time column keeps every key forever', async () => {
     const q = query({ kind: 'dropDuplicates', columns: ['id'], eventTimeColumn: null }, 'append');
-    const b0 = await run(q, { batchId: 0, watermarkMs: 0, tasks: [[r(1, 'a', 1), r(2, 'a', 2)], [r(3, 'b', 3), r(4, 'a', 4)]] });
+    const b0 = await run(q, {
+      batchId: 0,
+      watermarkMs: 0,
+      tasks: [
+        [r(1, 'a', 1), r(2, 'a', 2)],
+        [r(3, 'b', 3), r(4, 'a', 4)],
+      ],
+    });
     // the first row of a key in task order
     expect(b0.rows).toEqual(sortRows([r(1, 'a', 1), r(3, 'b', 3)]));
     expect(counts(b0.state)).toEqual(m(2, 2, 0, 0));
@@ -236,11 +247,25 @@ describe('runStateTask: deduplication', () => {
 
   it('dropDuplicates with the event-time column: late rows dropped and counted, state expires at <= the watermark', async () => {
     const q = query({ kind: 'dropDuplicates', columns: ['id', 'ts'], eventTimeColumn: 'ts' }, 'append');
-    const b0 = await run(q, { batchId: 0, watermarkMs: 0, tasks: [[r(10, 'a', 1), r(10, 'a', 2)], [r(20, 'b', 3), r(10, 'a', 4)]] });
+    const b0 = await run(q, {
+      batchId: 0,
+      watermarkMs: 0,
+      tasks: [
+        [r(10, 'a', 1), r(10, 'a', 2)],
+        [r(20, 'b', 3), r(10, 'a', 4)],
+      ],
+    });
     expect(b0.rows).toEqual(sortRows([r(10, 'a', 1), r(20, 'b', 3)]));
     expect(counts(b0.state)).toEqual(m(2, 2, 0, 0));
     // (a,10) is late at 15 s, in both tasks; (b,20) is a duplicate; (c,30) is new; (a,10) expires.
-    const b1 = await run(q, { batchId: 1, watermarkMs: 15 * S, tasks: [[r(10, 'a', 5), r(30, 'c', 6)], [r(20, 'b', 7), r(10, 'a', 8)]] });
+    const b1 = await run(q, {
+      batchId: 1,
+      watermarkMs: 15 * S,
+      tasks: [
+        [r(10, 'a', 5), r(30, 'c', 6)],
+        [r(20, 'b', 7), r(10, 'a', 8)],
+      ],
+    });
     expect(b1.rows).toEqual(sortRows([r(30, 'c', 6)]));
     // Late rows count per map-side record (Spark counts per row; a task sends a key once).
     expect(counts(b1.state)).toEqual(m(2, 1, 1, 2));
@@ -271,7 +296,11 @@ describe('runStateTask: deduplication', () => {
     expect(outcomes[3]!.rows).toEqual(sortRows([r(16, 'a')]));
     expect(counts(outcomes[3]!.state)).toEqual(m(3, 1, 0, 0));
     // the value holds the expiry: first event time + delay
-    expect(await dedupValues(h.store(), ['string'])).toEqual([JSON.stringify([['a'], 26 * S]), JSON.stringify([['b'], 30 * S]), JSON.stringify([['d'], 40 * S])]);
+    expect(await dedupValues(h.store(), ['string'])).toEqual([
+      JSON.stringify([['a'], 26 * S]),
+      JSON.stringify([['b'], 30 * S]),
+      JSON.stringify([['d'], 40 * S]),
+    ]);
     expect(await stateOf(h.store(), ['string'])).toMatchObject({ index: [26 * S, 30 * S, 40 * S] });
   });
 

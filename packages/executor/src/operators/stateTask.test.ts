@@ -112,12 +112,15 @@ describe('runStateTask: windowed aggregation', () => {
       eventTimeKey: 0,
     };
     const q = query(op, 'append');
-    expect(counts((await run(q, { batchId: 0, watermarkMs: 0, tasks: [[r(5, 'a'), r(5, 'a'), r(10, 'b')], [r(11, 'c')]] })).state)).toEqual(
-      m(3, 3, 0, 0),
-    );
+    expect(counts((await run(q, { batchId: 0, watermarkMs: 0, tasks: [[r(5, 'a'), r(5, 'a'), r(10, 'b')], [r(11, 'c')]] })).state)).toEqual(m(3, 3, 0, 0));
     // ts 10 is late at watermark 10 (dropped); ts 5 and ts 10 expire; ts 11 stays.
     const out = await run(q, { batchId: 1, watermarkMs: 10 * S, tasks: [[r(10, 'b'), r(12, 'd')]] });
-    expect(out.rows).toEqual(sortRows([{ ts: 5 * S, id: 'a', count: 2 }, { ts: 10 * S, id: 'b', count: 1 }]));
+    expect(out.rows).toEqual(
+      sortRows([
+        { ts: 5 * S, id: 'a', count: 2 },
+        { ts: 10 * S, id: 'b', count: 1 },
+      ]),
+    );
     expect(counts(out.state)).toEqual(m(2, 1, 2, 1));
     expect(await stateOf(h.store(), ['timestamp', 'string'])).toEqual({
       keys: [JSON.stringify([11 * S, 'c']), JSON.stringify([12 * S, 'd'])],

@@ -113,12 +113,12 @@ async function runOnShard(task: StateTask, store: ShardStore, cache: StateCache,
           return r.rows;
         })
       : op.kind === 'aggregate'
-      ? sessionKeyOf(op) >= 0
-        ? await sessionAggregate(task, op, store, watermarkOf(task), out, counters)
-        : await aggregateCells(task, op, cellLayoutOf(op, task.stateInputSchema), store, cache, watermarkOf(task), out, counters)
-      : op.kind === 'streamJoin'
-        ? await symmetricHashJoin(task, op, store, cache, watermarkOf(task), changes, counters, udfs)
-        : await deduplicate(task, op, store, changes, counters);
+        ? sessionKeyOf(op) >= 0
+          ? await sessionAggregate(task, op, store, watermarkOf(task), out, counters)
+          : await aggregateCells(task, op, cellLayoutOf(op, task.stateInputSchema), store, cache, watermarkOf(task), out, counters)
+        : op.kind === 'streamJoin'
+          ? await symmetricHashJoin(task, op, store, cache, watermarkOf(task), changes, counters, udfs)
+          : await deduplicate(task, op, store, changes, counters);
   await out.add(changes);
 
   const post = await compileStages(schema, task.post, udfs);
@@ -264,7 +264,5 @@ export async function releaseShards(stateDir: string): Promise<Array<{ dir: stri
   for (const d of dirs) dropStateCache(d);
   // The query stopped: its shards settle, so that LevelDB holds every commit when the next open comes.
   const closed = await Promise.allSettled(dirs.map((d) => shards.close(d, { settle: true })));
-  return closed.flatMap((r, i) =>
-    r.status === 'rejected' ? [{ dir: dirs[i] as string, error: (r.reason as Error)?.message ?? String(r.reason) }] : [],
-  );
+  return closed.flatMap((r, i) => (r.status === 'rejected' ? [{ dir: dirs[i] as string, error: (r.reason as Error)?.message ?? String(r.reason) }] : []));
 }

@@ -17,7 +17,7 @@ import {
   ShardRegistry,
   type KeyType,
 } from '@sluice/state';
-import { InstrumentedShardStore, MemoryShardStore, MemoryVolume, openMemoryShard } from '@sluice/state/testing';
+import { InstrumentedShardStore, type MemoryShardStore, MemoryVolume, openMemoryShard } from '@sluice/state/testing';
 import { WINDOW_TYPE } from '../expressions/exprTypes.js';
 import { partitionPartials, sortRows } from './mapSideTestKit.js';
 import type { ShuffleBlock, StateLayoutMsg, StateOperatorMetrics, StateTask } from '../task/messages.js';
@@ -109,7 +109,10 @@ export class Shards {
   private newRegistry(): ShardRegistry {
     return new ShardRegistry(async (dir) => {
       let volume = this.volumes.get(dir);
-      if (volume === undefined) this.volumes.set(dir, (volume = new MemoryVolume(dir)));
+      if (volume === undefined) {
+        volume = new MemoryVolume(dir);
+        this.volumes.set(dir, volume);
+      }
       const store = new CountingStore(await openMemoryShard(volume));
       this.stores.set(dir, store);
       return store;
@@ -261,7 +264,9 @@ export async function stateOf(store: CountingStore, types: KeyType[]): Promise<{
 
 /** A deduplication's state: each key (decoded with `types`) with the expiry its value records (dedupState.ts). */
 export async function dedupValues(store: CountingStore, types: KeyType[]): Promise<string[]> {
-  return (await store.memory.range(...dataRange())).map(([k, v]) => JSON.stringify([decodeKey(decodeDataKey(k).key, types), decodeDedupValue(v).expiryMs])).sort();
+  return (await store.memory.range(...dataRange()))
+    .map(([k, v]) => JSON.stringify([decodeKey(decodeDataKey(k).key, types), decodeDedupValue(v).expiryMs]))
+    .sort();
 }
 
 // ---- queries ----------------------------------------------------------------------------------
@@ -309,8 +314,22 @@ export const query = (op: StatefulOp, outputMode: Query['outputMode'], over: Par
  *   4 (wm 30)  no data: a20 expires
  */
 export const BATCHES: Batch[] = [
-  { batchId: 0, watermarkMs: 0, tasks: [[r(1, 'a', 1), r(2, 'a', 2), r(15, 'b', 10)], [r(3, 'a', 3), r(25, 'a', 5)]] },
-  { batchId: 1, watermarkMs: 12 * S, tasks: [[r(5, 'a', 100), r(16, 'b', 1)], [r(8, 'c', 100), r(31, 'c', 7), r(4, 'a', 100)]] },
+  {
+    batchId: 0,
+    watermarkMs: 0,
+    tasks: [
+      [r(1, 'a', 1), r(2, 'a', 2), r(15, 'b', 10)],
+      [r(3, 'a', 3), r(25, 'a', 5)],
+    ],
+  },
+  {
+    batchId: 1,
+    watermarkMs: 12 * S,
+    tasks: [
+      [r(5, 'a', 100), r(16, 'b', 1)],
+      [r(8, 'c', 100), r(31, 'c', 7), r(4, 'a', 100)],
+    ],
+  },
   { batchId: 2, watermarkMs: 20 * S, tasks: [] },
   { batchId: 3, watermarkMs: 20 * S, tasks: [[r(19, 'b', 100)], [r(18, 'b', 100), r(20, 'a', 1)]] },
   { batchId: 4, watermarkMs: 30 * S, tasks: [] },

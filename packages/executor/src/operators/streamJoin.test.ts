@@ -31,7 +31,12 @@ const RANGE: Expr = {
   op: 'binary',
   fn: 'and',
   left: { op: 'binary', fn: 'geq', left: col('rt'), right: col('lt') },
-  right: { op: 'binary', fn: 'leq', left: col('rt'), right: { op: 'binary', fn: 'plus', left: col('lt'), right: { op: 'lit', value: '10 seconds', type: 'interval' } } },
+  right: {
+    op: 'binary',
+    fn: 'leq',
+    left: col('rt'),
+    right: { op: 'binary', fn: 'plus', left: col('lt'), right: { op: 'lit', value: '10 seconds', type: 'interval' } },
+  },
 };
 
 /** id = rid AND RANGE, both sides watermarked on their times: each evicted by the bound on its time. */
@@ -49,7 +54,13 @@ function joinOp(how: StreamJoinOp['how'], over: Partial<StreamJoinOp> = {}): Str
   };
 }
 
-const query = (op: StreamJoinOp): Query => ({ op, schema: LEFT, layout: { keyGroups: 16, partitions: 1, shards: 1 }, outputMode: 'append', hasWatermark: true });
+const query = (op: StreamJoinOp): Query => ({
+  op,
+  schema: LEFT,
+  layout: { keyGroups: 16, partitions: 1, shards: 1 },
+  outputMode: 'append',
+  hasWatermark: true,
+});
 const L = (id: string | null, tS: number): Row => ({ id, lt: tS * S });
 const R = (rid: string | null, tS: number): Row => ({ rid, rt: tS * S });
 
@@ -57,7 +68,10 @@ const R = (rid: string | null, tS: number): Row => ({ rid, rt: tS * S });
 function blocks(op: StreamJoinOp, left: Row[], right: Row[], lateMs: number | null = null): Map<number, ShuffleBlock[]> {
   const byPartition = new Map<number, ShuffleBlock[]>();
   const layout = { keyGroups: 16, partitions: 1, shards: 1 };
-  for (const [side, rows] of [[0, left], [1, right]] as const) {
+  for (const [side, rows] of [
+    [0, left],
+    [1, right],
+  ] as const) {
     const stream = streamPartials(op, side === 0 ? LEFT : RIGHT, layout, new Map(), lateMs, side);
     for (const row of rows) stream.add(row);
     for (const b of stream.finish().blocks) byPartition.set(b.partition, [...(byPartition.get(b.partition) ?? []), b]);
@@ -78,7 +92,9 @@ async function stateOf(): Promise<{ rows: string[]; index: number[] }> {
     const { key } = decodeDataKey(k);
     const side = key[0] as 0 | 1;
     for (const [row, matched] of decodeJoinValue(v, side === 0 ? LEFT : RIGHT).rows) {
-      rows.push(`${side === 0 ? 'L' : 'R'} ${String(row[side === 0 ? 'id' : 'rid'])}@${(row[side === 0 ? 'lt' : 'rt'] as number) / S}${matched ? ' matched' : ''}`);
+      rows.push(
+        `${side === 0 ? 'L' : 'R'} ${String(row[side === 0 ? 'id' : 'rid'])}@${(row[side === 0 ? 'lt' : 'rt'] as number) / S}${matched ? ' matched' : ''}`,
+      );
     }
   }
   const [ig, il] = indexRange();
@@ -91,8 +107,21 @@ const leftAlone = (id: string | null, lt: number): Row => ({ id, lt: lt * S, rid
 
 describe('state values', () => {
   it('keep rows, their matched flags and the index time; repartitions count the rows and read the time', () => {
-    const value = encodeJoinValue(42_000, [[L('a', 1), false], [L('a', 2), true]], LEFT);
-    expect(decodeJoinValue(value, LEFT)).toEqual({ indexTime: 42_000, rows: [[L('a', 1), false], [L('a', 2), true]] });
+    const value = encodeJoinValue(
+      42_000,
+      [
+        [L('a', 1), false],
+        [L('a', 2), true],
+      ],
+      LEFT,
+    );
+    expect(decodeJoinValue(value, LEFT)).toEqual({
+      indexTime: 42_000,
+      rows: [
+        [L('a', 1), false],
+        [L('a', 2), true],
+      ],
+    });
     expect(rowsInOf('symmetricHashJoin').rowsIn?.(value)).toBe(2);
     expect(rowsInOf('stateStoreSave')).toEqual({});
     expect(joinIndexTimeOf(value)).toBe(42_000);
@@ -100,7 +129,9 @@ describe('state values', () => {
 
   it('a damaged value, or one of another side or query, is STATE_STORE_CORRUPT', () => {
     const value = encodeJoinValue(null, [[L('a', 1), false]], LEFT);
-    expect(() => decodeJoinValue(value, [...LEFT, { name: 'extra', type: 'int', nullable: true }])).toThrow(expect.objectContaining({ code: 'STATE_STORE_CORRUPT' }));
+    expect(() => decodeJoinValue(value, [...LEFT, { name: 'extra', type: 'int', nullable: true }])).toThrow(
+      expect.objectContaining({ code: 'STATE_STORE_CORRUPT' }),
+    );
     expect(() => decodeJoinValue(new Uint8Array([0xc1]), LEFT)).toThrow(expect.objectContaining({ code: 'STATE_STORE_CORRUPT' }));
     expect(() => joinIndexTimeOf(new Uint8Array([0x01]))).toThrow(expect.objectContaining({ code: 'STATE_STORE_CORRUPT' }));
   });
@@ -130,7 +161,7 @@ describe.each(CACHES)('a left outer join with a time range (%s)', (_name, cacheB
     expect(await stateOf()).toEqual({ rows: [], index: [] });
   });
 
-  it('a row with a null key matches nothing and comes out alone at once; rows the watermark has passed still meet this batch\'s rows, then go', async () => {
+  it("a row with a null key matches nothing and comes out alone at once; rows the watermark has passed still meet this batch's rows, then go", async () => {
     await freshShards(cacheBytes);
     const op = joinOp('left_outer');
     const out = await batch(op, 0, 50, [L(null, 60), L('x', 30)], [R(null, 60), R('x', 35)]);

@@ -129,7 +129,7 @@ export function encodeJoinValue(indexTime: number | null, rows: readonly Stored[
 
 export function decodeJoinValue(value: Uint8Array, schema: Schema): { indexTime: number | null; rows: Stored[] } {
   const a = unpackJoinValue(value);
-  if ((a.length - 2) !== (a[1] as number) * (schema.length + 1)) {
+  if (a.length - 2 !== (a[1] as number) * (schema.length + 1)) {
     throw new SluiceError(
       'STATE_STORE_CORRUPT',
       `a join state value holds ${String(a[1])} rows in ${a.length - 2} values, which rows of this side's ${schema.length} columns (${schema.map((f) => f.name).join(', ')}) cannot fill: the state was written by another query, or is damaged`,
@@ -153,7 +153,10 @@ function unpackJoinValue(value: Uint8Array): unknown[] {
     throw new SluiceError('STATE_STORE_CORRUPT', `a join state value does not decode: ${(e as Error).message}`);
   }
   if (!Array.isArray(a) || a.length < 2 || !(a[0] === null || typeof a[0] === 'number') || !Number.isInteger(a[1])) {
-    throw new SluiceError('STATE_STORE_CORRUPT', 'a join state value is not [index time, row count, rows...]: the state was written by another query, or is damaged');
+    throw new SluiceError(
+      'STATE_STORE_CORRUPT',
+      'a join state value is not [index time, row count, rows...]: the state was written by another query, or is damaged',
+    );
   }
   return a;
 }
@@ -163,7 +166,6 @@ export const joinIndexTimeOf = (value: Uint8Array): number | null => unpackJoinV
 
 /** The rows a stored value holds (a repartition counts rows, not keys). */
 export const joinRowsIn = (value: Uint8Array): number => unpackJoinValue(value)[1] as number;
-
 
 /** The string a key's rows are known by in a task and in the cache (per side): key group and key bytes, latin1. */
 function stateId(keyGroup: number, keyBytes: Uint8Array): string {
@@ -312,8 +314,7 @@ function keyStateOf(side: JoinSide, keyGroup: number, key: Uint8Array, prior: Ui
   return { side, keyGroup, key, prior, priorIndexTime: indexTime, rows, dirty: false };
 }
 
-const outerSide = (op: StreamJoinOp, side: JoinSide): boolean =>
-  op.how === 'full_outer' || (side === 0 ? op.how === 'left_outer' : op.how === 'right_outer');
+const outerSide = (op: StreamJoinOp, side: JoinSide): boolean => op.how === 'full_outer' || (side === 0 ? op.how === 'left_outer' : op.how === 'right_outer');
 
 /** Keys by the time of their index entry, least first (a binary heap; an entry whose key has moved on is skipped when it comes up). */
 class ExpiryHeap {
@@ -506,7 +507,10 @@ export async function symmetricHashJoin(
       const passed = watermark !== undefined && t !== null && t <= watermark;
       if (passed && side === 1 && (matched || !outer)) return;
       let mine = states[side].get(id);
-      if (mine === undefined) states[side].set(id, (mine = keyStateOf(side, rec[0], sideKey(side, rec[1] as Uint8Array), undefined, j.schemas[side])));
+      if (mine === undefined) {
+        mine = keyStateOf(side, rec[0], sideKey(side, rec[1] as Uint8Array), undefined, j.schemas[side]);
+        states[side].set(id, mine);
+      }
       mine.rows.push([row, matched]);
       mine.dirty = true;
       if (passed) expiredNow.add(mine);

@@ -125,7 +125,6 @@ function invalid(message: string): SluiceError {
   return new SluiceError('STATEFUL_PROCESSOR_INVALID_OPERATION', message);
 }
 
-
 /** Engine form of a value for variable `name` of `type`, strictly: else STATE_VALUE_TYPE_MISMATCH naming it. */
 function stateConverter(name: string, type: DataType, what = 'value'): (v: unknown) => unknown {
   const strict = createStrictConverter(type, (v, expected, field) => {
@@ -137,7 +136,10 @@ function stateConverter(name: string, type: DataType, what = 'value'): (v: unkno
   });
   return (v) => {
     if (v === null || v === undefined) {
-      throw new SluiceError('STATE_VALUE_TYPE_MISMATCH', `state variable '${name}': a ${what} cannot be ${String(v)} (Spark's ILLEGAL_STATE_STORE_VALUE.NULL_VALUE); clear it instead`);
+      throw new SluiceError(
+        'STATE_VALUE_TYPE_MISMATCH',
+        `state variable '${name}': a ${what} cannot be ${String(v)} (Spark's ILLEGAL_STATE_STORE_VALUE.NULL_VALUE); clear it instead`,
+      );
     }
     return strict(v);
   };
@@ -166,7 +168,9 @@ function ttlOf(name: string, options: { ttlMs?: number } | undefined): number | 
   if (ttl === undefined) return undefined;
   if (!(typeof ttl === 'number' && Number.isInteger(ttl) && ttl > 0)) {
     // Spark's STATEFUL_PROCESSOR_TTL_DURATION_MUST_BE_POSITIVE.
-    throw invalid(`state variable '${name}': ttlMs must be a positive whole number of milliseconds, got ${describeValue(ttl)} (STATEFUL_PROCESSOR_TTL_DURATION_MUST_BE_POSITIVE)`);
+    throw invalid(
+      `state variable '${name}': ttlMs must be a positive whole number of milliseconds, got ${describeValue(ttl)} (STATEFUL_PROCESSOR_TTL_DURATION_MUST_BE_POSITIVE)`,
+    );
   }
   return ttl;
 }
@@ -179,7 +183,8 @@ function ttlOf(name: string, options: { ttlMs?: number } | undefined): number | 
 export function declareVariables(processor: UserProcessor, outputMode: TransformWithStateOp['outputMode'], timeMode: TimeMode): StateVariable[] {
   const vars: StateVariable[] = [];
   const add = <V>(v: StateVariable): V => {
-    if (vars.some((d) => d.name === v.name)) throw invalid(`state variable '${v.name}' is declared twice (Spark's STATEFUL_PROCESSOR_DUPLICATE_STATE_VARIABLE_DEFINED)`);
+    if (vars.some((d) => d.name === v.name))
+      throw invalid(`state variable '${v.name}' is declared twice (Spark's STATEFUL_PROCESSOR_DUPLICATE_STATE_VARIABLE_DEFINED)`);
     vars.push(v);
     return preInitVariable(v.name) as V;
   };
@@ -188,7 +193,7 @@ export function declareVariables(processor: UserProcessor, outputMode: Transform
     return name;
   };
   const noTimers = (): never => {
-    throw invalid('timers cannot be used in init (Spark\'s STATEFUL_PROCESSOR_CANNOT_PERFORM_OPERATION_WITH_INVALID_HANDLE_STATE)');
+    throw invalid("timers cannot be used in init (Spark's STATEFUL_PROCESSOR_CANNOT_PERFORM_OPERATION_WITH_INVALID_HANDLE_STATE)");
   };
   const typeOf = (name: unknown, schema: unknown): DataType => stateTypeOf(schema, `state variable '${String(name)}'`);
   const handle: StatefulProcessorHandle = {
@@ -280,7 +285,9 @@ class ProcessorRun {
 
   private key(what: string): KeyEntry {
     if (this.current === undefined) {
-      throw invalid(`${what} needs a grouping key: call it from handleInputRows, handleExpiredTimer or handleInitialState, not init or close (Spark's STATEFUL_PROCESSOR_CANNOT_PERFORM_OPERATION_WITH_INVALID_HANDLE_STATE)`);
+      throw invalid(
+        `${what} needs a grouping key: call it from handleInputRows, handleExpiredTimer or handleInitialState, not init or close (Spark's STATEFUL_PROCESSOR_CANNOT_PERFORM_OPERATION_WITH_INVALID_HANDLE_STATE)`,
+      );
     }
     return this.current;
   }
@@ -350,12 +357,18 @@ class ProcessorRun {
     const live = (): Expiring[] => (stored() ?? []).filter((it) => this.live(it[1]));
     const elements = (values: unknown, what: string): Expiring[] => {
       if (values === null || values === undefined || typeof (values as Iterable<unknown>)[Symbol.iterator] !== 'function' || typeof values === 'string') {
-        throw new SluiceError('STATE_VALUE_TYPE_MISMATCH', `state variable '${name}': ${what} takes an array of values, got ${describeValue(values)} (Spark's ILLEGAL_STATE_STORE_VALUE.NULL_VALUE)`);
+        throw new SluiceError(
+          'STATE_VALUE_TYPE_MISMATCH',
+          `state variable '${name}': ${what} takes an array of values, got ${describeValue(values)} (Spark's ILLEGAL_STATE_STORE_VALUE.NULL_VALUE)`,
+        );
       }
       const exp = this.expiry(v);
       const list = [...(values as Iterable<unknown>)].map((x): Expiring => [toEngine(x), exp]);
       if (list.length === 0) {
-        throw new SluiceError('STATE_VALUE_TYPE_MISMATCH', `state variable '${name}': ${what} needs at least one value, use clear to empty the list (Spark's ILLEGAL_STATE_STORE_VALUE.EMPTY_LIST_VALUE)`);
+        throw new SluiceError(
+          'STATE_VALUE_TYPE_MISMATCH',
+          `state variable '${name}': ${what} needs at least one value, use clear to empty the list (Spark's ILLEGAL_STATE_STORE_VALUE.EMPTY_LIST_VALUE)`,
+        );
       }
       return list;
     };
@@ -368,7 +381,10 @@ class ProcessorRun {
     return {
       exists: () => live().length > 0,
       // The list as it is when get is called (a clear after it does not empty the iterator).
-      get: () => live().map((it) => toUser(it[0])).values(),
+      get: () =>
+        live()
+          .map((it) => toUser(it[0]))
+          .values(),
       put: (values: unknown) => {
         const list = elements(values, 'put');
         this.write(name, { kind: 'list', items: list });
@@ -502,11 +518,25 @@ class ProcessorRun {
   }
 
   handle(): StatefulProcessorHandle {
-    const info = { getQueryId: () => this.task.queryId, getRunId: () => this.task.runId, getBatchId: () => this.task.batchId, getPartitionId: () => this.task.partition };
+    const info = {
+      getQueryId: () => this.task.queryId,
+      getRunId: () => this.task.runId,
+      getBatchId: () => this.task.batchId,
+      getPartitionId: () => this.task.partition,
+    };
     return {
-      getValueState: (name) => (this.declaring(name, 'get_value_state'), this.valueState(name)),
-      getListState: (name) => (this.declaring(name, 'get_list_state'), this.listState(name)),
-      getMapState: (name) => (this.declaring(name, 'get_map_state'), this.mapState(name)),
+      getValueState: (name) => {
+        this.declaring(name, 'get_value_state');
+        return this.valueState(name);
+      },
+      getListState: (name) => {
+        this.declaring(name, 'get_list_state');
+        return this.listState(name);
+      },
+      getMapState: (name) => {
+        this.declaring(name, 'get_map_state');
+        return this.mapState(name);
+      },
       registerTimer: this.registerTimer,
       deleteTimer: this.deleteTimer,
       listTimers: this.listTimers,
@@ -546,7 +576,9 @@ export async function transformWithState(
   const keyToUser = op.keyNames.map((name, i) => ({ name, convert: createToExternalConverter(keyTypes[i] as DataType) }));
   const keyObject = (values: unknown[]): Row => {
     const key: Row = {};
-    keyToUser.forEach((k, i) => (key[k.name] = k.convert(values[i])));
+    keyToUser.forEach((k, i) => {
+      key[k.name] = k.convert(values[i]);
+    });
     return key;
   };
   const eventTime = op.timeMode === 'eventTime' && task.hasWatermark ? op.eventTimeColumn : null;
@@ -575,7 +607,8 @@ export async function transformWithState(
   // A key the shard's worker keeps decoded is that same entry, batch after batch (a failed task
   // drops the whole cache, so an entry never holds what was not committed).
   const entries = new Map<string, KeyEntry>();
-  const decoded = (cache.processor ??= new Map<string, KeyEntry>());
+  cache.processor ??= new Map<string, KeyEntry>();
+  const decoded = cache.processor;
   const entryOf = (kg: number, keyBytes: Uint8Array): KeyEntry => {
     const id = keyString(keyBytes);
     let e = entries.get(id);
@@ -583,7 +616,19 @@ export async function transformWithState(
       e = decoded.get(id);
       if (e === undefined) {
         const bytes = new Uint8Array(keyBytes);
-        e = { id, kg, keyBytes: bytes, dataKey: dataKey(kg, bytes), key: NO_KEY, prior: undefined, state: NO_STATE, priorTimers: NO_TIMERS, priorExpiry: null, dirty: false, priorRows: 0 };
+        e = {
+          id,
+          kg,
+          keyBytes: bytes,
+          dataKey: dataKey(kg, bytes),
+          key: NO_KEY,
+          prior: undefined,
+          state: NO_STATE,
+          priorTimers: NO_TIMERS,
+          priorExpiry: null,
+          dirty: false,
+          priorRows: 0,
+        };
       } else {
         e.rows = undefined;
         e.dirty = false;
@@ -625,7 +670,10 @@ export async function transformWithState(
     const keys = s.keys.map((k) => compileExpr(k, s.schema));
     const partitions = new Set(task.partitions);
     for (const row of plainPackr.unpack(s.rows as Uint8Array) as Row[]) {
-      const keyBytes = encodeKey(keys.map((k) => normalize(k(row))), keyTypes);
+      const keyBytes = encodeKey(
+        keys.map((k) => normalize(k(row))),
+        keyTypes,
+      );
       const kg = keyGroupOf(keyBytes, task.layout.keyGroups);
       if (!partitions.has(partitionOfKeyGroup(kg, task.layout))) continue;
       initial.push({ entry: entryOf(kg, keyBytes), row });
@@ -648,17 +696,25 @@ export async function transformWithState(
   const emit = (out: unknown): void => {
     if (out === null || out === undefined) return;
     if (typeof (out as Iterable<unknown>)[Symbol.iterator] !== 'function' || typeof out === 'string') {
-      throw new SluiceError('UDF_RESULT_TYPE_MISMATCH', `processor '${op.processor.exportName}' of ${op.processor.moduleUrl} returned ${describeValue(out)}, not an iterable of rows`, {
-        file: op.processor.moduleUrl,
-      });
+      throw new SluiceError(
+        'UDF_RESULT_TYPE_MISMATCH',
+        `processor '${op.processor.exportName}' of ${op.processor.moduleUrl} returned ${describeValue(out)}, not an iterable of rows`,
+        {
+          file: op.processor.moduleUrl,
+        },
+      );
     }
     // Taking the rows runs the processor (a generator's body): its errors are the user's.
     user(op, () => {
       for (const r of out as Iterable<unknown>) {
         if (r === null || typeof r !== 'object' || Array.isArray(r) || r instanceof Date) {
-          throw new SluiceError('UDF_RESULT_TYPE_MISMATCH', `processor '${op.processor.exportName}' of ${op.processor.moduleUrl} emitted ${describeValue(r)}, not a row (an object of the output schema's fields)`, {
-            file: op.processor.moduleUrl,
-          });
+          throw new SluiceError(
+            'UDF_RESULT_TYPE_MISMATCH',
+            `processor '${op.processor.exportName}' of ${op.processor.moduleUrl} emitted ${describeValue(r)}, not a row (an object of the output schema's fields)`,
+            {
+              file: op.processor.moduleUrl,
+            },
+          );
         }
         rows.push(toOutput(r) as Row);
       }
@@ -668,7 +724,8 @@ export async function transformWithState(
   const external = externalRows(schema);
   const userRows = (list: Row[]): IterableIterator<Row> => (external === undefined ? list : list.map(external)).values();
 
-  const calls = op.api === 'transformWithState' ? processorCalls(op, exported as new () => UserProcessor, run) : groupStateCalls(op, exported as GroupFunction, run);
+  const calls =
+    op.api === 'transformWithState' ? processorCalls(op, exported as new () => UserProcessor, run) : groupStateCalls(op, exported as GroupFunction, run);
   calls.open();
   try {
     // 3b. Initial state.
@@ -920,7 +977,9 @@ function groupStateCalls(op: TransformWithStateOp, fn: GroupFunction, run: Proce
     initial(entry, row) {
       if (entry.initialized === true) {
         // Spark's FlatMapGroupsWithStateExec.foundDuplicateInitialKeyException.
-        throw invalid('The initial state provided contained multiple rows(state) with the same key. Make sure to de-duplicate the initial state before passing it.');
+        throw invalid(
+          'The initial state provided contained multiple rows(state) with the same key. Make sure to de-duplicate the initial state before passing it.',
+        );
       }
       entry.initialized = true;
       const column = op.initialState?.stateColumn;
@@ -933,4 +992,3 @@ function groupStateCalls(op: TransformWithStateOp, fn: GroupFunction, run: Proce
     close() {},
   };
 }
-

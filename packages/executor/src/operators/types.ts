@@ -61,8 +61,24 @@ export type Op =
     };
 
 export type AggFn =
-  | 'count' | 'sum' | 'avg' | 'min' | 'max' | 'first' | 'last' | 'collect_list' | 'collect_set' | 'var_samp' | 'var_pop'
-  | 'stddev_samp' | 'stddev_pop' | 'min_by' | 'max_by' | 'approx_count_distinct' | 'percentile_approx' | 'percentile';
+  | 'count'
+  | 'sum'
+  | 'avg'
+  | 'min'
+  | 'max'
+  | 'first'
+  | 'last'
+  | 'collect_list'
+  | 'collect_set'
+  | 'var_samp'
+  | 'var_pop'
+  | 'stddev_samp'
+  | 'stddev_pop'
+  | 'min_by'
+  | 'max_by'
+  | 'approx_count_distinct'
+  | 'percentile_approx'
+  | 'percentile';
 
 /** One aggregate of groupBy(...).agg(...); `arg` null is count(*); min_by and max_by take named_struct(value, ordering). */
 export interface AggSpec {

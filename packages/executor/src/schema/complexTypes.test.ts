@@ -71,7 +71,12 @@ describe('ARRAY and MAP values', () => {
   it('print as Spark prints them when cast to STRING', () => {
     expect(cast(arr, 'string', [1, null, 3])).toBe('[1, null, 3]');
     expect(cast({ array: 'string' }, 'string', [])).toBe('[]');
-    expect(cast(map, 'string', [['a', 1], ['b', null]])).toBe('{a -> 1.0, b -> null}');
+    expect(
+      cast(map, 'string', [
+        ['a', 1],
+        ['b', null],
+      ]),
+    ).toBe('{a -> 1.0, b -> null}');
     expect(cast({ array: { array: 'date' } }, 'string', [[day('2024-01-01')]])).toBe('[[2024-01-01]]');
   });
 
@@ -88,15 +93,46 @@ describe('ARRAY and MAP values', () => {
     const ext = rowToExternal({ xs: [t, null], m: [['a', 1]] }, schema);
     expect(ext).toEqual({ xs: [new Date(t), null], m: new Map([['a', 1]]) });
     expect(rowToInternal(ext, schema)).toEqual({ xs: [t, null], m: [['a', 1]] });
-    expect(rowToInternal({ xs: 'nope', m: { a: '2', b: 'x' } }, schema)).toEqual({ xs: null, m: [['a', 2], ['b', null]] });
+    expect(rowToInternal({ xs: 'nope', m: { a: '2', b: 'x' } }, schema)).toEqual({
+      xs: null,
+      m: [
+        ['a', 2],
+        ['b', null],
+      ],
+    });
   });
 
   it('are state keys: equal arrays encode alike, and decode to the same value', () => {
     const types = [{ array: 'string' as const }, { array: { array: 'int' as const } }];
-    const k = encodeKey([['a', 'bc'], [[1], []]], types);
-    expect(decodeKey(k, types)).toEqual([['a', 'bc'], [[1], []]]);
-    expect(encodeKey([['a', 'bc'], [[1], []]], types)).toEqual(k);
-    expect(encodeKey([['ab', 'c'], [[1], []]], types)).not.toEqual(k);
+    const k = encodeKey(
+      [
+        ['a', 'bc'],
+        [[1], []],
+      ],
+      types,
+    );
+    expect(decodeKey(k, types)).toEqual([
+      ['a', 'bc'],
+      [[1], []],
+    ]);
+    expect(
+      encodeKey(
+        [
+          ['a', 'bc'],
+          [[1], []],
+        ],
+        types,
+      ),
+    ).toEqual(k);
+    expect(
+      encodeKey(
+        [
+          ['ab', 'c'],
+          [[1], []],
+        ],
+        types,
+      ),
+    ).not.toEqual(k);
     expect(encodeKey([['a'], [[1, 0]]], types)).not.toEqual(encodeKey([['a'], [[1], [0]]], types));
   });
 });
@@ -133,6 +169,8 @@ describe('timestampFormat and dateFormat', () => {
     expect(parseRecords('csv', '26/08/2015 13:05,12/31/2015\n', schema, opts, 'f.csv')).toEqual(want);
     expect(parseRecords('json', '{"t":"2015-08-26T13:05:00Z","d":"2015-12-31"}\n', schema, opts, 'f.json')).toEqual([{ t: null, d: null }]);
     // Without the options, CAST's grammar.
-    expect(parseRecords('json', '{"t":"2015-08-26T13:05:00Z","d":"2015-12-31"}\n', schema, kDefaultReadOptions, 'f.json')).toEqual([{ t: Date.UTC(2015, 7, 26, 13, 5), d: day('2015-12-31') }]);
+    expect(parseRecords('json', '{"t":"2015-08-26T13:05:00Z","d":"2015-12-31"}\n', schema, kDefaultReadOptions, 'f.json')).toEqual([
+      { t: Date.UTC(2015, 7, 26, 13, 5), d: day('2015-12-31') },
+    ]);
   });
 });

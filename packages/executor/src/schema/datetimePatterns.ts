@@ -78,7 +78,7 @@ export function datetimePatternProblem(pattern: string): string | undefined {
   }
 }
 
-const pad = (n: number, width: number): string => (n < 0 ? '-' + String(-n).padStart(width, '0') : String(n).padStart(width, '0'));
+const pad = (n: number, width: number): string => (n < 0 ? `-${String(-n).padStart(width, '0')}` : String(n).padStart(width, '0'));
 
 /**
  * The finest unit a pattern prints, in ms: its text is the same for every instant of one such unit,
@@ -209,54 +209,111 @@ interface Fields {
 
 type Reader = { re: string; set?: (f: Fields, text: string) => boolean };
 
-const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-const names = (list: string[]): string => list.map(escape).join('|');
-const num = (width: string, set: (f: Fields, n: number) => boolean | void): Reader => ({
+const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+const names = (list: string[]): string => list.map(escapeRegExp).join('|');
+/** A number field: `set` stores it and says whether it is in range. */
+const num = (width: string, set: (f: Fields, n: number) => boolean): Reader => ({
   re: `(\\d${width})`,
-  set: (f, t) => set(f, Number(t)) !== false,
+  set: (f, t) => set(f, Number(t)),
 });
 
 function reader(p: Piece): Reader {
-  if ('text' in p) return { re: escape(p.text) };
+  if ('text' in p) return { re: escapeRegExp(p.text) };
   const n = p.count;
   const digits = n === 1 ? '{1,2}' : `{${n}}`;
   switch (p.letter) {
     case 'G':
       return { re: '(AD|BC|Anno Domini|Before Christ)', set: () => true };
     case 'y':
-      return n === 2 ? num('{2}', (f, v) => void (f.year = 2000 + v)) : num(`{${n},9}`, (f, v) => void (f.year = v));
+      return n === 2
+        ? num('{2}', (f, v) => {
+            f.year = 2000 + v;
+            return true;
+          })
+        : num(`{${n},9}`, (f, v) => {
+            f.year = v;
+            return true;
+          });
     case 'M':
     case 'L':
       if (n >= 3) {
         const list = n === 3 ? MONTHS.map((m) => m.slice(0, 3)) : MONTHS;
-        return { re: `(${names(list)})`, set: (f, t) => ((f.month = list.findIndex((m) => m.toLowerCase() === t.toLowerCase()) + 1), true) };
+        return {
+          re: `(${names(list)})`,
+          set: (f, t) => {
+            f.month = list.findIndex((m) => m.toLowerCase() === t.toLowerCase()) + 1;
+            return true;
+          },
+        };
       }
-      return num(digits, (f, v) => void (f.month = v));
+      return num(digits, (f, v) => {
+        f.month = v;
+        return true;
+      });
     case 'd':
-      return num(digits, (f, v) => void (f.day = v));
+      return num(digits, (f, v) => {
+        f.day = v;
+        return true;
+      });
     case 'D':
-      return num(n === 1 ? '{1,3}' : `{${n},3}`, (f, v) => void (f.dayOfYear = v));
+      return num(n === 1 ? '{1,3}' : `{${n},3}`, (f, v) => {
+        f.dayOfYear = v;
+        return true;
+      });
     case 'Q':
     case 'q':
       return n >= 3 ? { re: '(Q[1-4]|[1-4](?:st|nd|rd|th) quarter)', set: () => true } : num(digits, () => true);
     case 'E':
       return { re: `(${names(n >= 4 ? DAYS : DAYS.map((x) => x.slice(0, 3)))})`, set: () => true };
     case 'a':
-      return { re: '(AM|PM)', set: (f, t) => ((f.pm = t.toUpperCase() === 'PM'), true) };
+      return {
+        re: '(AM|PM)',
+        set: (f, t) => {
+          f.pm = t.toUpperCase() === 'PM';
+          return true;
+        },
+      };
     case 'H':
-      return num(digits, (f, v) => (f.hour = v) < 24);
+      return num(digits, (f, v) => {
+        f.hour = v;
+        return v < 24;
+      });
     case 'k':
-      return num(digits, (f, v) => v >= 1 && v <= 24 && ((f.hour = v % 24), true));
+      return num(digits, (f, v) => {
+        const ok = v >= 1 && v <= 24;
+        if (ok) f.hour = v % 24;
+        return ok;
+      });
     case 'K':
-      return num(digits, (f, v) => v < 12 && ((f.hour12 = v), true));
+      return num(digits, (f, v) => {
+        const ok = v < 12;
+        if (ok) f.hour12 = v;
+        return ok;
+      });
     case 'h':
-      return num(digits, (f, v) => v >= 1 && v <= 12 && ((f.hour12 = v % 12), true));
+      return num(digits, (f, v) => {
+        const ok = v >= 1 && v <= 12;
+        if (ok) f.hour12 = v % 12;
+        return ok;
+      });
     case 'm':
-      return num(digits, (f, v) => (f.minute = v) < 60);
+      return num(digits, (f, v) => {
+        f.minute = v;
+        return v < 60;
+      });
     case 's':
-      return num(digits, (f, v) => (f.second = v) < 60);
+      return num(digits, (f, v) => {
+        f.second = v;
+        return v < 60;
+      });
     case 'S':
-      return { re: `(\\d{1,${n}})`, set: (f, t) => ((f.ms = Number(t.slice(0, 3).padEnd(3, '0'))), true) };
+      return {
+        re: `(\\d{1,${n}})`,
+        set: (f, t) => {
+          f.ms = Number(t.slice(0, 3).padEnd(3, '0'));
+          return true;
+        },
+      };
     case 'X':
     case 'x':
     case 'Z':

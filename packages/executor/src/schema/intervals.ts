@@ -22,7 +22,16 @@ const UNIT_MS: Record<string, [field: 0 | 1 | 2, scale: number]> = {
 /** The unit a word names ('hours', 'MIN', 'secs'), or undefined. */
 export function intervalUnit(word: string): keyof typeof UNIT_MS | undefined {
   const w = word.toLowerCase().replace(/s$/, '');
-  const alias: Record<string, keyof typeof UNIT_MS> = { yr: 'year', mon: 'month', min: 'minute', sec: 'second', ms: 'millisecond', msec: 'millisecond', us: 'microsecond', usec: 'microsecond' };
+  const alias: Record<string, keyof typeof UNIT_MS> = {
+    yr: 'year',
+    mon: 'month',
+    min: 'minute',
+    sec: 'second',
+    ms: 'millisecond',
+    msec: 'millisecond',
+    us: 'microsecond',
+    usec: 'microsecond',
+  };
   const unit = alias[w] ?? w;
   return Object.hasOwn(UNIT_MS, unit) ? (unit as keyof typeof UNIT_MS) : undefined;
 }

@@ -18,8 +18,7 @@ export function compareValues(type: DataType, a: unknown, b: unknown): number {
  * prefix first), structs field by field, nulls inside them first, as Spark orders them.
  */
 export function comparator(type: DataType): (a: unknown, b: unknown) => number {
-  const nullsFirst = (cmp: (a: unknown, b: unknown) => number) => (a: unknown, b: unknown) =>
-    a == null ? (b == null ? 0 : -1) : b == null ? 1 : cmp(a, b);
+  const nullsFirst = (cmp: (a: unknown, b: unknown) => number) => (a: unknown, b: unknown) => (a == null ? (b == null ? 0 : -1) : b == null ? 1 : cmp(a, b));
   if (typeof type === 'object' && 'array' in type) {
     const element = nullsFirst(comparator(type.array));
     return (a, b) => {
@@ -47,8 +46,8 @@ export function comparator(type: DataType): (a: unknown, b: unknown) => number {
 
 /** Numbers and timestamps in Spark's order: NaN is the largest value and equals itself. */
 export function compareNumbers(x: number, y: number): number {
-  if (x !== x) return y !== y ? 0 : 1;
-  if (y !== y) return -1;
+  if (Number.isNaN(x)) return Number.isNaN(y) ? 0 : 1;
+  if (Number.isNaN(y)) return -1;
   return x < y ? -1 : x > y ? 1 : 0;
 }
 
@@ -69,4 +68,3 @@ export function compareCodePoints(a: string, b: string): number {
   }
   return a.length - b.length;
 }
-

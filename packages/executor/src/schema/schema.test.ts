@@ -106,7 +106,10 @@ describe('parseSchema (object and field-list forms)', () => {
   });
 
   it('validates and normalizes an already-parsed schema', () => {
-    const s = [{ name: 'a', type: 'INT' }, { name: 'b', type: { struct: [{ name: 'c', type: 'string', nullable: false }] } }];
+    const s = [
+      { name: 'a', type: 'INT' },
+      { name: 'b', type: { struct: [{ name: 'c', type: 'string', nullable: false }] } },
+    ];
     expect(parseSchema(s as unknown as Schema)).toEqual([
       { name: 'a', type: 'int', nullable: true },
       { name: 'b', type: { struct: [{ name: 'c', type: 'string', nullable: false }] }, nullable: true },

@@ -43,15 +43,11 @@ const kAtomicDDL: Record<AtomicType, string> = {
   null: 'NULL',
 };
 
-
 /**
  * Parses a user schema. `option` names the option in error messages ("options.schema: ...").
  * Every failure is a SluiceError with code INVALID_SCHEMA, `option` set and, when known, `column`.
  */
-export function parseSchema(
-  input: string | Record<string, string | object> | Schema,
-  option = 'schema',
-): Schema {
+export function parseSchema(input: string | Record<string, string | object> | Schema, option = 'schema'): Schema {
   let fields: Field[];
   if (typeof input === 'string') {
     const p = new DDLParser(input, option);
@@ -94,7 +90,7 @@ function fieldToDDL(f: Field, sep = ' '): string {
 }
 
 function quoteName(name: string): string {
-  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? name : '`' + name.replaceAll('`', '``') + '`';
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? name : `\`${name.replaceAll('`', '``')}\``;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -139,7 +135,7 @@ class DDLParser {
       this.expectPunct('<', column);
       const fields = this.peekPunct('>') ? [] : this.parseFieldList(column);
       this.expectPunct('>', column);
-      checkDuplicates(fields, this.option, column ? column + '.' : '');
+      checkDuplicates(fields, this.option, column ? `${column}.` : '');
       return { struct: fields };
     }
     if (upper === 'ARRAY') {
@@ -288,8 +284,8 @@ function objectToFields(obj: object, option: string, prefix: string): Field[] {
     } else if (isPlainObject(value) && isStructTypeObject(value)) {
       fields.push({ name, type: normalizeType(value, option, path), nullable: true });
     } else if (isPlainObject(value)) {
-      const inner = objectToFields(value, option, path + '.');
-      checkDuplicates(inner, option, path + '.');
+      const inner = objectToFields(value, option, `${path}.`);
+      checkDuplicates(inner, option, `${path}.`);
       fields.push({ name, type: { struct: inner }, nullable: true });
     } else {
       throw invalid(option, `column '${path}' has type ${describe(value)}; expected a type name or an object`, path);
@@ -325,8 +321,8 @@ function normalizeField(f: unknown, where: string, option: string, prefix: strin
 function normalizeType(t: unknown, option: string, path: string): DataType {
   if (typeof t === 'string') return parseDataTypeFor(t, option, path);
   if (isPlainObject(t) && isStructTypeObject(t)) {
-    const fields = t.struct.map((f, i) => normalizeField(f, `${path}[${i}]`, option, path + '.'));
-    checkDuplicates(fields, option, path + '.');
+    const fields = t.struct.map((f, i) => normalizeField(f, `${path}[${i}]`, option, `${path}.`));
+    checkDuplicates(fields, option, `${path}.`);
     return { struct: fields };
   }
   if (isPlainObject(t) && Object.keys(t).length === 1 && 'array' in t) return { array: normalizeType(t.array, option, `${path}[]`) };

@@ -104,7 +104,7 @@ export function parseIsoTimestamp(s: string, from = 0, to = s.length): number {
 /** A timestamp from the fast path, else from the whole grammar; NaN when neither takes it. */
 export function parseTimestampText(s: string): number {
   const ms = parseIsoTimestamp(s);
-  return ms === ms ? ms : (parseTimestamp(s) ?? NaN);
+  return Number.isNaN(ms) ? (parseTimestamp(s) ?? NaN) : ms;
 }
 
 /** Two decimal digits at i, or NaN. */
@@ -129,8 +129,8 @@ function daysFromCivil(y: number, m: number, d: number): number {
 }
 
 const kPad2 = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0'));
-const kMillis = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0') + 'Z');
-const kMillisQuoted = kMillis.map((m) => m + '"');
+const kMillis = Array.from({ length: 1000 }, (_, i) => `${String(i).padStart(3, '0')}Z`);
+const kMillisQuoted = kMillis.map((m) => `${m}"`);
 
 /**
  * Epoch ms to `Date#toISOString()` text (`quoted`: inside JSON quotes), several times faster:
@@ -162,7 +162,7 @@ export function isoFormatter(quoted: boolean): (ms: number) => string {
       r -= h * 3600;
       const m = (r / 60) | 0;
       lastSecond = second;
-      secondPrefix = dayPrefix + kPad2[h]! + ':' + kPad2[m]! + ':' + kPad2[r - m * 60]! + '.';
+      secondPrefix = `${dayPrefix + kPad2[h]!}:${kPad2[m]!}:${kPad2[r - m * 60]!}.`;
     }
     return secondPrefix + millis[ms - second * 1000]!;
   };

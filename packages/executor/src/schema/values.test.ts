@@ -1,14 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseTimestamp } from './timestamps.js';
 import type { Schema } from './types.js';
-import {
-  createCast,
-  formatDouble,
-  rowToExternal,
-  rowToInternal,
-  toExternal,
-  toInternal,
-} from './values.js';
+import { createCast, formatDouble, rowToExternal, rowToInternal, toExternal, toInternal } from './values.js';
 
 const JAN_1_2024 = Date.UTC(2024, 0, 1);
 
@@ -27,10 +20,15 @@ describe('toExternal', () => {
   });
 
   it('converts struct fields recursively', () => {
-    const type = { struct: [{ name: 'start', type: 'timestamp' as const, nullable: true }, { name: 'n', type: 'long' as const, nullable: true }] };
+    const type = {
+      struct: [
+        { name: 'start', type: 'timestamp' as const, nullable: true },
+        { name: 'n', type: 'long' as const, nullable: true },
+      ],
+    };
     const v = toExternal({ start: JAN_1_2024, n: 3 }, type) as Record<string, unknown>;
-    expect(v['start']).toEqual(new Date(JAN_1_2024));
-    expect(v['n']).toBe(3);
+    expect(v.start).toEqual(new Date(JAN_1_2024));
+    expect(v.n).toBe(3);
     expect(toExternal(null, type)).toBeNull();
   });
 });

@@ -38,4 +38,3 @@ function widerPair(a: DataType, b: DataType): DataType | undefined {
   }
   return undefined;
 }
-

@@ -33,7 +33,10 @@ export class ShuffleWriter {
   addAggregate(values: unknown[], eventTimeMs: number | null, buffers: readonly AggBuffer[]): void {
     const { keyBytes, keyGroup, partition } = this.route(values);
     let w = this.aggregation.get(partition);
-    if (w === undefined) this.aggregation.set(partition, (w = new AggregateBlockWriter()));
+    if (w === undefined) {
+      w = new AggregateBlockWriter();
+      this.aggregation.set(partition, w);
+    }
     w.add(keyGroup, keyBytes, eventTimeMs, buffers);
   }
 
@@ -41,7 +44,10 @@ export class ShuffleWriter {
   aggregateBlockOf(keyGroup: number): AggregateBlockWriter {
     const partition = partitionOfKeyGroup(keyGroup, this.layout);
     let w = this.aggregation.get(partition);
-    if (w === undefined) this.aggregation.set(partition, (w = new AggregateBlockWriter()));
+    if (w === undefined) {
+      w = new AggregateBlockWriter();
+      this.aggregation.set(partition, w);
+    }
     return w;
   }
 
@@ -69,13 +75,19 @@ export class ShuffleWriter {
   addGroup(values: unknown[], rows: Row[]): void {
     const { keyBytes, keyGroup, partition } = this.route(values);
     let records = this.groups.get(partition);
-    if (records === undefined) this.groups.set(partition, (records = []));
+    if (records === undefined) {
+      records = [];
+      this.groups.set(partition, records);
+    }
     records.push([keyGroup, keyBytes, rows]);
   }
 
   private push(partition: number, record: DedupRecord | JoinRecord): void {
     let records = this.dedup.get(partition);
-    if (records === undefined) this.dedup.set(partition, (records = []));
+    if (records === undefined) {
+      records = [];
+      this.dedup.set(partition, records);
+    }
     records.push(record);
   }
 

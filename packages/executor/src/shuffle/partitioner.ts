@@ -26,6 +26,13 @@ export function partitionRows(rows: readonly Row[], keys: readonly string[], sch
     return f.type;
   });
   const parts: Row[][] = Array.from({ length: partitions }, () => []);
-  for (const r of rows) parts[shufflePartition(keys.map((k) => r[k] ?? null), types, partitions)]!.push(r);
+  for (const r of rows)
+    parts[
+      shufflePartition(
+        keys.map((k) => r[k] ?? null),
+        types,
+        partitions,
+      )
+    ]!.push(r);
   return parts;
 }

@@ -10,7 +10,14 @@ import { ShuffleWriter } from './ShuffleWriter.js';
 describe('processor blocks', () => {
   it("round-trip each key's group, bytes and rows, in order", () => {
     const records: GroupRecord[] = [
-      [7, encodeKey(['a'], ['string']), [{ k: 'a', v: 1 }, { k: 'a', v: 2 }]],
+      [
+        7,
+        encodeKey(['a'], ['string']),
+        [
+          { k: 'a', v: 1 },
+          { k: 'a', v: 2 },
+        ],
+      ],
       [65535, encodeKey(['x'.repeat(300)], ['string']), [{ k: 'x'.repeat(300), v: null }]],
       [0, encodeKey([null], ['string']), [{ k: null, v: 3 }]],
     ];
@@ -24,7 +31,7 @@ describe('processor blocks', () => {
     for (let k = 0; k < 50; k++) writer.addGroup([k], [{ id: k }, { id: k }]);
     const blocks = writer.finish();
     expect(blocks.map((b) => b.partition)).toEqual([...blocks.map((b) => b.partition)].sort((a, b) => a - b));
-    const rows = blocks.flatMap((b) => decodeGroupBlock(b.data).flatMap(([, , r]) => r.map((x) => x['id'])));
+    const rows = blocks.flatMap((b) => decodeGroupBlock(b.data).flatMap(([, , r]) => r.map((x) => x.id)));
     expect(rows.sort((a, b) => Number(a) - Number(b))).toEqual(Array.from({ length: 50 }, (_, k) => [k, k]).flat());
   });
 });

@@ -49,7 +49,6 @@ export type JoinRecord = [keyGroup: number, keyBytes: Uint8Array | null, row: Ro
 export type GroupRecord = [keyGroup: number, keyBytes: Uint8Array, rows: Row[]];
 export type ShuffleRecord = AggregateRecord | DedupRecord | JoinRecord;
 
-
 /**
  * Encodes a block into its own exactly-sized buffer: msgpackr returns views into a shared scratch
  * buffer, and a view crossing threads would clone (or transfer) the whole of that buffer.
@@ -192,10 +191,7 @@ export function forEachAggregateRecordAt(data: Uint8Array, fn: (k0: number, kl: 
 }
 
 /** Calls `fn` for each record of an aggregation block; dataKey and buffers are views into it. */
-export function forEachAggregateRecord(
-  data: Uint8Array,
-  fn: (dataKey: Uint8Array, eventTimeMs: number | null, buffers: Uint8Array) => void,
-): void {
+export function forEachAggregateRecord(data: Uint8Array, fn: (dataKey: Uint8Array, eventTimeMs: number | null, buffers: Uint8Array) => void): void {
   forEachAggregateRecordAt(data, (k0, kl, t, b0, end) => fn(data.subarray(k0, k0 + kl), Number.isNaN(t) ? null : t, data.subarray(b0, end)));
 }
 

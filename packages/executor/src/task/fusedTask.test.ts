@@ -8,7 +8,22 @@ import type { MapTask, ShuffleBlock, StateResult } from './messages.js';
 import { decodeRows, encodeRows } from './rowCodec.js';
 import runTask from './worker.js';
 import { sortRows } from '../operators/mapSideTestKit.js';
-import { BATCHES, counts, freshShards, h, query, run, SCHEMA, stateOf, stateTask, useFreshShards, windowed, WINDOWED_KEY, type Batch, type Outcome } from '../operators/stateTaskTestKit.js';
+import {
+  BATCHES,
+  counts,
+  freshShards,
+  h,
+  query,
+  run,
+  SCHEMA,
+  stateOf,
+  stateTask,
+  useFreshShards,
+  windowed,
+  WINDOWED_KEY,
+  type Batch,
+  type Outcome,
+} from '../operators/stateTaskTestKit.js';
 
 useFreshShards();
 
@@ -47,7 +62,7 @@ describe('a state task carrying its map tasks', () => {
     expect(await stateOf(h.store(), WINDOWED_KEY)).toEqual(stateApart);
   });
 
-  it('with two shards: the first shard hands back the other\'s blocks, and both give what they give apart', async () => {
+  it("with two shards: the first shard hands back the other's blocks, and both give what they give apart", async () => {
     const q = query(windowed, 'update', { layout: { keyGroups: 16, partitions: 4, shards: 2 } });
     const apart: Outcome[][] = [];
     for (const b of BATCHES) apart.push([await run(q, b, 0), await run(q, b, 1)]);

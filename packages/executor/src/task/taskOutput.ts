@@ -46,7 +46,8 @@ function writePart(out: Extract<TaskOutput, { type: 'file' }>, name: string, row
   const path = join(out.dir, name);
   try {
     mkdirSync(dirname(path), { recursive: true });
-    const data = out.format === 'parquet' ? writeParquet(rows, schema, out.options.compression ?? 'snappy') : formatRecords(out.format, rows, schema, out.options);
+    const data =
+      out.format === 'parquet' ? writeParquet(rows, schema, out.options.compression ?? 'snappy') : formatRecords(out.format, rows, schema, out.options);
     return { name, size: writeDurable(path, data), rows: rows.length };
   } catch (e) {
     // A full disk or a forbidden directory would fail every retry the same way: coded, at once.

@@ -36,7 +36,10 @@ describe('worker', () => {
       lateThresholdMs: null,
       stateful: {
         kind: 'aggregate',
-        keys: [{ op: 'window', expr: { op: 'col', name: 'timestamp' }, sizeMs: 300_000, slideMs: 300_000, startMs: 0 }, { op: 'col', name: 'id' }],
+        keys: [
+          { op: 'window', expr: { op: 'col', name: 'timestamp' }, sizeMs: 300_000, slideMs: 300_000, startMs: 0 },
+          { op: 'col', name: 'id' },
+        ],
         keyNames: ['window', 'id'],
         aggs: [{ fn: 'count', arg: null, name: 'count' }],
         eventTimeKey: 0,
@@ -54,14 +57,31 @@ describe('worker', () => {
   });
 
   it('still runs a stateless task', async () => {
-    const task: StatelessTask = { kind: 'stateless', queryId: 'q', runId: 'r', batchId: 0, partition: 0, attempt: 0, input, inputSchema: rateSchema, ops, output: { type: 'collect' } };
+    const task: StatelessTask = {
+      kind: 'stateless',
+      queryId: 'q',
+      runId: 'r',
+      batchId: 0,
+      partition: 0,
+      attempt: 0,
+      input,
+      inputSchema: rateSchema,
+      ops,
+      output: { type: 'collect' },
+    };
     const result = (await runTask(task)) as StatelessResult;
     expect(result).toMatchObject({ ok: true, kind: 'stateless', numInputRows: 10, numOutputRows: 10, eventTime: { count: 10 } });
-    expect(decodeRows(result.rows!).map((r) => r['id'])).toEqual([0, 1, 2, 0, 1, 2, 0, 1, 2, 0]);
+    expect(decodeRows(result.rows!).map((r) => r.id)).toEqual([0, 1, 2, 0, 1, 2, 0, 1, 2, 0]);
   });
 
   it('fails a map task with a coded error for a bad plan', async () => {
-    const bad = { kind: 'map', input, inputSchema: rateSchema, ops: [], stateful: { kind: 'dropDuplicates', columns: ['nope'], eventTimeColumn: null } } as unknown as MapTask;
+    const bad = {
+      kind: 'map',
+      input,
+      inputSchema: rateSchema,
+      ops: [],
+      stateful: { kind: 'dropDuplicates', columns: ['nope'], eventTimeColumn: null },
+    } as unknown as MapTask;
     expect(await runTask(bad)).toMatchObject({ ok: false, error: { code: 'UNRESOLVED_COLUMN', column: 'nope' } });
   });
 });

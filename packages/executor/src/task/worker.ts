@@ -57,7 +57,14 @@ async function runStateless(task: StatelessTask): Promise<StatelessResult> {
   }
   const inputRows = readInput(input);
   const { rows, eventTime } = runStages(plan, inputRows);
-  const base: StatelessResult = { ok: true, kind: 'stateless', threadId, numInputRows: inputRows.length, numOutputRows: rows.length, ...(eventTime && { eventTime }) };
+  const base: StatelessResult = {
+    ok: true,
+    kind: 'stateless',
+    threadId,
+    numInputRows: inputRows.length,
+    numOutputRows: rows.length,
+    ...(eventTime && { eventTime }),
+  };
   return deliver(base, task.output, rows, plan.outputSchema);
 }
 
@@ -118,7 +125,14 @@ async function runExchange(task: ExchangeTask): Promise<ExchangeResult> {
   let numOutputRows = 0;
   const add = (row: Row): void => {
     numOutputRows++;
-    const p = keys.length === 0 ? next++ % task.partitions : shufflePartition(keys.map((k) => k(row)), keyTypes, task.partitions);
+    const p =
+      keys.length === 0
+        ? next++ % task.partitions
+        : shufflePartition(
+            keys.map((k) => k(row)),
+            keyTypes,
+            task.partitions,
+          );
     (buckets[p] as Row[]).push(row);
   };
   const pipeline = rowPipeline(plan);

@@ -13,9 +13,22 @@
  * CASE over IS NULL. Function names resolve case-insensitively in the registry (sqlFunctions.ts);
  * an unknown one is UNRESOLVED_ROUTINE. An aggregate call gives an AggregateColumn, for agg().
  */
-import { addIntervals, exprName, formatInterval, GENERATORS, intervalOf, intervalUnit, parseDataType, parseInterval, toInternal, type Expr, type GeneratorName, type Interval } from '@sluice/executor';
+import {
+  addIntervals,
+  exprName,
+  formatInterval,
+  GENERATORS,
+  intervalOf,
+  intervalUnit,
+  parseDataType,
+  parseInterval,
+  toInternal,
+  type Expr,
+  type GeneratorName,
+  type Interval,
+} from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
-import { AggregateColumn } from '../aggregates.js';
+import type { AggregateColumn } from '../aggregates.js';
 import { Column, patternMatch } from '../Column.js';
 import { syntaxError, tokenize, type Token } from './sqlLexer.js';
 import { datePart, resolveFunction, type SqlArg } from './sqlFunctions.js';
@@ -41,8 +54,40 @@ const COMPARISONS: Record<string, Extract<Expr, { op: 'binary' }>['fn'] | 'nullS
 
 /** Words that end an expression or belong to a surrounding form, never an implicit alias. */
 const RESERVED_AFTER = new Set([
-  'and', 'or', 'not', 'is', 'in', 'between', 'like', 'rlike', 'ilike', 'regexp', 'as', 'when', 'then', 'else', 'end', 'from', 'div', 'distinct',
-  'where', 'group', 'having', 'union', 'join', 'inner', 'left', 'right', 'full', 'cross', 'semi', 'anti', 'on', 'using', 'order', 'limit',
+  'and',
+  'or',
+  'not',
+  'is',
+  'in',
+  'between',
+  'like',
+  'rlike',
+  'ilike',
+  'regexp',
+  'as',
+  'when',
+  'then',
+  'else',
+  'end',
+  'from',
+  'div',
+  'distinct',
+  'where',
+  'group',
+  'having',
+  'union',
+  'join',
+  'inner',
+  'left',
+  'right',
+  'full',
+  'cross',
+  'semi',
+  'anti',
+  'on',
+  'using',
+  'order',
+  'limit',
 ]);
 
 const lit = (value: string | number | boolean | null, type: Extract<Expr, { op: 'lit' }>['type']): Expr => ({ op: 'lit', value, type });
@@ -52,10 +97,21 @@ const binary = (fn: Extract<Expr, { op: 'binary' }>['fn'], left: Expr, right: Ex
 
 /** Spark's `a <=> b`: true when both are null, false when one is, else a = b. */
 function nullSafeEqual(a: Expr, b: Expr): Expr {
-  return { op: 'when', branches: [{ cond: isNull(a), value: isNull(b) }, { cond: isNull(b), value: lit(false, 'boolean') }], otherwise: binary('equalTo', a, b) };
+  return {
+    op: 'when',
+    branches: [
+      { cond: isNull(a), value: isNull(b) },
+      { cond: isNull(b), value: lit(false, 'boolean') },
+    ],
+    otherwise: binary('equalTo', a, b),
+  };
 }
 
-const BITWISE_LEVELS: Array<[string, 'bitwiseOr' | 'bitwiseXor' | 'bitwiseAnd']> = [['|', 'bitwiseOr'], ['^', 'bitwiseXor'], ['&', 'bitwiseAnd']];
+const BITWISE_LEVELS: Array<[string, 'bitwiseOr' | 'bitwiseXor' | 'bitwiseAnd']> = [
+  ['|', 'bitwiseOr'],
+  ['^', 'bitwiseXor'],
+  ['&', 'bitwiseAnd'],
+];
 
 export class Parser {
   private readonly tokens: Token[];
@@ -130,7 +186,9 @@ export class Parser {
     const generator = parsed.kind === 'column' && parsed.expr.op === 'call' && GENERATORS.includes(parsed.expr.fn as GeneratorName);
     if (name === undefined) name = parsed.kind === 'column' && !generator ? parsed.name : undefined;
     if (name === undefined) return parsed;
-    return parsed.kind === 'aggregate' ? { kind: 'aggregate', agg: parsed.agg.alias(name) } : { kind: 'column', expr: { op: 'alias', expr: parsed.expr, name } };
+    return parsed.kind === 'aggregate'
+      ? { kind: 'aggregate', agg: parsed.agg.alias(name) }
+      : { kind: 'column', expr: { op: 'alias', expr: parsed.expr, name } };
   }
 
   aliasName(): string {
@@ -162,14 +220,30 @@ export class Parser {
   private or(): Parsed {
     const at = this.t;
     let left = this.and();
-    while (this.acceptWord('or')) left = { kind: 'column', expr: binary('or', this.column(left, at), this.sub(() => this.and())) };
+    while (this.acceptWord('or'))
+      left = {
+        kind: 'column',
+        expr: binary(
+          'or',
+          this.column(left, at),
+          this.sub(() => this.and()),
+        ),
+      };
     return left;
   }
 
   private and(): Parsed {
     const at = this.t;
     let left = this.not();
-    while (this.acceptWord('and')) left = { kind: 'column', expr: binary('and', this.column(left, at), this.sub(() => this.not())) };
+    while (this.acceptWord('and'))
+      left = {
+        kind: 'column',
+        expr: binary(
+          'and',
+          this.column(left, at),
+          this.sub(() => this.not()),
+        ),
+      };
     return left;
   }
 
@@ -243,7 +317,10 @@ export class Parser {
       if (c === esc) {
         const next = chars[++i];
         if (next === undefined || (next !== '%' && next !== '_' && next !== esc)) {
-          throw new SluiceError('INVALID_EXPRESSION', `[INVALID_FORMAT.ESC_IN_THE_MIDDLE] the escape character '${esc}' must be followed by %, _ or itself in '${pattern.value}' (in '${this.sql}')`);
+          throw new SluiceError(
+            'INVALID_EXPRESSION',
+            `[INVALID_FORMAT.ESC_IN_THE_MIDDLE] the escape character '${esc}' must be followed by %, _ or itself in '${pattern.value}' (in '${this.sql}')`,
+          );
         }
         out += next === '\\' ? '\\\\' : `\\${next}`;
       } else out += c === '\\' ? '\\\\' : c;
@@ -261,7 +338,10 @@ export class Parser {
       this.i++;
       const l = this.column(left, at);
       const r = this.sub(() => this.bitwise(0));
-      left = fn === 'nullSafeEqual' ? { kind: 'column', expr: nullSafeEqual(l, r), name: `(${exprName(l)} <=> ${exprName(r)})` } : { kind: 'column', expr: binary(fn, l, r) };
+      left =
+        fn === 'nullSafeEqual'
+          ? { kind: 'column', expr: nullSafeEqual(l, r), name: `(${exprName(l)} <=> ${exprName(r)})` }
+          : { kind: 'column', expr: binary(fn, l, r) };
     }
   }
 
@@ -397,7 +477,11 @@ export class Parser {
             const items = [this.column(inner, t)];
             while (this.acceptOp(',')) items.push(this.sub(() => this.expression()));
             this.expectOp(')');
-            return resolveFunction('struct', items.map((expr) => ({ expr })), this.sql);
+            return resolveFunction(
+              'struct',
+              items.map((expr) => ({ expr })),
+              this.sql,
+            );
           }
           this.expectOp(')');
           return inner;
@@ -528,7 +612,10 @@ export class Parser {
     this.i += 2;
     const value = toInternal(t.value, word);
     if (value === null || (word === 'timestamp' && /^\s*-?\d+\s*$/.test(t.value))) {
-      throw new SluiceError('INVALID_EXPRESSION', `[INVALID_TYPED_LITERAL] the value of the typed literal ${word.toUpperCase()} is invalid: '${t.value}' (in '${this.sql}')`);
+      throw new SluiceError(
+        'INVALID_EXPRESSION',
+        `[INVALID_TYPED_LITERAL] the value of the typed literal ${word.toUpperCase()} is invalid: '${t.value}' (in '${this.sql}')`,
+      );
     }
     return { kind: 'column', expr: lit(value as number, word) };
   }
@@ -567,7 +654,11 @@ export class Parser {
       if (!/^[+-]?(\d+\.?\d*|\.\d+)$/.test(text)) throw bad(`'${text}' is not a number`);
       this.i += 2;
       acc = addIntervals(acc, intervalOf((negative ? -1 : 1) * Number(text), unit));
-      if (this.isWord('to')) throw new SluiceError('UNSUPPORTED_OPERATION', `INTERVAL ... TO ... literals are not supported; write the units, as INTERVAL 1 DAY 2 HOURS (in '${this.sql}')`);
+      if (this.isWord('to'))
+        throw new SluiceError(
+          'UNSUPPORTED_OPERATION',
+          `INTERVAL ... TO ... literals are not supported; write the units, as INTERVAL 1 DAY 2 HOURS (in '${this.sql}')`,
+        );
     }
     return { kind: 'column', expr: lit(formatInterval(acc), 'interval') };
   }
@@ -590,7 +681,6 @@ export class Parser {
     if (suffix === 'l') return lit(value, 'long');
     return lit(value, suffix === undefined && (value > 2147483647 || value < -2147483648) ? 'long' : 'int');
   }
-
 }
 
 function checkText(sql: unknown, what: string): string {

@@ -5,7 +5,21 @@
  * (`ucase`, `substr`, `ifnull`); forms Spark defines by rewriting (`if`, `nvl2`, `nullif`) are
  * rewritten into CASE the way Spark's own definitions read.
  */
-import { COLLECTION_FUNCTIONS, DATETIME_FUNCTIONS, JSON_FUNCTIONS, exprName, parseDataType, functionArity, GENERATORS, HIGHER_ORDER, MATH_FUNCTIONS, SCALAR_FUNCTIONS, type AggFn, type Expr, type FunctionName } from '@sluice/executor';
+import {
+  COLLECTION_FUNCTIONS,
+  DATETIME_FUNCTIONS,
+  JSON_FUNCTIONS,
+  exprName,
+  parseDataType,
+  functionArity,
+  GENERATORS,
+  HIGHER_ORDER,
+  MATH_FUNCTIONS,
+  SCALAR_FUNCTIONS,
+  type AggFn,
+  type Expr,
+  type FunctionName,
+} from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import { AggregateColumn, aggregateOf, boolAggregateOf, byOrderingOf, countIfOf, percentileOf, window } from '../aggregates.js';
 import { Column } from '../Column.js';
@@ -33,7 +47,10 @@ export function jsonTuple(json: Expr, keys: Expr[]): Expr {
   const fields = keys.flatMap((k, i): Expr[] => {
     if (k.op !== 'lit' || typeof k.value !== 'string') throw new SluiceError('INVALID_EXPRESSION', 'json_tuple takes its field names as literal strings');
     const path: Expr = { op: 'lit', value: `$['${k.value.replace(/['\\]/g, '\\$&')}']`, type: 'string' };
-    return [{ op: 'lit', value: `c${i}`, type: 'string' }, { op: 'call', fn: 'get_json_object', args: [json, path] }];
+    return [
+      { op: 'lit', value: `c${i}`, type: 'string' },
+      { op: 'call', fn: 'get_json_object', args: [json, path] },
+    ];
   });
   return { op: 'call', fn: 'inline', args: [{ op: 'call', fn: 'array', args: [{ op: 'call', fn: 'named_struct', args: fields }] }] };
 }
@@ -65,7 +82,10 @@ const DATE_PART_FIELDS: Record<string, FunctionName> = Object.fromEntries(
 export function datePart(field: string, source: Expr, sql: string): Expr {
   const fn = DATE_PART_FIELDS[field.toUpperCase()];
   if (fn === undefined) {
-    throw new SluiceError('INVALID_EXPRESSION', `[INVALID_EXTRACT_FIELD] cannot extract ${field} from a date or timestamp; the fields are ${Object.keys(DATE_PART_FIELDS).join(', ')} (in '${sql}')`);
+    throw new SluiceError(
+      'INVALID_EXPRESSION',
+      `[INVALID_EXTRACT_FIELD] cannot extract ${field} from a date or timestamp; the fields are ${Object.keys(DATE_PART_FIELDS).join(', ')} (in '${sql}')`,
+    );
   }
   const call = (f: FunctionName, ...args: Expr[]): Expr => ({ op: 'call', fn: f, args });
   const num = (value: number): Expr => ({ op: 'lit', value, type: 'int' });
@@ -88,7 +108,8 @@ function percentileCall(fn: 'percentile' | 'percentile_approx', shownAs: string,
     throw new SluiceError('INVALID_EXPRESSION', `${shownAs}: the percentage must be a literal number or array(...) of numbers (in '${sql}')`);
   }
   const acc = accuracy === undefined ? undefined : number(accuracy);
-  if (accuracy !== undefined && acc === undefined) throw new SluiceError('INVALID_EXPRESSION', `${shownAs}: the accuracy must be a literal integer (in '${sql}')`);
+  if (accuracy !== undefined && acc === undefined)
+    throw new SluiceError('INVALID_EXPRESSION', `${shownAs}: the accuracy must be a literal integer (in '${sql}')`);
   return { kind: 'aggregate', agg: percentileOf(fn, x!, percentage as number | number[], acc, shownAs) };
 }
 
@@ -120,9 +141,15 @@ const FUNCTIONS: Record<string, SqlFunction> = {
   /** if(cond, a, b): CASE WHEN cond THEN a ELSE b END. */
   if: { arity: [3, 3], build: ([c, a, b]) => column({ op: 'when', branches: [{ cond: c!, value: a! }], otherwise: b! }) },
   /** nvl2(x, a, b): a when x is not null, else b. */
-  nvl2: { arity: [3, 3], build: ([x, a, b]) => column({ op: 'when', branches: [{ cond: { op: 'unary', fn: 'isNotNull', expr: x! }, value: a! }], otherwise: b! }) },
+  nvl2: {
+    arity: [3, 3],
+    build: ([x, a, b]) => column({ op: 'when', branches: [{ cond: { op: 'unary', fn: 'isNotNull', expr: x! }, value: a! }], otherwise: b! }),
+  },
   /** nullif(a, b): null when a = b, else a. */
-  nullif: { arity: [2, 2], build: ([a, b]) => column({ op: 'when', branches: [{ cond: { op: 'binary', fn: 'equalTo', left: a!, right: b! }, value: nullLit }], otherwise: a! }) },
+  nullif: {
+    arity: [2, 2],
+    build: ([a, b]) => column({ op: 'when', branches: [{ cond: { op: 'binary', fn: 'equalTo', left: a!, right: b! }, value: nullLit }], otherwise: a! }),
+  },
   mod: { arity: [2, 2], build: ([a, b]) => column({ op: 'binary', fn: 'mod', left: a!, right: b! }) },
   isnull: { arity: [1, 1], build: ([x]) => column({ op: 'unary', fn: 'isNull', expr: x! }) },
   isnotnull: { arity: [1, 1], build: ([x]) => column({ op: 'unary', fn: 'isNotNull', expr: x! }) },
@@ -201,7 +228,9 @@ const FUNCTIONS: Record<string, SqlFunction> = {
     arity: [1, 1],
     build: ([x], sql) => {
       const p = percentileCall('percentile', 'median', [x!, { op: 'lit', value: 0.5, type: 'double' }], sql);
-      return p.kind === 'aggregate' ? { kind: 'aggregate', agg: new AggregateColumn(p.agg.fn, p.agg.arg, `median(${exprName(x!)})`, `median(${exprName(x!)})`, p.agg.options) } : p;
+      return p.kind === 'aggregate'
+        ? { kind: 'aggregate', agg: new AggregateColumn(p.agg.fn, p.agg.arg, `median(${exprName(x!)})`, `median(${exprName(x!)})`, p.agg.options) }
+        : p;
     },
   },
   approx_count_distinct: {
@@ -260,19 +289,72 @@ for (const name of [...Object.keys(SCALAR_FUNCTIONS), ...GENERATORS, ...HIGHER_O
 
 /** The kind of each function defined here; the executor's table functions are math or string. */
 const KINDS: Record<string, string> = {
-  upper: 'string', lower: 'string', length: 'string', trim: 'string', concat: 'string', substring: 'string',
-  coalesce: 'conditional', ifnull: 'conditional', nvl: 'conditional', if: 'conditional', nvl2: 'conditional', nullif: 'conditional',
-  isnull: 'predicate', isnotnull: 'predicate', not: 'predicate',
-  negative: 'math', positive: 'math', mod: 'math',
-  count: 'aggregate', sum: 'aggregate', avg: 'aggregate', mean: 'aggregate', min: 'aggregate', max: 'aggregate',
+  upper: 'string',
+  lower: 'string',
+  length: 'string',
+  trim: 'string',
+  concat: 'string',
+  substring: 'string',
+  coalesce: 'conditional',
+  ifnull: 'conditional',
+  nvl: 'conditional',
+  if: 'conditional',
+  nvl2: 'conditional',
+  nullif: 'conditional',
+  isnull: 'predicate',
+  isnotnull: 'predicate',
+  not: 'predicate',
+  negative: 'math',
+  positive: 'math',
+  mod: 'math',
+  count: 'aggregate',
+  sum: 'aggregate',
+  avg: 'aggregate',
+  mean: 'aggregate',
+  min: 'aggregate',
+  max: 'aggregate',
   ...Object.fromEntries(
-    ['first', 'first_value', 'last', 'last_value', 'any_value', 'collect_list', 'array_agg', 'collect_set', 'stddev', 'std', 'stddev_samp', 'stddev_pop',
-      'variance', 'var_samp', 'var_pop', 'min_by', 'max_by', 'count_if', 'bool_and', 'every', 'bool_or', 'some', 'any', 'approx_count_distinct',
-      'percentile_approx', 'approx_percentile', 'percentile', 'median'].map((n) => [n, 'aggregate']),
+    [
+      'first',
+      'first_value',
+      'last',
+      'last_value',
+      'any_value',
+      'collect_list',
+      'array_agg',
+      'collect_set',
+      'stddev',
+      'std',
+      'stddev_samp',
+      'stddev_pop',
+      'variance',
+      'var_samp',
+      'var_pop',
+      'min_by',
+      'max_by',
+      'count_if',
+      'bool_and',
+      'every',
+      'bool_or',
+      'some',
+      'any',
+      'approx_count_distinct',
+      'percentile_approx',
+      'approx_percentile',
+      'percentile',
+      'median',
+    ].map((n) => [n, 'aggregate']),
   ),
   window: 'time window',
-  named_struct: 'collection', struct: 'collection', json_tuple: 'generator', date_part: 'datetime',
-  try_add: 'math', try_subtract: 'math', try_multiply: 'math', try_divide: 'math', equal_null: 'predicate',
+  named_struct: 'collection',
+  struct: 'collection',
+  json_tuple: 'generator',
+  date_part: 'datetime',
+  try_add: 'math',
+  try_subtract: 'math',
+  try_multiply: 'math',
+  try_divide: 'math',
+  equal_null: 'predicate',
   ...Object.fromEntries(GENERATORS.map((g) => [g, 'generator'])),
   ...Object.fromEntries(HIGHER_ORDER.map((g) => [g, 'higher-order'])),
   ...Object.fromEntries(CASTS.map((t) => [t, 'cast'])),
@@ -287,12 +369,21 @@ const arityText = ([min, max]: [number, number]): string => (min === max ? `${mi
 export function sqlFunctionTable(): string {
   const kindOf = (name: string): string =>
     KINDS[name] ??
-    (Object.hasOwn(MATH_FUNCTIONS, name) ? 'math'
-      : Object.hasOwn(COLLECTION_FUNCTIONS, name) ? 'collection'
-      : Object.hasOwn(DATETIME_FUNCTIONS, name) ? 'datetime'
-      : Object.hasOwn(JSON_FUNCTIONS, name) ? 'json'
-      : 'string');
-  const aliases = (name: string): string => Object.keys(ALIASES).filter((a) => ALIASES[a] === name).sort().map((a) => `\`${a}\``).join(', ');
+    (Object.hasOwn(MATH_FUNCTIONS, name)
+      ? 'math'
+      : Object.hasOwn(COLLECTION_FUNCTIONS, name)
+        ? 'collection'
+        : Object.hasOwn(DATETIME_FUNCTIONS, name)
+          ? 'datetime'
+          : Object.hasOwn(JSON_FUNCTIONS, name)
+            ? 'json'
+            : 'string');
+  const aliases = (name: string): string =>
+    Object.keys(ALIASES)
+      .filter((a) => ALIASES[a] === name)
+      .sort()
+      .map((a) => `\`${a}\``)
+      .join(', ');
   const rows = Object.entries(FUNCTIONS)
     .map(([name, f]) => ({ name, kind: kindOf(name), f }))
     .sort((a, b) => a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name))
@@ -310,7 +401,10 @@ export function resolveFunction(name: string, args: SqlArg[], sql: string): Pars
   const key = name.toLowerCase();
   const f = FUNCTIONS[ALIASES[key] ?? key];
   if (f === undefined) {
-    throw new SluiceError('UNRESOLVED_ROUTINE', `[UNRESOLVED_ROUTINE] Cannot resolve routine \`${name}\` (in '${sql}'); the functions are: ${sqlFunctionNames().join(', ')}`);
+    throw new SluiceError(
+      'UNRESOLVED_ROUTINE',
+      `[UNRESOLVED_ROUTINE] Cannot resolve routine \`${name}\` (in '${sql}'); the functions are: ${sqlFunctionNames().join(', ')}`,
+    );
   }
   const star = args.some((a) => 'star' in a);
   if (star && !(key === 'count' && args.length === 1)) {

@@ -15,7 +15,37 @@ export type Token =
   | { kind: 'end'; pos: number; end: number };
 
 /** Longest first, so that `<=>` is not read as `<=` then `>`. */
-const OPERATORS = ['<=>', '->', '<>', '!=', '<=', '>=', '==', '||', '::', ':', '=', '<', '>', '+', '-', '*', '/', '%', '(', ')', ',', '.', '[', ']', '!', '~', '&', '|', '^'];
+const OPERATORS = [
+  '<=>',
+  '->',
+  '<>',
+  '!=',
+  '<=',
+  '>=',
+  '==',
+  '||',
+  '::',
+  ':',
+  '=',
+  '<',
+  '>',
+  '+',
+  '-',
+  '*',
+  '/',
+  '%',
+  '(',
+  ')',
+  ',',
+  '.',
+  '[',
+  ']',
+  '!',
+  '~',
+  '&',
+  '|',
+  '^',
+];
 
 const ESCAPES: Record<string, string> = { '0': '\0', b: '\b', n: '\n', r: '\r', t: '\t', Z: '\x1a', '%': '\\%', _: '\\_' };
 
@@ -30,9 +60,13 @@ export function syntaxError(sql: string, t: Token, hint?: string): SluiceError {
   const line = before.split('\n').length;
   const pos = t.pos - (before.lastIndexOf('\n') + 1);
   const near = t.kind === 'end' ? 'end of input' : `'${tokenText(t, sql)}'`;
-  return new SluiceError('PARSE_SYNTAX_ERROR', `[PARSE_SYNTAX_ERROR] Syntax error at or near ${near}${hint ? `: ${hint}` : ''}. (line ${line}, pos ${pos})\n\n== SQL ==\n${sql}`, {
-    line,
-  });
+  return new SluiceError(
+    'PARSE_SYNTAX_ERROR',
+    `[PARSE_SYNTAX_ERROR] Syntax error at or near ${near}${hint ? `: ${hint}` : ''}. (line ${line}, pos ${pos})\n\n== SQL ==\n${sql}`,
+    {
+      line,
+    },
+  );
 }
 
 export function tokenize(sql: string): Token[] {

@@ -66,7 +66,10 @@ function freeColumns(e: Expr): string[] {
       if (!bound.has(node.name.split('.')[0]!.toLowerCase())) out.push(node.name);
       return;
     }
-    if (node.op === 'lambda') return walk(node.body, new Set([...bound, ...node.params.map((p) => p.toLowerCase())]));
+    if (node.op === 'lambda') {
+      walk(node.body, new Set([...bound, ...node.params.map((p) => p.toLowerCase())]));
+      return;
+    }
     for (const v of Object.values(x)) walk(v, bound);
   };
   walk(e, new Set());
@@ -114,7 +117,10 @@ class StatementParser {
       const keyOf = (x: AggregateColumn): string => JSON.stringify({ fn: x.fn, arg: x.arg, options: x.options });
       const key = keyOf(agg);
       let found = this.aggregates.find((a) => keyOf(a.agg) === key);
-      if (found === undefined) this.aggregates.push((found = { agg, column: `__agg${this.aggregates.length}` }));
+      if (found === undefined) {
+        found = { agg, column: `__agg${this.aggregates.length}` };
+        this.aggregates.push(found);
+      }
       return { op: 'col', name: found.column };
     };
   }
@@ -128,12 +134,16 @@ class StatementParser {
   private unionOfSelects(): DataFrame {
     let df = this.select();
     while (this.p.acceptWord('union')) {
-      if (!this.p.acceptWord('all')) throw new SluiceError('UNSUPPORTED_OPERATION', `UNION without ALL removes duplicates, which a stream cannot do: write UNION ALL (in '${this.sql}')`);
+      if (!this.p.acceptWord('all'))
+        throw new SluiceError('UNSUPPORTED_OPERATION', `UNION without ALL removes duplicates, which a stream cannot do: write UNION ALL (in '${this.sql}')`);
       df = df.union(this.select());
     }
     for (const clause of ['order', 'sort', 'limit']) {
       if (this.p.isWord(clause)) {
-        throw new SluiceError('UNSUPPORTED_OPERATION', `${clause.toUpperCase()} is not supported in session.sql: a stream has no order or end (Spark sorts only a complete-mode aggregation); sort or limit the sink's rows (in '${this.sql}')`);
+        throw new SluiceError(
+          'UNSUPPORTED_OPERATION',
+          `${clause.toUpperCase()} is not supported in session.sql: a stream has no order or end (Spark sorts only a complete-mode aggregation); sort or limit the sink's rows (in '${this.sql}')`,
+        );
       }
     }
     return df;
@@ -169,7 +179,12 @@ class StatementParser {
         df = df.join(other, cols, how);
       } else {
         this.p.expectWord('on');
-        other = this.renameShared(df, other, [...qualifiers.keys()].filter((q) => !before.has(q)), qualifiers);
+        other = this.renameShared(
+          df,
+          other,
+          [...qualifiers.keys()].filter((q) => !before.has(q)),
+          qualifiers,
+        );
         df = df.join(other, new Column(this.unqualified(this.condition('ON'), qualifiers)), how);
       }
     }
@@ -221,7 +236,11 @@ class StatementParser {
       if (internal.has(name) || resolves(name, grouping)) continue;
       exprType({ op: 'col', name }, input.schema);
       if (!hasGroupBy) {
-        throw new SluiceError('MISSING_GROUP_BY', `[MISSING_GROUP_BY] The query does not include a GROUP BY clause. Add GROUP BY or turn it into the window functions using OVER clauses. (in '${this.sql}')`, { column: name });
+        throw new SluiceError(
+          'MISSING_GROUP_BY',
+          `[MISSING_GROUP_BY] The query does not include a GROUP BY clause. Add GROUP BY or turn it into the window functions using OVER clauses. (in '${this.sql}')`,
+          { column: name },
+        );
       }
       throw new SluiceError(
         'MISSING_AGGREGATION',
@@ -303,7 +322,11 @@ class StatementParser {
     try {
       return expandStar(target.name, df.schema).map((e) => new Column(e));
     } catch (e) {
-      if (e instanceof SluiceError) throw new SluiceError(e.code, `${e.message} (in '${this.sql}')`, { ...(e.column !== undefined && { column: e.column }), ...(e.suggestions && { suggestions: e.suggestions }) });
+      if (e instanceof SluiceError)
+        throw new SluiceError(e.code, `${e.message} (in '${this.sql}')`, {
+          ...(e.column !== undefined && { column: e.column }),
+          ...(e.suggestions && { suggestions: e.suggestions }),
+        });
       throw e;
     }
   }
@@ -314,7 +337,10 @@ class StatementParser {
     const parsed = this.p.expression();
     const e = columnOf(this.p, parsed) as Expr;
     if (!aggregates && this.aggregates.length > at) {
-      throw new SluiceError('INVALID_EXPRESSION', `aggregate ${this.aggregates[at]!.agg.name} in ${clause}: aggregates belong in the SELECT list or HAVING (in '${this.sql}')`);
+      throw new SluiceError(
+        'INVALID_EXPRESSION',
+        `aggregate ${this.aggregates[at]!.agg.name} in ${clause}: aggregates belong in the SELECT list or HAVING (in '${this.sql}')`,
+      );
     }
     return e;
   }
@@ -336,7 +362,11 @@ class StatementParser {
     }
     const generator = new Column({ op: 'call', fn, args: call.args.map((a) => this.unqualified(a, qualifiers)) });
     const out = df.select('*', names.length > 0 ? generator.alias(...names) : generator);
-    if (alias !== undefined) qualifiers.set(alias.toLowerCase(), out.columns.filter((c) => !df.columns.includes(c)));
+    if (alias !== undefined)
+      qualifiers.set(
+        alias.toLowerCase(),
+        out.columns.filter((c) => !df.columns.includes(c)),
+      );
     return out;
   }
 
@@ -353,7 +383,10 @@ class StatementParser {
     } while (this.p.acceptOp(','));
     const width = rows[0]!.length;
     if (rows.some((r) => r.length !== width)) {
-      throw new SluiceError('INVALID_EXPRESSION', `[INVALID_INLINE_TABLE.NUM_COLUMNS_MISMATCH] the rows of VALUES must all have ${width} values (in '${this.sql}')`);
+      throw new SluiceError(
+        'INVALID_EXPRESSION',
+        `[INVALID_INLINE_TABLE.NUM_COLUMNS_MISMATCH] the rows of VALUES must all have ${width} values (in '${this.sql}')`,
+      );
     }
     let names = Array.from({ length: width }, (_, i) => `col${i + 1}`);
     let alias: string | undefined;
@@ -363,11 +396,14 @@ class StatementParser {
         names = [this.p.aliasName()];
         while (this.p.acceptOp(',')) names.push(this.p.aliasName());
         this.p.expectOp(')');
-        if (names.length !== width) throw new SluiceError('INVALID_EXPRESSION', `[INVALID_INLINE_TABLE] VALUES has ${width} columns but ${names.length} names (in '${this.sql}')`);
+        if (names.length !== width)
+          throw new SluiceError('INVALID_EXPRESSION', `[INVALID_INLINE_TABLE] VALUES has ${width} columns but ${names.length} names (in '${this.sql}')`);
       }
     }
     if (alias !== undefined) qualifiers.set(alias, names);
-    const structs = rows.map((r): Expr => ({ op: 'call', fn: 'named_struct', args: r.flatMap((e, i): Expr[] => [{ op: 'lit', value: names[i]!, type: 'string' }, e]) }));
+    const structs = rows.map(
+      (r): Expr => ({ op: 'call', fn: 'named_struct', args: r.flatMap((e, i): Expr[] => [{ op: 'lit', value: names[i]!, type: 'string' }, e]) }),
+    );
     return this.ctx.oneRow().select(new Column({ op: 'call', fn: 'inline', args: [{ op: 'call', fn: 'array', args: structs }] }));
   }
 
@@ -379,7 +415,8 @@ class StatementParser {
       const df = this.unionOfSelects();
       this.aggregates = outerAggregates;
       this.p.expectOp(')');
-      if (this.p.acceptWord('as') || (this.p.t.kind === 'name' && !this.followsRelation(this.p.t.text))) qualifiers.set(this.p.aliasName().toLowerCase(), df.columns);
+      if (this.p.acceptWord('as') || (this.p.t.kind === 'name' && !this.followsRelation(this.p.t.text)))
+        qualifiers.set(this.p.aliasName().toLowerCase(), df.columns);
       return df;
     }
     const t = this.p.t;
@@ -387,7 +424,10 @@ class StatementParser {
     this.p.aliasName();
     const df = this.ctx.view(t.text);
     if (df === undefined) {
-      throw new SluiceError('TABLE_OR_VIEW_NOT_FOUND', `[TABLE_OR_VIEW_NOT_FOUND] The table or view \`${t.text}\` cannot be found: register it with df.createOrReplaceTempView('${t.text}') (in '${this.sql}')`);
+      throw new SluiceError(
+        'TABLE_OR_VIEW_NOT_FOUND',
+        `[TABLE_OR_VIEW_NOT_FOUND] The table or view \`${t.text}\` cannot be found: register it with df.createOrReplaceTempView('${t.text}') (in '${this.sql}')`,
+      );
     }
     qualifiers.set(t.text.toLowerCase(), df.columns);
     if (this.p.acceptWord('as') || (this.p.t.kind === 'name' && !this.followsRelation(this.p.t.text))) {
@@ -412,7 +452,10 @@ class StatementParser {
     } else if (p.acceptWord('semi')) how = 'left_semi';
     else if (p.acceptWord('anti')) how = 'left_anti';
     else if (p.isWord('right') || p.isWord('full') || p.isWord('cross')) {
-      throw new SluiceError('UNSUPPORTED_OPERATION', `${p.t.kind === 'name' ? p.t.text.toUpperCase() : ''} JOIN of a stream is not supported (in '${this.sql}')`);
+      throw new SluiceError(
+        'UNSUPPORTED_OPERATION',
+        `${p.t.kind === 'name' ? p.t.text.toUpperCase() : ''} JOIN of a stream is not supported (in '${this.sql}')`,
+      );
     } else return undefined;
     p.expectWord('join');
     return how;
@@ -428,7 +471,9 @@ class StatementParser {
     const shared = right.columns.filter((c) => left.columns.includes(c));
     const q = names.at(-1);
     if (shared.length === 0 || q === undefined) return right;
-    const renamed = right.select(...right.columns.map((c) => (shared.includes(c) ? new Column({ op: 'col', name: c }).alias(`${q}.${c}`) : new Column({ op: 'col', name: c }))));
+    const renamed = right.select(
+      ...right.columns.map((c) => (shared.includes(c) ? new Column({ op: 'col', name: c }).alias(`${q}.${c}`) : new Column({ op: 'col', name: c }))),
+    );
     for (const n of names) {
       qualifiers.set(n, renamed.columns);
       for (const c of shared) this.renamed.set(`${n}.${c}`.toLowerCase(), `${q}.${c}`);
