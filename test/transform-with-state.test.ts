@@ -11,7 +11,7 @@ const fixtures = new URL('./fixtures/processors.mjs', import.meta.url);
 const processor = (name: string) => statefulProcessor(fixtures, name);
 
 describe('transformWithState timers', () => {
-  it('runs the README counter: event-time timers a minute past the watermark', async () => {
+  it('runs the counter of docs/guides/arbitrary-state.md: event-time timers a minute past the watermark', async () => {
     let input: ReturnType<typeof memoryStream>[0];
     const ts = (s: number) => new Date(s * 1000).toISOString();
     await runSparkTest(

@@ -1,7 +1,7 @@
 /**
  * Every conf key, in one place: the driver's conf table, the planner and the messages of every
  * package name keys from here, never by a string of their own. Keys are `sluice.*`; the same key
- * with `spark.` instead is an alias (the driver's RuntimeConf). The README's configuration table
+ * with `spark.` instead is an alias (the driver's RuntimeConf). docs/reference/conf.md
  * documents each one.
  */
 export const CONF_KEYS = {
@@ -38,7 +38,7 @@ export const CONF_KEYS = {
 
 /**
  * A configuration key, as `session.conf` and `Session.create({ conf })` take it (each also has
- * a `spark.*` alias); the README's configuration table says what each means.
+ * a `spark.*` alias); docs/reference/conf.md says what each means.
  * @useDeclaredType
  */
 export type ConfKey = (typeof CONF_KEYS)[keyof typeof CONF_KEYS];

@@ -1,10 +1,10 @@
 /**
- * Every error a user can cause carries a stable `code` (documented in the README) and, where one
+ * Every error a user can cause carries a stable `code` (documented in docs/reference/errors.md) and, where one
  * exists, the file, option or column it is about. Messages may change; codes never do.
  * It lives in the lowest package so that state, executor and driver throw the same class.
  */
 /**
- * Every code a SluiceError can carry. The README's error-code table documents each of them
+ * Every code a SluiceError can carry. docs/reference/errors.md documents each of them
  * (test/code-rules.test.ts fails when one is missing there).
  */
 export const ERROR_CODES = [
@@ -106,7 +106,7 @@ export const ERROR_CODES = [
 ] as const;
 
 /**
- * The code of a {@link SluiceError}; the README's error-code table says what each means.
+ * The code of a {@link SluiceError}; docs/reference/errors.md says what each means.
  * @useDeclaredType
  */
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -141,7 +141,7 @@ export interface SluiceErrorDetails {
 }
 
 /**
- * The error of everything a user can cause: its `code` is stable (the README's error-code table
+ * The error of everything a user can cause: its `code` is stable (docs/reference/errors.md
  * lists them; messages may change), and it names the file, option or column it is about where
  * there is one. The error it comes from, if any, is its `cause`.
  *

@@ -2,7 +2,7 @@
  * Fault points for crash tests. With SLUICE_FAULT=<point>[:<n>] in the environment, the process
  * kills itself with SIGKILL the n-th time (default 1) it reaches <point>. Without the variable
  * `fault()` is one comparison against a constant. The points are the `fault('...')` calls in the
- * source, each listed in the README's testing section (test/code-rules.test.ts checks both ways).
+ * source, each listed in docs/reference/fault-points.md (test/code-rules.test.ts checks both ways).
  */
 const spec = process.env.SLUICE_FAULT;
 const [faultPoint, nth] = spec ? parseSpec(spec) : [undefined, 0];

@@ -150,7 +150,7 @@ export class DataFrame {
     );
   }
 
-  /** Drops rows whose `cols` (default: all columns) were seen before; see the README on state. */
+  /** Drops rows whose `cols` (default: all columns) were seen before; see docs/guides/stateful-operators.md. */
   dropDuplicates(cols?: string[]): DataFrame {
     const columns = this.dedupColumns(cols, 'dropDuplicates');
     const eventTime = eventTimeColumns(this.plan);
@@ -368,7 +368,7 @@ export class DataFrame {
 
   /**
    * A join of two streams (Spark's stream-stream join): each side's rows are kept in state until
-   * the watermark says no row of the other side can match them (README: stream-stream joins). The
+   * the watermark says no row of the other side can match them (docs/guides/joins.md). The
    * query reads both sides' sources, the left's first; each side keeps its own operators.
    */
   private streamJoin(other: DataFrame, on: string | string[] | Column, how: string): DataFrame {
@@ -487,7 +487,7 @@ export class GroupedData {
 
   /**
    * Spark 4.0's transformWithState: `processor` (statefulProcessor(url, exportName), a class) is
-   * called with each key's rows and expired timers, and keeps typed state per key (the README's
+   * called with each key's rows and expired timers, and keeps typed state per key (docs/guides/arbitrary-state.md's
    * "Arbitrary state"). Options: outputSchema (DDL or a schema), outputMode ('append' or
    * 'update'), timeMode ('none', 'processingTime' or 'eventTime'; default 'none'), and
    * initialState, a static DataFrame's groupBy by keys of the same types.

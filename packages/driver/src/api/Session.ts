@@ -197,7 +197,7 @@ export class Session {
 
   /**
    * Spark's spark.sql: a SELECT over temporary views (createOrReplaceTempView) as a DataFrame,
-   * streaming when it reads a streaming view. See the README's SQL section for the grammar.
+   * streaming when it reads a streaming view. See docs/guides/sql-and-functions.md for the grammar.
    */
   sql(text: string): DataFrame {
     this.assertOpen();

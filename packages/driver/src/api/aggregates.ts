@@ -224,7 +224,7 @@ export const approx_count_distinct = (c: Column | string, rsd?: number): Aggrega
 /**
  * session_window(timeColumn, gapDuration): the session a row opens, `struct<start, end>` from its
  * time to its time plus the gap. As a groupBy key, sessions of a key merge where they overlap
- * (README: session windows). The gap is a duration ('5 minutes'), or a column giving one per row
+ * (docs/guides/stateful-operators.md, session windows). The gap is a duration ('5 minutes'), or a column giving one per row
  * (an interval or its text); a row whose gap is not positive belongs to no session.
  */
 export function session_window(timeColumn: Column | string, gapDuration: string | number | Column): Column {

@@ -71,8 +71,8 @@ export interface PoolConf {
 const K = CONF_KEYS;
 
 /**
- * Every key with its default, parser and meaning; the README's configuration table mirrors it.
- * @internal Exported for the checks that hold the README and docs/reference/conf.md to it.
+ * Every key with its default, parser and meaning; docs/reference/conf.md's table mirrors it.
+ * @internal Exported for the check that holds docs/reference/conf.md to it.
  */
 export const CONF = {
   [K.executorCores]: {
@@ -203,7 +203,7 @@ export const CONF = {
   [K.taskMaxFailures]: { default: () => 4, parse: positiveInt, doc: 'attempts of one task before the query fails' },
 } satisfies { [K in ConfKey]: ConfEntry<unknown> };
 
-/** The type of each key's value, from its parser in the conf table (the README's configuration table lists them). */
+/** The type of each key's value, from its parser in the conf table (docs/reference/conf.md lists them). */
 export type ConfValues = { [P in ConfKey]: ReturnType<(typeof CONF)[P]['parse']> };
 /** The type of a key's value (`ConfValue<'sluice.sql.shuffle.partitions'>` is `number | 'auto'`). */
 export type ConfValue<K extends ConfKey> = ConfValues[K];
@@ -221,7 +221,7 @@ function entryOf(key: string): ConfEntry<unknown> {
       key,
       Object.keys(CONF).map((c) => prefix + c.slice('sluice.'.length)),
     );
-    throw new SluiceError('INVALID_CONF', `unknown conf key ${key}.${didYouMean(suggestions, (n) => `\`${n}\``)} See the README's configuration table.`, {
+    throw new SluiceError('INVALID_CONF', `unknown conf key ${key}.${didYouMean(suggestions, (n) => `\`${n}\``)} See docs/reference/conf.md.`, {
       option: key,
       suggestions,
     });

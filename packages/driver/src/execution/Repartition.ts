@@ -1,6 +1,6 @@
 /**
  * The REPARTITION control batch: moves a stateful operator's state from one layout to another
- * (the README's Repartitioning section). It runs in the calling thread (the driver, or the `sluice` CLI) on shards that no
+ * (docs/guides/repartitioning.md). It runs in the calling thread (the driver, or the `sluice` CLI) on shards that no
  * task holds open, and may be resumed after a crash at any point:
  *
  * 1. Copy the key-group ranges whose shard changes (planRepartition) into their new shards,

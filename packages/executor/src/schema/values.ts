@@ -382,7 +382,7 @@ export function createToInternalConverter(type: DataType): Converter {
           const t = v.getTime();
           return Number.isNaN(t) ? null : t;
         }
-        // Digits alone are epoch ms (the README's second input form of timestamps), not a year as in Spark's cast.
+        // Digits alone are epoch ms (the second input form of timestamps, docs/guides/streaming-model.md), not a year as in Spark's cast.
         if (typeof v === 'string') return /^\s*-?\d+\s*$/.test(v) ? toTimestampMs(Number(v)) : parseTimestamp(v);
         if (typeof v === 'bigint') return toTimestampMs(Number(v));
         return null;

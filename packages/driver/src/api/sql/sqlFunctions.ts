@@ -363,7 +363,7 @@ const KINDS: Record<string, string> = {
 const arityText = ([min, max]: [number, number]): string => (min === max ? `${min}` : max === Infinity ? `${min} or more` : `${min} to ${max}`);
 
 /**
- * The README's function reference, made from this registry (a test keeps the README in step):
+ * The function reference of docs/reference/sql-functions.md, made from this registry (a test keeps the page in step):
  * one row per function, by kind, then name.
  */
 export function sqlFunctionTable(): string {
