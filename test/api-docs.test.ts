@@ -5,12 +5,12 @@
  * after changing an export or a doc comment, run `pnpm docs:api` and commit what it writes.
  * TypeDoc runs with treatWarningsAsErrors, so an export without a doc comment fails here too.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runChild } from './helpers.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const COMMITTED = join(REPO, 'docs', 'reference', 'api');
@@ -35,33 +35,15 @@ function tree(dir: string): Map<string, string> {
 }
 
 /** Runs TypeDoc as `pnpm docs:api` does, writing into `out`; killed past the time limit. */
-function typedoc(out: string): Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(REPO, 'node_modules', 'typedoc', 'bin', 'typedoc'), '--out', out], {
-      cwd: REPO,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), TYPEDOC_TIMEOUT_MS);
-    child.on('error', (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, output });
-    });
-  });
-}
+const typedoc = (out: string) =>
+  runChild(process.execPath, [join(REPO, 'node_modules', 'typedoc', 'bin', 'typedoc'), '--out', out], { cwd: REPO, timeoutMs: TYPEDOC_TIMEOUT_MS });
 
 describe('the API reference (docs/reference/api)', () => {
   it('is what `pnpm docs:api` generates from the code now', { timeout: TYPEDOC_TIMEOUT_MS + 30_000 }, async () => {
     const out = join(tmp, 'api');
     const run = await typedoc(out);
     // TypeDoc treats warnings (an undocumented export, a broken {@link}) as errors: its output says which.
-    expect(run, run.output).toMatchObject({ code: 0, signal: null });
+    expect(run, run.stdout + run.stderr).toMatchObject({ code: 0, signal: null });
 
     const generated = tree(out);
     const committed = tree(COMMITTED);

@@ -6,12 +6,12 @@
  * exactly what its input makes it compute. Every example in the folder needs a check in EXPECTED:
  * a new example without one fails.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { runChild } from './helpers.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const EXAMPLES = join(REPO, 'examples');
@@ -30,28 +30,15 @@ interface Run {
 /** Runs `node examples/<file>` from the repository root, with a TMPDIR of its own; killed in the finally. */
 async function runExample(file: string): Promise<Run> {
   const tmp = mkdtempSync(join(tmpdir(), 'sluice-example-run-'));
-  const child = spawn(process.execPath, [join('examples', file)], {
-    cwd: REPO,
-    env: { ...process.env, TMPDIR: tmp, TMP: tmp, TEMP: tmp },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  let timer: NodeJS.Timeout | undefined;
   try {
-    const ended = await Promise.race([
-      new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal }))),
-      new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), RUN_TIMEOUT_MS))),
-    ]);
-    if (ended === 'timeout') {
-      throw new Error(`examples/${file} did not exit within ${RUN_TIMEOUT_MS} ms: stdout=${stdout} stderr=${stderr}`);
-    }
-    return { ...ended, stdout, stderr, leftInTmp: readdirSync(tmp) };
+    const run = await runChild(process.execPath, [join('examples', file)], {
+      cwd: REPO,
+      env: { ...process.env, TMPDIR: tmp, TMP: tmp, TEMP: tmp },
+      timeoutMs: RUN_TIMEOUT_MS,
+    });
+    if (run.timedOut) throw new Error(`examples/${file} did not exit within ${RUN_TIMEOUT_MS} ms: stdout=${run.stdout} stderr=${run.stderr}`);
+    return { code: run.code, signal: run.signal, stdout: run.stdout, stderr: run.stderr, leftInTmp: readdirSync(tmp) };
   } finally {
-    clearTimeout(timer);
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     rmSync(tmp, { recursive: true, force: true });
   }
 }

@@ -5,12 +5,11 @@
  * failing with OPTIONAL_DEPENDENCY_MISSING, and a TypeScript file of the app type-checked with
  * tsc --strict against the installed types. docs/getting-started.md shows the same commands.
  */
-import { spawnSync, type SpawnSyncOptions } from 'node:child_process';
-import { copyFileSync, lstatSync, readdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, lstatSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { removeTempDirs, tempDir } from './helpers.js';
+import { removeTempDirs, runChild, tempDir } from './helpers.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const APP = fileURLToPath(new URL('./fixtures/app/', import.meta.url));
@@ -22,31 +21,30 @@ afterAll(removeTempDirs);
 const { NODE_PATH: _, ...APP_ENV } = process.env;
 
 /** Runs a command to its end within `timeoutMs` (then it is killed): its output, failing the test on a non-zero exit. */
-function run(cmd: string, args: string[], options: SpawnSyncOptions & { timeoutMs: number }): string {
-  const r = spawnSync(cmd, args, { encoding: 'utf8', timeout: options.timeoutMs, killSignal: 'SIGKILL', env: APP_ENV, ...options });
-  const out = `${String(r.stdout)}${String(r.stderr)}`;
-  expect(r.error, `${cmd} ${args.join(' ')}: ${out}`).toBeUndefined();
-  expect(r.status, `${cmd} ${args.join(' ')}: ${out}`).toBe(0);
-  return String(r.stdout);
+async function run(cmd: string, args: string[], options: { cwd: string; timeoutMs: number }): Promise<string> {
+  const r = await runChild(cmd, args, { ...options, env: APP_ENV });
+  const out = `${r.stdout}${r.stderr}`;
+  expect(r, `${cmd} ${args.join(' ')}: ${out}`).toMatchObject({ code: 0, timedOut: false });
+  return r.stdout;
 }
 
-const tar = (tgz: string, file: string): string => run('tar', ['-xzOf', tgz, `package/${file}`], { timeoutMs: 30_000 });
+const tar = (tgz: string, file: string): Promise<string> => run('tar', ['-xzOf', tgz, `package/${file}`], { cwd: REPO, timeoutMs: 30_000 });
 
 describe('an app installs Sluice from its tarballs with npm', () => {
-  it('runs a stateful query and a Parquet read, refuses integrations it lacks by code, and type-checks with tsc --strict', () => {
+  it('runs a stateful query and a Parquet read, refuses integrations it lacks by code, and type-checks with tsc --strict', async () => {
     const root = tempDir('sluice-install-');
     const packDir = join(root, 'pack');
-    run(process.execPath, [join(REPO, 'scripts', 'pack.mjs'), packDir], { cwd: REPO, timeoutMs: 120_000 });
+    await run(process.execPath, [join(REPO, 'scripts', 'pack.mjs'), packDir], { cwd: REPO, timeoutMs: 120_000 });
     const tarballs = readdirSync(packDir).sort();
     expect(tarballs).toEqual(['sluice-driver-0.1.0.tgz', 'sluice-executor-0.1.0.tgz', 'sluice-state-0.1.0.tgz']);
     for (const t of tarballs) {
-      const manifest = tar(join(packDir, t), 'package.json');
+      const manifest = await tar(join(packDir, t), 'package.json');
       expect(manifest, t).not.toContain('workspace:');
       expect(JSON.parse(manifest)).toMatchObject({ license: 'Apache-2.0', type: 'module' });
-      expect(tar(join(packDir, t), 'LICENSE')).toContain('Apache License');
-      expect(tar(join(packDir, t), 'README.md')).toContain('# @sluice/');
+      expect(await tar(join(packDir, t), 'LICENSE')).toContain('Apache License');
+      expect(await tar(join(packDir, t), 'README.md')).toContain('# @sluice/');
     }
-    expect(JSON.parse(tar(join(packDir, 'sluice-driver-0.1.0.tgz'), 'package.json')).peerDependenciesMeta).toEqual({
+    expect(JSON.parse(await tar(join(packDir, 'sluice-driver-0.1.0.tgz'), 'package.json')).peerDependenciesMeta).toEqual({
       'better-sqlite3': { optional: true },
       ioredis: { optional: true },
       'prom-client': { optional: true },
@@ -54,12 +52,12 @@ describe('an app installs Sluice from its tarballs with npm', () => {
     });
 
     const app = join(root, 'app');
-    run('mkdir', ['-p', app], { timeoutMs: 5_000 });
+    mkdirSync(app);
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'sluice-app', private: true, type: 'module' }));
     for (const f of ['app.mjs', 'app.ts']) copyFileSync(join(APP, f), join(app, f));
     // The order the docs give; npm finds each @sluice dependency among the tarballs it installs.
     const install = ['state', 'executor', 'driver'].map((p) => join(packDir, `sluice-${p}-0.1.0.tgz`));
-    run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', ...install], { cwd: app, timeoutMs: 300_000 });
+    await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', ...install], { cwd: app, timeoutMs: 300_000 });
     for (const p of ['state', 'executor', 'driver']) {
       expect(lstatSync(join(app, 'node_modules', '@sluice', p)).isSymbolicLink(), `@sluice/${p} is a copy, not a link`).toBe(false);
     }
@@ -67,8 +65,8 @@ describe('an app installs Sluice from its tarballs with npm', () => {
     for (const p of ['better-sqlite3', 'ioredis', 'prom-client', 'uplot']) expect(readdirSync(join(app, 'node_modules'))).not.toContain(p);
 
     const work = join(root, 'work');
-    run('mkdir', ['-p', work], { timeoutMs: 5_000 });
-    const out = run(process.execPath, ['app.mjs', work], { cwd: app, timeoutMs: 120_000 });
+    mkdirSync(work);
+    const out = await run(process.execPath, ['app.mjs', work], { cwd: app, timeoutMs: 120_000 });
     expect(JSON.parse(out.trim().split('\n').at(-1) as string)).toEqual({
       // 12:00-12:10 closes once the watermark (max 12:30 less 5 minutes) passes its end; so does 12:10-12:20.
       windows: ['2024-06-01T12:00:00.000Z cart 1', '2024-06-01T12:00:00.000Z home 2', '2024-06-01T12:10:00.000Z home 1'],
@@ -99,6 +97,6 @@ describe('an app installs Sluice from its tarballs with npm', () => {
         files: ['app.ts'],
       }),
     );
-    expect(run(join(REPO, 'node_modules', '.bin', 'tsc'), ['-p', app], { cwd: app, timeoutMs: 120_000 })).toBe('');
+    expect(await run(join(REPO, 'node_modules', '.bin', 'tsc'), ['-p', app], { cwd: app, timeoutMs: 120_000 })).toBe('');
   }, 600_000);
 });
