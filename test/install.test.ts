@@ -78,6 +78,8 @@ describe('an app installs Sluice from its tarballs with npm', () => {
         '2024-06-01T12:30:00.000Z home',
       ],
       sqlite: "OPTIONAL_DEPENDENCY_MISSING: format('sqlite') needs the package better-sqlite3, which is not installed: npm install better-sqlite3@^12.11.1",
+      redis: "OPTIONAL_DEPENDENCY_MISSING: format('redis') needs the package ioredis, which is not installed: npm install ioredis@^5.9.3",
+      metrics: 'OPTIONAL_DEPENDENCY_MISSING: the Prometheus registry needs the package prom-client, which is not installed: npm install prom-client@^15.1.3',
       ui: 'OPTIONAL_DEPENDENCY_MISSING: the dashboard needs the package uplot, which is not installed: npm install uplot@^1.6.32',
     });
 

@@ -6,7 +6,7 @@
 import type { Counter, Histogram, Registry } from 'prom-client';
 
 /** Loaded when the metrics are first used: a session that never scrapes never loads it. */
-const prom = (): typeof import('prom-client') => requireOptional<typeof import('prom-client')>('prom-client', 'Prometheus metrics', 'prometheus');
+const prom = (): typeof import('prom-client') => requireOptional<typeof import('prom-client')>('prom-client', 'the Prometheus registry', 'prometheus');
 import type { StreamingQueryProgress } from '../events/progress.js';
 import { requireOptional } from '../optionalDependency.js';
 
