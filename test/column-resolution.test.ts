@@ -4,7 +4,7 @@
  * no internal names, and a misspelled column, option or conf key comes with Spark's "did you mean".
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { col, Session } from '@sluice/driver';
+import { col, expr, Session } from '@sluice/driver';
 import { removeTempDirs, tempDir } from './helpers.js';
 
 let session: Session;
@@ -35,13 +35,15 @@ const EVENTS = [
 ];
 
 describe('struct.* expands a struct column into its fields, as in Spark', () => {
-  it("select('data.*'), col('data.*') and selectExpr('data.inner.*') give one column per field, named by it", async () => {
+  it("select('data.*'), col('data.*'), expr('data.*') and selectExpr('data.inner.*') give one column per field, named by it", async () => {
     const stream = session.memoryStream('star_events', EVENT_SCHEMA);
     const df = session.readStream.format('memory').load('star_events');
     expect(df.select('data.*').columns).toEqual(['a', 'b', 'inner']);
     expect(df.select('id', col('data.*')).columns).toEqual(['id', 'a', 'b', 'inner']);
     expect(df.selectExpr('data.inner.*', 'id').columns).toEqual(['x', 'id']);
     expect(df.select('*').columns).toEqual(['id', 'data']);
+    expect(df.select(expr('data.*'), expr('`id`')).columns).toEqual(['a', 'b', 'inner', 'id']);
+    expect(df.select(expr(' * ')).columns).toEqual(['id', 'data']);
     expect(df.select('data.*').schema.map((f) => f.type)).toEqual(['long', 'string', { struct: [{ name: 'x', type: 'double', nullable: true }] }]);
     const q = await df.select('id', 'data.*').writeStream.format('memory').queryName('star_out').start();
     stream.addData(EVENTS);

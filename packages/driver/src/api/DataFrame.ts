@@ -50,6 +50,7 @@ import { andAll, exprColumns, planStreamJoin } from '../plan/StreamJoinPlanner.j
 import { parseColumn } from './sql/parseExpression.js';
 import { generatorOf } from './generators.js';
 import type { StatefulProcessorRef } from './functions.js';
+import { starTarget } from './starText.js';
 
 /**
  * A query over a stream or over static data (Spark's DataFrame): a source and the operators
@@ -822,16 +823,4 @@ function nullSafeOperands(e: Expr): [Expr, Expr] | undefined {
   const [first, second] = e.branches as [{ cond: Expr; value: Expr }, { cond: Expr; value: Expr }];
   const falseLit = second.value.op === 'lit' && second.value.value === false;
   return isNullOf(first.cond, a) && isNullOf(first.value, b) && isNullOf(second.cond, b) && falseLit ? [a, b] : undefined;
-}
-
-/** A name in selectExpr text: plain, or in backticks (a doubled backtick inside stands for one). */
-const NAME_PART = '(?:`(?:[^`]|``)*`|[A-Za-z_][A-Za-z0-9_]*)';
-const STAR_TEXT = new RegExp(`^\\s*((?:${NAME_PART}\\s*\\.\\s*)*)\\*\\s*$`);
-
-/** `'*'` or `'a.b.*'` as selectExpr text, as the name select expands; undefined for any other text. */
-function starTarget(text: string): string | undefined {
-  const m = STAR_TEXT.exec(text);
-  if (m === null) return undefined;
-  const parts = [...m[1]!.matchAll(new RegExp(NAME_PART, 'g'))].map(([p]) => (p.startsWith('`') ? p.slice(1, -1).replace(/``/g, '`') : p));
-  return [...parts, '*'].join('.');
 }

@@ -3,6 +3,7 @@
  * a column is expected names a column: upper('id') is upper(col('id')). Values given to lit, when
  * and otherwise are literals.
  */
+import { starTarget } from './starText.js';
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { datePart, jsonTuple } from './sql/sqlFunctions.js';
@@ -41,6 +42,9 @@ export function col(name: string): Column {
  * does not parse is PARSE_SYNTAX_ERROR; an unknown function, UNRESOLVED_ROUTINE.
  */
 export function expr(sql: string): Column {
+  // `'s.*'` selects a struct's fields (or `'*'` every column) once select expands it, as Spark's expr does.
+  const star = starTarget(sql);
+  if (star !== undefined) return col(star);
   const parsed = parseExpression(sql);
   return parsed.kind === 'aggregate' ? parsed.agg : new Column(parsed.expr);
 }
