@@ -7,22 +7,18 @@
 import { createRequire } from 'node:module';
 import { SluiceError } from '@sluice/state';
 
-/** Each optional package and the version range this build was tested with (as in package.json's peerDependencies). */
-export const OPTIONAL_DEPENDENCIES = {
-  'better-sqlite3': '^12.11.1',
-  ioredis: '^5.9.3',
-  'prom-client': '^15.1.3',
-  uplot: '^1.6.32',
-} as const;
-
-export type OptionalDependency = keyof typeof OPTIONAL_DEPENDENCIES;
+export type OptionalDependency = 'better-sqlite3' | 'ioredis' | 'prom-client' | 'uplot';
 
 const require = createRequire(import.meta.url);
+
+/** The range of each optional package, read from @sluice/driver's own peerDependencies (the package names itself: its exports list package.json). */
+const peerRange = (name: OptionalDependency): string =>
+  (require('@sluice/driver/package.json') as { peerDependencies: Record<OptionalDependency, string> }).peerDependencies[name];
 
 function missing(name: OptionalDependency, feature: string, option: string, cause: unknown): SluiceError {
   return new SluiceError(
     'OPTIONAL_DEPENDENCY_MISSING',
-    `${feature} needs the package ${name}, which is not installed: npm install ${name}@${OPTIONAL_DEPENDENCIES[name]}`,
+    `${feature} needs the package ${name}, which is not installed: npm install ${name}@${peerRange(name)}`,
     { option, cause },
   );
 }
