@@ -19,8 +19,9 @@ export function partitionPartials(
   layout: StateLayoutMsg,
   udfs: UdfRegistry = new Map(),
   lateThresholdMs: number | null = null,
+  joinSide: 0 | 1 = 0,
 ): PartitionedPartials {
-  const stream = streamPartials(op, schema, layout, udfs, lateThresholdMs);
+  const stream = streamPartials(op, schema, layout, udfs, lateThresholdMs, joinSide);
   for (const row of rows) stream.add(row);
   return stream.finish();
 }

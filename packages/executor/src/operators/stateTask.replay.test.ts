@@ -32,48 +32,13 @@ import {
   h,
   reads,
   useFreshShards,
+  expectExactReplay,
+  withoutMemory,
 } from './stateTaskTestKit.js';
 
 useFreshShards();
 
 // ---- 3. retries and replays -------------------------------------------------------------------
-
-type Retry = 'none' | 'retry' | 'restart';
-
-/**
- * Runs `batches` once each, or each batch twice: a task retry in the same worker (attempt 1), or
- * a replay after a restart (the stores and caches released and reopened from their volumes).
- * Returns each batch's outcome (the last attempt's) and the final bytes of every shard.
- */
-async function runAll(q: Query, batches: Batch[], retry: Retry): Promise<{ outcomes: Outcome[]; bytes: string[][]; rollbacks: number }> {
-  const outcomes: Outcome[] = [];
-  let rollbacks = 0;
-  for (const b of batches) {
-    const byPartition = shuffle(q, b.tasks);
-    for (let shard = 0; shard < q.layout.shards; shard++) {
-      let out = await run(q, b, shard, 0, byPartition);
-      if (retry !== 'none') {
-        const committed = h.store(shard).marker === b.batchId;
-        if (retry === 'restart') await h.restart();
-        const before = h.stores.get(h.dir(shard));
-        const from = before?.calls.length ?? 0;
-        out = await run(q, b, shard, retry === 'retry' ? 1 : 0, byPartition);
-        const after = h.store(shard);
-        // after a restart the shard was reopened: a new store, whose calls are all this attempt's
-        const rb = (after === before ? after.since(from) : after.calls).find((c) => c.op === 'rollback');
-        // The second attempt rolled back exactly when the first one had committed.
-        expect(rb && rb.op === 'rollback' && rb.rolledBack).toBe(committed);
-        if (committed) rollbacks++;
-      }
-      outcomes.push({ rows: out.rows, state: { ...out.state, commitTimeMs: 0 } });
-    }
-  }
-  const bytes = Array.from({ length: q.layout.shards }, (_, s) => contents(h.volume(s)));
-  return { outcomes, bytes, rollbacks };
-}
-
-/** Outcomes without memoryUsedBytes, which counts the worker's cache (dropped by a rollback or a restart). */
-const withoutMemory = (os: Outcome[]) => os.map((o) => ({ rows: o.rows, state: counts(o.state) }));
 
 const DEDUP_BATCHES: Batch[] = [
   {
@@ -105,21 +70,7 @@ const retryCases: Array<[string, Query, Batch[]]> = [
 describe('runStateTask: a retried or replayed batch is exact', () => {
   for (const [cache, cacheBytes] of CACHES) {
     for (const [name, q, batches] of retryCases) {
-      it(`${name} (${cache}): every batch run twice gives the rows, metrics and state bytes of one run`, async () => {
-        await freshShards(cacheBytes);
-        const once = await runAll(q, batches, 'none');
-        await freshShards(cacheBytes);
-        const retried = await runAll(q, batches, 'retry');
-        await freshShards(cacheBytes);
-        const replayed = await runAll(q, batches, 'restart');
-        // (memoryUsedBytes counts the worker's cache, which a rollback drops)
-        expect(withoutMemory(retried.outcomes)).toEqual(withoutMemory(once.outcomes));
-        expect(retried.bytes).toEqual(once.bytes);
-        expect(withoutMemory(replayed.outcomes)).toEqual(withoutMemory(once.outcomes));
-        expect(replayed.bytes).toEqual(once.bytes);
-        expect(retried.rollbacks).toBeGreaterThan(0);
-        expect(replayed.rollbacks).toBe(retried.rollbacks);
-      });
+      it(`${name} (${cache}): every batch run twice gives the rows, metrics and state bytes of one run`, () => expectExactReplay(q, batches, cacheBytes));
     }
 
     it(`an attempt that failed before or after its commit is retried exactly (${cache})`, async () => {

@@ -186,6 +186,10 @@ export interface Batch {
   watermarkMs: number;
   /** Rows of each map task (the rows entering the stateful operator). */
   tasks: Row[][];
+  /** A join's side of each map task (0 the left, 1 the right; the left when absent). */
+  sides?: Array<0 | 1>;
+  /** The batch's timestamp: a processor's processing time (its timers and TTL). */
+  timestampMs?: number;
 }
 
 export interface Outcome {
@@ -193,11 +197,16 @@ export interface Outcome {
   state: StateOperatorMetrics;
 }
 
-/** Map side of a batch: each task's blocks, grouped by partition as the driver does. */
-export function shuffle(q: Query, tasks: Row[][], lateThresholdMs: number | null = null): Map<number, ShuffleBlock[]> {
+/**
+ * Map side of a batch: each task's blocks, grouped by partition as the driver does. A join's map
+ * task reads the side `sides` gives it, in that side's schema.
+ */
+export function shuffle(q: Query, tasks: Row[][], lateThresholdMs: number | null = null, sides: Array<0 | 1> = []): Map<number, ShuffleBlock[]> {
   const byPartition = new Map<number, ShuffleBlock[]>();
-  for (const rows of tasks) {
-    for (const b of partitionPartials(rows, q.op, q.schema, q.layout, new Map(), lateThresholdMs).blocks) {
+  for (const [i, rows] of tasks.entries()) {
+    const side = sides[i] ?? 0;
+    const schema = q.op.kind === 'streamJoin' ? (side === 0 ? q.op.left : q.op.right).schema : q.schema;
+    for (const b of partitionPartials(rows, q.op, schema, q.layout, new Map(), lateThresholdMs, side).blocks) {
       const list = byPartition.get(b.partition);
       if (list) list.push(b);
       else byPartition.set(b.partition, [b]);
@@ -213,6 +222,7 @@ export function stateTask(q: Query, b: Batch, shard: number, byPartition: Map<nu
     queryId: 'q',
     runId: 'r',
     batchId: b.batchId,
+    ...(b.timestampMs !== undefined && { batchTimestampMs: b.timestampMs }),
     attempt,
     partition: shard,
     operatorId: 0,
@@ -235,7 +245,7 @@ export function stateTask(q: Query, b: Batch, shard: number, byPartition: Map<nu
 }
 
 /** Runs one shard's state task of batch `b` and returns its rows (sorted) and metrics. */
-export async function run(q: Query, b: Batch, shard = 0, attempt = 0, byPartition = shuffle(q, b.tasks)): Promise<Outcome> {
+export async function run(q: Query, b: Batch, shard = 0, attempt = 0, byPartition = shuffle(q, b.tasks, null, b.sides)): Promise<Outcome> {
   const result = await runStateTask(stateTask(q, b, shard, byPartition, attempt), new Map());
   const rows = sortRows(decodeRows(result.rows as Uint8Array));
   expect(result.numOutputRows).toBe(rows.length);
@@ -356,4 +366,64 @@ export function dataKeysRead(calls: Call[]): number {
     n += c.keys;
   }
   return n;
+}
+
+// ---- retries and replays ----------------------------------------------------------------------
+
+export type Retry = 'none' | 'retry' | 'restart';
+
+/**
+ * Runs `batches` once each, or each batch twice: a task retry in the same worker (attempt 1), or
+ * a replay after a restart (the stores and caches released and reopened from their volumes).
+ * Returns each batch's outcome (the last attempt's) and the final bytes of every shard.
+ */
+export async function runAll(q: Query, batches: Batch[], retry: Retry): Promise<{ outcomes: Outcome[]; bytes: string[][]; rollbacks: number }> {
+  const outcomes: Outcome[] = [];
+  let rollbacks = 0;
+  for (const b of batches) {
+    const byPartition = shuffle(q, b.tasks, null, b.sides);
+    for (let shard = 0; shard < q.layout.shards; shard++) {
+      let out = await run(q, b, shard, 0, byPartition);
+      if (retry !== 'none') {
+        const committed = h.store(shard).marker === b.batchId;
+        if (retry === 'restart') await h.restart();
+        const before = h.stores.get(h.dir(shard));
+        const from = before?.calls.length ?? 0;
+        out = await run(q, b, shard, retry === 'retry' ? 1 : 0, byPartition);
+        const after = h.store(shard);
+        // after a restart the shard was reopened: a new store, whose calls are all this attempt's
+        const rb = (after === before ? after.since(from) : after.calls).find((c) => c.op === 'rollback');
+        // The second attempt rolled back exactly when the first one had committed.
+        expect(rb && rb.op === 'rollback' && rb.rolledBack).toBe(committed);
+        if (committed) rollbacks++;
+      }
+      outcomes.push({ rows: out.rows, state: { ...out.state, commitTimeMs: 0 } });
+    }
+  }
+  const bytes = Array.from({ length: q.layout.shards }, (_, s) => contents(h.volume(s)));
+  return { outcomes, bytes, rollbacks };
+}
+
+/** Outcomes without memoryUsedBytes, which counts the worker's cache (dropped by a rollback or a restart). */
+export const withoutMemory = (os: Outcome[]) => os.map((o) => ({ rows: o.rows, state: counts(o.state) }));
+
+/**
+ * Every batch run twice, as a retry in the same worker and as a replay after a restart, gives the
+ * rows, metrics and state bytes of one run; and the batches did roll back committed attempts.
+ */
+export async function expectExactReplay(q: Query, batches: Batch[], cacheBytes: number): Promise<Outcome[]> {
+  await freshShards(cacheBytes);
+  const once = await runAll(q, batches, 'none');
+  await freshShards(cacheBytes);
+  const retried = await runAll(q, batches, 'retry');
+  await freshShards(cacheBytes);
+  const replayed = await runAll(q, batches, 'restart');
+  // (memoryUsedBytes counts the worker's cache, which a rollback drops)
+  expect(withoutMemory(retried.outcomes)).toEqual(withoutMemory(once.outcomes));
+  expect(retried.bytes).toEqual(once.bytes);
+  expect(withoutMemory(replayed.outcomes)).toEqual(withoutMemory(once.outcomes));
+  expect(replayed.bytes).toEqual(once.bytes);
+  expect(retried.rollbacks).toBeGreaterThan(0);
+  expect(replayed.rollbacks).toBe(retried.rollbacks);
+  return once.outcomes;
 }
