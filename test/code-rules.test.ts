@@ -81,10 +81,10 @@ describe('the reference docs document', () => {
 });
 
 describe('fault points', () => {
-  it('are the fault() calls of the source, each in the fault-points table and nothing more', () => {
+  it('are the fault() and workerFault() calls of the source, each in the fault-points table and nothing more', () => {
     const called = new Set<string>();
     for (const file of SOURCES) {
-      for (const m of readFileSync(file, 'utf8').matchAll(/\bfault\('([a-z-]+)'\)/g)) called.add(m[1] as string);
+      for (const m of readFileSync(file, 'utf8').matchAll(/\b(?:fault|workerFault)\('([a-z-]+)'\)/g)) called.add(m[1] as string);
     }
     const documented = tableColumn(FAULT_POINTS_MD, 'Fault points');
     expect([...called].sort()).toEqual([...documented].sort());

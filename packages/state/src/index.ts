@@ -1,6 +1,6 @@
 export { SluiceError, isSluiceError, ERROR_CODES, WARNING_CODES, warn } from './errors.js';
 export type { ErrorCode, SerializedError, SluiceErrorDetails, WarningCode } from './errors.js';
-export { fault } from './faults.js';
+export { fault, faultWorkerData, workerFault } from './faults.js';
 export { didYouMean, levenshtein, quoteId, suggest, MAX_SUGGESTIONS } from './suggestions.js';
 export { CONF_KEYS, LOCAL_PROPERTY_KEYS, type ConfKey } from './confKeys.js';
 

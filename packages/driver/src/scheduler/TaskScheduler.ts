@@ -19,7 +19,7 @@ import { setMaxListeners } from 'node:events';
 import PQueue from 'p-queue';
 import { Piscina } from 'piscina';
 import type { ResultOf, TaskRequest, TaskResult, TaskSuccess } from '@sluice/executor';
-import { CONF_KEYS, environmentError, LOCAL_PROPERTY_KEYS, SluiceError, type WorkerStateUsage } from '@sluice/state';
+import { CONF_KEYS, environmentError, faultWorkerData, LOCAL_PROPERTY_KEYS, SluiceError, type WorkerStateUsage } from '@sluice/state';
 import type { PoolConf } from '../conf/RuntimeConf.js';
 import { count, DEFAULT_POOL, SlotArbiter, type Candidate, type PoolSettings } from './SlotArbiter.js';
 import { DriverTurns } from './DriverTurns.js';
@@ -131,6 +131,8 @@ export class TaskScheduler {
       minThreads: 1,
       maxThreads: 1,
       idleTimeout: Number.POSITIVE_INFINITY,
+      // A worker fault point counts its hits across the workers (SLUICE_FAULT, crash tests).
+      workerData: faultWorkerData(),
       ...(this.heap !== undefined && {
         resourceLimits: { maxOldGenerationSizeMb: this.heap.oldMB, maxYoungGenerationSizeMb: this.heap.youngMB },
       }),

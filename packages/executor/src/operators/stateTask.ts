@@ -21,6 +21,7 @@ import {
   openLevelShard,
   ShardRegistry,
   SluiceError,
+  workerFault,
   type ShardChange,
   type ShardStore,
 } from '@sluice/state';
@@ -74,6 +75,7 @@ const copy = (bytes: Uint8Array): Uint8Array => new Uint8Array(bytes);
 
 export async function runStateTask(task: StateTask, udfs: UdfRegistry): Promise<StateResult> {
   const result = await shards.use(task.shardDir, task.storeOptions, task.workerBudget, (store) => runOnOpenShard(task, store, udfs));
+  workerFault('worker-after-state-commit');
   const stateStores = shards.usage();
   return { ...result, ...(stateStores && { stateStores }) };
 }
