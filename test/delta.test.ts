@@ -5,14 +5,14 @@
  * by Sluice and their data files by DuckDB, their commits and checkpoints as the protocol says;
  * the streaming source's admission, starting version and its errors for commits that remove data.
  */
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, cpSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Session, Trigger, type DataFrame, type StreamingQuery } from '@sluice/driver';
+import { col, Session, Trigger, type DataFrame, type StreamingQuery } from '@sluice/driver';
 import { openDuck, type Duck } from './duckdb.js';
 import { actionOf, actionsOf, addedRows, commits, liveFiles, txnVersion } from './deltaLog.js';
-import { plain, removeTempDirs, tempDir, thrown } from './helpers.js';
+import { hasRoot, mountTmpfs, plain, removeTempDirs, tempDir, thrown, unmount } from './helpers.js';
 
 const GOLDEN = fileURLToPath(new URL('./fixtures/delta-golden/', import.meta.url));
 
@@ -370,6 +370,48 @@ describe('the Delta sink', () => {
       session.readStream.format('memory').load(other.name).writeStream.format('delta').option('checkpointLocation', tempDir()).start(table),
     ).rejects.toMatchObject({ code: 'TABLE_SCHEMA_MISMATCH', file: table });
     expect(commits(table)).toHaveLength(2);
+  });
+
+  it.skipIf(!hasRoot())('a commit on a full disk is DISK_FULL naming the commit file; once space is freed a restart commits the batch once', async () => {
+    const disk = mountTmpfs(512);
+    try {
+      const table = join(disk, 't');
+      const ckpt = tempDir();
+      const name = `delta_in_${streams++}`;
+      const stream = session.memoryStream(name, EVENTS);
+      // Rows of id 100 on are dropped: such a batch writes no part file, only its commit.
+      const start = () =>
+        session.readStream.format('memory').load(name).where(col('id').lt(100)).writeStream.format('delta').option('checkpointLocation', ckpt).start(table);
+      const q = await start();
+      stream.addData(Array.from({ length: 10 }, (_, k) => event(k)));
+      await q.processAllAvailable();
+      // Every page of the file system taken: the next commit's temp file cannot be written.
+      const filler = join(disk, 'filler');
+      const fd = openSync(filler, 'w');
+      try {
+        for (;;) writeSync(fd, Buffer.alloc(4096));
+      } catch (e) {
+        expect((e as NodeJS.ErrnoException).code).toBe('ENOSPC');
+      } finally {
+        closeSync(fd);
+      }
+      stream.addData(Array.from({ length: 10 }, (_, k) => event(100 + k)));
+      const commit = join(table, '_delta_log', `${'1'.padStart(20, '0')}.json`);
+      await expect(q.processAllAvailable()).rejects.toMatchObject({ code: 'DISK_FULL', file: commit });
+      expect(q.exception).toMatchObject({ code: 'DISK_FULL', file: commit });
+      // Neither the commit nor its temp file is left behind.
+      expect(readdirSync(join(table, '_delta_log'))).toEqual([`${'0'.padStart(20, '0')}.json`]);
+
+      rmSync(filler);
+      const again = await start();
+      await again.processAllAvailable();
+      await again.stop();
+      expect(commits(table)).toHaveLength(2);
+      expect(txnVersion(table, again.id)).toBe(1);
+      expect(await rowsOf(session.read.format('delta').load(table))).toEqual(range(0, 10));
+    } finally {
+      unmount(disk);
+    }
   });
 });
 

@@ -16,6 +16,7 @@ export { formatDate, parseDate, parseTimestamp } from './schema/timestamps.js';
 export { datetimePatternProblem } from './schema/datetimePatterns.js';
 export { addIntervals, formatInterval, intervalOf, intervalUnit, parseInterval, type Interval } from './schema/intervals.js';
 export { parseSchema, parseDataType, schemaToDDL } from './schema/schema.js';
+export { syntaxError, tokenize, tokenText, type LexerOptions, type Token } from './sql/sqlLexer.js';
 export { readFileRecords } from './formats/readers.js';
 export { PARTITION_TYPES, partitionValuesOf, partitionValue } from './formats/partitions.js';
 export { NexmarkGenerator, nexmarkSchema, eventKind, eventTimestamp, eventsOfKindBefore, type NexmarkConfig, type NexmarkTable } from './formats/nexmark.js';

@@ -53,6 +53,8 @@ export type { ShardOpener, WorkerBudget, WorkerStateUsage } from './ShardRegistr
 export { SHARD_FORMAT_VERSION } from './shardRecords.js';
 export { DEDUP_VALUE_VERSION, decodeDedupValue, encodeDedupValue } from './dedupState.js';
 export { asEnvironmentError, environmentError, openFilesLimit } from './environment.js';
+export { createFileExclusive, fsyncDir, replaceFile, replaceFiles, tempPathOf, writeFileSynced } from './durableFile.js';
+export type { FileData, Replacement } from './durableFile.js';
 export { planRepartition, movesBetween } from './repartition.js';
 export type { AssignedLayout, KeyGroupMove, RepartitionPlan } from './repartition.js';
 export { copyKeyGroups, clearKeyGroups, rangeInChunks, type IndexTimeOf, type RowsIn } from './keyGroupMoves.js';

@@ -1,22 +1,25 @@
 /**
  * Durable checkpoint writes off the driver's thread, grouped: one thread of the process takes
- * every write that is waiting (all queries' batches finishing together), writes each to a temp
- * file, syncs them, renames them into place and syncs each directory once (and removes the log
- * entries a purge let go). The first sync commits the file system's journal for all of them, so
- * the later ones cost little, and the driver's event loop never waits on a disk. A write resolves
- * once its file and directory are synced, as writeFileDurable's do (versionedFile.ts): the same
- * steps, in the same order, per file.
+ * every write that is waiting (all queries' batches finishing together) and replaces their files
+ * with replaceFiles of @sluice/state (durableFile.ts): temp files written, each synced, renamed,
+ * each directory synced once; it also removes the log entries a purge let go. The first sync
+ * commits the file system's journal for all of them, so the later ones cost little, and the
+ * driver's event loop never waits on a disk. A write resolves once its file and directory are
+ * synced, as replaceFile's do: the same steps, from the same module.
  *
- * The thread's code is plain JavaScript, evaluated (no entry file to resolve from the sources or
- * a build). It holds the process open only while a write is pending; if it dies, the writes it
- * held fail with its error and the next write starts a fresh thread.
+ * The thread's code is plain JavaScript, evaluated; it imports @sluice/state as the driver
+ * resolves it (no entry file of the driver to resolve from the sources or a build). It holds the
+ * process open only while a write is pending; if it dies, the writes it held fail with its error
+ * and the next write starts a fresh thread.
  */
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 
 const THREAD = `
-const { parentPort } = require('node:worker_threads');
+const { parentPort, workerData } = require('node:worker_threads');
 const fs = require('node:fs');
-const { dirname } = require('node:path');
+const durable = import(workerData.state);
 let queue = [];
 let flushing = false;
 parentPort.on('message', (req) => {
@@ -27,16 +30,8 @@ parentPort.on('message', (req) => {
   }
 });
 const errorOf = (e) => ({ message: e.message, code: e.code, errno: e.errno, syscall: e.syscall, path: e.path });
-function openTemp(r) {
-  try {
-    return fs.openSync(r.tmp, 'w');
-  } catch (e) {
-    if (e.code !== 'ENOENT') throw e;
-    fs.mkdirSync(dirname(r.path), { recursive: true });
-    return fs.openSync(r.tmp, 'w');
-  }
-}
-function flush() {
+async function flush() {
+  const { replaceFiles } = await durable;
   flushing = false;
   const batch = queue;
   queue = [];
@@ -47,33 +42,9 @@ function flush() {
       try { fs.unlinkSync(path); } catch (e) { if (e.code !== 'ENOENT') failed.set(r.id, errorOf(e)); }
     }
   }
-  const fail = (r, e) => {
-    failed.set(r.id, errorOf(e));
-    try { fs.rmSync(r.tmp, { force: true }); } catch {}
-  };
-  const step = (rs, f) => rs.filter((r) => { try { f(r); return true; } catch (e) { fail(r, e); return false; } });
-  let live = step(batch.filter((r) => !r.remove), (r) => {
-    r.fd = openTemp(r);
-    try { fs.writeSync(r.fd, r.content); } catch (e) { fs.closeSync(r.fd); throw e; }
-  });
-  live = step(live, (r) => {
-    try { fs.fsyncSync(r.fd); } finally { fs.closeSync(r.fd); }
-  });
-  live = step(live, (r) => fs.renameSync(r.tmp, r.path));
-  const dirs = new Map();
-  for (const r of live) {
-    const d = dirname(r.path);
-    if (!dirs.has(d)) dirs.set(d, []);
-    dirs.get(d).push(r);
-  }
-  for (const [d, rs] of dirs) {
-    try {
-      const fd = fs.openSync(d, 'r');
-      try { fs.fsyncSync(fd); } finally { fs.closeSync(fd); }
-    } catch (e) {
-      for (const r of rs) failed.set(r.id, errorOf(e));
-    }
-  }
+  const writes = batch.filter((r) => !r.remove);
+  const errors = replaceFiles(writes.map((r) => ({ path: r.path, data: r.content })));
+  writes.forEach((r, i) => { if (errors[i]) failed.set(r.id, errorOf(errors[i])); });
   parentPort.postMessage(batch.map((r) => ({ id: r.id, error: failed.get(r.id) })));
 }
 `;
@@ -94,8 +65,8 @@ class CheckpointWriter {
   private nextId = 0;
 
   /** Writes `content` to `path` durably (temp file, sync, rename, directory sync). */
-  write(path: string, tmp: string, content: string): Promise<void> {
-    return this.request({ path, tmp, content });
+  write(path: string, content: string): Promise<void> {
+    return this.request({ path, content });
   }
 
   /** Removes `paths` (those already gone are no error). */
@@ -103,7 +74,7 @@ class CheckpointWriter {
     return paths.length === 0 ? Promise.resolve() : this.request({ remove: paths });
   }
 
-  private request(req: { path: string; tmp: string; content: string } | { remove: readonly string[] }): Promise<void> {
+  private request(req: { path: string; content: string } | { remove: readonly string[] }): Promise<void> {
     const id = this.nextId++;
     const worker = this.thread();
     return new Promise<void>((resolve, reject) => {
@@ -115,7 +86,9 @@ class CheckpointWriter {
 
   private thread(): Worker {
     if (this.worker) return this.worker;
-    const worker = new Worker(THREAD, { eval: true });
+    // The package the driver itself loads, so that both run one copy of its code.
+    const state = pathToFileURL(createRequire(import.meta.url).resolve('@sluice/state')).href;
+    const worker = new Worker(THREAD, { eval: true, workerData: { state } });
     worker.on('message', (replies: Reply[]) => {
       for (const r of replies) {
         const p = this.pending.get(r.id);

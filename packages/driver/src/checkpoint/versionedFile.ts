@@ -1,66 +1,32 @@
 /**
  * On-disk form of every checkpoint and manifest file: a first line `v<N>` naming the format
- * version, then one JSON document. Files are written to a temp name, fsynced, renamed into
- * place and the directory fsynced, so a reader sees either the old file or the whole new one.
+ * version, then one JSON document. Files are replaced durably (replaceFile of @sluice/state: a
+ * temp name, fsynced, renamed into place and the directory fsynced), so a reader sees either the
+ * old file or the whole new one.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { asEnvironmentError, environmentError, SluiceError } from '@sluice/state';
+import { readFileSync } from 'node:fs';
+import { asEnvironmentError, environmentError, replaceFile, SluiceError } from '@sluice/state';
 import { checkpointWriter } from './CheckpointWriter.js';
 
 export const FORMAT_VERSION = 1;
 
-const tempName = (path: string): string => `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-
-export function writeFileDurable(path: string, content: string | Uint8Array): void {
-  const tmp = tempName(path);
-  try {
-    mkdirSync(dirname(path), { recursive: true });
-    const fd = openSync(tmp, 'w');
-    try {
-      writeSync(fd, typeof content === 'string' ? Buffer.from(content) : content);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, path);
-    fsyncDir(dirname(path));
-  } catch (e) {
-    rmSync(tmp, { force: true }); // a full disk must not keep the half-written temp file
-    throw asEnvironmentError(e, path, 'write');
-  }
-}
-
-export function fsyncDir(dir: string): void {
-  const fd = openSync(dir, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/**
- * writeFileDurable off the driver's thread, grouped with the other writes waiting then
- * (CheckpointWriter.ts): the event loop goes on with other queries while a batch's entry reaches
- * the disk, and writes finishing together share one journal commit.
- */
-export async function writeFileDurableAsync(path: string, content: string): Promise<void> {
-  try {
-    await checkpointWriter.write(path, tempName(path), content);
-  } catch (e) {
-    throw asEnvironmentError(e, path, 'write');
-  }
-}
-
 const versioned = (value: unknown): string => `v${FORMAT_VERSION}\n${JSON.stringify(value)}\n`;
 
 export function writeVersioned(path: string, value: unknown): void {
-  writeFileDurable(path, versioned(value));
+  replaceFile(path, versioned(value));
 }
 
-export function writeVersionedAsync(path: string, value: unknown): Promise<void> {
-  return writeFileDurableAsync(path, versioned(value));
+/**
+ * writeVersioned off the driver's thread, grouped with the other writes waiting then
+ * (CheckpointWriter.ts): the event loop goes on with other queries while a batch's entry reaches
+ * the disk, and writes finishing together share one journal commit.
+ */
+export async function writeVersionedAsync(path: string, value: unknown): Promise<void> {
+  try {
+    await checkpointWriter.write(path, versioned(value));
+  } catch (e) {
+    throw asEnvironmentError(e, path, 'write');
+  }
 }
 
 /** Reads a versioned file; a torn, corrupt or newer-version file is a coded error naming it. */

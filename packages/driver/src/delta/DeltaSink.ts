@@ -5,20 +5,19 @@
  * batch whose id the table's txn has reached is skipped.
  *
  * Tasks write Parquet part files into the table directory (partitionBy: under Hive directories) and
- * fsync them; the driver then writes commit `<version>.json` exclusively, by linking a complete,
- * fsynced temporary file to its name: a name another writer took first (a lost race) is retried at
+ * fsync them; the driver then writes commit `<version>.json` exclusively (createFileExclusive of
+ * @sluice/state), by linking a complete, fsynced temporary file to its name: a name another writer took first (a lost race) is retried at
  * the next version after re-reading the log, and if that writer's commit already holds this batch
  * the batch is done. The first commit also carries `protocol` and `metaData`; in complete mode a
  * commit removes every file the table held (its rows are the whole result). Every 10th version
  * gets a Parquet checkpoint of the table's state and `_last_checkpoint`, as Delta writes them.
  */
 import { randomUUID } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { partitionValuesOf, schemaToDDL, writeParquet, type Row, type Schema, type TaskOutput, type WriteOptions } from '@sluice/executor';
-import { SluiceError, warn } from '@sluice/state';
+import { createFileExclusive, fsyncDir, replaceFile, SluiceError, warn } from '@sluice/state';
 import { prepareWritableDir } from '../checkpoint/directories.js';
-import { fsyncDir } from '../checkpoint/versionedFile.js';
 import type { BatchOutput, StreamSink } from '../sinks/Sink.js';
 import { CHECKPOINT_SCHEMA, commitPath, LOG_DIR, snapshotAt, versionName, type Action, type AddAction, type Snapshot } from './log.js';
 import { deltaSchema, sparkSchemaString } from './schema.js';
@@ -156,7 +155,8 @@ export class DeltaSink implements StreamSink {
           : []),
         ...adds.map((add) => ({ add })),
       ];
-      if (writeExclusive(commitPath(this.table, version), `${actions.map((a) => JSON.stringify(a)).join('\n')}\n`)) {
+      // A name another writer took is false; a full disk is DISK_FULL naming the commit file.
+      if (createFileExclusive(commitPath(this.table, version), `${actions.map((a) => JSON.stringify(a)).join('\n')}\n`, 'write the Delta commit')) {
         this.latest = version;
         this.txn = out.batchId;
         if (version > 0 && version % CHECKPOINT_INTERVAL === 0) this.checkpoint(version);
@@ -196,8 +196,8 @@ export class DeltaSink implements StreamSink {
       const snapshot = snapshotAt(this.table, version);
       const rows = checkpointRows(snapshot);
       const path = join(this.table, LOG_DIR, `${versionName(version)}.checkpoint.parquet`);
-      writeReplacing(path, writeParquet(rows, CHECKPOINT_SCHEMA, 'snappy'));
-      writeReplacing(join(this.table, LOG_DIR, '_last_checkpoint'), Buffer.from(`${JSON.stringify({ version, size: rows.length })}\n`));
+      replaceFile(path, writeParquet(rows, CHECKPOINT_SCHEMA, 'snappy'), 'write the Delta checkpoint');
+      replaceFile(join(this.table, LOG_DIR, '_last_checkpoint'), `${JSON.stringify({ version, size: rows.length })}\n`, 'write the Delta checkpoint');
     } catch (e) {
       warn(
         'SLUICE_DELTA_CHECKPOINT_FAILED',
@@ -252,41 +252,6 @@ function checkpointRows(s: Snapshot): Row[] {
       }),
     ),
   ];
-}
-
-/** Writes `text` to `path` only if no file has that name: false when one does (another writer's commit). */
-function writeExclusive(path: string, text: string): boolean {
-  const tmp = join(dirname(path), `.${versionName(0)}-${randomUUID()}.tmp`);
-  writeSynced(tmp, Buffer.from(text));
-  try {
-    linkSync(tmp, path);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw e;
-  } finally {
-    unlinkSync(tmp);
-  }
-  fsyncDir(dirname(path));
-  return true;
-}
-
-/** Writes `data` to `path` whole (a temporary file renamed over it). */
-function writeReplacing(path: string, data: Uint8Array): void {
-  const tmp = join(dirname(path), `.${randomUUID()}.tmp`);
-  writeSynced(tmp, data);
-  renameSync(tmp, path);
-  fsyncDir(dirname(path));
-}
-
-function writeSynced(path: string, data: Uint8Array): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const fd = openSync(path, 'w');
-  try {
-    writeSync(fd, data);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /** The schema a Delta table at `path` holds, for a query writing into it (none: a new table). */

@@ -8,10 +8,10 @@ import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { TaskOutput, WriteOptions } from '@sluice/executor';
-import { SluiceError } from '@sluice/state';
+import { fsyncDir, SluiceError } from '@sluice/state';
 import { prepareWritableDir } from '../checkpoint/directories.js';
 import { MetadataLog } from '../checkpoint/MetadataLog.js';
-import { fsyncDir, readVersioned, writeVersioned } from '../checkpoint/versionedFile.js';
+import { readVersioned, writeVersioned } from '../checkpoint/versionedFile.js';
 import type { BatchOutput, StreamSink } from './Sink.js';
 
 export const MANIFEST_DIR = '_sluice_metadata';

@@ -47,6 +47,25 @@ describe('parseSchema (DDL)', () => {
     ]);
   });
 
+  it('reads the text with the SQL lexer: comments are skipped, STRUCT<> is an empty struct, and names keep the DDL characters', () => {
+    expect(parseSchema('a INT, -- the key\n b /* its value */ STRING')).toEqual([
+      { name: 'a', type: 'int', nullable: true },
+      { name: 'b', type: 'string', nullable: true },
+    ]);
+    expect(parseSchema('s STRUCT<>')).toEqual([{ name: 's', type: { struct: [] }, nullable: true }]);
+    expect(parseSchema('prix_é DOUBLE, a$b INT, 1d LONG').map((f) => [f.name, f.type])).toEqual([
+      ['prix_é', 'double'],
+      ['a$b', 'int'],
+      ['1d', 'long'],
+    ]);
+  });
+
+  it('a lexer error is INVALID_SCHEMA with the option, never a SQL syntax error', () => {
+    const e = schemaError(() => parseSchema('a INT, b "STRING', 'mySchema'));
+    expect(e.option).toBe('mySchema');
+    expect(e.message).toBe(`options.mySchema: unclosed string literal at position 9 in 'a INT, b "STRING'`);
+  });
+
   it('round-trips through schemaToDDL', () => {
     const ddl = 'event_time TIMESTAMP NOT NULL, s STRUCT<a: INT, `b c`: STRUCT<d: BOOLEAN NOT NULL>>, `x``y` DOUBLE';
     const schema = parseSchema(ddl);
@@ -72,6 +91,11 @@ describe('parseSchema (DDL)', () => {
     ['s STRUCT<a INT', "expected '>'"],
     ['a INT NOT', 'expected NULL'],
     ['a INT; DROP', "unexpected character ';'"],
+    ['`a INT', 'unclosed backticked name at position 0'],
+    ['`` INT', 'empty back-quoted name at position 0'],
+    ['a INT /* note', 'unclosed comment at position 6'],
+    ["a 'INT'", "expected a type for column 'a', found ''INT'' at position 2"],
+    ['a.b INT', "expected a type for column 'a', found '.' at position 1"],
     ['a INT, A STRING', 'duplicate column'],
     ['s STRUCT<x INT, x INT>', "duplicate column 's.x'"],
   ])('rejects %j', (ddl, fragment) => {

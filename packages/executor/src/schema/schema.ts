@@ -3,10 +3,13 @@
  * back into DDL for messages and checkpoints. `parseSchema(schemaToDDL(s))` deep-equals `s`.
  *
  * DDL: `event_time TIMESTAMP, id STRING, s STRUCT<a: INT, b STRING NOT NULL>`; type names are
- * case-insensitive; names may be back-quoted (`` `my col` ``, a back-quote doubled inside).
+ * case-insensitive; names may be back-quoted (`` `my col` ``, a back-quote doubled inside). The text
+ * is read by the SQL lexer (sql/sqlLexer.ts), so comments are skipped as in any SQL text; its
+ * errors become INVALID_SCHEMA naming the option.
  * Object form: `{ event_time: 'timestamp', s: { a: 'int' } }` (a nested object is a struct).
  */
 import { SluiceError } from '@sluice/state';
+import { tokenize, tokenText, type Token } from '../sql/sqlLexer.js';
 import type { AtomicType, DataType, Field, Schema } from './types.js';
 
 const kTypeNames: Record<string, AtomicType> = {
@@ -95,11 +98,7 @@ function quoteName(name: string): string {
 
 // ---------------------------------------------------------------------------------------------
 
-type Token =
-  | { kind: 'ident'; text: string; quoted: boolean; pos: number }
-  | { kind: 'punct'; text: string; pos: number }
-  | { kind: 'end'; text: ''; pos: number };
-
+/** A DDL string read with the SQL lexer (sql/sqlLexer.ts), as Spark reads schema strings with its SQL lexer. */
 class DDLParser {
   private readonly tokens: Token[];
   private i = 0;
@@ -108,7 +107,18 @@ class DDLParser {
     private readonly src: string,
     private readonly option: string | undefined,
   ) {
-    this.tokens = this.tokenize();
+    const error = (pos: number, hint: string | undefined): SluiceError => this.error(hint ?? `unexpected character '${src[pos] ?? ''}'`, pos);
+    // `<>` is one SQL operator; in a type it closes an empty STRUCT<>, so it is read as `<` and `>`.
+    this.tokens = tokenize(src, { ddlNames: true, error }).flatMap((t): Token[] =>
+      t.kind === 'op' && t.text === '<>'
+        ? [
+            { kind: 'op', text: '<', pos: t.pos, end: t.pos + 1 },
+            { kind: 'op', text: '>', pos: t.pos + 1, end: t.end },
+          ]
+        : [t],
+    );
+    const empty = this.tokens.find((t) => t.kind === 'name' && t.quoted && t.text === '');
+    if (empty) throw this.error('empty back-quoted name', empty.pos);
   }
 
   parseTopLevel(): Field[] {
@@ -120,15 +130,14 @@ class DDLParser {
 
   expectEnd(): void {
     const t = this.peek();
-    if (t.kind !== 'end') throw this.error(`unexpected '${t.text}'`, t.pos);
+    if (t.kind !== 'end') throw this.error(`unexpected ${this.shown(t)}`, t.pos);
   }
 
   /** Types are case-insensitive; STRUCT<...> nests; `parent` is the column path for messages. */
   parseType(column: string | undefined): DataType {
     const t = this.next();
-    if (t.kind !== 'ident' || t.quoted) {
-      const what = t.kind === 'end' ? 'end of input' : `'${t.text}'`;
-      throw this.error(`expected a type${column ? ` for column '${column}'` : ''}, found ${what}`, t.pos, column);
+    if (t.kind !== 'name' || t.quoted) {
+      throw this.error(`expected a type${column ? ` for column '${column}'` : ''}, found ${this.shown(t)}`, t.pos, column);
     }
     const upper = t.text.toUpperCase();
     if (upper === 'STRUCT') {
@@ -175,32 +184,29 @@ class DDLParser {
 
   private parseField(parent: string | undefined): Field {
     const t = this.next();
-    if (t.kind !== 'ident') {
-      const what = t.kind === 'end' ? 'end of input' : `'${t.text}'`;
-      throw this.error(`expected a column name, found ${what}`, t.pos);
-    }
+    if (t.kind !== 'name') throw this.error(`expected a column name, found ${this.shown(t)}`, t.pos);
     const path = parent ? `${parent}.${t.text}` : t.text;
     if (this.peekPunct(':')) this.i++;
     const type = this.parseType(path);
     let nullable = true;
     const n = this.peek();
-    if (n.kind === 'ident' && !n.quoted && n.text.toUpperCase() === 'NOT') {
+    if (n.kind === 'name' && !n.quoted && n.text.toUpperCase() === 'NOT') {
       this.i++;
       const nn = this.next();
-      if (nn.kind !== 'ident' || nn.text.toUpperCase() !== 'NULL') {
+      if (nn.kind !== 'name' || nn.text.toUpperCase() !== 'NULL') {
         throw this.error(`expected NULL after NOT for column '${path}'`, nn.pos, path);
       }
       nullable = false;
     }
     const after = this.peek();
-    if (after.kind === 'ident') {
-      throw this.error(`unexpected '${after.text}' after the type of column '${path}'`, after.pos, path);
+    if (after.kind === 'name') {
+      throw this.error(`unexpected ${this.shown(after)} after the type of column '${path}'`, after.pos, path);
     }
     return { name: t.text, type, nullable };
   }
 
   private peek(): Token {
-    return this.tokens[this.i] ?? { kind: 'end', text: '', pos: this.src.length };
+    return this.tokens[this.i] ?? { kind: 'end', pos: this.src.length, end: this.src.length };
   }
 
   private next(): Token {
@@ -211,57 +217,18 @@ class DDLParser {
 
   private peekPunct(p: string): boolean {
     const t = this.peek();
-    return t.kind === 'punct' && t.text === p;
+    return t.kind === 'op' && t.text === p;
   }
 
   private expectPunct(p: string, column: string | undefined): void {
     const t = this.next();
-    if (t.kind !== 'punct' || t.text !== p) {
-      const what = t.kind === 'end' ? 'end of input' : `'${t.text}'`;
-      throw this.error(`expected '${p}', found ${what}`, t.pos, column);
-    }
+    if (t.kind !== 'op' || t.text !== p) throw this.error(`expected '${p}', found ${this.shown(t)}`, t.pos, column);
   }
 
-  private tokenize(): Token[] {
-    const s = this.src;
-    const out: Token[] = [];
-    let i = 0;
-    while (i < s.length) {
-      const c = s[i]!;
-      if (/\s/.test(c)) {
-        i++;
-      } else if (c === '`') {
-        let text = '';
-        let j = i + 1;
-        for (;;) {
-          if (j >= s.length) throw this.error('unterminated back-quoted name', i);
-          if (s[j] === '`') {
-            if (s[j + 1] === '`') {
-              text += '`';
-              j += 2;
-              continue;
-            }
-            break;
-          }
-          text += s[j];
-          j++;
-        }
-        if (text === '') throw this.error('empty back-quoted name', i);
-        out.push({ kind: 'ident', text, quoted: true, pos: i });
-        i = j + 1;
-      } else if ('<>,:()'.includes(c)) {
-        out.push({ kind: 'punct', text: c, pos: i });
-        i++;
-      } else if (/[\p{L}\p{N}_$]/u.test(c)) {
-        let j = i + 1;
-        while (j < s.length && /[\p{L}\p{N}_$]/u.test(s[j]!)) j++;
-        out.push({ kind: 'ident', text: s.slice(i, j), quoted: false, pos: i });
-        i = j;
-      } else {
-        throw this.error(`unexpected character '${c}'`, i);
-      }
-    }
-    return out;
+  /** A token as messages quote it: a name as it reads (unquoted), anything else as written. */
+  private shown(t: Token): string {
+    if (t.kind === 'end') return 'end of input';
+    return `'${t.kind === 'name' ? t.text : tokenText(t, this.src)}'`;
   }
 
   private error(what: string, pos: number, column?: string): SluiceError {

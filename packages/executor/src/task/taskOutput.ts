@@ -1,25 +1,12 @@
 /** Delivering a task's rows: one durable part file of a file sink (JSON, CSV or Parquet), the rows back to the driver, or nothing (noop). */
-import { closeSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { asEnvironmentError } from '@sluice/state';
+import { join } from 'node:path';
+import { writeFileSynced } from '@sluice/state';
 import { formatRecords } from '../formats/writers.js';
 import { prepareParquetWrite, writeParquet } from '../formats/parquet.js';
 import { partitionDirOf } from '../formats/partitions.js';
 import type { DeliveredRows, TaskOutput } from './messages.js';
 import { encodeRows } from './rowCodec.js';
 import type { Row, Schema } from '../schema/types.js';
-
-function writeDurable(path: string, data: string | Uint8Array): number {
-  const buf = typeof data === 'string' ? Buffer.from(data) : data;
-  const fd = openSync(path, 'w');
-  try {
-    writeSync(fd, buf);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  return buf.byteLength;
-}
 
 /** `base` with the rows delivered as `out` says: a part file (unless skipped or empty), or rows. */
 export async function deliver<T extends DeliveredRows>(base: T, out: TaskOutput, rows: Row[], schema: Schema): Promise<T> {
@@ -44,13 +31,9 @@ export async function deliver<T extends DeliveredRows>(base: T, out: TaskOutput,
 
 function writePart(out: Extract<TaskOutput, { type: 'file' }>, name: string, rows: Row[], schema: Schema): { name: string; size: number; rows: number } {
   const path = join(out.dir, name);
-  try {
-    mkdirSync(dirname(path), { recursive: true });
-    const data =
-      out.format === 'parquet' ? writeParquet(rows, schema, out.options.compression ?? 'snappy') : formatRecords(out.format, rows, schema, out.options);
-    return { name, size: writeDurable(path, data), rows: rows.length };
-  } catch (e) {
-    // A full disk or a forbidden directory would fail every retry the same way: coded, at once.
-    throw asEnvironmentError(e, path, 'write the sink file');
-  }
+  const data =
+    out.format === 'parquet' ? writeParquet(rows, schema, out.options.compression ?? 'snappy') : formatRecords(out.format, rows, schema, out.options);
+  // Written in place: no reader trusts a part file before the driver's commit names it. A full disk
+  // or a forbidden directory would fail every retry the same way: coded (DISK_FULL), at once.
+  return { name, size: writeFileSynced(path, data, 'write the sink file'), rows: rows.length };
 }

@@ -22,15 +22,17 @@ import {
   intervalUnit,
   parseDataType,
   parseInterval,
+  syntaxError,
+  tokenize,
   toInternal,
   type Expr,
   type GeneratorName,
   type Interval,
+  type Token,
 } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import type { AggregateColumn } from '../aggregates.js';
 import { Column, patternMatch } from '../Column.js';
-import { syntaxError, tokenize, type Token } from './sqlLexer.js';
 import { datePart, resolveFunction, type SqlArg } from './sqlFunctions.js';
 
 /**

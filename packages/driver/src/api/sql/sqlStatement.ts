@@ -15,13 +15,12 @@
  * a projection: so `count(*) + 1 AS n` and `HAVING count(*) > 1` work as in Spark. A view's name
  * or alias qualifies its columns (`t.id`).
  */
-import { expandStar, exprName, exprType, GENERATORS, type Expr, type GeneratorName, type Schema } from '@sluice/executor';
+import { expandStar, exprName, exprType, GENERATORS, syntaxError, type Expr, type GeneratorName, type Schema } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
 import { count, type AggregateColumn } from '../aggregates.js';
 import { Column } from '../Column.js';
 import type { DataFrame } from '../DataFrame.js';
 import { columnOf, Parser, type Parsed } from './parseExpression.js';
-import { syntaxError } from './sqlLexer.js';
 
 /** What a statement reads: the views by name (case-insensitive, as Spark's temporary views), and a static frame of one empty row. */
 export interface SqlContext {

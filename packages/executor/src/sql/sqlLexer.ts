@@ -4,6 +4,9 @@
  * strings in single or double quotes with backslash escapes, operators, and comments (`--` to the
  * end of the line, C-style blocks) skipped. Keywords are names here: the parser decides by context,
  * as Spark does with its non-reserved keywords (a column may be called `date`).
+ *
+ * One lexer for all SQL text: expressions and statements (the driver's parser) and the DDL of
+ * schemas and type names (schema/schema.ts), as Spark reads both with SqlBaseLexer.
  */
 import { SluiceError } from '@sluice/state';
 
@@ -69,10 +72,27 @@ export function syntaxError(sql: string, t: Token, hint?: string): SluiceError {
   );
 }
 
-export function tokenize(sql: string): Token[] {
+export interface LexerOptions {
+  /**
+   * Unquoted names as schema strings have always taken them: any run of Unicode letters and digits,
+   * `_` and `$`, a digit first too (`1st_place`, `prix_é`, `a$b`). Off, a name is Spark SQL's: an
+   * ASCII letter or `_`, then ASCII letters, digits and `_`.
+   */
+  ddlNames?: boolean;
+  /**
+   * The error for text that is no token at `pos` (`hint`: what is wrong, when more than the
+   * character itself); Spark's PARSE_SYNTAX_ERROR unless given.
+   */
+  error?: (pos: number, hint: string | undefined) => Error;
+}
+
+const DDL_NAME_CHAR = /[\p{L}\p{N}_$]/u;
+
+export function tokenize(sql: string, options: LexerOptions = {}): Token[] {
   const tokens: Token[] = [];
   let i = 0;
   const fail = (pos: number, hint?: string): never => {
+    if (options.error) throw options.error(pos, hint);
     throw syntaxError(sql, { kind: 'op', text: sql[pos] ?? '', pos, end: Math.min(pos + 1, sql.length) }, hint);
   };
   while (i < sql.length) {
@@ -93,6 +113,11 @@ export function tokenize(sql: string): Token[] {
       continue;
     }
     const start = i;
+    if (options.ddlNames && DDL_NAME_CHAR.test(c)) {
+      while (i < sql.length && DDL_NAME_CHAR.test(sql[i] as string)) i++;
+      tokens.push({ kind: 'name', text: sql.slice(start, i), quoted: false, pos: start, end: i });
+      continue;
+    }
     if (/[A-Za-z_]/.test(c)) {
       while (i < sql.length && /[A-Za-z0-9_]/.test(sql[i] as string)) i++;
       tokens.push({ kind: 'name', text: sql.slice(start, i), quoted: false, pos: start, end: i });
