@@ -39,7 +39,6 @@ export { WINDOW_TYPE } from './expressions/exprTypes.js';
 export { windowsOf, lastWindowStart, type TimeWindow } from './expressions/windows.js';
 export {
   aggregateOutputSchema,
-  statefulOutputSchema,
   aggResultType,
   aggregatorOf,
   sessionOfKey,
@@ -47,19 +46,27 @@ export {
   type Aggregator,
 } from './operators/aggregates.js';
 export { decodeBlock, encodeBlock, type AggregateRecord, type DedupRecord, type ShuffleRecord } from './shuffle/shuffleCodec.js';
-export { operatorUsesWatermark } from './operators/watermark.js';
-export { indexTimeOf, rowsInOf } from './operators/indexTime.js';
+export {
+  indexTimeOf,
+  kindOf,
+  mapTaskCallsUdfs,
+  operatorNamed,
+  operatorOf,
+  operatorUsesWatermark,
+  rowsInOf,
+  statefulOutputSchema,
+} from './operators/registry.js';
+export type { OperatorKind, StatefulOperator } from './operators/operator.js';
 export { sessionKeyOf } from './operators/sessionWindow.js';
-export { joinExpiry, joinOutputWatermark, splitJoinCondition, type StreamJoinOp } from './operators/streamJoin.js';
+export { joinExpiry, joinOutputWatermark, splitJoinCondition, type StreamJoinOp } from './operators/join/plan.js';
 export { broadcastRows } from './operators/join.js';
 export { partitionRows, shufflePartition } from './shuffle/partitioner.js';
 export { walkExpr } from './expressions/exprTree.js';
-export { mapTaskCallsUdfs } from './operators/mapSide.js';
 export { isScalarFunction, SCALAR_FUNCTIONS, type ScalarFunctionName } from './expressions/scalarFunctions.js';
 export { MATH_FUNCTIONS, type MathFunctionName } from './expressions/mathFunctions.js';
 export type { StringFunctionName } from './expressions/stringFunctions.js';
 export type { CollectionFunctionName } from './expressions/collectionFunctions.js';
-export { GROUP_STATE, GroupStateTimeout, timeModeOfTimeout, type GroupStateTimeoutConf } from './operators/groupState.js';
+export { GROUP_STATE, GroupStateTimeout, timeModeOfTimeout, type GroupStateTimeoutConf } from './operators/processor/groupState.js';
 export type {
   ExpiredTimerInfo,
   FlatMapGroupsWithStateFunction,
@@ -76,7 +83,8 @@ export type {
   TimerValues,
   TTLConfig,
   ValueState,
-} from './operators/processorApi.js';
-export { declareVariables, loadProcessor, packInitialState, stateTypeOf } from './operators/transformWithState.js';
-export { sameVariable } from './operators/processorState.js';
+} from './operators/processor/api.js';
+export { declareVariables, loadProcessor, stateTypeOf } from './operators/processor/declare.js';
+export { packInitialState } from './operators/processor/batch.js';
+export { sameVariable } from './operators/processor/state.js';
 export { udfFailed } from './expressions/udfs.js';

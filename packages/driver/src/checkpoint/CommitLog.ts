@@ -4,11 +4,15 @@ import { MetadataLog } from './MetadataLog.js';
 export interface CommitMetadata {
   nextBatchWatermarkMs: number;
   /**
-   * Stateful queries: the batch each state shard last committed (index: shard), so that a start
-   * detects a shard that is missing, emptied or behind. Absent from commits of an earlier Sluice.
+   * Stateful queries: the batch each state shard last committed, by operator id, then shard, so
+   * that a start detects a shard that is missing, emptied or behind (Repartition.ts's
+   * shardMarkersOf reads it); null for an operator whose shards' markers are not known (a
+   * repartition that could not read them). Absent from commits of an earlier Sluice.
    */
+  shardMarkers?: Array<number[] | null>;
+  /** Written by Sluice before `shardMarkers`, and still read: the first operator's markers (index: shard). */
   stateShardMarkers?: number[];
-  /** The same for each stateful operator after the first (index: operator id - 1, then shard). */
+  /** Written by Sluice before `shardMarkers`, and still read: the other operators' (index: operator id - 1, then shard). */
   downstreamShardMarkers?: number[][];
   /**
    * A processor in processing-time mode (transformWithState, flatMapGroupsWithState): the least

@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { dataRange, decodeDataKey, movesBetween, openLevelShard, partitionOfKeyGroup, rangeInChunks, SluiceError, type ShardOptions } from '@sluice/state';
-import { rowsInOf } from '@sluice/executor';
+import { operatorNamed, rowsInOf } from '@sluice/executor';
 import { BatchTransaction } from '../checkpoint/BatchTransaction.js';
 import { CheckpointLock } from '../checkpoint/CheckpointLock.js';
 import { CheckpointPaths } from '../checkpoint/CheckpointPaths.js';
@@ -80,7 +80,7 @@ async function inspectOperator(paths: CheckpointPaths, operatorId: number, layou
     rows: 0,
     bytes: 0,
   }));
-  const { rowsIn } = rowsInOf(layout.operator);
+  const { rowsIn } = rowsInOf(operatorNamed(layout.operator));
   const shards = [];
   for (let shard = 0; shard < layout.shards; shard++) {
     const row = { shard, partitions: partitions.filter((p) => p.shard === shard).map((p) => p.partition), rows: 0, bytes: 0, marker: -1 };
@@ -214,7 +214,7 @@ export function repartitionCheckpoint(
       const current = control.operatorId === 0 ? (txn.tail.layout as StateLayoutRecord) : (readStateLayout(paths.stateLayout(control.operatorId)) ?? from);
       // Once the copy has committed (the layout file holds the new layout) only the clean-up is left.
       await options.onPlan?.(async () => (sameLayout(current, to) ? 0 : rowsToMove(paths, control)));
-      const result = await runControlBatch(txn, step, meta.numSources, TOOL_STORE, { ...options, ...rowsInOf(current.operator) });
+      const result = await runControlBatch(txn, step, meta.numSources, TOOL_STORE, { ...options, ...rowsInOf(operatorNamed(current.operator)) });
       ran.push({
         numKeyGroupsMoved: result.numKeyGroupsMoved,
         numRowsMoved: result.numRowsMoved,

@@ -143,10 +143,8 @@ export interface BatchExecution {
   state: StateOperatorMetrics | undefined;
   /** With several stateful operators: each one's metrics, in plan order (`state` is the first's). */
   states?: StateOperatorMetrics[];
-  /** Stateful queries: the batch each shard last committed after this one (the first operator's shards). */
-  shardMarkers?: number[];
-  /** The same for the operators after the first (index: operator id - 1, then shard). */
-  downstreamShardMarkers?: number[][];
+  /** Stateful queries: the batch each shard last committed after this one, by operator id, then shard. */
+  shardMarkers?: number[][];
   /** The least time a processor's shard next needs a batch (StateResult.nextWakeMs), over every shard. */
   nextWakeMs?: number;
   shuffle?: ShuffleStats;
@@ -351,8 +349,8 @@ export class IncrementalExecution {
       ...nextWake(results.flat()),
       outputs: results.at(-1) as StateResult[],
       state: states[0],
-      shardMarkers: markers[0] as number[],
-      ...(states.length > 1 && { states, downstreamShardMarkers: markers.slice(1) }),
+      shardMarkers: markers,
+      ...(states.length > 1 && { states }),
     };
   }
 
@@ -562,7 +560,7 @@ function stateFacts(maps: readonly MapFacts[], outputs: StateResult[]): Pick<Bat
   const state = sumStateMetrics(outputs);
   // A deduplication's map tasks drop late rows before they keep a first row per key.
   for (const r of maps) state.numRowsDroppedByWatermark += r.numLateRows ?? 0;
-  return { outputs, state, shardMarkers: outputs.map((r) => r.shardMarker), ...nextWake(outputs) };
+  return { outputs, state, shardMarkers: [outputs.map((r) => r.shardMarker)], ...nextWake(outputs) };
 }
 
 function sumStateMetrics(results: readonly StateResult[]): StateOperatorMetrics {

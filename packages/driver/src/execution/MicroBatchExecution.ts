@@ -266,8 +266,7 @@ export class MicroBatchExecution extends StreamExecution {
         output: { batchId, schema: this.outputSchema, outputMode: this.spec.outputMode, results: ran.outputs, rows },
         commit: {
           nextBatchWatermarkMs: this.watermark.current,
-          ...(ran.shardMarkers && { stateShardMarkers: ran.shardMarkers }),
-          ...(ran.downstreamShardMarkers && { downstreamShardMarkers: ran.downstreamShardMarkers }),
+          ...(ran.shardMarkers && { shardMarkers: ran.shardMarkers }),
           ...(ran.nextWakeMs !== undefined && { nextWakeMs: ran.nextWakeMs }),
         },
         afterCommit: async () => {
@@ -387,7 +386,7 @@ export class MicroBatchExecution extends StreamExecution {
         },
         checkpoint: () => this.assertRunning(),
         indexTimeOf: indexTimeOf(info.op, (statefulOperators(this.plan)[operatorId] as PlannedOperator).inputSchema, info.usesWatermark),
-        ...rowsInOf(info.operatorName),
+        ...rowsInOf(info.op),
       });
       // Control batches before one data batch (an unfinished one then the asked one, or one per operator) add up.
       const before = this.controlProgress ?? { durationMs: {}, customMetrics: new Map() };

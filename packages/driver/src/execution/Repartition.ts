@@ -86,9 +86,19 @@ export function repartitionEntry(batchId: number, control: RepartitionControl, l
   };
 }
 
+/**
+ * The shard markers a commit records, by operator id (empty: none, a commit of an earlier Sluice
+ * or of a stateless query); a commit written before `shardMarkers` kept the first operator's apart.
+ */
+export function allShardMarkers(commit: CommitMetadata | undefined): Array<number[] | undefined> {
+  if (commit?.shardMarkers) return commit.shardMarkers.map((m) => m ?? undefined);
+  if (commit?.stateShardMarkers === undefined) return [];
+  return [commit.stateShardMarkers, ...(commit.downstreamShardMarkers ?? [])];
+}
+
 /** The shard markers a commit records for operator `operatorId` (none: a commit of an earlier Sluice). */
 export function shardMarkersOf(commit: CommitMetadata | undefined, operatorId: number): number[] | undefined {
-  return operatorId === 0 ? commit?.stateShardMarkers : commit?.downstreamShardMarkers?.[operatorId - 1];
+  return allShardMarkers(commit)[operatorId];
 }
 
 /**
@@ -97,15 +107,13 @@ export function shardMarkersOf(commit: CommitMetadata | undefined, operatorId: n
  */
 export function repartitionCommit(last: CommitMetadata | undefined, operatorId: number, markers: Array<number | null>): CommitMetadata {
   const known = markers.every((m) => m !== null) ? (markers as number[]) : undefined;
-  const first = operatorId === 0 ? known : last?.stateShardMarkers;
-  const downstream = [...(last?.downstreamShardMarkers ?? [])];
-  if (operatorId > 0 && known) downstream[operatorId - 1] = known;
+  const all = [...allShardMarkers(last)];
+  all[operatorId] = known;
+  const shardMarkers = Array.from(all, (m) => m ?? null);
   return {
     nextBatchWatermarkMs: last?.nextBatchWatermarkMs ?? 0,
     ...(last?.nextWakeMs !== undefined && { nextWakeMs: last.nextWakeMs }),
-    ...(first && { stateShardMarkers: first }),
-    // Only a complete list: a gap would shift the operators after it.
-    ...(downstream.length > 0 && downstream.every((m) => m !== undefined) && { downstreamShardMarkers: downstream }),
+    ...(shardMarkers.some((m) => m !== null) && { shardMarkers }),
   };
 }
 

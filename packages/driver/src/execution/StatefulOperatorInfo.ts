@@ -3,7 +3,7 @@
  * partitions, shards, and which shard holds each partition), where its shards live, the resources
  * each shard may take, whether it uses the watermark, and how its metrics become a progress entry.
  */
-import { operatorUsesWatermark, sessionKeyOf, type OutputMode, type StateOperatorMetrics, type StatefulOp, type StateTask } from '@sluice/executor';
+import { operatorOf, operatorUsesWatermark, type OutputMode, type StateOperatorMetrics, type StatefulOp, type StateTask } from '@sluice/executor';
 import { CONF_KEYS, openFilesLimit, partitionsIn, SluiceError, validateLayout, type StateLayout, type WorkerBudget } from '@sluice/state';
 import type { CheckpointPaths } from '../checkpoint/CheckpointPaths.js';
 import { contiguousLayout, readStateLayout, type StateLayoutRecord } from '../checkpoint/StateLayoutFile.js';
@@ -171,14 +171,6 @@ export function shardOptions(
   };
 }
 
-const OPERATOR_NAMES: Record<StatefulOp['kind'], string> = {
-  aggregate: 'stateStoreSave',
-  dropDuplicates: 'dedupe',
-  dropDuplicatesWithinWatermark: 'dedupeWithinWatermark',
-  streamJoin: 'symmetricHashJoin',
-  transformWithState: 'transformWithStateExec',
-};
-
 export class StatefulOperatorInfo {
   /** The operator drops late rows and evicts state (operatorUsesWatermark, shared with the workers). */
   readonly usesWatermark: boolean;
@@ -218,8 +210,7 @@ export class StatefulOperatorInfo {
 
   /** Spark's name of the operator, as progress events give it. */
   get operatorName(): string {
-    if (this.op.kind === 'transformWithState' && this.op.api !== 'transformWithState') return 'flatMapGroupsWithState';
-    return sessionKeyOf(this.op) >= 0 ? 'sessionWindowStateStoreSaveExec' : OPERATOR_NAMES[this.op.kind];
+    return operatorOf(this.op).progressName;
   }
 
   progress(m: StateOperatorMetrics, customMetrics: Record<string, number> = {}): StateOperatorProgress {

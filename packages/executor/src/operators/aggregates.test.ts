@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { pack, unpack } from 'msgpackr';
-import { aggregateOutputSchema, aggregatorOf, aggResultType, compareCodePoints, compileAggInput, statefulOutputSchema, type AggBuffer } from './aggregates.js';
+import { aggregateOutputSchema, aggregatorOf, aggResultType, compareCodePoints, compileAggInput, type AggBuffer } from './aggregates.js';
+import { statefulOutputSchema } from './registry.js';
 import { col, SCHEMA, thrown } from '../expressions/exprTestKit.js';
 import type { Expr } from '../expressions/types.js';
 import type { AggFn, AggSpec, StatefulOp } from './types.js';

@@ -14,9 +14,8 @@
  */
 import { SluiceError } from '@sluice/state';
 import { compileExpr, type Evaluator } from '../expressions/compileExpr.js';
-import { exprNullable, exprType, joinedSchema, rejectSlidingWindow, WINDOW_TYPE } from '../expressions/exprTypes.js';
+import { exprNullable, exprType, rejectSlidingWindow, WINDOW_TYPE } from '../expressions/exprTypes.js';
 import { exprSql } from '../expressions/exprNames.js';
-import { resolveColumn } from '../expressions/resolveColumn.js';
 import type { UdfRegistry } from '../expressions/udfs.js';
 import type { Expr } from '../expressions/types.js';
 import type { AggSpec, StatefulOp } from './types.js';
@@ -231,23 +230,6 @@ export function aggregateOutputSchema(op: AggregateOp, inputSchema: Schema): Sch
     );
   }
   return out;
-}
-
-/** The schema of the rows a stateful operator emits; a deduplication passes rows unchanged (a join's input schema is its sides'). */
-export function statefulOutputSchema(op: StatefulOp, inputSchema: Schema): Schema {
-  if (op.kind === 'aggregate') return aggregateOutputSchema(op, inputSchema);
-  if (op.kind === 'streamJoin') return joinedSchema(op, op.left.schema, op.right.schema);
-  if (op.kind === 'transformWithState') return op.outputSchema;
-  for (const c of op.columns) resolveColumn(c, inputSchema);
-  if (op.eventTimeColumn !== null) {
-    const f = resolveColumn(op.eventTimeColumn, inputSchema).field;
-    if (f.type !== 'timestamp') {
-      throw new SluiceError('INVALID_EVENT_TIME_COLUMN', `the event-time column '${op.eventTimeColumn}' must be TIMESTAMP, not ${typeName(f.type)}`, {
-        column: op.eventTimeColumn,
-      });
-    }
-  }
-  return inputSchema;
 }
 
 /** Event time of an aggregation key: a window's end, or the watermarked column's value. */

@@ -14,7 +14,7 @@ import { releaseShards, runStateTask, useShardRegistry } from './stateTask.js';
 import { useStateChunks } from './compactAggregate.js';
 import { aggregatorOf, type AggBuffer } from './aggregates.js';
 import { encodeBuffers } from './aggBufferCodec.js';
-import { operatorUsesWatermark } from './watermark.js';
+import { operatorUsesWatermark } from './registry.js';
 import type { AggSpec, OutputMode, StatefulOp } from './types.js';
 import type { Expr } from '../expressions/types.js';
 import { exprType } from '../expressions/exprTypes.js';

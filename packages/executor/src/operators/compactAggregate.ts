@@ -5,24 +5,17 @@
  * cells (aggCells.ts): numbers in typed arrays, any other buffer in an object slot. Stored values,
  * undo records and shuffle blocks keep aggBufferCodec.ts's format.
  */
-import {
-  dataKeyOf,
-  dataRange,
-  decodeDataKey,
-  decodeKey,
-  indexKey,
-  indexRangeUpTo,
-  type CommitBuilder,
-  type CommitResult,
-  type ShardChange,
-  type ShardStore,
-} from '@sluice/state';
-import { cellReader, cellTable, finalizeInto, mergeCells, ValueArena, type CellLayout } from './aggCells.js';
+import { dataKeyOf, dataRange, decodeDataKey, decodeKey, indexKey } from '@sluice/state';
+import { aggregateOutputSchema, eventTimeOfKey } from './aggregates.js';
+import { cellLayoutOf, cellReader, cellTable, finalizeInto, mergeCells, ValueArena } from './aggCells.js';
 import { KeyTable } from './keyTable.js';
+import { aggregationExprs, aggregationPartials } from './mapSide.js';
+import type { StatefulOperator } from './operator.js';
+import { useIndexPage, type StateContext } from './stateContext.js';
 import { forEachAggregateRecordAt } from '../shuffle/shuffleCodec.js';
 import type { StatefulOp } from './types.js';
-import { keyString, type StateCache } from './stateCache.js';
-import type { ShuffleBlock, StateTask } from '../task/messages.js';
+import { keyString } from './stateCache.js';
+import type { ShuffleBlock } from '../task/messages.js';
 import type { Row } from '../schema/types.js';
 import { exprType } from '../expressions/exprTypes.js';
 
@@ -30,52 +23,14 @@ type AggregateOp = Extract<StatefulOp, { kind: 'aggregate' }>;
 
 // ---- the task ----------------------------------------------------------------------------------
 
-interface Counters {
-  updated: number;
-  removed: number;
-  dropped: number;
-  rowDelta: number;
-}
-
 const EMPTY = new Uint8Array(0);
-
-/**
- * Where a state task's changes go: in pieces to the shard's commit (begun on the first piece, so
- * a task that changes nothing commits nothing and leaves the marker where it was).
- */
-export class ChangeStream {
-  private builder: CommitBuilder | undefined;
-  constructor(
-    private readonly store: ShardStore,
-    private readonly batchId: number,
-  ) {}
-  /** Begins the commit if it has not begun; `change` needs it. */
-  async open(): Promise<void> {
-    this.builder ??= await this.store.beginCommit(this.batchId);
-  }
-  change(key: Uint8Array, value: Uint8Array | null, prior: Uint8Array | null): void {
-    this.builder!.change(key, value, prior);
-  }
-  async add(changes: readonly ShardChange[]): Promise<void> {
-    if (changes.length === 0) return;
-    await this.open();
-    this.builder!.add(changes);
-  }
-  /** Commits what was added; undefined when nothing was. */
-  finish(rowDelta: number, pruneUndoBelow: number): Promise<CommitResult> | undefined {
-    return this.builder?.finish(rowDelta, pruneUndoBelow);
-  }
-}
 
 /** Block bytes a state task merges at a time: its partitions are taken in groups of about this. */
 let chunkBytes = 4 << 20;
-/** Index entries an eviction reads at a time. */
-let indexPage = 65536;
-
-/** Test seam: smaller groups and pages, so that small tests cross their boundaries. */
+/** Test seam: smaller groups and index pages, so that small tests cross their boundaries. */
 export function useStateChunks(bytes: number, page: number): void {
   chunkBytes = bytes;
-  indexPage = page;
+  useIndexPage(page);
 }
 
 /** The task's blocks in groups of whole partitions (keys of two partitions never meet). */
@@ -106,38 +61,15 @@ export function partitionGroups(blocks: readonly ShuffleBlock[]): ShuffleBlock[]
   return groups;
 }
 
-/** Index entries at or below the watermark, a page at a time (an eviction may be large). */
-export async function forEachIndexPage(store: ShardStore, watermark: number, fn: (page: Uint8Array[]) => Promise<void>): Promise<void> {
-  const [start, lt] = indexRangeUpTo(Math.floor(watermark));
-  let gte = start;
-  for (;;) {
-    const page = await store.rangeKeys(gte, lt, indexPage);
-    if (page.length > 0) await fn(page);
-    if (page.length < indexPage) return;
-    const last = page[page.length - 1]!;
-    gte = new Uint8Array(last.length + 1);
-    gte.set(last);
-  }
-}
-
 /**
- * The aggregation part of a state task over cells (see stateTask.ts for the steps): sends the
- * changes to `out` a partition group at a time, fills the counters, and returns the rows the
- * output mode emits.
+ * The aggregation's batch over cells (see stateTask.ts for the steps): writes the changes a
+ * partition group at a time, fills the counters, and returns the rows the output mode emits.
  */
-export async function aggregateCells(
-  task: StateTask,
-  op: AggregateOp,
-  L: CellLayout,
-  store: ShardStore,
-  cache: StateCache,
-  watermark: number | undefined,
-  out: ChangeStream,
-  c: Counters,
-): Promise<Row[]> {
+export async function aggregateCells(ctx: StateContext, op: AggregateOp): Promise<Row[]> {
+  const { task, store, cache, watermark, counters: c, writer: out } = ctx;
+  const L = cellLayoutOf(op, task.stateInputSchema);
   let state = cache.table(L);
   if (state.count - state.size > Math.max(1024, state.size)) state.compact();
-  const late = watermark === undefined ? undefined : (task.lateWatermarkMs ?? watermark);
   const keyTypes = op.keys.map((k) => exprType(k, task.stateInputSchema));
   const keyValues = (dk: Uint8Array): unknown[] => decodeKey(decodeDataKey(dk).key, keyTypes);
   const rowOf = (dk: Uint8Array, t: KeyTable, e: number): Row => {
@@ -161,6 +93,11 @@ export async function aggregateCells(
   const rows: Row[] = [];
   /** Keys updated in this batch and their new rows, for complete mode (keyString -> row). */
   const updatedRows = task.outputMode === 'complete' ? new Map<string, Row>() : undefined;
+  /**
+   * New values of keys this batch updated that its eviction removes (their time is at or below the
+   * watermark): the eviction finds them here when the cache was dropped since (keyString -> value).
+   */
+  const dueNow = new Map<string, Uint8Array>();
 
   // One table for every group's partials (reset per group, so its arrays are allocated once).
   const batch = cellTable(L);
@@ -198,8 +135,7 @@ export async function aggregateCells(
     const live: number[] = [];
     const misses: number[] = [];
     for (let g = 0; g < n; g++) {
-      const t = times[g]!;
-      if (late !== undefined && !Number.isNaN(t) && t <= late) {
+      if (ctx.isLate(times[g])) {
         c.dropped += 1;
         continue;
       }
@@ -208,7 +144,14 @@ export async function aggregateCells(
       if (e >= 0) entry[g] = e;
       else misses.push(g);
     }
-    const fetched = await store.getMany(misses.map((g) => batch.key(g)));
+    // A key's data key: the one it was read with (the writer knows its prior by it), else a view of the batch's.
+    const readKeys = new Map<number, Uint8Array>();
+    const missKeys = misses.map((g) => {
+      const k = batch.key(g);
+      readKeys.set(g, k);
+      return k;
+    });
+    const fetched = await out.read(missKeys);
     const stored = new Map<number, Uint8Array>();
     misses.forEach((g, i) => {
       const v = fetched[i];
@@ -216,24 +159,21 @@ export async function aggregateCells(
     });
 
     // 3. New values: prior (cache or store) merged with the batch's partial.
-    if (live.length > 0) await out.open();
     for (const g of live) {
-      const dk = batch.keyView(g);
+      const dk = readKeys.get(g) ?? batch.keyView(g);
       let e = entry[g]!;
-      let prior: Uint8Array | null;
       if (e >= 0) {
-        prior = priors.encode(state, e);
+        // The cache's value is the shard's: the writer records it before the merge changes it.
+        out.cached(dk, priors.encode(state, e));
         mergeCells(L, state, e, batch, g);
       } else {
         e = state.insertFrom(batch, g);
         entry[g] = e;
         const s = stored.get(g);
         if (s !== undefined) {
-          prior = s;
           read(s, 0, s.length, state, e);
           mergeCells(L, state, e, batch, g);
         } else {
-          prior = null;
           state.copyValues(e, batch, g);
           const t = times[g]!;
           if (watermark !== undefined && op.eventTimeKey !== null && !Number.isNaN(t) && t <= watermark) {
@@ -247,43 +187,53 @@ export async function aggregateCells(
           c.rowDelta += 1;
           if (!Number.isNaN(t)) {
             const { kg, key } = decodeDataKey(dk);
-            out.change(indexKey(t, kg, key), EMPTY, null);
+            out.addIndex(indexKey(t, kg, key));
           }
         }
       }
-      out.change(dk, values.encode(state, e), prior);
+      const value = values.encode(state, e);
+      out.put(dk, value);
+      if (watermark !== undefined && op.eventTimeKey !== null && times[g]! <= watermark) dueNow.set(keyString(dk), value);
       if (task.outputMode === 'update') rows.push(rowOf(dk, state, e));
       else if (updatedRows !== undefined) updatedRows.set(keyString(dk), rowOf(dk, state, e));
     }
     c.updated += live.length;
+    // The group's keys are views of the batch table, which the next group reuses.
+    await out.flush();
     // Over its budget the cache goes now, not after the task: LevelDB holds every key it had.
     cache.settle();
     state = cache.table(L);
   }
 
   // 4. Eviction: keys whose index time is <= the watermark (one new in this batch went above).
-  if (watermark !== undefined && op.eventTimeKey !== null) {
-    await forEachIndexPage(store, watermark, async (index) => {
-      await out.open();
+  if (op.eventTimeKey !== null) {
+    await ctx.forEachExpired(async (index) => {
       const values = new ValueArena(L);
       const data = index.map((ik) => dataKeyOf(ik));
       const inCache = data.map((dk) => state.find(dk, 0, dk.length, KeyTable.hash(dk, 0, dk.length)));
-      const fetched = await store.getMany(data.filter((_, i) => inCache[i]! < 0));
+      const updated = data.map((dk, i) => (inCache[i]! >= 0 ? undefined : dueNow.get(keyString(dk))));
+      const fetched = await out.read(data.filter((_, i) => inCache[i]! < 0 && updated[i] === undefined));
       let u = 0;
       index.forEach((ik, i) => {
         const dk = data[i]!;
         const e = inCache[i]!;
-        const value = e >= 0 ? values.encode(state, e) : fetched[u++];
+        let value: Uint8Array | undefined;
+        if (e >= 0 || updated[i] !== undefined) {
+          // This batch's value (the first prior, the shard's, went with the key's update).
+          value = updated[i] ?? values.encode(state, e);
+          out.cached(dk, value);
+        } else value = fetched[u++];
         // An index entry without data emits nothing, but must not be read again every batch.
         if (value !== undefined) {
-          out.change(dk, null, value);
+          out.delete(dk);
           if (task.outputMode === 'append') rows.push(rowOfBytes(dk, value));
           c.removed += 1;
           c.rowDelta -= 1;
         }
-        out.change(ik, null, EMPTY);
+        out.removeIndex(ik);
         if (e >= 0) state.remove(e);
       });
+      await out.flush();
     });
   }
 
@@ -299,6 +249,25 @@ export async function aggregateCells(
     // Keys new in this batch are not in the store yet.
     for (const row of updatedRows.values()) rows.push(row);
   }
-  cache.settle();
   return rows;
 }
+
+/** An aggregation by keys, windows among them (Spark's StateStoreSaveExec). */
+export const aggregation: StatefulOperator<AggregateOp> = {
+  kind: 'aggregate',
+  progressName: 'stateStoreSave',
+  // Keyed by event time: a window over the watermarked column, or that column itself.
+  usesWatermark: (op) => op.eventTimeKey !== null,
+  outputSchema: aggregateOutputSchema,
+  mapSideExprs: aggregationExprs,
+  mapSide: (op, input) => aggregationPartials(op, input.schema, input.layout, input.udfs),
+  mapSideAggregation: (op) => op,
+  run: aggregateCells,
+  // The event time of its key (a window's end, or the watermarked column's value), decoded from the key.
+  indexTimeOf(op, inputSchema) {
+    const keyTypes = op.keys.map((k) => exprType(k, inputSchema));
+    const timeOf = eventTimeOfKey(op, keyTypes);
+    if (timeOf === undefined) return () => null;
+    return (key) => timeOf(decodeKey(decodeDataKey(key).key, keyTypes)) ?? null;
+  },
+};

@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { dataRange, decodeDataKey, decodeIndexKey, indexRange } from '@sluice/state';
-import { indexTimeOf } from './indexTime.js';
-import { operatorUsesWatermark } from './watermark.js';
+import { indexTimeOf } from './registry.js';
+import { operatorUsesWatermark } from './registry.js';
 import type { StatefulOp } from './types.js';
 import { BATCHES, freshShards, h, query, r, run, S, SCHEMA, useFreshShards, windowed, type Batch, type Query } from './stateTaskTestKit.js';
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeKey, encodeKey, keyGroupOf, partitionOfKeyGroup } from '@sluice/state';
 import { col, SCHEMA, thrown } from '../expressions/exprTestKit.js';
 import { partitionPartials } from './mapSideTestKit.js';
-import { mapTaskCallsUdfs } from './mapSide.js';
+import { mapTaskCallsUdfs } from './registry.js';
 import type { StateLayoutMsg } from '../task/messages.js';
 import { decodeAggregateBlock, decodeBlock, type AggregateRecord, type DedupRecord } from '../shuffle/shuffleCodec.js';
 import type { Expr } from '../expressions/types.js';

@@ -1,61 +1,28 @@
 /**
- * Map side of a stateful batch fed one row at a time (a map task whose operators run as rows): the
- * task's rows, after the operators before the shuffle, become one record per state key, hashed to
- * key groups and encoded in one block per partition (record layout in shuffleCodec.ts).
+ * The map sides of stateful operators fed one row at a time (a map task whose operators run as
+ * rows), and the task-local keys they group by: the task's rows, after the operators before the
+ * shuffle, become records hashed to key groups and encoded in one block per partition (record
+ * layout in shuffleCodec.ts). Each kind's operator (registry.ts) picks its map side.
  *
  * An aggregation combines the task's rows of each key into one partial (Spark's partial
  * aggregation), so a block carries keys, not rows: its rows are batched into columns for the one
- * map-side aggregation (columns/columnAggregate.ts). A deduplication keeps the first row per key;
- * a join of two streams sends every row of its side (MapTask.joinSide).
+ * map-side aggregation (columns/columnAggregate.ts). A processor's rows go grouped by key. The map
+ * sides of a deduplication and of a join of two streams are in deduplicate.ts and join/operator.ts.
  */
-import { statefulOutputSchema } from './aggregates.js';
 import { compileExpr } from '../expressions/compileExpr.js';
 import { exprType } from '../expressions/exprTypes.js';
-import { loadUdfs, udfsIn, type UdfRegistry } from '../expressions/udfs.js';
+import type { UdfRegistry } from '../expressions/udfs.js';
 import { CompileCache } from '../compileCache.js';
 import { columnAggregation } from '../columns/columnAggregate.js';
 import { BATCH_ROWS } from '../columns/columnSources.js';
 import { batchFromRows } from '../columns/vectors.js';
-import type { MapTask, ShuffleBlock, StateLayoutMsg } from '../task/messages.js';
-import { resolveColumn } from '../expressions/resolveColumn.js';
-import type { DedupRecord } from '../shuffle/shuffleCodec.js';
-import { ShuffleWriter } from '../shuffle/ShuffleWriter.js';
+import type { StateLayoutMsg } from '../task/messages.js';
 import type { Expr } from '../expressions/types.js';
-import { eventTimeOf, type JoinSide, type StreamJoinOp } from './streamJoin.js';
-import { mapSideOp } from './sessionWindow.js';
+import { ShuffleWriter } from '../shuffle/ShuffleWriter.js';
+import type { Partials } from './operator.js';
 import type { StatefulOp, TransformWithStateOp } from './types.js';
 import type { DataType, Row, Schema } from '../schema/types.js';
 import { isArrayType, isAtomicType, isMapType, isNumberBacked, isStructType } from '../schema/values.js';
-
-export interface PartitionedPartials {
-  /** One block per partition that has records, in partition order. */
-  blocks: ShuffleBlock[];
-  /** Records over all blocks: distinct keys of the task. */
-  numRecords: number;
-  /** Late rows dropped before keys were combined (deduplication with a late threshold). */
-  numLate: number;
-}
-
-/** The first row of a deduplication key in the task. */
-interface KeyEntry {
-  values: unknown[];
-  record(keyBytes: Uint8Array, keyGroup: number): DedupRecord;
-}
-
-interface Collector {
-  add(row: Row): void;
-  finish(): { entries: KeyEntry[]; late: number };
-}
-
-/** The deduplication step, compiled once per plan. */
-interface MapSide {
-  keyTypes: DataType[];
-  /**
-   * Takes rows one at a time (so a task never holds all of its rows at once) and gives one entry
-   * per distinct key; rows at or below `lateThresholdMs` count as late.
-   */
-  collector(lateThresholdMs: number | null): Collector;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Task-local keys
@@ -69,7 +36,7 @@ interface MapSide {
  */
 type KeyPart = (v: unknown) => string;
 
-function keyPart(type: DataType): KeyPart {
+export function keyPart(type: DataType): KeyPart {
   if (isArrayType(type)) {
     const element = keyPart(type.array);
     return (v) => (v == null ? 'n|' : `[${(v as unknown[]).length}:${(v as unknown[]).map(element).join('')}]`);
@@ -95,106 +62,15 @@ function keyPart(type: DataType): KeyPart {
 }
 
 /** Key values as they are sent: -0 becomes 0, as in the canonical encoding (Spark normalizes it too). */
-function normalizer(type: DataType): ((v: unknown) => unknown) | undefined {
+export function normalizer(type: DataType): ((v: unknown) => unknown) | undefined {
   return isNumberBacked(type) ? (v) => (v === 0 ? 0 : v) : undefined;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Deduplication
-
-type DedupOp = Extract<StatefulOp, { kind: 'dropDuplicates' | 'dropDuplicatesWithinWatermark' }>;
-
-function compileDedup(op: DedupOp, schema: Schema): MapSide {
-  statefulOutputSchema(op, schema); // the columns exist, the event time is a TIMESTAMP
-  // dropDuplicates() without columns compares whole rows, as in Spark.
-  const names = op.columns.length === 0 ? schema.map((f) => f.name) : op.columns;
-  const keys = names.map((name) => {
-    const type = resolveColumn(name, schema).field.type;
-    return { ev: compileExpr({ op: 'col', name }, schema), part: keyPart(type), norm: normalizer(type), type };
-  });
-  const time = op.eventTimeColumn === null ? undefined : compileExpr({ op: 'col', name: op.eventTimeColumn }, schema);
-  return {
-    keyTypes: keys.map((k) => k.type),
-    collector(lateThresholdMs) {
-      const firsts = new Map<string, KeyEntry>();
-      let late = 0;
-      const add = (row: Row): void => {
-        if (lateThresholdMs !== null && time !== undefined) {
-          const t = time(row) as number | null;
-          if (t !== null && t <= lateThresholdMs) {
-            late += 1;
-            return;
-          }
-        }
-        let key = '';
-        for (const k of keys) key += k.part(k.ev(row));
-        if (firsts.has(key)) return;
-        const values = keys.map((k) => (k.norm === undefined ? k.ev(row) : k.norm(k.ev(row))));
-        const t = time === undefined ? null : ((time(row) as number | null) ?? null);
-        firsts.set(key, { values, record: (keyBytes, kg): DedupRecord => [kg, keyBytes, row, t] });
-      };
-      return { add, finish: () => ({ entries: [...firsts.values()], late }) };
-    },
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
-// A join of two streams: every row of the side is sent, under its join key
-
-function joinPartials(
-  op: StreamJoinOp,
-  side: JoinSide,
-  layout: StateLayoutMsg,
-  lateThresholdMs: number | null,
-): { add(row: Row): void; finish(): PartitionedPartials } {
-  const keys = side === 0 ? op.leftKeys : op.rightKeys;
-  // Both sides encode keys with the left's types (the join checked that they are the same).
-  const types = op.leftKeys.map((k) => resolveColumn(k, op.left.schema).field.type);
-  const norms = types.map(normalizer);
-  const time = (side === 0 ? op.left : op.right).eventTime;
-  const writer = new ShuffleWriter(layout, types);
-  let numRecords = 0;
-  let numLate = 0;
-  return {
-    add(row) {
-      if (lateThresholdMs !== null && time !== null) {
-        const t = eventTimeOf(row[time]);
-        if (t !== null && t <= lateThresholdMs) {
-          numLate += 1;
-          return;
-        }
-      }
-      let values: unknown[] | null = [];
-      for (let i = 0; i < keys.length; i++) {
-        const v = row[keys[i] as string];
-        if (v === null || v === undefined) {
-          if (op.nullSafe?.[i] === true) {
-            values.push(null);
-            continue;
-          }
-          values = null;
-          break;
-        }
-        const norm = norms[i];
-        values.push(norm === undefined ? v : norm(v));
-      }
-      writer.addJoinRow(values, row, side);
-      numRecords += 1;
-    },
-    finish: () => ({ blocks: writer.finish(), numRecords, numLate }),
-  };
 }
 
 // ---------------------------------------------------------------------------------------------
 // A processor's rows (transformWithState): every row is sent, the task's rows of a key in one
 // record under their grouping key (a null is a key)
 
-function groupPartials(
-  op: TransformWithStateOp,
-  schema: Schema,
-  layout: StateLayoutMsg,
-  udfs: UdfRegistry,
-): { add(row: Row): void; finish(): PartitionedPartials } {
+export function groupPartials(op: TransformWithStateOp, schema: Schema, layout: StateLayoutMsg, udfs: UdfRegistry): Partials {
   const keys = op.keys.map((k) => {
     const type = exprType(k, schema);
     return { ev: compileExpr(k, schema, udfs), part: keyPart(type), norm: normalizer(type) ?? ((v: unknown) => v ?? null), type };
@@ -235,81 +111,35 @@ function groupPartials(
 
 // ---------------------------------------------------------------------------------------------
 
-const dedups = new CompileCache<MapSide>();
 const aggregations = new CompileCache<ReturnType<typeof columnAggregation>>();
 
-function compileMapSide(op: DedupOp, schema: Schema): MapSide {
-  return dedups.of(JSON.stringify([schema, op]), () => compileDedup(op, schema));
-}
+type AggregateOp = Extract<StatefulOp, { kind: 'aggregate' }>;
 
-/** The expressions a map side evaluates, for loading their udfs before streamPartials. */
-export function mapSideExprs(stateful: StatefulOp): Expr[] {
-  const op = mapSideOp(stateful);
-  if (op.kind === 'transformWithState') return op.keys;
-  if (op.kind !== 'aggregate') return [];
-  return [...op.keys, ...op.aggs.flatMap((a) => (a.arg === null ? [] : [a.arg]))];
-}
-
-/** Whether a map task calls a udf, in its operators or its stateful operator's keys and arguments. */
-export function mapTaskCallsUdfs(task: Pick<MapTask, 'ops' | 'stateful'>): boolean {
-  return udfsIn(task.ops).length > 0 || udfsIn(mapSideExprs(task.stateful)).length > 0;
-}
-
-/** Imports the udfs that `op`'s keys and aggregate arguments call (once per worker). */
-export async function loadMapSideUdfs(op: StatefulOp, udfs: UdfRegistry): Promise<void> {
-  await loadUdfs(mapSideExprs(op), udfs);
-}
-
-/**
- * A task's partials, fed one row at a time (rows of `schema`, entering the stateful operator):
- * `finish` encodes one record per key in one block per partition of `layout`. Synchronous: udfs
- * must be loaded.
- */
-export function streamPartials(
-  stateful: StatefulOp,
-  schema: Schema,
-  layout: StateLayoutMsg,
-  udfs: UdfRegistry = new Map(),
-  lateThresholdMs: number | null = null,
-  joinSide: JoinSide = 0,
-): { add(row: Row): void; finish(): PartitionedPartials } {
-  const op = mapSideOp(stateful);
-  if (op.kind === 'streamJoin') return joinPartials(op, joinSide, layout, lateThresholdMs);
-  if (op.kind === 'transformWithState') return groupPartials(op, schema, layout, udfs);
-  if (op.kind === 'aggregate') {
-    // Rows in batches of BATCH_ROWS, for the one aggregation (it holds no row between batches).
-    const aggregation = aggregations.of(JSON.stringify([schema, op]), () => columnAggregation(op, schema, udfs))();
-    let rows: Row[] = [];
-    const flush = (): void => {
-      if (rows.length > 0) aggregation.add(batchFromRows(rows, schema));
-      rows = [];
-    };
-    return {
-      add(row) {
-        rows.push(row);
-        if (rows.length === BATCH_ROWS) flush();
-      },
-      finish() {
-        flush();
-        const writer = new ShuffleWriter(
-          layout,
-          op.keys.map((k) => exprType(k, schema)),
-          op.routeKeys,
-        );
-        const numRecords = aggregation.finish(writer);
-        return { blocks: writer.finish(), numRecords, numLate: 0 };
-      },
-    };
-  }
-  const side = compileMapSide(op, schema);
-  const collector = side.collector(lateThresholdMs);
+/** An aggregation's partials: rows in batches of BATCH_ROWS, for the one column aggregation (it holds no row between batches). */
+export function aggregationPartials(op: AggregateOp, schema: Schema, layout: StateLayoutMsg, udfs: UdfRegistry): Partials {
+  const aggregation = aggregations.of(JSON.stringify([schema, op]), () => columnAggregation(op, schema, udfs))();
+  let rows: Row[] = [];
+  const flush = (): void => {
+    if (rows.length > 0) aggregation.add(batchFromRows(rows, schema));
+    rows = [];
+  };
   return {
-    add: collector.add,
+    add(row) {
+      rows.push(row);
+      if (rows.length === BATCH_ROWS) flush();
+    },
     finish() {
-      const { entries, late } = collector.finish();
-      const writer = new ShuffleWriter(layout, side.keyTypes);
-      for (const e of entries) writer.addDedup(e.values, e.record);
-      return { blocks: writer.finish(), numRecords: entries.length, numLate: late };
+      flush();
+      const writer = new ShuffleWriter(
+        layout,
+        op.keys.map((k) => exprType(k, schema)),
+        op.routeKeys,
+      );
+      const numRecords = aggregation.finish(writer);
+      return { blocks: writer.finish(), numRecords, numLate: 0 };
     },
   };
 }
+
+/** The expressions an aggregation's map side evaluates: its keys and its aggregates' arguments. */
+export const aggregationExprs = (op: AggregateOp): Expr[] => [...op.keys, ...op.aggs.flatMap((a) => (a.arg === null ? [] : [a.arg]))];

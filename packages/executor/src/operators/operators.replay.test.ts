@@ -9,10 +9,10 @@
 import { describe, expect, it } from 'vitest';
 import type { Expr } from '../expressions/types.js';
 import type { Row, Schema } from '../schema/types.js';
-import { GROUP_STATE } from './groupState.js';
-import { declareVariables } from './transformWithState.js';
+import { GROUP_STATE } from './processor/groupState.js';
+import { declareVariables } from './processor/declare.js';
 import type { StatefulOp, TransformWithStateOp } from './types.js';
-import type { StreamJoinOp } from './streamJoin.js';
+import type { StreamJoinOp } from './join/plan.js';
 import { CACHES, col, expectExactReplay, type Batch, type Outcome, type Query, query, r, S, SCHEMA, useFreshShards } from './stateTaskTestKit.js';
 
 useFreshShards();

@@ -16,27 +16,22 @@
  *   watermark are closed: emitted in append mode, and removed. Complete mode emits every session
  *   and closes none.
  */
-import { dataKeyOf, dataRange, decodeDataKey, decodeKey, indexKey, SluiceError, type ShardStore } from '@sluice/state';
+import { dataKeyOf, dataRange, decodeDataKey, decodeKey, indexKey, SluiceError } from '@sluice/state';
 import { cellLayoutOf, cellReader, cellTable, finalizeInto, mergeCells, ValueArena, type CellLayout, type ReadCells } from './aggCells.js';
-import { sessionOfKey } from './aggregates.js';
-import { forEachIndexPage, partitionGroups, type ChangeStream } from './compactAggregate.js';
+import { aggregateOutputSchema, sessionOfKey } from './aggregates.js';
+import { partitionGroups } from './compactAggregate.js';
 import { forEachAggregateRecordAt } from '../shuffle/shuffleCodec.js';
 import { KeyTable } from './keyTable.js';
+import { aggregationExprs, aggregationPartials } from './mapSide.js';
+import type { StatefulOperator } from './operator.js';
+import type { StateContext } from './stateContext.js';
 import { keyString } from './stateCache.js';
 import type { StatefulOp } from './types.js';
 import { exprType } from '../expressions/exprTypes.js';
 import type { Expr } from '../expressions/types.js';
-import type { StateTask } from '../task/messages.js';
 import type { Row } from '../schema/types.js';
 
 type AggregateOp = Extract<StatefulOp, { kind: 'aggregate' }>;
-
-interface Counters {
-  updated: number;
-  removed: number;
-  dropped: number;
-  rowDelta: number;
-}
 
 /** The hidden names of the map side's session start key and session end aggregate. */
 const SESSION_START = '__session_start';
@@ -66,11 +61,6 @@ export function sessionMapOp(op: AggregateOp): AggregateOp {
   };
 }
 
-/** The stateful operator a map task runs: a session aggregation's map side, else the operator itself. */
-export function mapSideOp(op: StatefulOp): StatefulOp {
-  return sessionKeyOf(op) >= 0 ? sessionMapOp(op as AggregateOp) : op;
-}
-
 // ---- stored sessions ---------------------------------------------------------------------------
 //
 // A key's value: tag 0x53, the least session end (f64, the index time), the session count (u32),
@@ -79,7 +69,6 @@ export function mapSideOp(op: StatefulOp): StatefulOp {
 
 const TAG = 0x53;
 const HEADER = 13;
-const EMPTY = new Uint8Array(0);
 
 /** A session being merged: its bounds and its buffers, entry `e` of table `t`. */
 interface Session {
@@ -169,17 +158,11 @@ function mergeSessions(L: CellLayout, list: Session[]): { merged: Session[]; abs
 // ---- the task ----------------------------------------------------------------------------------
 
 /**
- * The session part of a state task (see stateTask.ts for the steps): sends the changes to `out`,
- * fills the counters, and returns the rows the output mode emits.
+ * A session window's batch (see stateTask.ts for the steps): writes the changes, fills the
+ * counters, and returns the rows the output mode emits.
  */
-export async function sessionAggregate(
-  task: StateTask,
-  op: AggregateOp,
-  store: ShardStore,
-  watermark: number | undefined,
-  out: ChangeStream,
-  c: Counters,
-): Promise<Row[]> {
+async function sessionAggregate(ctx: StateContext, op: AggregateOp): Promise<Row[]> {
+  const { task, store, watermark, counters: c, writer: out } = ctx;
   const s = sessionKeyOf(op);
   const mapOp = sessionMapOp(op);
   const schema = task.stateInputSchema;
@@ -188,7 +171,6 @@ export async function sessionAggregate(
   // The user's aggregates, without the hidden session end (the cells keep their places).
   const shown: CellLayout = { ...L, aggs: L.aggs.slice(0, -1) };
   const read = cellReader(L);
-  const late = watermark === undefined ? undefined : (task.lateWatermarkMs ?? watermark);
   const keyTypes = mapOp.keys.slice(0, -1).map((k) => exprType(k, schema));
   const arena = new ValueArena(L);
   const partial = cellTable(L, 1);
@@ -219,16 +201,15 @@ export async function sessionAggregate(
     if (task.outputMode === 'append') for (const row of rowsOf(dk, closed)) rows.push(row);
     return list.filter((x) => x.end > watermark);
   };
-  /** Writes a key's remaining sessions (or deletes it) and moves its index entry to their least end. */
-  const write = (dk: Uint8Array, keep: readonly Session[], prior: Uint8Array | undefined, priorIndex: number | undefined): void => {
+  /** Writes a key's remaining sessions (or deletes it; `stored`: the shard holds it) and moves its index entry to their least end. */
+  const write = (dk: Uint8Array, keep: readonly Session[], stored: boolean, priorIndex: number | undefined): void => {
     const { kg, key } = decodeDataKey(dk);
-    if (keep.length === 0) {
-      if (prior !== undefined) out.change(dk, null, prior);
-    } else out.change(dk, encodeSessions(keep, arena), prior ?? null);
+    if (keep.length > 0) out.put(dk, encodeSessions(keep, arena));
+    else if (stored) out.delete(dk);
     const index = keep.length === 0 ? undefined : Math.min(...keep.map((x) => x.end));
     if (index === priorIndex) return;
-    if (priorIndex !== undefined) out.change(indexKey(priorIndex, kg, key), null, EMPTY);
-    if (index !== undefined) out.change(indexKey(index, kg, key), EMPTY, null);
+    if (priorIndex !== undefined) out.removeIndex(indexKey(priorIndex, kg, key));
+    if (index !== undefined) out.addIndex(indexKey(index, kg, key));
   };
 
   for (const blocks of partitionGroups(task.blocks)) {
@@ -254,7 +235,7 @@ export async function sessionAggregate(
       const cut = full.length - 9; // the session start: a present TIMESTAMP, 9 bytes
       const start = decodeKey(full.subarray(cut), ['timestamp'])[0] as number;
       const end = batch.cells[g * L.width + endCell]!;
-      if (late !== undefined && end <= late) {
+      if (ctx.isLate(end)) {
         c.dropped += 1;
         continue;
       }
@@ -269,9 +250,8 @@ export async function sessionAggregate(
     if (keys.size === 0) continue;
 
     // 3. Each key's sessions merge with its stored ones; the closed ones go.
-    await out.open();
     const list = [...keys];
-    const stored = await store.getMany(list.map(([, k]) => k.dk));
+    const stored = await out.read(list.map(([, k]) => k.dk));
     const decoded = cellTable(L);
     list.forEach(([id, k], i) => {
       const prior = stored[i];
@@ -281,32 +261,33 @@ export async function sessionAggregate(
       c.removed += absorbed;
       const keep = close(k.dk, merged);
       c.rowDelta += keep.length - (old?.sessions.length ?? 0);
-      write(k.dk, keep, prior, old?.indexTime);
+      write(k.dk, keep, prior !== undefined, old?.indexTime);
       touched.set(id, task.outputMode === 'complete' ? rowsOf(k.dk, keep) : []);
     });
+    await out.flush();
   }
 
   // 4. Eviction of the keys this batch left alone: those whose least session end is <= the watermark.
   if (watermark !== undefined) {
-    await forEachIndexPage(store, watermark, async (page) => {
+    await ctx.forEachExpired(async (page) => {
       const index = page.filter((ik) => !touched.has(keyString(dataKeyOf(ik))));
       if (index.length === 0) return;
-      await out.open();
       const data = index.map(dataKeyOf);
-      const values = await store.getMany(data);
+      const values = await out.read(data);
       const decoded = cellTable(L);
       index.forEach((ik, i) => {
         const dk = data[i]!;
         const prior = values[i];
         // The entry goes; a key with sessions left gets one at their least end.
-        out.change(ik, null, EMPTY);
+        out.removeIndex(ik);
         if (prior === undefined) return;
         const old = decodeSessions(prior, read, decoded);
         const keep = close(dk, old.sessions);
         if (keep.length === old.sessions.length) return; // an entry left behind: the key's own is above
         c.rowDelta += keep.length - old.sessions.length;
-        write(dk, keep, prior, undefined);
+        write(dk, keep, true, undefined);
       });
+      await out.flush();
     });
   }
 
@@ -324,3 +305,17 @@ export async function sessionAggregate(
   }
   return rows;
 }
+
+/** An aggregation grouped by a session window (Spark's SessionWindowStateStoreSaveExec). */
+export const sessionWindow: StatefulOperator<AggregateOp> = {
+  kind: 'sessionWindow',
+  progressName: 'sessionWindowStateStoreSaveExec',
+  usesWatermark: (op) => op.eventTimeKey !== null,
+  outputSchema: aggregateOutputSchema,
+  mapSideExprs: (op) => aggregationExprs(sessionMapOp(op)),
+  mapSide: (op, input) => aggregationPartials(sessionMapOp(op), input.schema, input.layout, input.udfs),
+  mapSideAggregation: sessionMapOp,
+  run: sessionAggregate,
+  indexTimeOf: () => (_key, value) => sessionHeader(value).indexTime,
+  rowsIn: (value) => sessionHeader(value).count,
+};

@@ -7,17 +7,19 @@
  */
 import { cellTable, type CellLayout } from './aggCells.js';
 import type { KeyTable } from './keyTable.js';
-import type { JoinStateCache } from './streamJoin.js';
-import type { ProcessorKey } from './transformWithState.js';
+import type { JoinStateCache } from './join/cache.js';
+import type { ProcessorKey } from './processor/handle.js';
 
 export class StateCache {
   /** The shard's decoded aggregation state (compactAggregate.ts). */
   private cells: KeyTable | undefined;
-  /** The shard's decoded join state (streamJoin.ts). */
+  /** The shard's decoded join state (join/cache.ts). */
   join: JoinStateCache | undefined;
-  /** A processor's decoded keys (transformWithState.ts), by key bytes: each one's entry, its stored value decoded. */
+  /** A processor's decoded keys (processor/handle.ts), by key bytes: each one's entry, its stored value decoded. */
   processor: Map<string, ProcessorKey> | undefined;
   processorBytes = 0;
+  /** The cache has outgrown its budget since the shard opened: a kind that would fill it whole from the shard fills it as keys come. */
+  overflowed = false;
 
   constructor(public budgetBytes: number) {}
 
@@ -35,9 +37,11 @@ export class StateCache {
     return this.cells as KeyTable;
   }
 
-  /** After a task: over its budget, the cache is dropped whole (LevelDB still holds everything). */
+  /** The one budget rule, after every task (and between an aggregation's groups): over its budget, the cache is dropped whole (LevelDB still holds everything). */
   settle(): void {
-    if (this.memoryUsedBytes > this.budgetBytes) this.clear();
+    if (this.memoryUsedBytes <= this.budgetBytes) return;
+    this.clear();
+    this.overflowed = true;
   }
 
   get memoryUsedBytes(): number {

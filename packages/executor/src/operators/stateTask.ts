@@ -12,35 +12,14 @@
  */
 import { sep } from 'node:path';
 import { threadId } from 'node:worker_threads';
-import {
-  dataKey,
-  dataKeyOf,
-  encodeDedupValue,
-  indexKey,
-  indexRangeUpTo,
-  openLevelShard,
-  ShardRegistry,
-  SluiceError,
-  workerFault,
-  type ShardChange,
-  type ShardStore,
-} from '@sluice/state';
-import { statefulOutputSchema } from './aggregates.js';
-import { cellLayoutOf } from './aggCells.js';
+import { openLevelShard, ShardRegistry, SluiceError, workerFault, type ShardStore } from '@sluice/state';
 import type { UdfRegistry } from '../expressions/udfs.js';
-import { dropStateCache, keyString, stateCache, type StateCache } from './stateCache.js';
-import { aggregateCells, ChangeStream } from './compactAggregate.js';
+import { dropStateCache, stateCache, type StateCache } from './stateCache.js';
 import type { StateOperatorMetrics, StateResult, StateTask } from '../task/messages.js';
-import { decodeBlock, type DedupRecord } from '../shuffle/shuffleCodec.js';
 import { compileStages, runStages } from '../task/stages.js';
-import { loadMapSideUdfs, streamPartials } from './mapSide.js';
 import { deliver } from '../task/taskOutput.js';
-import { symmetricHashJoin } from './streamJoin.js';
-import { processorWakeMs, transformWithState, type ProcessorMetrics } from './transformWithState.js';
-import { sessionAggregate, sessionKeyOf } from './sessionWindow.js';
-import { operatorUsesWatermark } from './watermark.js';
-import type { StatefulOp } from './types.js';
-import type { Row } from '../schema/types.js';
+import { loadMapSideUdfs, operatorOf, operatorUsesWatermark, streamPartials } from './registry.js';
+import { StateContext } from './stateContext.js';
 
 /**
  * Shards stay open across tasks and batches in the worker that owns them, while the worker's
@@ -57,21 +36,6 @@ export function useShardRegistry(registry: ShardRegistry): ShardRegistry {
   shards = registry;
   return previous;
 }
-
-/**
- * State values: an aggregation's in aggBufferCodec.ts's encoding, a session window's in
- * sessionWindow.ts, a deduplication's in @sluice/state's dedupState.ts, a join's in streamJoin.ts,
- * a processor's in processorState.ts.
- */
-
-interface Counters {
-  updated: number;
-  removed: number;
-  dropped: number;
-  rowDelta: number;
-}
-
-const copy = (bytes: Uint8Array): Uint8Array => new Uint8Array(bytes);
 
 export async function runStateTask(task: StateTask, udfs: UdfRegistry): Promise<StateResult> {
   const result = await shards.use(task.shardDir, task.storeOptions, task.workerBudget, (store) => runOnOpenShard(task, store, udfs));
@@ -102,47 +66,35 @@ async function runOnOpenShard(task: StateTask, store: ShardStore, udfs: UdfRegis
 }
 
 async function runOnShard(task: StateTask, store: ShardStore, cache: StateCache, udfs: UdfRegistry): Promise<Omit<StateResult, 'stateStores'>> {
-  const counters: Counters = { updated: 0, removed: 0, dropped: 0, rowDelta: 0 };
-  const changes: ShardChange[] = [];
-  const schema = statefulOutputSchema(task.stateful, task.stateInputSchema);
   const op = task.stateful;
-  const out = new ChangeStream(store, task.batchId);
-  let processor: ProcessorMetrics | undefined;
-  const emitted =
-    op.kind === 'transformWithState'
-      ? await transformWithState(task, op, store, cache, changes, counters).then((r) => {
-          processor = r.metrics;
-          return r.rows;
-        })
-      : op.kind === 'aggregate'
-        ? sessionKeyOf(op) >= 0
-          ? await sessionAggregate(task, op, store, watermarkOf(task), out, counters)
-          : await aggregateCells(task, op, cellLayoutOf(op, task.stateInputSchema), store, cache, watermarkOf(task), out, counters)
-        : op.kind === 'streamJoin'
-          ? await symmetricHashJoin(task, op, store, cache, watermarkOf(task), changes, counters, udfs)
-          : await deduplicate(task, op, store, changes, counters);
-  await out.add(changes);
+  const operator = operatorOf(op);
+  const usesWatermark = operatorUsesWatermark(op, task.hasWatermark, task.outputMode);
+  const ctx = new StateContext(task, store, cache, udfs, usesWatermark ? task.watermarkMs : undefined);
+  const emitted = await operator.run(ctx, op);
+  // Over its budget the decoded cache goes whole (LevelDB holds every key it had).
+  cache.settle();
 
-  const post = await compileStages(schema, task.post, udfs);
+  const post = await compileStages(operator.outputSchema(op, task.stateInputSchema), task.post, udfs);
   const { rows } = runStages(post, emitted);
   // A stateful operator after this one: its map side runs here, on the rows this one emits.
   if (task.next) await loadMapSideUdfs(task.next.stateful, udfs);
   const next = task.next && streamPartials(task.next.stateful, post.outputSchema, task.next.layout, udfs, task.next.lateThresholdMs, task.next.joinSide);
   if (next) for (const row of rows) next.add(row);
   const partials = next?.finish();
-  const committed = await out.finish(counters.rowDelta, task.pruneUndoBelow);
+  const c = ctx.counters;
+  const committed = await ctx.writer.finish(c.rowDelta, task.pruneUndoBelow);
   const commitTimeMs = committed === undefined ? 0 : Math.round(committed.commitTimeMs);
   const state: StateOperatorMetrics = {
     numRowsTotal: store.numRows,
-    numRowsUpdated: counters.updated,
-    numRowsRemoved: counters.removed,
-    numRowsDroppedByWatermark: counters.dropped,
+    numRowsUpdated: c.updated,
+    numRowsRemoved: c.removed,
+    numRowsDroppedByWatermark: c.dropped,
     // What the operator's state holds in this shard, not what the shard was allotted.
     memoryUsedBytes: (await store.stateBytes()) + cache.memoryUsedBytes,
     commitTimeMs,
-    ...(processor && { customMetrics: { ...processor } }),
+    ...(ctx.customMetrics && { customMetrics: ctx.customMetrics }),
   };
-  const wake = op.kind === 'transformWithState' ? await processorWakeMs(store, op) : undefined;
+  const wake = await operator.wakeMs?.(store, op);
   const base: Omit<StateResult, 'stateStores'> = {
     ok: true,
     kind: 'state',
@@ -154,106 +106,6 @@ async function runOnShard(task: StateTask, store: ShardStore, cache: StateCache,
   };
   if (partials) return { ...base, blocks: partials.blocks, ...(partials.numLate > 0 && { numLateRows: partials.numLate }) };
   return deliver(base, task.output, rows, post.outputSchema);
-}
-
-/** The batch's watermark when the operator uses it (drops late keys, evicts), else undefined. */
-function watermarkOf(task: StateTask): number | undefined {
-  return operatorUsesWatermark(task.stateful, task.hasWatermark, task.outputMode) ? task.watermarkMs : undefined;
-}
-
-const EMPTY = new Uint8Array(0);
-
-/**
- * Removes every key whose index time is <= the watermark (data and index entries) and returns the
- * removed [data key, value] pairs, values as they stand after this batch's updates.
- */
-async function evict(
-  store: ShardStore,
-  watermark: number,
-  known: (key: string) => Uint8Array | undefined,
-  changes: ShardChange[],
-  c: Counters,
-): Promise<Array<[Uint8Array, Uint8Array]>> {
-  const [gte, lt] = indexRangeUpTo(Math.floor(watermark));
-  const index = await store.range(gte, lt);
-  if (index.length === 0) return [];
-  const data = index.map(([k]) => dataKeyOf(k));
-  const unknown = data.filter((k) => known(keyString(k)) === undefined);
-  const stored = await store.getMany(unknown);
-  const read = new Map(unknown.map((k, i) => [keyString(k), stored[i]]));
-  const removed: Array<[Uint8Array, Uint8Array]> = [];
-  index.forEach(([ik], i) => {
-    const dk = data[i] as Uint8Array;
-    const k = keyString(dk);
-    const value = known(k) ?? read.get(k);
-    if (value === undefined) {
-      // An index entry without data emits nothing, but must not be read again every batch.
-      changes.push({ key: copy(ik), value: null, prior: EMPTY });
-      return;
-    }
-    // A key updated in this batch had its prior recorded by the update; this prior is its new value.
-    changes.push({ key: dk, value: null, prior: value });
-    changes.push({ key: copy(ik), value: null, prior: EMPTY });
-    removed.push([dk, value]);
-    c.removed += 1;
-    c.rowDelta -= 1;
-  });
-  return removed;
-}
-
-// ---- deduplication ----------------------------------------------------------------------------
-
-async function deduplicate(
-  task: StateTask,
-  op: Extract<StatefulOp, { kind: 'dropDuplicates' | 'dropDuplicatesWithinWatermark' }>,
-  store: ShardStore,
-  changes: ShardChange[],
-  c: Counters,
-): Promise<Row[]> {
-  const watermark = watermarkOf(task);
-  const first = new Map<string, DedupRecord>();
-  for (const block of task.blocks) {
-    for (const rec of decodeBlock<DedupRecord>(block.data)) {
-      // Late records drop before deduplicating (Spark filters late rows first), so a late record of
-      // a key from one map task cannot hide an on-time record of it from another
-      // (dropDuplicatesWithinWatermark, whose key leaves the event time out).
-      if (watermark !== undefined && rec[3] !== null && rec[3] <= (task.lateWatermarkMs ?? watermark)) {
-        c.dropped += 1;
-        continue;
-      }
-      const k = keyString(rec[1]);
-      if (!first.has(k)) first.set(k, [rec[0], copy(rec[1]), rec[2], rec[3]]);
-    }
-  }
-  const live = [...first.values()];
-  const keys = live.map((r) => dataKey(r[0], r[1]));
-  const prior = await store.getMany(keys);
-  const rows: Row[] = [];
-  const touched = new Map<string, Uint8Array>();
-  live.forEach((rec, i) => {
-    if (prior[i]) return; // seen before: a duplicate
-    const time = rec[3];
-    // dropDuplicatesWithinWatermark keeps a key until its first event time plus the delay.
-    const expiry = op.kind === 'dropDuplicatesWithinWatermark' && time !== null ? time + op.delayMs : time;
-    if (watermark !== undefined && expiry !== null && expiry <= watermark) {
-      // Already expired (late rows drop by the batch before's watermark, an operator after
-      // another): emitted, and never stored.
-      c.removed += 1;
-      rows.push(rec[2]);
-      return;
-    }
-    const value = encodeDedupValue(expiry);
-    changes.push({ key: keys[i] as Uint8Array, value, prior: null });
-    if (expiry !== null && watermark !== undefined) {
-      changes.push({ key: indexKey(expiry, rec[0], rec[1]), value: new Uint8Array(0), prior: null });
-    }
-    touched.set(keyString(keys[i] as Uint8Array), value);
-    c.rowDelta += 1;
-    rows.push(rec[2]);
-  });
-  c.updated = rows.length;
-  if (watermark !== undefined) await evict(store, watermark, (k) => touched.get(k), changes, c);
-  return rows;
 }
 
 /**

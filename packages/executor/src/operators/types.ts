@@ -163,7 +163,7 @@ export type StateVariable =
  * Arbitrary state per key (Spark's transformWithState, and the GroupState API of
  * flatMapGroupsWithState and mapGroupsWithState): a user processor, loaded from `processor` in
  * every worker, is called with each key's rows and its expired timers, and keeps typed state
- * variables per key (transformWithState.ts).
+ * variables per key (processor/).
  */
 export interface TransformWithStateOp {
   kind: 'transformWithState';

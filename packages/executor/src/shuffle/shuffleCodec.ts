@@ -45,7 +45,7 @@ export type AggregateRecord = [keyGroup: number, keyBytes: Uint8Array, keyValues
 export type DedupRecord = [keyGroup: number, keyBytes: Uint8Array, row: Row, eventTimeMs: number | null];
 /** A row of one side of a join of two streams; keyBytes null: a key with a null in it (it matches nothing). */
 export type JoinRecord = [keyGroup: number, keyBytes: Uint8Array | null, row: Row, side: 0 | 1];
-/** A processor's rows of one grouping key in a map task (transformWithState.ts). */
+/** A processor's rows of one grouping key in a map task (processor/batch.ts). */
 export type GroupRecord = [keyGroup: number, keyBytes: Uint8Array, rows: Row[]];
 export type ShuffleRecord = AggregateRecord | DedupRecord | JoinRecord;
 

@@ -7,7 +7,7 @@
  *   of one shape.
  * - `plainPackr`, records off: a join's static side (operators/join.ts), decoded once per worker
  *   into rows that outlive the message; and the rows a join of two streams keeps in state
- *   (operators/streamJoin.ts), which outlive the process.
+ *   (operators/join/codec.ts), which outlive the process.
  *
  * `moreTypes` is off in both: engine values are plain JSON-like values (timestamps are numbers).
  * Other state values do not use msgpack: aggregations use aggBufferCodec.ts, deduplications

@@ -1,11 +1,11 @@
 /**
  * What a stateful processor is written against: Spark's StatefulProcessor and its handle, state
  * variables, timers, and the GroupState of flatMapGroupsWithState. These are the types
- * `@sluice/driver` exports; transformWithState.ts and groupState.ts implement them, so the
+ * `@sluice/driver` exports; handle.ts and groupState.ts implement them, so the
  * compiler holds the runtime to exactly these methods.
  */
-import type { DataType, Row, Schema } from '../schema/types.js';
-import type { TimeMode } from './types.js';
+import type { DataType, Row, Schema } from '../../schema/types.js';
+import type { TimeMode } from '../types.js';
 
 /**
  * The type of a state variable's values: a type name (`'LONG'`, `'STRING'`), DDL of fields

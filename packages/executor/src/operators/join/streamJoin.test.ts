@@ -1,19 +1,20 @@
 /**
- * The state side of a join of two streams (streamJoin.ts), driven through runStateTask over memory
+ * The state side of a join of two streams (join/batch.ts), driven through runStateTask over memory
  * shards: the rows each batch emits, the state it keeps (rows with matched flags under each side's
  * key, index entries at their least expiry) and what it reads, with the worker's join cache on and
  * off, across a worker that starts again on the shard.
  */
 import { dataRange, decodeDataKey, decodeIndexKey, indexKey, indexRange } from '@sluice/state';
 import { describe, expect, it } from 'vitest';
-import type { Expr } from '../expressions/types.js';
-import type { Row, Schema } from '../schema/types.js';
-import type { ShuffleBlock } from '../task/messages.js';
-import { streamPartials } from './mapSide.js';
-import { sortRows } from './mapSideTestKit.js';
-import { CACHES, counts, freshShards, h, run, S, useFreshShards, type Query } from './stateTaskTestKit.js';
-import { decodeJoinValue, encodeJoinValue, joinIndexTimeOf, type StreamJoinOp } from './streamJoin.js';
-import { rowsInOf } from './indexTime.js';
+import type { Expr } from '../../expressions/types.js';
+import type { Row, Schema } from '../../schema/types.js';
+import type { ShuffleBlock } from '../../task/messages.js';
+import { streamPartials } from '../registry.js';
+import { sortRows } from '../mapSideTestKit.js';
+import { CACHES, counts, freshShards, h, run, S, useFreshShards, type Query } from '../stateTaskTestKit.js';
+import { decodeJoinValue, encodeJoinValue, joinIndexTimeOf } from './codec.js';
+import type { StreamJoinOp } from './plan.js';
+import { operatorNamed, rowsInOf } from '../registry.js';
 
 useFreshShards();
 
@@ -122,8 +123,10 @@ describe('state values', () => {
         [L('a', 2), true],
       ],
     });
-    expect(rowsInOf('symmetricHashJoin').rowsIn?.(value)).toBe(2);
-    expect(rowsInOf('stateStoreSave')).toEqual({});
+    // By the name a state layout file records, as the checkpoint tool finds it.
+    expect(rowsInOf(operatorNamed('symmetricHashJoin')).rowsIn?.(value)).toBe(2);
+    expect(rowsInOf(operatorNamed('stateStoreSave'))).toEqual({});
+    expect(rowsInOf(operatorNamed('flatMapGroupsWithState'))).toEqual({});
     expect(joinIndexTimeOf(value)).toBe(42_000);
   });
 

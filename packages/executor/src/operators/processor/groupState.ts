@@ -1,13 +1,13 @@
 /**
  * The GroupState of flatMapGroupsWithState and mapGroupsWithState (Spark's GroupStateImpl): a
  * key's one state value and its timeout, as the user's function sees them in one call. The
- * operator (transformWithState.ts) keeps the value as the state variable GROUP_STATE and the
+ * operator (processor/batch.ts) keeps the value as the state variable GROUP_STATE and the
  * timeout as the key's one timer.
  */
 import { SluiceError } from '@sluice/state';
-import { parseInterval } from '../schema/intervals.js';
-import type { TimeMode } from './types.js';
-import type { GroupState as UserGroupState } from './processorApi.js';
+import { parseInterval } from '../../schema/intervals.js';
+import type { TimeMode } from '../types.js';
+import type { GroupState as UserGroupState } from './api.js';
 
 /** The state variable that holds a GroupState's value. */
 export const GROUP_STATE = 'state';

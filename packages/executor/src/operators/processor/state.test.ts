@@ -1,5 +1,5 @@
 /**
- * A processor's stored key state (processorState.ts): values round-trip with their expiries, a key
+ * A processor's stored key state (state.ts): values round-trip with their expiries, a key
  * with nothing left is no value, rows count as Spark counts them, expiries drop one by one, and the
  * timer and expiry index ranges never see each other's entries.
  */
@@ -20,7 +20,7 @@ import {
   TTL_BASE,
   ttlIndexKey,
   type KeyStateData,
-} from './processorState.js';
+} from './state.js';
 
 function sample(): KeyStateData {
   const s = emptyKeyState();

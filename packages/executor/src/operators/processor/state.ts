@@ -17,8 +17,8 @@
  * time to live) scan apart.
  */
 import { indexKey, indexRangeUpTo, SluiceError } from '@sluice/state';
-import { plainPackr as packr } from '../task/packers.js';
-import type { StateVariable } from './types.js';
+import { plainPackr as packr } from '../../task/packers.js';
+import type { StateVariable } from '../types.js';
 
 export const PROCESSOR_STATE_VERSION = 1;
 

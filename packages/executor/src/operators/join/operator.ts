@@ -1,0 +1,64 @@
+import { joinedSchema } from '../../expressions/exprTypes.js';
+import { normalizer } from '../mapSide.js';
+import { resolveColumn } from '../../expressions/resolveColumn.js';
+import { ShuffleWriter } from '../../shuffle/ShuffleWriter.js';
+import type { StateLayoutMsg } from '../../task/messages.js';
+import type { Partials, StatefulOperator } from '../operator.js';
+import { lateTest } from '../stateContext.js';
+import { eventTimeOf, type JoinSide, type StreamJoinOp } from './plan.js';
+import { joinIndexTimeOf, joinRowsIn } from './codec.js';
+import { symmetricHashJoin } from './batch.js';
+
+// ---- map side: every row of the side is sent, under its join key ----------------------------------
+
+function joinPartials(op: StreamJoinOp, side: JoinSide, layout: StateLayoutMsg, lateThresholdMs: number | null): Partials {
+  const keys = side === 0 ? op.leftKeys : op.rightKeys;
+  // Both sides encode keys with the left's types (the join checked that they are the same).
+  const types = op.leftKeys.map((k) => resolveColumn(k, op.left.schema).field.type);
+  const norms = types.map(normalizer);
+  const time = (side === 0 ? op.left : op.right).eventTime;
+  const isLate = lateTest(time === null ? null : lateThresholdMs);
+  const writer = new ShuffleWriter(layout, types);
+  let numRecords = 0;
+  let numLate = 0;
+  return {
+    add(row) {
+      if (time !== null && isLate(eventTimeOf(row[time]))) {
+        numLate += 1;
+        return;
+      }
+      let values: unknown[] | null = [];
+      for (let i = 0; i < keys.length; i++) {
+        const v = row[keys[i] as string];
+        if (v === null || v === undefined) {
+          if (op.nullSafe?.[i] === true) {
+            values.push(null);
+            continue;
+          }
+          values = null;
+          break;
+        }
+        const norm = norms[i];
+        values.push(norm === undefined ? v : norm(v));
+      }
+      writer.addJoinRow(values, row, side);
+      numRecords += 1;
+    },
+    finish: () => ({ blocks: writer.finish(), numRecords, numLate }),
+  };
+}
+
+/** A join of two streams (Spark's StreamingSymmetricHashJoinExec). */
+export const streamJoin: StatefulOperator<StreamJoinOp> = {
+  kind: 'streamJoin',
+  progressName: 'symmetricHashJoin',
+  // It drops late rows of a watermarked side, and evicts and emits outer rows by the watermark.
+  usesWatermark: (op) => op.left.eventTime !== null || op.right.eventTime !== null,
+  outputSchema: (op) => joinedSchema(op, op.left.schema, op.right.schema),
+  mapSideExprs: () => [],
+  mapSide: (op, input) => joinPartials(op, input.joinSide, input.layout, input.lateThresholdMs),
+  run: symmetricHashJoin,
+  // The time its value records: its rows' least expiry.
+  indexTimeOf: () => (_key, value) => joinIndexTimeOf(value),
+  rowsIn: joinRowsIn,
+};

@@ -1,0 +1,33 @@
+import { stateRowsIn } from './state.js';
+import { groupPartials } from '../mapSide.js';
+import type { MapSideInput, StatefulOperator } from '../operator.js';
+import type { TransformWithStateOp } from '../types.js';
+import { processorWakeMs, transformWithState } from './batch.js';
+
+/** The parts of the two processor kinds that are one: their map side, their batch, their index. */
+const processorKind = {
+  // Event-time mode drops late rows and fires timers by the watermark.
+  usesWatermark: (op: TransformWithStateOp) => op.timeMode === 'eventTime',
+  outputSchema: (op: TransformWithStateOp) => op.outputSchema,
+  mapSideExprs: (op: TransformWithStateOp) => op.keys,
+  mapSide: (op: TransformWithStateOp, input: MapSideInput) => groupPartials(op, input.schema, input.layout, input.udfs),
+  run: transformWithState,
+  // A key may have several index entries (its timers and its expiry): a repartition scans the index.
+  indexTimeOf: () => () => undefined,
+  wakeMs: processorWakeMs,
+};
+
+/** transformWithState (Spark's TransformWithStateExec): a key's value holds its variables' rows. */
+export const transformWithStateOperator: StatefulOperator<TransformWithStateOp> = {
+  kind: 'transformWithState',
+  progressName: 'transformWithStateExec',
+  ...processorKind,
+  rowsIn: stateRowsIn,
+};
+
+/** flatMapGroupsWithState and mapGroupsWithState (Spark's FlatMapGroupsWithStateExec): a key's GroupState is one row. */
+export const flatMapGroupsWithStateOperator: StatefulOperator<TransformWithStateOp> = {
+  kind: 'flatMapGroupsWithState',
+  progressName: 'flatMapGroupsWithState',
+  ...processorKind,
+};

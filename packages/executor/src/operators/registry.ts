@@ -1,0 +1,103 @@
+/**
+ * The registry of stateful operator kinds (operator.ts): the one place that tells a plan's
+ * operator's kind, and what the driver and the workers ask of any operator through it: its
+ * names, whether it uses the watermark, its output, its map side, and what a repartition needs of
+ * its stored values.
+ */
+import type { IndexTimeOf } from '@sluice/state';
+import { loadUdfs, udfsIn, type UdfRegistry } from '../expressions/udfs.js';
+import type { Expr } from '../expressions/types.js';
+import type { Schema } from '../schema/types.js';
+import type { MapTask, StateLayoutMsg } from '../task/messages.js';
+import { sessionOfKey } from './aggregates.js';
+import { aggregation } from './compactAggregate.js';
+import { dropDuplicates, dropDuplicatesWithinWatermark } from './deduplicate.js';
+import type { OperatorKind, Partials, StatefulOperator } from './operator.js';
+import { sessionWindow } from './sessionWindow.js';
+import { streamJoin } from './join/operator.js';
+import { flatMapGroupsWithStateOperator, transformWithStateOperator } from './processor/operator.js';
+import type { OutputMode, StatefulOp } from './types.js';
+
+const OPERATORS: { [K in OperatorKind]: StatefulOperator<never> } = {
+  aggregate: aggregation,
+  sessionWindow,
+  dropDuplicates,
+  dropDuplicatesWithinWatermark,
+  streamJoin,
+  transformWithState: transformWithStateOperator,
+  flatMapGroupsWithState: flatMapGroupsWithStateOperator,
+};
+
+/** The kind of a plan's operator. */
+export function kindOf(op: StatefulOp): OperatorKind {
+  if (op.kind === 'aggregate') return op.keys.some((k) => sessionOfKey(k) !== undefined) ? 'sessionWindow' : 'aggregate';
+  if (op.kind === 'transformWithState') return op.api === 'transformWithState' ? 'transformWithState' : 'flatMapGroupsWithState';
+  return op.kind;
+}
+
+/** The kind that runs `op`. */
+export function operatorOf<O extends StatefulOp>(op: O): StatefulOperator<O> {
+  return OPERATORS[kindOf(op)] as unknown as StatefulOperator<O>;
+}
+
+/** The kind a state layout file names (its progress name), for tools that have the checkpoint but not the query. */
+export function operatorNamed(progressName: string | undefined): StatefulOperator | undefined {
+  return Object.values(OPERATORS).find((o) => o.progressName === progressName) as StatefulOperator | undefined;
+}
+
+/**
+ * Whether a stateful operator uses the watermark, decided here once for the driver and the
+ * workers alike: the driver runs a no-data batch only for an operator that uses it, map tasks drop
+ * late rows, and the state task drops late keys and evicts state. As in Spark, an operator uses it
+ * when the query has a watermark and its kind says so (keyed by event time, for an aggregation);
+ * complete mode never does: it neither drops late rows nor evicts, so it runs no no-data batches.
+ */
+export function operatorUsesWatermark(op: StatefulOp, hasWatermark: boolean, outputMode: OutputMode): boolean {
+  return hasWatermark && outputMode !== 'complete' && operatorOf(op).usesWatermark(op);
+}
+
+/** The schema of the rows a stateful operator emits from rows of `inputSchema` (it checks the columns it names). */
+export function statefulOutputSchema(op: StatefulOp, inputSchema: Schema): Schema {
+  return operatorOf(op).outputSchema(op, inputSchema);
+}
+
+/** A stored row's eviction index time, read from the row itself (a repartition writes each moved row's index entry beside it). */
+export function indexTimeOf(op: StatefulOp, stateInputSchema: Schema, usesWatermark: boolean): IndexTimeOf {
+  return operatorOf(op).indexTimeOf(op, stateInputSchema, usesWatermark);
+}
+
+/** How a repartition counts the rows of an operator's stored values (absent: one row per value). */
+export function rowsInOf(op: StatefulOp | StatefulOperator | undefined): { rowsIn?: (value: Uint8Array) => number } {
+  const kind = op === undefined ? undefined : 'progressName' in op ? op : operatorOf(op);
+  return kind?.rowsIn === undefined ? {} : { rowsIn: kind.rowsIn };
+}
+
+/** The expressions a map side evaluates, for loading their udfs before streamPartials. */
+export function mapSideExprs(op: StatefulOp): Expr[] {
+  return operatorOf(op).mapSideExprs(op);
+}
+
+/** Whether a map task calls a udf, in its operators or its stateful operator's keys and arguments. */
+export function mapTaskCallsUdfs(task: Pick<MapTask, 'ops' | 'stateful'>): boolean {
+  return udfsIn(task.ops).length > 0 || udfsIn(mapSideExprs(task.stateful)).length > 0;
+}
+
+/** Imports the udfs that `op`'s map side calls (once per worker). */
+export async function loadMapSideUdfs(op: StatefulOp, udfs: UdfRegistry): Promise<void> {
+  await loadUdfs(mapSideExprs(op), udfs);
+}
+
+/**
+ * A task's partials, fed one row at a time (rows of `schema`, entering the stateful operator):
+ * `finish` encodes its records in one block per partition of `layout`. Synchronous: udfs must be loaded.
+ */
+export function streamPartials(
+  op: StatefulOp,
+  schema: Schema,
+  layout: StateLayoutMsg,
+  udfs: UdfRegistry = new Map(),
+  lateThresholdMs: number | null = null,
+  joinSide: 0 | 1 = 0,
+): Partials {
+  return operatorOf(op).mapSide(op, { schema, layout, udfs, lateThresholdMs, joinSide });
+}

@@ -1,0 +1,108 @@
+/**
+ * Where a state task's changes go: in pieces to the shard's commit (begun on the first change, so a
+ * task that changes nothing commits nothing and leaves the marker where it was), each with the undo
+ * prior the writer finds itself. No operator gives a prior, so none can give a wrong one:
+ *
+ * - a key read through `read` has the value the read returned as its prior;
+ * - a key whose value the shard's decoded cache holds has what `cached` recorded when the operator
+ *   took it from the cache (the cache holds exactly what the shard holds);
+ * - any other key's prior is read from the shard when the task finishes, in one getMany: the shard
+ *   holds the state before the batch until the commit, so that read is always right.
+ *
+ * Keys are known by the Uint8Array an operator read or cached them with (no string per key); a key
+ * written under another array is read again at the end, which costs a read and is still exact.
+ * Index entries (empty values beside the data, one per time a key expires or fires) take their
+ * priors from their rule: an entry added is new, an entry removed existed.
+ */
+import type { CommitBuilder, CommitResult, ShardStore } from '@sluice/state';
+
+const EMPTY = new Uint8Array(0);
+
+export class StateWriter {
+  private builder: CommitBuilder | undefined;
+  /** Priors known without a read: from `read` and `cached`, by key array. */
+  private readonly priors = new Map<Uint8Array, Uint8Array | null>();
+  /** Changes not yet given to the commit, in order: keys, values, and priors (undefined: read at the flush). */
+  private keys: Uint8Array[] = [];
+  private values: Array<Uint8Array | null> = [];
+  private known: Array<Uint8Array | null | undefined> = [];
+
+  constructor(
+    private readonly store: ShardStore,
+    private readonly batchId: number,
+  ) {}
+
+  /** The shard's values of `keys`, as getMany gives them; each becomes its key's prior. */
+  async read(keys: Uint8Array[]): Promise<Array<Uint8Array | undefined>> {
+    const values = await this.store.getMany(keys);
+    for (let i = 0; i < keys.length; i++) this.priors.set(keys[i]!, values[i] ?? null);
+    return values;
+  }
+
+  /** A key's value as the decoded cache holds it (null: absent), recorded before the operator changes the decoded form. */
+  cached(key: Uint8Array, value: Uint8Array | null): void {
+    this.priors.set(key, value);
+  }
+
+  put(key: Uint8Array, value: Uint8Array): void {
+    this.change(key, value);
+  }
+
+  delete(key: Uint8Array): void {
+    this.change(key, null);
+  }
+
+  /** A new index entry. */
+  addIndex(key: Uint8Array): void {
+    this.push(key, EMPTY, null);
+  }
+
+  /** An index entry the shard holds. */
+  removeIndex(key: Uint8Array): void {
+    this.push(key, null, EMPTY);
+  }
+
+  /** Whether anything was changed. */
+  get changed(): boolean {
+    return this.builder !== undefined || this.keys.length > 0;
+  }
+
+  /**
+   * Gives the changes so far to the shard's commit (begun on the first), reading the priors not
+   * yet known in one getMany. A task calls it between its groups of keys, so that it never holds
+   * all of its changes at once; `finish` calls it last.
+   */
+  async flush(): Promise<void> {
+    if (this.keys.length === 0) return;
+    const { keys, values, known } = this;
+    this.keys = [];
+    this.values = [];
+    this.known = [];
+    const unknown: number[] = [];
+    for (let i = 0; i < known.length; i++) if (known[i] === undefined) unknown.push(i);
+    const read = unknown.length === 0 ? [] : await this.store.getMany(unknown.map((i) => keys[i]!));
+    unknown.forEach((i, n) => {
+      known[i] = read[n] ?? null;
+    });
+    this.builder ??= await this.store.beginCommit(this.batchId);
+    for (let i = 0; i < keys.length; i++) this.builder.change(keys[i]!, values[i]!, known[i]!);
+  }
+
+  /** Commits what was changed; undefined when nothing was. */
+  async finish(rowDelta: number, pruneUndoBelow: number): Promise<CommitResult | undefined> {
+    await this.flush();
+    return this.builder?.finish(rowDelta, pruneUndoBelow);
+  }
+
+  private change(key: Uint8Array, value: Uint8Array | null): void {
+    this.push(key, value, this.priors.get(key));
+    // The first prior is the one a rollback restores (ShardStore.commit); a later change of the key needs none.
+    this.priors.set(key, value);
+  }
+
+  private push(key: Uint8Array, value: Uint8Array | null, prior: Uint8Array | null | undefined): void {
+    this.keys.push(key);
+    this.values.push(value);
+    this.known.push(prior);
+  }
+}
