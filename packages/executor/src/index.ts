@@ -31,7 +31,7 @@ export {
   readParquetRows,
   writeParquet,
   type ParquetCompression,
-} from './formats/parquet.js';
+} from './formats/parquet/index.js';
 export { inferJsonSchema, inferJsonSchemaFromFiles } from './formats/inferJsonSchema.js';
 export { kDefaultReadOptions, withCorruptRecordColumn, validateReadSchema } from './formats/options.js';
 export { readInput } from './task/readInput.js';

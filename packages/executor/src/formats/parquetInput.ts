@@ -7,7 +7,7 @@ import type { ColumnBatch, Vector } from '../columns/vectors.js';
 import type { Op } from '../operators/types.js';
 import type { InputSplit } from '../task/messages.js';
 import { partitionValue } from './partitions.js';
-import { parquetPredicates, readParquetFile, type ParquetPredicate } from './parquet.js';
+import { parquetPredicates, readParquetFile, type ParquetPredicate } from './parquet/index.js';
 
 const loaded = new WeakMap<InputSplit, ColumnBatch[]>();
 

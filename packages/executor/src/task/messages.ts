@@ -7,7 +7,7 @@ import type { Op, OutputMode, StatefulOp } from '../operators/types.js';
 import type { Schema } from '../schema/types.js';
 import type { Expr } from '../expressions/types.js';
 import type { NexmarkConfig } from '../formats/nexmark.js';
-import type { ParquetCompression } from '../formats/parquet.js';
+import type { ParquetCompression } from '../formats/parquet/index.js';
 
 export type ParseMode = 'PERMISSIVE' | 'DROPMALFORMED' | 'FAILFAST';
 

@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import { writeFileSynced } from '@sluice/state';
 import { formatRecords } from '../formats/writers.js';
-import { prepareParquetWrite, writeParquet } from '../formats/parquet.js';
+import { prepareParquetWrite, writeParquet } from '../formats/parquet/index.js';
 import { partitionDirOf } from '../formats/partitions.js';
 import type { DeliveredRows, TaskOutput } from './messages.js';
 import { encodeRows } from './rowCodec.js';
