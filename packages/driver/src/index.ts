@@ -21,7 +21,8 @@
  * @packageDocumentation
  */
 export { Session, type SessionMetrics, type SessionOptions } from './api/Session.js';
-export { DataFrame, GroupedData } from './api/DataFrame.js';
+export { DataFrame } from './api/DataFrame.js';
+export { GroupedData } from './api/GroupedData.js';
 export {
   AggregateColumn,
   count,
@@ -94,7 +95,7 @@ export type { ErrorCode, WorkerStateUsage } from '@sluice/state';
 export { ManualClock } from './execution/clock.js';
 export { GroupStateTimeout } from '@sluice/executor';
 export type { GroupStateTimeoutConf, TimeMode } from '@sluice/executor';
-export type { TransformWithStateOptions, GroupStateOptions } from './api/DataFrame.js';
+export type { TransformWithStateOptions, GroupStateOptions } from './api/GroupedData.js';
 // Rows and schemas; the executor's Field is Spark's StructField here.
 export type { Row, Schema, DataType, AtomicType, StructType, ArrayType, MapType, Field as StructField } from '@sluice/executor';
 // The API a stateful processor (transformWithState) or GroupState function is written against.
