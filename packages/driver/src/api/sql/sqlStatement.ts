@@ -21,6 +21,7 @@ import { count, type AggregateColumn } from '../aggregates.js';
 import { Column } from '../Column.js';
 import type { DataFrame } from '../DataFrame.js';
 import { columnOf, Parser, type Parsed } from './parseExpression.js';
+import { freeColumns, keyRefs, resolves, rewrite } from './sqlRewrites.js';
 
 /** What a statement reads: the views by name (case-insensitive, as Spark's temporary views), and a static frame of one empty row. */
 export interface SqlContext {
@@ -30,60 +31,6 @@ export interface SqlContext {
 }
 
 const JOIN_WORDS = ['join', 'inner', 'left', 'semi', 'anti', 'right', 'full', 'cross'];
-
-/** `e` with each node that `f` replaces replaced (Expr is plain data: one walk covers every form). */
-function rewrite(e: Expr, f: (node: Expr) => Expr | undefined): Expr {
-  const walk = (x: unknown): unknown => {
-    if (Array.isArray(x)) return x.map(walk);
-    if (x === null || typeof x !== 'object') return x;
-    const replaced = 'op' in x ? f(x as Expr) : undefined;
-    if (replaced !== undefined) return replaced;
-    return Object.fromEntries(Object.entries(x).map(([k, v]) => [k, walk(v)]));
-  };
-  return walk(e) as Expr;
-}
-
-/** Sub-expressions equal to one of `keys` become references to that key's output column. */
-function keyRefs(e: Expr, keys: Array<{ expr: Expr; name: string }>): Expr {
-  return rewrite(e, (node) => {
-    const hit = keys.find((k) => JSON.stringify(k.expr) === JSON.stringify(node));
-    return hit && { op: 'col', name: hit.name };
-  });
-}
-
-/** The columns `e` reads, lambda parameters aside. */
-function freeColumns(e: Expr): string[] {
-  const out: string[] = [];
-  const walk = (x: unknown, bound: ReadonlySet<string>): void => {
-    if (Array.isArray(x)) {
-      for (const y of x) walk(y, bound);
-      return;
-    }
-    if (x === null || typeof x !== 'object') return;
-    const node = x as Expr;
-    if (node.op === 'col') {
-      if (!bound.has(node.name.split('.')[0]!.toLowerCase())) out.push(node.name);
-      return;
-    }
-    if (node.op === 'lambda') {
-      walk(node.body, new Set([...bound, ...node.params.map((p) => p.toLowerCase())]));
-      return;
-    }
-    for (const v of Object.values(x)) walk(v, bound);
-  };
-  walk(e, new Set());
-  return out;
-}
-
-/** Whether `name` (a column, or a field path into one) resolves in `schema`. */
-function resolves(name: string, schema: Schema): boolean {
-  try {
-    exprType({ op: 'col', name }, schema);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** The names that qualify columns (a view's name or alias, a subquery's alias), each with its relation's columns. */
 type Qualifiers = Map<string, readonly string[]>;
