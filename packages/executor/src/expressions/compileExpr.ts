@@ -5,213 +5,38 @@
  * Semantics are Spark's, non-ANSI: SQL three-valued logic, null in → null out, division and
  * modulo by zero give null, INT arithmetic wraps at 32 bits, casts of unparsable text give null.
  * LONG values are JS numbers, so they are exact up to 2^53 and do not wrap at 2^63.
+ *
+ * The closures of operators and table functions are evaluators.ts's; the higher-order functions
+ * are compiled in compileHigherOrder.ts.
  */
 import { SluiceError } from '@sluice/state';
-import { HIGHER_ORDER, type BinaryOp, type Expr, type HigherOrderName } from './types.js';
-import type { DataType, Row, Schema } from '../schema/types.js';
-import {
-  ARITHMETIC_OPS,
-  BITWISE_OPS,
-  binaryTypes,
-  callTypes,
-  constantOf,
-  exprType,
-  lambdaScope,
-  widerNumeric,
-  type Arithmetic,
-  type Comparison,
-  type DatetimeArithmetic,
-} from './exprTypes.js';
-import { timestampPlusInterval, type Interval } from '../schema/intervals.js';
-import { MS_PER_DAY } from '../schema/timestamps.js';
+import { HIGHER_ORDER, type Expr, type HigherOrderName } from './types.js';
+import type { Row, Schema } from '../schema/types.js';
+import { ARITHMETIC_OPS, BITWISE_OPS, binaryTypes, callTypes, constantOf, exprType, type Arithmetic, type Comparison } from './exprTypes.js';
 import { exprSql } from './exprNames.js';
 import { resolveColumn } from './resolveColumn.js';
 import { codePointLength, sparkSubstring, trimSpaces } from './sparkStrings.js';
-import { isScalarFunction, SCALAR_FUNCTIONS, type ScalarFunction } from './scalarFunctions.js';
+import { isScalarFunction, SCALAR_FUNCTIONS } from './scalarFunctions.js';
 import { udfFailed, udfKey, udfResultConverter, type UdfRegistry } from './udfs.js';
 import { lastWindowStart } from './windows.js';
-import { createCast, createToExternalConverter, isNumericType, sameType, toInternal, typeName } from '../schema/values.js';
+import { createToExternalConverter, toInternal } from '../schema/values.js';
+import {
+  ARITHMETIC,
+  bitwise,
+  coerce,
+  COMPARISON,
+  compileDatetimeArithmetic,
+  compileScalar,
+  DOUBLE_COMPARISON,
+  INT_ARITHMETIC,
+  LOGIC,
+  structEquals,
+} from './evaluators.js';
+import { compileHigherOrder } from './compileHigherOrder.js';
 
 export type Evaluator = (row: Row) => unknown;
 
-/** Brings values of type `from` to type `to`; widening between numbers costs nothing in JS. */
-function coerce(ev: Evaluator, from: DataType, to: DataType): Evaluator {
-  if (sameType(from, to) || from === 'null') return ev;
-  if (isNumericType(from) && isNumericType(to) && widerNumeric(from, to) === to) return ev;
-  const cast = createCast(from, to);
-  if (cast === undefined) throw new SluiceError('DATATYPE_MISMATCH', `cannot cast ${typeName(from)} to ${typeName(to)}`);
-  return (row) => {
-    const v = ev(row);
-    return v == null ? null : cast(v);
-  };
-}
-
-type Binary = (l: Evaluator, r: Evaluator) => Evaluator;
 type N = number;
-
-// Every operator has its own closure so that V8 sees one operation per call site; null checks use
-// `== null` so that a stray undefined in a row reads as SQL null.
-const ARITHMETIC: Record<Arithmetic, Binary> = {
-  plus: (l, r) => (row) => {
-    const a = l(row);
-    if (a == null) return null;
-    const b = r(row);
-    return b == null ? null : (a as N) + (b as N);
-  },
-  minus: (l, r) => (row) => {
-    const a = l(row);
-    if (a == null) return null;
-    const b = r(row);
-    return b == null ? null : (a as N) - (b as N);
-  },
-  multiply: (l, r) => (row) => {
-    const a = l(row);
-    if (a == null) return null;
-    const b = r(row);
-    return b == null ? null : (a as N) * (b as N);
-  },
-  divide: (l, r) => (row) => {
-    const a = l(row);
-    if (a == null) return null;
-    const b = r(row);
-    return b == null || b === 0 ? null : (a as N) / (b as N);
-  },
-  // JS % takes the sign of the dividend, as Java's and so Spark's does.
-  mod: (l, r) => (row) => {
-    const a = l(row);
-    if (a == null) return null;
-    const b = r(row);
-    return b == null || b === 0 ? null : (a as N) % (b as N);
-  },
-};
-
-/** INT arithmetic wraps at 32 bits like Java's int (Spark non-ANSI). */
-const INT_ARITHMETIC: Partial<Record<Arithmetic, Binary>> = {
-  plus: (l, r) => (row) => {
-    const a = l(row);
-    if (a == null) return null;
-    const b = r(row);
-    return b == null ? null : ((a as N) + (b as N)) | 0;
-  },
-  minus: (l, r) => (row) => {
-    const a = l(row);
-    if (a == null) return null;
-    const b = r(row);
-    return b == null ? null : ((a as N) - (b as N)) | 0;
-  },
-  multiply: (l, r) => (row) => {
-    const a = l(row);
-    if (a == null) return null;
-    const b = r(row);
-    return b == null ? null : Math.imul(a as N, b as N);
-  },
-};
-
-const COMPARISON: Record<Comparison, Binary> = {
-  gt: (l, r) => (row) => {
-    const a = l(row);
-    if (a == null) return null;
-    const b = r(row);
-    return b == null ? null : (a as N) > (b as N);
-  },
-  geq: (l, r) => (row) => {
-    const a = l(row);
-    if (a == null) return null;
-    const b = r(row);
-    return b == null ? null : (a as N) >= (b as N);
-  },
-  lt: (l, r) => (row) => {
-    const a = l(row);
-    if (a == null) return null;
-    const b = r(row);
-    return b == null ? null : (a as N) < (b as N);
-  },
-  leq: (l, r) => (row) => {
-    const a = l(row);
-    if (a == null) return null;
-    const b = r(row);
-    return b == null ? null : (a as N) <= (b as N);
-  },
-  equalTo: (l, r) => (row) => {
-    const a = l(row);
-    if (a == null) return null;
-    const b = r(row);
-    return b == null ? null : a === b;
-  },
-  notEqual: (l, r) => (row) => {
-    const a = l(row);
-    if (a == null) return null;
-    const b = r(row);
-    return b == null ? null : a !== b;
-  },
-};
-
-/** Spark orders NaN above every other double and makes NaN = NaN true. */
-const DOUBLE_COMPARISON: Record<Comparison, Binary> = {
-  gt: (l, r) => (row) => {
-    const a = l(row) as N;
-    if (a == null) return null;
-    const b = r(row) as N;
-    return b == null ? null : a > b || (Number.isNaN(a) && !Number.isNaN(b));
-  },
-  geq: (l, r) => (row) => {
-    const a = l(row) as N;
-    if (a == null) return null;
-    const b = r(row) as N;
-    return b == null ? null : a >= b || Number.isNaN(a);
-  },
-  lt: (l, r) => (row) => {
-    const a = l(row) as N;
-    if (a == null) return null;
-    const b = r(row) as N;
-    return b == null ? null : a < b || (Number.isNaN(b) && !Number.isNaN(a));
-  },
-  leq: (l, r) => (row) => {
-    const a = l(row) as N;
-    if (a == null) return null;
-    const b = r(row) as N;
-    return b == null ? null : a <= b || Number.isNaN(b);
-  },
-  equalTo: (l, r) => (row) => {
-    const a = l(row) as N;
-    if (a == null) return null;
-    const b = r(row) as N;
-    return b == null ? null : a === b || (Number.isNaN(a) && Number.isNaN(b));
-  },
-  notEqual: (l, r) => (row) => {
-    const a = l(row) as N;
-    if (a == null) return null;
-    const b = r(row) as N;
-    return b == null ? null : a !== b && (!Number.isNaN(a) || !Number.isNaN(b));
-  },
-};
-
-function structEquals(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
-  const x = a as Row;
-  const y = b as Row;
-  const keys = Object.keys(x);
-  return keys.length === Object.keys(y).length && keys.every((k) => structEquals(x[k] ?? null, y[k] ?? null));
-}
-
-/** Three-valued logic: false AND null is false, true OR null is true, otherwise null wins. */
-const LOGIC: Record<'and' | 'or', Binary> = {
-  and: (l, r) => (row) => {
-    const a = l(row);
-    if (a === false) return false;
-    const b = r(row);
-    if (b === false) return false;
-    return a == null || b == null ? null : true;
-  },
-  or: (l, r) => (row) => {
-    const a = l(row);
-    if (a === true) return true;
-    const b = r(row);
-    if (b === true) return true;
-    return a == null || b == null ? null : false;
-  },
-};
 
 function compileBinary(expr: Extract<Expr, { op: 'binary' }>, schema: Schema, udfs: UdfRegistry): Evaluator {
   const { operand, result, datetime } = binaryTypes(expr, schema);
@@ -237,39 +62,6 @@ function compileBinary(expr: Extract<Expr, { op: 'binary' }>, schema: Schema, ud
     };
   }
   return (operand === 'double' ? DOUBLE_COMPARISON : COMPARISON)[c](l, r);
-}
-
-/**
- * a & b, a | b, a ^ b: on INT as 32-bit integers; on BIGINT as 64-bit two's complement, whose
- * result of two values within ±2^53 is within that range too (their top bits all repeat the sign).
- */
-function bitwise(fn: BinaryOp, int: boolean, l: Evaluator, r: Evaluator): Evaluator {
-  const op32 = fn === 'bitwiseAnd' ? (a: N, b: N) => a & b : fn === 'bitwiseOr' ? (a: N, b: N) => a | b : (a: N, b: N) => a ^ b;
-  const op64 = fn === 'bitwiseAnd' ? (a: bigint, b: bigint) => a & b : fn === 'bitwiseOr' ? (a: bigint, b: bigint) => a | b : (a: bigint, b: bigint) => a ^ b;
-  return (row) => {
-    const a = l(row);
-    if (a == null) return null;
-    const b = r(row);
-    if (b == null) return null;
-    return int ? op32(a as N, b as N) : Number(op64(BigInt(a as N), BigInt(b as N)));
-  };
-}
-
-function compileDatetimeArithmetic(dt: DatetimeArithmetic, left: Evaluator, right: Evaluator): Evaluator {
-  const [time, by] = dt.swapped ? [right, left] : [left, right];
-  const { sign } = dt;
-  const add: (t: N, x: unknown) => N =
-    dt.by === 'days'
-      ? (t, n) => t + sign * (n as N)
-      : dt.result === 'date'
-        ? (t, iv) => Math.floor(timestampPlusInterval(t * MS_PER_DAY, iv as Interval, sign) / MS_PER_DAY)
-        : (t, iv) => timestampPlusInterval(t, iv as Interval, sign);
-  return (row) => {
-    const t = time(row);
-    if (t == null) return null;
-    const x = by(row);
-    return x == null ? null : add(t as N, x);
-  };
 }
 
 function compileUnary(expr: Extract<Expr, { op: 'unary' }>, schema: Schema, udfs: UdfRegistry): Evaluator {
@@ -317,108 +109,8 @@ function compileUnary(expr: Extract<Expr, { op: 'unary' }>, schema: Schema, udfs
   }
 }
 
-/**
- * A higher-order function: its lambda's body compiled over the row's columns and the lambda's
- * parameters, evaluated per element in one scope object per row (the row's fields, then the
- * parameters, set anew for each element).
- */
-function compileHigherOrder(expr: Extract<Expr, { op: 'call' }>, schema: Schema, udfs: UdfRegistry): Evaluator {
-  callTypes(expr, schema); // type errors fail here, before any row
-  const input = compile(expr.args[0]!, schema, udfs);
-  const inputType = exprType(expr.args[0]!, schema);
-  const elementOf = (t: DataType): DataType => (typeof t === 'object' && 'array' in t ? t.array : 'null');
-  /** Lambda `at` over parameters of `types` (the arity its own parameter list has): a function of the row and the parameters' values. */
-  const lambda = (at: number, ...types: DataType[][]): ((row: Row, ...values: unknown[]) => unknown) => {
-    const l = expr.args[at] as Extract<Expr, { op: 'lambda' }>;
-    const scope = lambdaScope(schema, l.params, types.find((t) => t.length === l.params.length)!);
-    const body = compile(l.body, scope, udfs);
-    const params = l.params;
-    return (row, ...values) => {
-      const s: Row = { ...row };
-      for (let i = 0; i < params.length; i++) s[params[i]!] = values[i] ?? null;
-      return body(s);
-    };
-  };
-  const fn = expr.fn as HigherOrderName;
-  if (fn === 'aggregate') {
-    const accType = exprType(expr.args[1]!, schema);
-    const start = compile(expr.args[1]!, schema, udfs);
-    const merge = lambda(2, [accType, elementOf(inputType)]);
-    const mergedType = exprType(
-      (expr.args[2] as Extract<Expr, { op: 'lambda' }>).body,
-      lambdaScope(schema, (expr.args[2] as Extract<Expr, { op: 'lambda' }>).params, [accType, elementOf(inputType)]),
-    );
-    const toAcc = createCast(mergedType, accType)!;
-    const finish = expr.args.length === 4 ? lambda(3, [accType]) : undefined;
-    return (row) => {
-      const xs = input(row) as unknown[] | null;
-      if (xs == null) return null;
-      let acc = start(row);
-      for (const x of xs) {
-        const m = merge(row, acc, x);
-        acc = m == null ? null : toAcc(m);
-      }
-      return finish === undefined ? acc : finish(row, acc);
-    };
-  }
-  if (fn === 'zip_with') {
-    const other = compile(expr.args[1]!, schema, udfs);
-    const f = lambda(2, [elementOf(inputType), elementOf(exprType(expr.args[1]!, schema))]);
-    return (row) => {
-      const a = input(row) as unknown[] | null;
-      const b = other(row) as unknown[] | null;
-      if (a == null || b == null) return null;
-      return Array.from({ length: Math.max(a.length, b.length) }, (_, i) => f(row, a[i] ?? null, b[i] ?? null));
-    };
-  }
-  if (fn === 'map_filter' || fn === 'transform_keys' || fn === 'transform_values') {
-    const m = (inputType as { map: { key: DataType; value: DataType } }).map;
-    const f = lambda(1, [m.key, m.value]);
-    return (row) => {
-      const entries = input(row) as Array<[unknown, unknown]> | null;
-      if (entries == null) return null;
-      if (fn === 'map_filter') return entries.filter(([k, v]) => f(row, k, v) === true);
-      if (fn === 'transform_values') return entries.map(([k, v]) => [k, f(row, k, v) ?? null]);
-      const out = entries.map(([k, v]): [unknown, unknown] => {
-        const key = f(row, k, v);
-        if (key == null) throw new SluiceError('INVALID_EXPRESSION', '[NULL_MAP_KEY] Cannot use null as map key.');
-        return [key, v];
-      });
-      if (new Set(out.map(([k]) => (typeof k === 'object' ? JSON.stringify(k) : k))).size !== out.length) {
-        throw new SluiceError('INVALID_EXPRESSION', '[DUPLICATED_MAP_KEY] transform_keys gave a duplicate map key.');
-      }
-      return out;
-    };
-  }
-  // transform, filter, exists, forall: the lambda takes the element, and its 0-based index when it has two parameters.
-  const e = elementOf(inputType);
-  const f = lambda(1, [e], [e, 'int']);
-  return (row) => {
-    const xs = input(row) as unknown[] | null;
-    if (xs == null) return null;
-    switch (fn) {
-      case 'transform':
-        return xs.map((x, i) => f(row, x, i) ?? null);
-      case 'filter':
-        return xs.filter((x, i) => f(row, x, i) === true);
-      default: {
-        // Three-valued, as Spark's defaults: exists is true when one element holds and forall false
-        // when one does not; else null when one is unknown.
-        const decisive = fn === 'exists';
-        let unknown = false;
-        for (let i = 0; i < xs.length; i++) {
-          const p = f(row, xs[i], i);
-          if (p === decisive) return decisive;
-          if (p == null) unknown = true;
-        }
-        return unknown ? null : !decisive;
-      }
-    }
-  };
-}
-
 function compileCall(expr: Extract<Expr, { op: 'call' }>, schema: Schema, udfs: UdfRegistry): Evaluator {
-  if (HIGHER_ORDER.includes(expr.fn as HigherOrderName)) return compileHigherOrder(expr, schema, udfs);
+  if (HIGHER_ORDER.includes(expr.fn as HigherOrderName)) return compileHigherOrder(expr, schema, udfs, compile);
   const { args: argTypes, result } = callTypes(expr, schema);
   const args = expr.args.map((a, i) => coerce(compile(a, schema, udfs), exprType(a, schema), argTypes[i]!));
   const [a0 = () => null, a1 = () => null, a2] = args;
@@ -494,30 +186,6 @@ function compileCall(expr: Extract<Expr, { op: 'call' }>, schema: Schema, udfs: 
       // Generators: callTypes has refused them already.
       throw new SluiceError('UNSUPPORTED_OPERATION', `${expr.fn} can only be a select item`);
   }
-}
-
-/** A table function over its arguments' values: null in, null out, unless it takes nulls itself. */
-function compileScalar(f: ScalarFunction, args: Evaluator[], argTypes: DataType[], constants: unknown[]): Evaluator {
-  const [a0, a1] = args;
-  const value = f.bind?.(argTypes, constants) ?? (f.value as (...xs: unknown[]) => unknown);
-  if (f.nulls) return (row) => value(...args.map((a) => a(row)));
-  if (args.length === 0) return () => value();
-  if (args.length === 1)
-    return (row) => {
-      const x = a0!(row);
-      return x == null ? null : value(x);
-    };
-  if (args.length === 2)
-    return (row) => {
-      const x = a0!(row);
-      if (x == null) return null;
-      const y = a1!(row);
-      return y == null ? null : value(x, y);
-    };
-  return (row) => {
-    const xs = args.map((a) => a(row));
-    return xs.includes(null) ? null : value(...xs);
-  };
 }
 
 function compileWhen(expr: Extract<Expr, { op: 'when' }>, schema: Schema, udfs: UdfRegistry): Evaluator {
