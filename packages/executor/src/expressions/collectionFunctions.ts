@@ -3,15 +3,33 @@
  * are JavaScript arrays and maps arrays of [key, value] entries (schema/types.ts). Indices are
  * 1-based; an index out of range gives null, as Spark does without ANSI mode; index 0 is an error
  * there too. Elements compare by Spark's ordering (schema/ordering.ts); equal elements are equal
- * values of the element type, NaN equal to NaN.
+ * values of the element type, NaN equal to NaN. The typing and element operations they share are
+ * collectionHelpers.ts's.
  */
 import { SluiceError } from '@sluice/state';
 import type { DataType, MapType } from '../schema/types.js';
-import { comparator } from '../schema/ordering.js';
 import { isArrayType, isAtomicType, isMapType, typeName, type MapEntries } from '../schema/values.js';
 import { numberLike, type ScalarFunction } from './mathFunctions.js';
 import { widerType } from '../schema/widening.js';
-import { regex } from './stringFunctions.js';
+import {
+  arrayAndValue,
+  arrays,
+  dedupKeys,
+  distinct,
+  elementOf,
+  equality,
+  extreme,
+  identity,
+  indexZero,
+  mapLookup,
+  nonNullKey,
+  oneArray,
+  oneMap,
+  setOperation,
+  sortWith,
+  splitText,
+  type A,
+} from './collectionHelpers.js';
 
 export type CollectionFunctionName =
   | 'array'
@@ -52,132 +70,7 @@ export type CollectionFunctionName =
   | 'arrays_zip'
   | 'array_insert';
 
-type Typed = { args: DataType[]; result: DataType } | string;
-type A = unknown[];
 type N = number;
-
-const elementOf = (t: DataType): DataType | undefined => (isArrayType(t) ? t.array : t === 'null' ? 'null' : undefined);
-
-/** Arguments (array, value...) brought to ARRAY<W> and W, W the wider of the element and the values. */
-function arrayAndValue(result: DataType | ((w: DataType) => DataType)) {
-  return (args: DataType[]): Typed => {
-    const [arr = 'null', ...rest] = args;
-    const e = elementOf(arr);
-    if (e === undefined) return `needs an array, not ${typeName(arr)}`;
-    const w = widerType([e, ...rest]);
-    if (w === undefined) return `cannot look for ${rest.map(typeName).join(', ')} in ${typeName(arr)}`;
-    return { args: [{ array: w }, ...rest.map(() => w)], result: typeof result === 'function' ? result(w) : result };
-  };
-}
-
-/** Arguments that are all arrays, brought to one element type; the result by that array type. */
-function arrays(result: (t: DataType) => DataType) {
-  return (args: DataType[]): Typed => {
-    const bad = args.find((t) => elementOf(t) === undefined);
-    if (bad !== undefined) return `needs arrays, not ${typeName(bad)}`;
-    const w = widerType(args.map((t) => elementOf(t) as DataType));
-    if (w === undefined) return `has no common element type for ${args.map(typeName).join(', ')}`;
-    return { args: args.map(() => ({ array: w })), result: result({ array: w }) };
-  };
-}
-
-/** One array argument (then INT or BOOLEAN options by `more`), the result by its type. */
-function oneArray(result: (t: DataType) => DataType, ...more: DataType[]) {
-  return (args: DataType[]): Typed => {
-    const [arr = 'null', ...rest] = args;
-    if (elementOf(arr) === undefined) return `needs an array, not ${typeName(arr)}`;
-    const t: DataType = arr === 'null' ? { array: 'null' } : arr;
-    const bad = rest.findIndex((r, i) => !(more[i] === 'boolean' ? r === 'boolean' || r === 'null' : numberLike(r)));
-    if (bad >= 0) return `argument ${bad + 2} cannot be ${typeName(rest[bad] as DataType)}`;
-    return { args: [t, ...rest.map((_, i) => more[i] as DataType)], result: result(t) };
-  };
-}
-
-function oneMap(result: (t: Extract<DataType, { map: unknown }>) => DataType) {
-  return (args: DataType[]): Typed => {
-    const [m = 'null'] = args;
-    if (!isMapType(m)) return `needs a map, not ${typeName(m)}`;
-    return { args: [m], result: result(m) };
-  };
-}
-
-/** Equality of two element values: by value for atomic types (NaN equal to NaN), structurally otherwise. */
-function equality(t: DataType): (a: unknown, b: unknown) => boolean {
-  if (isAtomicType(t)) return (a, b) => a === b || (Number.isNaN(a) && Number.isNaN(b));
-  const cmp = comparator(t);
-  return (a, b) => (a == null || b == null ? a == null && b == null : isMapType(t) ? JSON.stringify(a) === JSON.stringify(b) : cmp(a, b) === 0);
-}
-
-/** A key that equal values share, for sets of elements. */
-function identity(t: DataType): (v: unknown) => unknown {
-  if (isAtomicType(t)) return (v) => (v === 0 ? 0 : v);
-  return (v) => JSON.stringify(v);
-}
-
-/** Distinct non-repeating values in order of first appearance; null counts once. */
-function distinct(t: DataType, xs: A): A {
-  const key = identity(t);
-  const seen = new Set<unknown>();
-  const out: A = [];
-  for (const x of xs) {
-    const k = x == null ? null : key(x);
-    if (!seen.has(k)) {
-      seen.add(k);
-      out.push(x);
-    }
-  }
-  return out;
-}
-
-/** The value of a key in a map of type `t`, or null. */
-function mapLookup(t: MapType): (m: unknown, k: unknown) => unknown {
-  const eq = equality(t.map.key);
-  return (m, k) => (m as MapEntries).find(([x]) => eq(x, k))?.[1] ?? null;
-}
-
-/** array_intersect (`inB` true) and array_except: a's distinct elements that are (are not) in b. */
-function setOperation(e: DataType, inB: boolean): (a: unknown, b: unknown) => unknown {
-  const key = identity(e);
-  return (a, b) => {
-    const keys = new Set((b as A).map((x) => (x == null ? null : key(x))));
-    return distinct(
-      e,
-      (a as A).filter((x) => keys.has(x == null ? null : key(x)) === inB),
-    );
-  };
-}
-
-function indexZero(): SluiceError {
-  return new SluiceError(
-    'INVALID_EXPRESSION',
-    '[INVALID_INDEX_OF_ZERO] The index 0 is invalid. An index shall be either < 0 or > 0 (the first element has index 1).',
-  );
-}
-
-/** Java's String.split(regex, limit) as Spark's split uses it: no capture groups in the result, a leading empty match dropped. */
-function splitText(s: string, pattern: string, limit: N): string[] {
-  if (s === '') return [''];
-  const re = regex(pattern, 'g');
-  const out: string[] = [];
-  let from = 0;
-  for (let m = re.exec(s); m !== null; m = re.exec(s)) {
-    if (limit > 0 && out.length === limit - 1) break;
-    if (m[0] === '') {
-      re.lastIndex += s.codePointAt(re.lastIndex)! > 0xffff ? 2 : 1;
-      if (m.index === 0 || m.index >= s.length) continue;
-    }
-    out.push(s.slice(from, m.index));
-    from = m.index + m[0].length;
-  }
-  out.push(s.slice(from));
-  return out;
-}
-
-const sortWith = (t: DataType, asc: boolean, nullsFirst: boolean) => {
-  const cmp = comparator(t);
-  return (xs: A): A =>
-    [...xs].sort((a, b) => (a == null ? (b == null ? 0 : nullsFirst ? -1 : 1) : b == null ? (nullsFirst ? 1 : -1) : asc ? cmp(a, b) : cmp(b, a)));
-};
 
 export const COLLECTION_FUNCTIONS: Record<CollectionFunctionName, ScalarFunction> = {
   /** array(x...): an array of the arguments, brought to their wider type. */
@@ -537,28 +430,3 @@ export const COLLECTION_FUNCTIONS: Record<CollectionFunctionName, ScalarFunction
     value: (s, pattern, limit = -1) => splitText(s as string, pattern as string, limit as N),
   },
 };
-
-function extreme(t: DataType, sign: 1 | -1): (arr: unknown) => unknown {
-  const cmp = comparator(elementOf(t) as DataType);
-  return (arr) => {
-    let best: unknown = null;
-    for (const x of arr as A) if (x != null && (best === null || sign * cmp(x, best) > 0)) best = x;
-    return best;
-  };
-}
-
-function nonNullKey(k: unknown): unknown {
-  if (k == null) throw new SluiceError('INVALID_EXPRESSION', '[NULL_MAP_KEY] Cannot use null as map key.');
-  return k;
-}
-
-/** Spark's default (spark.sql.mapKeyDedupPolicy EXCEPTION) refuses a repeated key. */
-function dedupKeys(entries: MapEntries): MapEntries {
-  const seen = new Set<unknown>();
-  for (const [k] of entries) {
-    const id = typeof k === 'object' ? JSON.stringify(k) : k;
-    if (seen.has(id)) throw new SluiceError('INVALID_EXPRESSION', `[DUPLICATED_MAP_KEY] Duplicate map key ${String(k)} was found.`);
-    seen.add(id);
-  }
-  return entries;
-}
