@@ -14,17 +14,8 @@
  */
 import type { Expr } from '../expressions/types.js';
 import type { DataType, Row, Schema } from '../schema/types.js';
-import {
-  ARITHMETIC_OPS,
-  BITWISE_OPS,
-  binaryTypes,
-  callTypes,
-  constantOf,
-  exprType,
-  widerNumeric,
-  type Arithmetic,
-  type Comparison,
-} from '../expressions/exprTypes.js';
+import { binaryTypes, callTypes, exprType, widerNumeric } from '../expressions/exprTypes.js';
+import { ARITHMETIC_OPS, BITWISE_OPS, constantOf, type Arithmetic, type Comparison } from '../expressions/typeRules.js';
 import { isScalarFunction, SCALAR_FUNCTIONS } from '../expressions/scalarFunctions.js';
 import { compileExpr } from '../expressions/compileExpr.js';
 import { resolveColumn } from '../expressions/resolveColumn.js';

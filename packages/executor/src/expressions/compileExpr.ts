@@ -12,7 +12,8 @@
 import { SluiceError } from '@sluice/state';
 import { HIGHER_ORDER, type Expr, type HigherOrderName } from './types.js';
 import type { Row, Schema } from '../schema/types.js';
-import { ARITHMETIC_OPS, BITWISE_OPS, binaryTypes, callTypes, constantOf, exprType, type Arithmetic, type Comparison } from './exprTypes.js';
+import { binaryTypes, callTypes, exprType } from './exprTypes.js';
+import { ARITHMETIC_OPS, BITWISE_OPS, constantOf, type Arithmetic, type Comparison } from './typeRules.js';
 import { exprSql } from './exprNames.js';
 import { resolveColumn } from './resolveColumn.js';
 import { codePointLength, sparkSubstring, trimSpaces } from './sparkStrings.js';

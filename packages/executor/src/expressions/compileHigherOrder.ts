@@ -6,7 +6,8 @@
 import { SluiceError } from '@sluice/state';
 import type { Expr, HigherOrderName } from './types.js';
 import type { DataType, Row, Schema } from '../schema/types.js';
-import { callTypes, exprType, lambdaScope } from './exprTypes.js';
+import { callTypes, exprType } from './exprTypes.js';
+import { lambdaScope } from './typeRules.js';
 import type { UdfRegistry } from './udfs.js';
 import { createCast } from '../schema/values.js';
 import type { Evaluator } from './compileExpr.js';

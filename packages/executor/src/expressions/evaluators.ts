@@ -6,7 +6,8 @@
 import { SluiceError } from '@sluice/state';
 import type { BinaryOp } from './types.js';
 import type { DataType, Row } from '../schema/types.js';
-import { widerNumeric, type Arithmetic, type Comparison, type DatetimeArithmetic } from './exprTypes.js';
+import type { Arithmetic, Comparison, DatetimeArithmetic } from './typeRules.js';
+import { widerNumeric } from '../schema/widening.js';
 import { timestampPlusInterval, type Interval } from '../schema/intervals.js';
 import { MS_PER_DAY } from '../schema/timestamps.js';
 import type { ScalarFunction } from './scalarFunctions.js';

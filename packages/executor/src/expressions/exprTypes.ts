@@ -2,26 +2,35 @@
  * Typing of expressions: the serializable Expr tree of a plan is type-checked against the input
  * schema, with Spark's (non-ANSI) implicit casts and widening. The same rules let the driver
  * reject a bad plan before any batch runs (planOutputSchema) and let the compiler choose operand
- * types once per expression (compileExpr.ts).
+ * types once per expression (compileExpr.ts). The rules that need no sub-expression typed are
+ * typeRules.ts's.
  */
 import { didYouMean, SluiceError, suggest } from '@sluice/state';
 import { childrenOf } from './exprTree.js';
-import { GENERATORS, HIGHER_ORDER, type BinaryOp, type Expr, type FunctionName, type GeneratorName, type HigherOrderName } from './types.js';
+import { GENERATORS, HIGHER_ORDER, type Expr, type GeneratorName, type HigherOrderName } from './types.js';
 import type { Op } from '../operators/types.js';
 import { WINDOW_TYPE, type DataType, type Field, type Schema } from '../schema/types.js';
 import { exprName, exprSql } from './exprNames.js';
 import { resolveColumn } from './resolveColumn.js';
-import { isScalarFunction, SCALAR_FUNCTIONS, type ScalarFunctionName } from './scalarFunctions.js';
-import { createCast, isArrayType, isAtomicType, isMapType, isNumericType, isStructType, sameType, toInternal, typeName } from '../schema/values.js';
-import { widerNumeric, widerType } from '../schema/widening.js';
+import { isScalarFunction, SCALAR_FUNCTIONS } from './scalarFunctions.js';
+import { createCast, isArrayType, isAtomicType, isMapType, isNumericType, isStructType, sameType, typeName } from '../schema/values.js';
+import { widerNumeric } from '../schema/widening.js';
+import {
+  ARITHMETIC_OPS,
+  arithmeticOperand,
+  BITWISE_OPS,
+  commonType,
+  constantOf,
+  datetimeArithmetic,
+  functionArity,
+  isIntegral,
+  lambdaScope,
+  mismatch,
+  STRING_FUNCTIONS,
+  type DatetimeArithmetic,
+} from './typeRules.js';
 
 export { widerNumeric, widerType } from '../schema/widening.js';
-
-function mismatch(expr: Expr, why: string, column?: string): SluiceError {
-  return new SluiceError('DATATYPE_MISMATCH', `cannot resolve '${exprSql(expr)}' due to data type mismatch: ${why}`, {
-    ...(column !== undefined && { column }),
-  });
-}
 
 export { WINDOW_TYPE };
 
@@ -37,52 +46,6 @@ function checkWindow(expr: Extract<Expr, { op: 'window' }>, schema: Schema): voi
   if (!(sizeMs > 0) || !(slideMs > 0) || slideMs > sizeMs || !Number.isFinite(sizeMs) || !Number.isFinite(startMs)) {
     throw new SluiceError('INVALID_EXPRESSION', `${exprSql(expr)}: the window duration must be positive and the slide duration in (0, window duration]`);
   }
-}
-
-/**
- * The type that branches of `when` and arguments of `coalesce` are brought to (Spark's
- * findWiderCommonType): numbers widen, text absorbs other atomic types, null gives way.
- */
-function commonType(types: DataType[], expr: Expr): DataType {
-  const t = widerType(types);
-  if (t === undefined) throw mismatch(expr, `no common type of ${types.map(typeName).join(', ')}`);
-  return t;
-}
-
-export type Arithmetic = 'plus' | 'minus' | 'multiply' | 'divide' | 'mod';
-export type Comparison = 'gt' | 'geq' | 'lt' | 'leq' | 'equalTo' | 'notEqual';
-export const ARITHMETIC_OPS = new Set<BinaryOp>(['plus', 'minus', 'multiply', 'divide', 'mod']);
-export const BITWISE_OPS = new Set<BinaryOp>(['bitwiseAnd', 'bitwiseOr', 'bitwiseXor']);
-const isIntegral = (t: DataType): boolean => t === 'int' || t === 'long' || t === 'null';
-
-/** Text in arithmetic is read as DOUBLE, as Spark's non-ANSI implicit cast does. */
-function arithmeticOperand(t: DataType): DataType | undefined {
-  return t === 'string' ? 'double' : isNumericType(t) || t === 'null' ? t : undefined;
-}
-
-/**
- * Spark's datetime arithmetic: TIMESTAMP or DATE ± INTERVAL (a DATE stays a DATE), INTERVAL +
- * TIMESTAMP or DATE, and DATE ± an integer number of days (date_add and date_sub).
- */
-export interface DatetimeArithmetic {
-  /** What is added: an interval, or a number of days. */
-  by: 'interval' | 'days';
-  sign: 1 | -1;
-  /** The datetime is the right operand (interval + ts). */
-  swapped: boolean;
-  result: 'timestamp' | 'date';
-}
-
-function datetimeArithmetic(fn: BinaryOp, lt: DataType, rt: DataType): DatetimeArithmetic | undefined {
-  if (fn !== 'plus' && fn !== 'minus') return undefined;
-  const sign = fn === 'plus' ? 1 : -1;
-  const isTime = (t: DataType): t is 'timestamp' | 'date' => t === 'timestamp' || t === 'date';
-  const isDays = (t: DataType): boolean => t === 'int' || t === 'long';
-  if (isTime(lt) && rt === 'interval') return { by: 'interval', sign, swapped: false, result: lt };
-  if (lt === 'interval' && isTime(rt) && sign === 1) return { by: 'interval', sign, swapped: true, result: rt };
-  if (lt === 'date' && isDays(rt)) return { by: 'days', sign, swapped: false, result: 'date' };
-  if (isDays(lt) && rt === 'date' && sign === 1) return { by: 'days', sign, swapped: true, result: 'date' };
-  return undefined;
 }
 
 /** Both sides of a binary operator are brought to `operand`; the result has type `result` (datetime arithmetic: see `datetime`). */
@@ -126,39 +89,6 @@ export function binaryTypes(expr: Extract<Expr, { op: 'binary' }>, schema: Schem
   return { operand, result: 'boolean' };
 }
 
-/** Arguments of text functions are cast to STRING (upper(42) is '42'). */
-const STRING_FUNCTIONS = new Set<FunctionName>(['upper', 'lower', 'trim', 'length', 'concat']);
-const ARITY: Record<Exclude<FunctionName, ScalarFunctionName>, [min: number, max: number]> = {
-  upper: [1, 1],
-  lower: [1, 1],
-  trim: [1, 1],
-  length: [1, 1],
-  concat: [0, Infinity],
-  substring: [2, 3],
-  coalesce: [1, Infinity],
-  named_struct: [2, Infinity],
-  explode: [1, 1],
-  explode_outer: [1, 1],
-  posexplode: [1, 1],
-  posexplode_outer: [1, 1],
-  inline: [1, 1],
-  inline_outer: [1, 1],
-  transform: [2, 2],
-  filter: [2, 2],
-  exists: [2, 2],
-  forall: [2, 2],
-  aggregate: [3, 4],
-  zip_with: [3, 3],
-  map_filter: [2, 2],
-  transform_keys: [2, 2],
-  transform_values: [2, 2],
-};
-
-/** The argument counts function `fn` takes: [min, max] (max Infinity: any number). */
-export function functionArity(fn: FunctionName): [min: number, max: number] {
-  return isScalarFunction(fn) ? SCALAR_FUNCTIONS[fn].arity : ARITY[fn];
-}
-
 export function callTypes(expr: Extract<Expr, { op: 'call' }>, schema: Schema): { args: DataType[]; result: DataType } {
   const [min, max] = functionArity(expr.fn);
   if (expr.args.length < min || expr.args.length > max) {
@@ -194,25 +124,6 @@ export function callTypes(expr: Extract<Expr, { op: 'call' }>, schema: Schema): 
   }
   const t = commonType(types, expr); // coalesce
   return { args: types.map(() => t), result: t };
-}
-
-/**
- * The value of a constant argument: a literal (in engine form), or map(...) of literals as its
- * entries (from_json's options); undefined for anything else.
- */
-export function constantOf(e: Expr): unknown {
-  if (e.op === 'lit') return toInternal(e.value, e.type);
-  if (e.op === 'call' && e.fn === 'map' && e.args.every((a) => a.op === 'lit')) {
-    const xs = e.args.map(constantOf);
-    return xs.flatMap((x, i) => (i % 2 === 0 ? [[x, xs[i + 1]]] : []));
-  }
-  return undefined;
-}
-
-/** The schema a lambda's body reads: the row's columns, then its parameters (which hide columns of the same name). */
-export function lambdaScope(schema: Schema, params: readonly string[], types: readonly DataType[]): Schema {
-  const lower = new Set(params.map((p) => p.toLowerCase()));
-  return [...schema.filter((f) => !lower.has(f.name.toLowerCase())), ...params.map((name, i) => ({ name, type: types[i] ?? 'null', nullable: true }))];
 }
 
 /** A lambda argument of `expr` taking parameters of `types` (its arity checked), and its body's type over them. */
