@@ -10,7 +10,7 @@ import { comparator } from '../schema/ordering.js';
 import { isArrayType, isAtomicType, isMapType, typeName, type MapEntries } from '../schema/values.js';
 import { numberLike } from './mathFunctions.js';
 import { widerType } from '../schema/widening.js';
-import { regex } from './stringFunctions.js';
+import { regex } from './stringHelpers.js';
 
 export type Typed = { args: DataType[]; result: DataType } | string;
 export type A = unknown[];
