@@ -8,10 +8,19 @@
  * accepts a Date, an ISO-8601 string or epoch milliseconds for a TIMESTAMP, and so on.
  *
  * Converters are built once per type (createTo*Converter) so that hot loops do no type dispatch.
+ *
+ * This module holds the casts and the conversions between forms; the questions about a DataType
+ * (typeKinds.ts) and Spark's text forms (textForms.ts) are re-exported from here, where the engine
+ * imports them.
  */
 import { formatDate, MS_PER_DAY, parseDate, parseTimestamp } from './timestamps.js';
 import { formatInterval, parseInterval, type Interval } from './intervals.js';
 import type { ArrayType, DataType, MapType, Row, Schema, StructType } from './types.js';
+import { isArrayType, isMapType, isStructType, sameType, type MapEntries } from './typeKinds.js';
+import { formatDouble, formatTimestamp, MAX_TIMESTAMP_MS, parseBoolean, parseDouble, parseIntegral, saturate } from './textForms.js';
+
+export { isArrayType, isAtomicType, isMapType, isNumberBacked, isNumericType, isStructType, sameType, typeName, type MapEntries } from './typeKinds.js';
+export { formatDouble, formatTimestamp } from './textForms.js';
 
 export type Converter = (value: unknown) => unknown;
 
@@ -23,122 +32,6 @@ const INT_MAX = 2147483647;
  */
 const LONG_MIN = Number.MIN_SAFE_INTEGER;
 const LONG_MAX = Number.MAX_SAFE_INTEGER;
-/** The range of a JS Date, in ms. */
-const MAX_TIMESTAMP_MS = 8.64e15;
-
-export function isStructType(t: DataType): t is StructType {
-  return typeof t === 'object' && 'struct' in t;
-}
-
-export function isArrayType(t: DataType): t is ArrayType {
-  return typeof t === 'object' && 'array' in t;
-}
-
-export function isMapType(t: DataType): t is MapType {
-  return typeof t === 'object' && 'map' in t;
-}
-
-/** Types whose engine values are numbers: INT, LONG, DOUBLE, TIMESTAMP (ms) and DATE (days). */
-export function isNumberBacked(t: DataType): boolean {
-  return isNumericType(t) || t === 'timestamp' || t === 'date';
-}
-
-/** STRING, numbers, BOOLEAN, TIMESTAMP, DATE, NULL: not a struct, array or map. */
-export function isAtomicType(t: DataType): t is Exclude<DataType, object> {
-  return typeof t === 'string';
-}
-
-/** A MAP's engine form: its entries, in order. */
-export type MapEntries = Array<[key: unknown, value: unknown]>;
-
-export function isNumericType(t: DataType): t is 'int' | 'long' | 'double' {
-  return t === 'int' || t === 'long' || t === 'double';
-}
-
-export function sameType(a: DataType, b: DataType): boolean {
-  if (typeof a === 'string' || typeof b === 'string') return a === b;
-  if (isArrayType(a) || isArrayType(b)) return isArrayType(a) && isArrayType(b) && sameType(a.array, b.array);
-  if (isMapType(a) || isMapType(b)) {
-    return isMapType(a) && isMapType(b) && sameType(a.map.key, b.map.key) && sameType(a.map.value, b.map.value);
-  }
-  return (
-    a.struct.length === b.struct.length &&
-    a.struct.every((f, i) => {
-      const g = b.struct[i];
-      return g !== undefined && f.name === g.name && sameType(f.type, g.type);
-    })
-  );
-}
-
-/** Spark's SQL name of a type, as used in messages and in printed casts. */
-export function typeName(t: DataType): string {
-  if (isStructType(t)) return `STRUCT<${t.struct.map((f) => `${f.name}: ${typeName(f.type)}`).join(', ')}>`;
-  if (isArrayType(t)) return `ARRAY<${typeName(t.array)}>`;
-  if (isMapType(t)) return `MAP<${typeName(t.map.key)}, ${typeName(t.map.value)}>`;
-  return t === 'long' ? 'BIGINT' : t === 'null' ? 'VOID' : t.toUpperCase();
-}
-
-// ---------------------------------------------------------------------------------------------
-// Text forms
-
-/** ISO-8601 UTC text of epoch ms ('2024-01-01T00:00:00.000Z'); null outside a Date's range. */
-export function formatTimestamp(ms: number): string | null {
-  return Math.abs(ms) <= MAX_TIMESTAMP_MS ? new Date(ms).toISOString() : null;
-}
-
-/**
- * A DOUBLE as Spark (Java's Double.toString) prints it: 1.0, 0.001, 1.0E7, 1.5E-4, NaN, Infinity.
- * A double that happens to be integral keeps its ".0" so that casting to string is type-faithful.
- */
-export function formatDouble(x: number): string {
-  if (!Number.isFinite(x)) return Number.isNaN(x) ? 'NaN' : x > 0 ? 'Infinity' : '-Infinity';
-  if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0';
-  const abs = Math.abs(x);
-  if (abs >= 1e-3 && abs < 1e7) {
-    const s = String(x);
-    return s.includes('.') ? s : `${s}.0`;
-  }
-  const [mantissa = '', exponent = '0'] = x.toExponential().split('e');
-  return `${mantissa.includes('.') ? mantissa : `${mantissa}.0`}E${Number(exponent)}`;
-}
-
-const INTEGRAL_RE = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)$/;
-const DOUBLE_RE = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[dDfF]?$/;
-
-/** Spark's string → INT/LONG: surrounding whitespace ignored, a fraction truncated, no exponent. */
-function parseIntegral(text: string, min: number, max: number): number | null {
-  const s = text.trim();
-  if (!INTEGRAL_RE.test(s)) return null;
-  const v = Math.trunc(Number(s));
-  return v < min || v > max ? null : v === 0 ? 0 : v;
-}
-
-/** Spark's string → DOUBLE: Java's parseDouble, plus 'inf', 'infinity' and 'nan' in any case. */
-function parseDouble(text: string): number | null {
-  const s = text.trim();
-  if (DOUBLE_RE.test(s)) return Number(/[dDfF]$/.test(s) ? s.slice(0, -1) : s);
-  const lower = s.toLowerCase();
-  if (lower === 'nan') return NaN;
-  if (lower === 'inf' || lower === 'infinity' || lower === '+inf' || lower === '+infinity') return Infinity;
-  if (lower === '-inf' || lower === '-infinity') return -Infinity;
-  return null;
-}
-
-const TRUE_STRINGS = new Set(['t', 'true', 'y', 'yes', '1']);
-const FALSE_STRINGS = new Set(['f', 'false', 'n', 'no', '0']);
-
-/** Spark's string → BOOLEAN: t/true/y/yes/1 and f/false/n/no/0, any case; anything else is null. */
-function parseBoolean(text: string): boolean | null {
-  const s = text.trim().toLowerCase();
-  return TRUE_STRINGS.has(s) ? true : FALSE_STRINGS.has(s) ? false : null;
-}
-
-/** Java's saturating double → integral conversion, which Spark's non-ANSI cast uses (NaN → 0). */
-function saturate(x: number, min: number, max: number): number {
-  if (Number.isNaN(x)) return 0;
-  const v = Math.trunc(x);
-  return v < min ? min : v > max ? max : v === 0 ? 0 : v;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Casts
