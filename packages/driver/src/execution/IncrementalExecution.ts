@@ -13,7 +13,7 @@
  * operators that feed it), on the blocks the tasks before made of the rows they emit.
  */
 import { statSync } from 'node:fs';
-import { joinOutputWatermark, mapTaskCallsUdfs, planOutputSchema } from '@sluice/executor';
+import { mapTaskCallsUdfs, planOutputSchema } from '@sluice/executor';
 import type {
   EventTimeStats,
   ExchangeResult,
@@ -37,7 +37,10 @@ import { consumersOf, sourceRoutes, statefulInputSchema, statefulOperators, type
 import type { OutputMode } from '../plan/QuerySpec.js';
 import type { TaskScheduler } from '../scheduler/TaskScheduler.js';
 import type { StreamSink } from '../sinks/Sink.js';
+import { inputFacts, nextWake, stateFacts, sumStateMetrics } from './batchFacts.js';
+import { coalescePartitions } from './ShuffleCoalescer.js';
 import { ShuffleExchange } from './ShuffleExchange.js';
+import { WatermarkPropagator } from './WatermarkPropagator.js';
 import type { StatefulOperatorInfo } from './StatefulOperatorInfo.js';
 import type { StaticSides } from './StaticSides.js';
 import type { WorkerBudget } from '@sluice/state';
@@ -150,13 +153,6 @@ export interface BatchExecution {
   shuffle?: ShuffleStats;
 }
 
-/** The least nextWakeMs of `results`, if any has one. */
-function nextWake(results: readonly StateResult[]): Pick<BatchExecution, 'nextWakeMs'> {
-  let least: number | undefined;
-  for (const r of results) if (r.nextWakeMs !== undefined && (least === undefined || r.nextWakeMs < least)) least = r.nextWakeMs;
-  return least === undefined ? {} : { nextWakeMs: least };
-}
-
 export interface ExecutionOptions {
   queryId: string;
   runId: string;
@@ -181,6 +177,7 @@ export class IncrementalExecution {
   private readonly consumers: ReturnType<typeof consumersOf>;
   /** Each operator's stage by id: the first's (StatefulStage), then downstream's. */
   private readonly stages: DownstreamStage[];
+  private readonly watermarks: WatermarkPropagator;
 
   constructor(private readonly o: ExecutionOptions) {
     this.plan = o.plan;
@@ -192,6 +189,7 @@ export class IncrementalExecution {
     this.stages = ctx
       ? [{ info: ctx.info, storeOptions: () => ctx.storeOptions(), stateInputSchema: ctx.stateInputSchema, post: o.plan.post }, ...ctx.downstream]
       : [];
+    this.watermarks = new WatermarkPropagator(this.operators, (k) => this.stageOf(k).info);
   }
 
   /** The tasks of batch `batchId` over `splits`, before any of them runs. */
@@ -246,48 +244,17 @@ export class IncrementalExecution {
 
   /**
    * The reduce side of a stateless shuffle: the map side's blocks by partition, adjacent small
-   * partitions coalesced up to `coalesceToBytes` (never a stateful shuffle), each group one task
-   * running the operators after the repartition into the sink. A round-robin repartition's
-   * partition over that size is split at its blocks (its rows need not stay together; rows
-   * hashed by key do).
+   * partitions coalesced up to `coalesceToBytes` (ShuffleCoalescer.ts; never a stateful shuffle),
+   * each group one task running the operators after the repartition into the sink.
    */
   private async reduceShuffle(batch: BatchPlan, first: ExchangeResult[]): Promise<{ outputs: StatelessResult[]; shuffle: ShuffleStats }> {
     const n = batch.shufflePartitions as number;
     const blocks: Uint8Array[][] = Array.from({ length: n }, () => []);
     for (const r of first) for (const b of r.blocks) (blocks[b.partition] as Uint8Array[]).push(b.data);
-    const groups: Uint8Array[][] = [];
     const join = this.o.statics.joinShuffle;
     // A join's partitions each meet their own part of the static side: never coalesced.
-    if (this.o.coalesceToBytes === undefined || join) groups.push(...blocks);
-    else {
-      let current: Uint8Array[] = [];
-      let bytes = 0;
-      const target = this.o.coalesceToBytes;
-      const splittable = (this.plan.exchange?.keys.length ?? 0) === 0;
-      for (const p of blocks) {
-        const size = p.reduce((s, b) => s + b.byteLength, 0);
-        if (current.length > 0 && bytes + size > target) {
-          groups.push(current);
-          current = [];
-          bytes = 0;
-        }
-        if (splittable && size > target) {
-          for (const b of p) {
-            if (current.length > 0 && bytes + b.byteLength > target) {
-              groups.push(current);
-              current = [];
-              bytes = 0;
-            }
-            current.push(b);
-            bytes += b.byteLength;
-          }
-          continue;
-        }
-        current.push(...p);
-        bytes += size;
-      }
-      groups.push(current);
-    }
+    const groups =
+      this.o.coalesceToBytes === undefined || join ? blocks : coalescePartitions(blocks, this.o.coalesceToBytes, (this.plan.exchange?.keys.length ?? 0) === 0);
     const schema = join ? planOutputSchema(this.plan.ops.slice(0, join.at), this.plan.source.schema) : statefulInputSchema(this.plan);
     const post = this.bindJoins(this.plan.post);
     const opsOf = (partition: number): Op[] => {
@@ -414,14 +381,13 @@ export class IncrementalExecution {
     // The operator whose map side reads this input, with its watermarks (a join before it passes on its own).
     const route = this.routeOf(split.source);
     const { info } = this.stageOf(route.operator);
-    const late = this.inputWatermark(route.operator, lateWatermarkMs);
     const task: MapTask = {
       kind: 'map',
       ...common,
       ops,
       stateful: info.op,
       layout: layoutCounts(info.layout),
-      lateThresholdMs: late === undefined ? null : this.lateThreshold(info, late),
+      lateThresholdMs: this.watermarks.lateThreshold(route.operator, lateWatermarkMs),
       ...(route.side !== undefined && { joinSide: route.side }),
     };
     return task;
@@ -435,45 +401,12 @@ export class IncrementalExecution {
     return this.stages[k] as DownstreamStage;
   }
 
-  /**
-   * The event time at or below which a map task drops rows as late: Spark's watermark for late
-   * events, the one the operator ran with in the batch before (WatermarkPropagator), for a
-   * deduplication (before it keeps a first row per key) and a join of two streams (so that rows the
-   * last batch could still have joined are not lost). An aggregation drops its late rows in the
-   * state task, by the same watermark.
-   */
-  private lateThreshold(info: StatefulOperatorInfo, lateWatermarkMs: number): number | null {
-    return info.op.kind === 'aggregate' || !info.usesWatermark ? null : lateWatermarkMs;
-  }
-
-  /**
-   * The watermark operator `k` runs with, from the query's: an operator reading the query's inputs
-   * has it; one after others, the least of theirs, each join passing on its own (Spark's
-   * WatermarkPropagator).
-   */
-  private inputWatermark(k: number, watermarkMs: number): number | undefined {
-    let least = Infinity;
-    for (const f of (this.operators[k] as PlannedOperator).feeds) {
-      let wm: number | undefined = watermarkMs;
-      if ('operator' in f) {
-        wm = this.inputWatermark(f.operator, watermarkMs);
-        const op = this.stageOf(f.operator).info.op;
-        if (wm !== undefined && op.kind === 'streamJoin') wm = joinOutputWatermark(op, wm);
-      }
-      if (wm === undefined) return undefined;
-      least = Math.min(least, wm);
-    }
-    return least;
-  }
-
   /** The `next` of operator `k`'s state tasks: the map side of the operator its rows go to, if any. */
   private nextOf(k: number, batch: BatchPlan): Pick<StateTask, 'next'> {
     const consumer = this.consumers[k];
     if (consumer === undefined) return {};
     const { info } = this.stageOf(consumer.operator);
-    // An operator after another drops late rows by the batch before's watermark, whatever its kind.
-    const late = this.inputWatermark(consumer.operator, batch.lateWatermarkMs);
-    const lateThresholdMs = late === undefined ? null : this.lateThreshold(info, late);
+    const lateThresholdMs = this.watermarks.lateThreshold(consumer.operator, batch.lateWatermarkMs);
     return { next: { stateful: info.op, layout: layoutCounts(info.layout), lateThresholdMs, ...(consumer.side !== undefined && { joinSide: consumer.side }) } };
   }
 
@@ -492,8 +425,8 @@ export class IncrementalExecution {
     // Its watermarks as the operators before it pass them on (an operator reading the inputs has
     // the batch's; a join passes on its state's); late rows by the batch before's (Spark's
     // watermark for late events).
-    const eviction = this.inputWatermark(k, batch.watermarkMs);
-    const late = this.inputWatermark(k, batch.lateWatermarkMs);
+    const eviction = this.watermarks.inputWatermark(k, batch.watermarkMs);
+    const late = this.watermarks.inputWatermark(k, batch.lateWatermarkMs);
     return {
       ...this.nextOf(k, batch),
       kind: 'state',
@@ -523,66 +456,4 @@ export class IncrementalExecution {
       expectedMarker: batch.expectedMarkers[k]?.[shard] ?? null,
     };
   }
-}
-
-/** Rows read and event times, per source and in all, from the first stage's results. */
-function inputFacts(
-  batch: BatchPlan,
-  first: ReadonlyArray<{ numInputRows: number; eventTime?: EventTimeStats }>,
-  numSources: number,
-): Omit<BatchExecution, 'outputs'> {
-  const inputRows = Array.from({ length: numSources }, () => 0);
-  first.forEach((r, t) => {
-    const i = (batch.splits[t] as SplitOfSource).source;
-    inputRows[i] = (inputRows[i] as number) + r.numInputRows;
-  });
-  const eventTime = mergeEventTime(first);
-  const eventTimeBySource = inputRows.map((_, i) => mergeEventTime(first.filter((_, t) => (batch.splits[t] as SplitOfSource).source === i)));
-  return { inputRows, eventTime, eventTimeBySource, state: undefined };
-}
-
-export function mergeEventTime(results: ReadonlyArray<{ eventTime?: EventTimeStats }>): EventTimeStats | undefined {
-  let merged: EventTimeStats | undefined;
-  for (const r of results) {
-    const e = r.eventTime;
-    if (!e) continue;
-    merged ??= { min: Infinity, max: -Infinity, sum: 0, count: 0 };
-    merged.min = Math.min(merged.min, e.min);
-    merged.max = Math.max(merged.max, e.max);
-    merged.sum += e.sum;
-    merged.count += e.count;
-  }
-  return merged;
-}
-
-/** A stateful batch's outputs, state metrics and shard markers. */
-function stateFacts(maps: readonly MapFacts[], outputs: StateResult[]): Pick<BatchExecution, 'outputs' | 'state' | 'shardMarkers' | 'nextWakeMs'> {
-  const state = sumStateMetrics(outputs);
-  // A deduplication's map tasks drop late rows before they keep a first row per key.
-  for (const r of maps) state.numRowsDroppedByWatermark += r.numLateRows ?? 0;
-  return { outputs, state, shardMarkers: [outputs.map((r) => r.shardMarker)], ...nextWake(outputs) };
-}
-
-function sumStateMetrics(results: readonly StateResult[]): StateOperatorMetrics {
-  const total: StateOperatorMetrics = {
-    numRowsTotal: 0,
-    numRowsUpdated: 0,
-    numRowsRemoved: 0,
-    numRowsDroppedByWatermark: 0,
-    memoryUsedBytes: 0,
-    commitTimeMs: 0,
-  };
-  for (const { state: m } of results) {
-    total.numRowsTotal += m.numRowsTotal;
-    total.numRowsUpdated += m.numRowsUpdated;
-    total.numRowsRemoved += m.numRowsRemoved;
-    total.numRowsDroppedByWatermark += m.numRowsDroppedByWatermark;
-    total.memoryUsedBytes += m.memoryUsedBytes;
-    total.commitTimeMs += m.commitTimeMs;
-    if (m.customMetrics) {
-      total.customMetrics ??= {};
-      for (const [k, v] of Object.entries(m.customMetrics)) total.customMetrics[k] = (total.customMetrics[k] ?? 0) + v;
-    }
-  }
-  return total;
 }

@@ -4,7 +4,7 @@
  * It is plain data (the expression tree and operator specs of @sluice/executor), built by the
  * DataFrame API and read by the planner and the executors.
  */
-import { exprName, planOutputSchema, statefulOutputSchema, type Expr, type Op, type Schema, type StatefulOp } from '@sluice/executor';
+import { exprName, operatorOf, planOutputSchema, statefulOutputSchema, type Expr, type Op, type Schema, type StatefulOp } from '@sluice/executor';
 import type { SourceSpec } from '../sources/resolveSource.js';
 
 /** One input of a union: its source, and the operators its rows go through before the union. */
@@ -207,19 +207,13 @@ export function eventTimeColumns(plan: LogicalPlan): Set<string> {
   const emitted: Array<Set<string>> = [];
   for (const { stateful, inputSchema, post, feeds } of statefulOperators(plan)) {
     const first = feeds[0] as OperatorFeed;
-    const columns = carriedBy(stateful, 'operator' in first ? (emitted[first.operator] as Set<string>) : ofInput(first.sources[0]));
+    const columns = operatorOf(stateful).eventTimeColumnsOut(
+      stateful,
+      'operator' in first ? (emitted[first.operator] as Set<string>) : ofInput(first.sources[0]),
+    );
     emitted.push(eventTimeThrough(post, statefulOutputSchema(stateful, inputSchema), columns));
   }
   return emitted.at(-1) ?? ofInput(0);
-}
-
-/** The output columns of a stateful operator that carry event time, given its input's. */
-function carriedBy(op: StatefulOp, columns: ReadonlySet<string>): Set<string> {
-  if (op.kind === 'aggregate') return new Set(op.eventTimeKey === null ? [] : [op.keyNames[op.eventTimeKey] as string]);
-  if (op.kind === 'streamJoin') return new Set([...op.left.watermarked, ...op.right.watermarked]);
-  // A processor's rows are its own: none carries the event time on (Spark 4.0 without eventTimeColumnName).
-  if (op.kind === 'transformWithState') return new Set();
-  return new Set(columns);
 }
 
 /** Event-time columns through stateless operators (a select keeps those it projects, under their new names). */

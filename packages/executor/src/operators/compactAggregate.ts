@@ -252,12 +252,17 @@ export async function aggregateCells(ctx: StateContext, op: AggregateOp): Promis
   return rows;
 }
 
+/** An aggregation's output carries event time in its event-time key (a window, or the watermarked column), if it has one. */
+export const aggregateEventTimeColumns = (op: AggregateOp): Set<string> => new Set(op.eventTimeKey === null ? [] : [op.keyNames[op.eventTimeKey] as string]);
+
 /** An aggregation by keys, windows among them (Spark's StateStoreSaveExec). */
 export const aggregation: StatefulOperator<AggregateOp> = {
   kind: 'aggregate',
   progressName: 'stateStoreSave',
   // Keyed by event time: a window over the watermarked column, or that column itself.
   usesWatermark: (op) => op.eventTimeKey !== null,
+  lateOnMapSide: false,
+  eventTimeColumnsOut: aggregateEventTimeColumns,
   outputSchema: aggregateOutputSchema,
   mapSideExprs: aggregationExprs,
   mapSide: (op, input) => aggregationPartials(op, input.schema, input.layout, input.udfs),

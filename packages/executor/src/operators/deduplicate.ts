@@ -177,6 +177,9 @@ function dedupOperator<K extends DedupOp['kind']>(
     kind,
     progressName,
     usesWatermark,
+    lateOnMapSide: true,
+    // Rows pass unchanged: their event-time columns too.
+    eventTimeColumnsOut: (_op, input) => new Set(input),
     outputSchema,
     mapSideExprs: () => [],
     mapSide,

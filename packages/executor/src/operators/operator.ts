@@ -63,6 +63,16 @@ export interface StatefulOperator<O extends StatefulOp = StatefulOp> {
   readonly progressName: string;
   /** Whether it drops late rows and evicts by the watermark, in a query that has one and is not in complete mode. */
   usesWatermark(op: O): boolean;
+  /**
+   * Whether its map side drops late rows (by the task's late threshold), before it combines rows:
+   * a deduplication, so that a late row cannot hide an on-time one, and a join. The others drop
+   * late keys in the batch (StateContext.isLate).
+   */
+  readonly lateOnMapSide: boolean;
+  /** The watermark it passes on to the operator after it, from its own (Spark's produceOutputWatermark); absent: its own. */
+  outputWatermark?(op: O, watermarkMs: number): number | undefined;
+  /** The columns of its output that carry event time, given those of its input (a watermark after it is on them). */
+  eventTimeColumnsOut(op: O, input: ReadonlySet<string>): Set<string>;
   /** The rows it emits, from rows of `input` (it checks the columns it names). */
   outputSchema(op: O, input: Schema): Schema;
   /** The expressions its map side evaluates (their udfs are loaded first). */

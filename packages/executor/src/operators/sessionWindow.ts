@@ -19,7 +19,7 @@
 import { dataKeyOf, dataRange, decodeDataKey, decodeKey, indexKey, SluiceError } from '@sluice/state';
 import { cellLayoutOf, cellReader, cellTable, finalizeInto, mergeCells, ValueArena, type CellLayout, type ReadCells } from './aggCells.js';
 import { aggregateOutputSchema, sessionOfKey } from './aggregates.js';
-import { partitionGroups } from './compactAggregate.js';
+import { aggregateEventTimeColumns, partitionGroups } from './compactAggregate.js';
 import { forEachAggregateRecordAt } from '../shuffle/shuffleCodec.js';
 import { KeyTable } from './keyTable.js';
 import { aggregationExprs, aggregationPartials } from './mapSide.js';
@@ -311,6 +311,8 @@ export const sessionWindow: StatefulOperator<AggregateOp> = {
   kind: 'sessionWindow',
   progressName: 'sessionWindowStateStoreSaveExec',
   usesWatermark: (op) => op.eventTimeKey !== null,
+  lateOnMapSide: false,
+  eventTimeColumnsOut: aggregateEventTimeColumns,
   outputSchema: aggregateOutputSchema,
   mapSideExprs: (op) => aggregationExprs(sessionMapOp(op)),
   mapSide: (op, input) => aggregationPartials(sessionMapOp(op), input.schema, input.layout, input.udfs),

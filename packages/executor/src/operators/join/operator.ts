@@ -5,7 +5,7 @@ import { ShuffleWriter } from '../../shuffle/ShuffleWriter.js';
 import type { StateLayoutMsg } from '../../task/messages.js';
 import type { Partials, StatefulOperator } from '../operator.js';
 import { lateTest } from '../stateContext.js';
-import { eventTimeOf, type JoinSide, type StreamJoinOp } from './plan.js';
+import { eventTimeOf, joinOutputWatermark, type JoinSide, type StreamJoinOp } from './plan.js';
 import { joinIndexTimeOf, joinRowsIn } from './codec.js';
 import { symmetricHashJoin } from './batch.js';
 
@@ -54,6 +54,9 @@ export const streamJoin: StatefulOperator<StreamJoinOp> = {
   progressName: 'symmetricHashJoin',
   // It drops late rows of a watermarked side, and evicts and emits outer rows by the watermark.
   usesWatermark: (op) => op.left.eventTime !== null || op.right.eventTime !== null,
+  lateOnMapSide: true,
+  outputWatermark: joinOutputWatermark,
+  eventTimeColumnsOut: (op) => new Set([...op.left.watermarked, ...op.right.watermarked]),
   outputSchema: (op) => joinedSchema(op, op.left.schema, op.right.schema),
   mapSideExprs: () => [],
   mapSide: (op, input) => joinPartials(op, input.joinSide, input.layout, input.lateThresholdMs),

@@ -8,6 +8,9 @@ import { processorWakeMs, transformWithState } from './batch.js';
 const processorKind = {
   // Event-time mode drops late rows and fires timers by the watermark.
   usesWatermark: (op: TransformWithStateOp) => op.timeMode === 'eventTime',
+  lateOnMapSide: false,
+  // A processor's rows are its own: none carries the event time on (Spark 4.0 without eventTimeColumnName).
+  eventTimeColumnsOut: () => new Set<string>(),
   outputSchema: (op: TransformWithStateOp) => op.outputSchema,
   mapSideExprs: (op: TransformWithStateOp) => op.keys,
   mapSide: (op: TransformWithStateOp, input: MapSideInput) => groupPartials(op, input.schema, input.layout, input.udfs),
