@@ -9,7 +9,7 @@ import { cpSync, existsSync, readdirSync, readFileSync, truncateSync, writeFileS
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { col, Session, type DataFrame, type QueryTerminatedEvent } from '@sluice/driver';
-import { jsonLines, readSinkJson, sleep, tempDir, thrown, useSession, writeInput } from './helpers.js';
+import { jsonLines, readSinkJson, tempDir, thrown, useSession, writeInput } from './helpers.js';
 
 const SCHEMA = 'id STRING, v LONG';
 
@@ -22,23 +22,50 @@ function jsonSource(): { input: string; df: DataFrame } {
   return { input, df: session().readStream.format('json').schema(SCHEMA).load(input) };
 }
 
-/** start() rejected before any batch: no offsets, no commits, no sink output, no active query. */
-async function expectNoBatchRan(ckpt: string, out?: string): Promise<void> {
-  await sleep(150); // a query that (wrongly) started would have planned batch 0 by now
+let controls = 0;
+
+/**
+ * Runs `df` into the memory sink until it has nothing left to read, and asserts its batches as
+ * [batchId, rows]. It is the event a check that nothing ran waits for: a query that a refused
+ * start() had wrongly let run, started before this one over the same input, would have planned
+ * and run its batch by the time this one has run all of its own.
+ */
+async function expectControlBatches(df: DataFrame, batches: Array<[number, number]>): Promise<void> {
+  const q = await df.writeStream.format('memory').queryName(`control_${controls++}`).start();
+  try {
+    await q.processAllAvailable();
+    expect(
+      q.recentProgress.map((p) => [p.batchId, p.numInputRows]),
+      'batches of the control query',
+    ).toEqual(batches);
+  } finally {
+    await q.stop();
+  }
+}
+
+/** start() over `df` (one row, see jsonSource) rejected before any batch: no active query, no offsets, no commits, no sink output. */
+async function expectNoBatchRan(df: DataFrame, ckpt: string, out?: string): Promise<void> {
+  expect(session().streams.active).toHaveLength(0);
+  await expectControlBatches(df, [[0, 1]]);
   expect(existsSync(join(ckpt, 'offsets', '0'))).toBe(false);
   expect(existsSync(join(ckpt, 'commits', '0'))).toBe(false);
   if (out !== undefined) expect(existsSync(join(out, '_sluice_metadata'))).toBe(false);
   expect(session().streams.active).toHaveLength(0);
 }
 
-/** Collects unhandled rejections while `fn` runs (plus a short grace period). */
+/**
+ * Collects the unhandled rejections of `fn`, which ends on the event showing that the engine is
+ * done with what it tests (the query's termination as its listener heard it, a control query's
+ * batches). Node reports a rejection left unhandled at the end of the tick it happened in, so the
+ * next turn of the event loop has seen every one.
+ */
 async function withRejectionWatch(fn: () => Promise<void>): Promise<unknown[]> {
   const seen: unknown[] = [];
   const onRejection = (reason: unknown): void => void seen.push(reason);
   process.on('unhandledRejection', onRejection);
   try {
     await fn();
-    await sleep(200);
+    await new Promise((resolve) => setImmediate(resolve));
   } finally {
     process.off('unhandledRejection', onRejection);
   }
@@ -312,7 +339,7 @@ describe('bad formats and options', () => {
       code: 'UNKNOWN_FORMAT',
       option: 'format',
     });
-    await expectNoBatchRan(ckpt);
+    await expectNoBatchRan(df, ckpt);
   });
 
   it('an unknown reader option (a typo) fails at load() with UNKNOWN_OPTION naming it', () => {
@@ -340,7 +367,7 @@ describe('bad formats and options', () => {
       code: 'UNKNOWN_OPTION',
       option: 'compresion',
     });
-    await expectNoBatchRan(ckpt, out);
+    await expectNoBatchRan(df, ckpt, out);
   });
 
   it.each([
@@ -387,7 +414,7 @@ describe('bad formats and options', () => {
       code: 'INVALID_OPTION',
       option: 'outputMode',
     });
-    await expectNoBatchRan(ckpt);
+    await expectNoBatchRan(df, ckpt);
   });
 
   it('a streaming json or csv source without a schema fails at load() with SCHEMA_REQUIRED', () => {
@@ -418,9 +445,9 @@ describe('bad formats and options', () => {
         option: 'checkpointLocation',
       });
     }
-    await sleep(150);
-    expect(readdirSync(out)).toEqual([]);
     expect(session().streams.active).toHaveLength(0);
+    await expectControlBatches(df, [[0, 1]]);
+    expect(readdirSync(out)).toEqual([]);
   });
 
   it("outputMode('complete') on a stateless query: start() rejects with UNSUPPORTED_OUTPUT_MODE before any batch", async () => {
@@ -434,14 +461,14 @@ describe('bad formats and options', () => {
     await expect(df.writeStream.format('memory').queryName('complete_stateless').outputMode('complete').start()).rejects.toMatchObject({
       code: 'UNSUPPORTED_OUTPUT_MODE',
     });
-    await expectNoBatchRan(ckpt, out);
+    await expectNoBatchRan(df, ckpt, out);
   });
 });
 
 // ------------------------------------------------------------------------------------------------
 
 describe('bad configuration', () => {
-  it('session().conf.set refuses an unknown key and a bad value with INVALID_CONF naming the key', () => {
+  it('session.conf.set refuses an unknown key and a bad value with INVALID_CONF naming the key', () => {
     expect(thrown(() => session().conf.set('sluice.sql.shufle.partitions', 4))).toMatchObject({
       code: 'INVALID_CONF',
       option: 'sluice.sql.shufle.partitions',
@@ -527,15 +554,8 @@ describe('corrupt checkpoint files', () => {
   let ckpt: string;
   let committed: Array<Record<string, unknown>>;
 
-  const start = (checkpoint: string) =>
-    session()
-      .readStream.format('json')
-      .schema(SCHEMA)
-      .option('maxFilesPerTrigger', 1)
-      .load(input)
-      .writeStream.format('json')
-      .option('checkpointLocation', checkpoint)
-      .start(out);
+  const source = () => session().readStream.format('json').schema(SCHEMA).option('maxFilesPerTrigger', 1).load(input);
+  const start = (checkpoint: string) => source().writeStream.format('json').option('checkpointLocation', checkpoint).start(out);
 
   beforeAll(async () => {
     input = tempDir();
@@ -572,10 +592,16 @@ describe('corrupt checkpoint files', () => {
   async function expectRefused(copy: string, code: string, file: string): Promise<void> {
     const unhandled = await withRejectionWatch(async () => {
       await expect(start(copy)).rejects.toMatchObject({ code, file });
-      await sleep(100);
+      expect(session().streams.active).toHaveLength(0);
+      // A restart that wrongly went ahead would have written c.json's row by the time a query
+      // over the same input has read all three files.
+      await expectControlBatches(source(), [
+        [0, 2],
+        [1, 1],
+        [2, 1],
+      ]);
     });
     expect(unhandled).toEqual([]);
-    expect(session().streams.active).toHaveLength(0);
     expect(existsSync(join(copy, '.lock'))).toBe(false); // the refused start released its lock
     expect(readSinkJson(out)).toEqual(committed); // committed output never lost or changed
   }
