@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { col, Session, Trigger, type StreamingQuery } from '@sluice/driver';
-import { jsonLines, readSinkJson, sleep, tempDir, useSession, writeInput } from './helpers.js';
+import { jsonLines, readSinkJson, sleep, tempDir, useSession, waitUntil, writeInput } from './helpers.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/close-child.mjs', import.meta.url));
 const REPO = fileURLToPath(new URL('..', import.meta.url));
@@ -93,7 +93,7 @@ describe('session.close()', () => {
       .queryName('closing')
       .trigger(Trigger.ProcessingTime('20 milliseconds'))
       .start();
-    while (q.recentProgress.length < 1) await sleep(10);
+    await waitUntil(() => q.recentProgress.length >= 1, 'the first batch of the rate query');
     await s.close();
     expect(q.isActive).toBe(false);
     expect(q.exception).toBeNull();
@@ -318,7 +318,7 @@ describe('query manager, status and waiting', () => {
         expect(rows).toHaveLength(2);
       })
       .start();
-    while (q.status.isDataAvailable !== true) await sleep(5);
+    await waitUntil(() => q.status.isDataAvailable === true, 'a batch to be running (status.isDataAvailable)');
     await q.stop();
     expect(q.isActive).toBe(false);
     expect(q.exception).toBeNull();
@@ -416,7 +416,7 @@ describe('triggers', () => {
       .writeStream.foreachBatch(() => void times.push(Date.now()))
       .trigger(Trigger.ProcessingTime('150 milliseconds'))
       .start();
-    while (times.length < 3) await sleep(10);
+    await waitUntil(() => times.length >= 3, 'three batches of the ProcessingTime query');
     await q.stop();
     const gaps = times.slice(1, 3).map((t, i) => t - (times[i] as number));
     for (const g of gaps) expect(g).toBeGreaterThanOrEqual(120);
