@@ -9,7 +9,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { col, Session, Trigger, type StreamingQuery } from '@sluice/driver';
+import { col, ManualClock, Session, Trigger, type StreamingQuery } from '@sluice/driver';
 import { jsonLines, readSinkJson, sleep, tempDir, useSession, waitUntil, writeInput } from './helpers.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/close-child.mjs', import.meta.url));
@@ -408,18 +408,28 @@ describe('triggers', () => {
 
   it('Trigger.ProcessingTime spaces batches by its interval; a bad interval fails at the call', async () => {
     expect(() => Trigger.ProcessingTime('soon')).toThrow(expect.objectContaining({ code: 'INVALID_OPTION' }));
-    const times: number[] = [];
+    // On a manual clock, a batch runs when the clock reaches its trigger time, and only then.
+    const clock = new ManualClock();
+    const batches: number[] = [];
     const q = await session()
       .readStream.format('rate-micro-batch')
       .option('rowsPerBatch', 1)
       .load()
-      .writeStream.foreachBatch(() => void times.push(Date.now()))
-      .trigger(Trigger.ProcessingTime('150 milliseconds'))
+      .writeStream.foreachBatch((_rows, id) => void batches.push(id))
+      .trigger(Trigger.ProcessingTime('150 milliseconds'), { clock })
       .start();
-    await waitUntil(() => times.length >= 3, 'three batches of the ProcessingTime query');
+    await clock.allWaiting();
+    expect(batches).toEqual([0]);
+    await clock.advance(149);
+    expect(batches, '149 ms after the first trigger').toEqual([0]);
+    await clock.advance(1);
+    expect(batches, '150 ms after the first trigger').toEqual([0, 1]);
+    await clock.advance(149);
+    expect(batches, '299 ms after the first trigger').toEqual([0, 1]);
+    await clock.advance(1);
+    expect(batches, '300 ms after the first trigger').toEqual([0, 1, 2]);
     await q.stop();
-    const gaps = times.slice(1, 3).map((t, i) => t - (times[i] as number));
-    for (const g of gaps) expect(g).toBeGreaterThanOrEqual(120);
+    expect(q.exception).toBeNull();
   });
 });
 

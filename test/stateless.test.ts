@@ -2,7 +2,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { col, lit, Session, Trigger, udf, upper, when, type StreamingQueryListener } from '@sluice/driver';
-import { jsonLines, readSinkJson, tempDir, useSession, writeInput } from './helpers.js';
+import { jsonLines, readSinkJson, tempDir, useSession, waitUntil, writeInput } from './helpers.js';
 
 const UDFS = new URL('./fixtures/udfs.mjs', import.meta.url).href;
 const CRASHING = new URL('./fixtures/crashing-udfs.mjs', import.meta.url).href;
@@ -276,7 +276,7 @@ describe('memory, rate-micro-batch and foreachBatch', () => {
       })
       .trigger(Trigger.ProcessingTime('10 milliseconds'))
       .start();
-    while (batches.length < 3) await new Promise((r) => setTimeout(r, 10));
+    await waitUntil(() => batches.length >= 3, 'three batches of the rate-micro-batch query');
     await q.stop();
     expect(batches.slice(0, 3)).toEqual([
       { id: 0, values: [0, 1, 2, 3, 4], times: [1_000_000] },
