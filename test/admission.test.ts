@@ -4,18 +4,11 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Session, Trigger, type OptionValue } from '@sluice/driver';
-import { removeTempDirs, tempDir, writeInput } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { Trigger, type OptionValue } from '@sluice/driver';
+import { tempDir, useSession, writeInput } from './helpers.js';
 
-let session: Session;
-beforeAll(async () => {
-  session = await Session.create({ conf: { 'sluice.executor.cores': 2 } });
-});
-afterAll(async () => {
-  await session.close();
-  removeTempDirs();
-});
+const session = useSession();
 
 const DAY = 24 * 3600;
 
@@ -29,8 +22,8 @@ function writeNamed(dir: string, name: string, mtimeSec: number, bytes = 100): v
 /** Runs the query with `trigger` over `dir` and returns the file names of each batch, in order. */
 async function batchesOf(dir: string, options: Record<string, OptionValue>, trigger = Trigger.AvailableNow(), checkpoint = tempDir()): Promise<string[][]> {
   const batches: string[][] = [];
-  const q = await session.readStream
-    .format('json')
+  const q = await session()
+    .readStream.format('json')
     .schema('name STRING, pad STRING')
     .options(options)
     .load(dir)

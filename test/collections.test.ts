@@ -6,21 +6,11 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { aggregate, col, explode, posexplode, explode_outer, filter, split, Session, size, array_contains, element_at, transform } from '@sluice/driver';
-import { removeTempDirs, tempDir, writeInput } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { aggregate, col, explode, posexplode, explode_outer, filter, split, type Session, size, array_contains, element_at, transform } from '@sluice/driver';
+import { tempDir, useSession, writeInput } from './helpers.js';
 
-let session: Session;
-beforeAll(async () => {
-  session = await Session.create({ conf: { 'sluice.executor.cores': 2, 'sluice.sql.shuffle.partitions': 3 } });
-});
-afterAll(async () => {
-  await session.close();
-  removeTempDirs();
-});
-afterEach(async () => {
-  for (const q of session.streams.active) await q.stop();
-});
+const session = useSession({ 'sluice.sql.shuffle.partitions': 3 });
 
 const LINES = [['apache spark', 'spark streaming'], ['sluice streams', 'apache   sluice'], ['']];
 /** Spark's word count of LINES after each batch: split on spaces keeps empty words, as Java's split does. */
@@ -37,47 +27,47 @@ describe('word count with split and explode', () => {
     [
       'Column calls',
       (name) =>
-        session.readStream
-          .format('memory')
+        session()
+          .readStream.format('memory')
           .load(name)
           .select(explode(split(col('value'), ' ')).alias('word'))
           .groupBy('word')
           .count(),
     ],
-    ['selectExpr', (name) => session.readStream.format('memory').load(name).selectExpr("explode(split(value, ' ')) AS word").groupBy('word').count()],
+    ['selectExpr', (name) => session().readStream.format('memory').load(name).selectExpr("explode(split(value, ' ')) AS word").groupBy('word').count()],
     [
       'session.sql',
       (name) => {
-        session.readStream.format('memory').load(name).createOrReplaceTempView(`${name}_lines`);
-        return session.sql(`SELECT word, count(*) AS count FROM (SELECT explode(split(value, ' ')) AS word FROM ${name}_lines) GROUP BY word`);
+        session().readStream.format('memory').load(name).createOrReplaceTempView(`${name}_lines`);
+        return session().sql(`SELECT word, count(*) AS count FROM (SELECT explode(split(value, ' ')) AS word FROM ${name}_lines) GROUP BY word`);
       },
     ],
     [
       'session.sql with LATERAL VIEW',
       (name) => {
-        session.readStream.format('memory').load(name).createOrReplaceTempView(`${name}_lines`);
-        return session.sql(`SELECT word, count(*) AS count FROM ${name}_lines LATERAL VIEW explode(split(value, ' ')) t AS word GROUP BY word`);
+        session().readStream.format('memory').load(name).createOrReplaceTempView(`${name}_lines`);
+        return session().sql(`SELECT word, count(*) AS count FROM ${name}_lines LATERAL VIEW explode(split(value, ' ')) t AS word GROUP BY word`);
       },
     ],
   ];
 
   it.each(variants)('%s: every word counted after every batch (complete mode)', async (label, build) => {
     const name = `wc_${label.replace(/\W+/g, '_')}`;
-    const stream = session.memoryStream(name, 'value STRING');
+    const stream = session().memoryStream(name, 'value STRING');
     const q = await build(name).writeStream.format('memory').queryName(`${name}_out`).outputMode('complete').option('checkpointLocation', tempDir()).start();
     for (const [i, lines] of LINES.entries()) {
       stream.addData(lines.map((value) => ({ value })));
       await q.processAllAvailable();
-      expect(counts(await session.memoryTable(`${name}_out`))).toEqual(EXPECTED[i]);
+      expect(counts(await session().memoryTable(`${name}_out`))).toEqual(EXPECTED[i]);
     }
   });
 });
 
 describe('generators', () => {
   it('posexplode gives pos and col; explode_outer keeps a row of nulls for an empty or null array; a map explodes to key and value', async () => {
-    const stream = session.memoryStream('gen_in', 'id STRING, xs ARRAY<STRING>, m MAP<STRING, INT>');
+    const stream = session().memoryStream('gen_in', 'id STRING, xs ARRAY<STRING>, m MAP<STRING, INT>');
     const start = (name: string, df: ReturnType<Session['sql']>) => df.writeStream.format('memory').queryName(name).start();
-    const base = session.readStream.format('memory').load('gen_in');
+    const base = session().readStream.format('memory').load('gen_in');
     const qs = [
       await start('gen_pos', base.select(col('id'), posexplode('xs'))),
       await start('gen_outer', base.select('id', explode_outer('xs').alias('x'))),
@@ -97,21 +87,21 @@ describe('generators', () => {
       { id: 'n', xs: null, m: null },
     ]);
     for (const q of qs) await q.processAllAvailable();
-    expect(await session.memoryTable('gen_pos')).toEqual([
+    expect(await session().memoryTable('gen_pos')).toEqual([
       { id: 'a', pos: 0, col: 'a' },
       { id: 'a', pos: 1, col: 'b' },
     ]);
-    expect(await session.memoryTable('gen_outer')).toEqual([
+    expect(await session().memoryTable('gen_outer')).toEqual([
       { id: 'a', x: 'a' },
       { id: 'a', x: 'b' },
       { id: 'e', x: null },
       { id: 'n', x: null },
     ]);
-    expect(await session.memoryTable('gen_map')).toEqual([
+    expect(await session().memoryTable('gen_map')).toEqual([
       { id: 'a', k: 'one', v: 1 },
       { id: 'a', k: 'two', v: 2 },
     ]);
-    expect(await session.memoryTable('gen_fns')).toEqual([
+    expect(await session().memoryTable('gen_fns')).toEqual([
       { id: 'a', n: 2, has_b: true, one: 1 },
       { id: 'e', n: 0, has_b: false, one: null },
       { id: 'n', n: -1, has_b: null, one: null },
@@ -119,7 +109,7 @@ describe('generators', () => {
   });
 
   it('a generator inside an expression, or two in one select, is refused where the DataFrame is built', () => {
-    const df = session.readStream.format('rate').load();
+    const df = session().readStream.format('rate').load();
     expect(() => df.selectExpr('explode(array(value)) + 1')).toThrow(
       expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', message: expect.stringContaining('UNSUPPORTED_GENERATOR.OUTSIDE_SELECT') }),
     );
@@ -137,8 +127,8 @@ describe('higher-order functions', () => {
   it("lambdas read their parameters and the row's columns, from Column calls and SQL text, on the column path of a JSON source", async () => {
     const input = tempDir();
     writeInput(input, 'a.json', ['{"k":10,"xs":[1,2,3]}', '{"k":2,"xs":[5,1]}', '{"k":0,"xs":null}']);
-    const q = await session.readStream
-      .schema('k INT, xs ARRAY<INT>')
+    const q = await session()
+      .readStream.schema('k INT, xs ARRAY<INT>')
       .format('json')
       .load(input)
       .select(
@@ -152,7 +142,7 @@ describe('higher-order functions', () => {
       .queryName('hof_out')
       .start();
     await q.processAllAvailable();
-    expect(await session.memoryTable('hof_out')).toEqual([
+    expect(await session().memoryTable('hof_out')).toEqual([
       { k: 10, shifted: [11, 12, 13], above: [], total: 6, big: false, labels: [] },
       { k: 2, shifted: [7, 3], above: [5], total: 6, big: true, labels: ['0:5'] },
       { k: 0, shifted: null, above: null, total: null, big: null, labels: null },
@@ -160,7 +150,7 @@ describe('higher-order functions', () => {
   });
 
   it('a lambda of the wrong arity or type, or outside a higher-order function, is refused where the DataFrame is built', () => {
-    const df = session.readStream.format('rate').load().selectExpr('array(value) AS xs');
+    const df = session().readStream.format('rate').load().selectExpr('array(value) AS xs');
     expect(() => df.selectExpr('transform(xs, (a, b, c) -> a)')).toThrow(
       expect.objectContaining({ code: 'DATATYPE_MISMATCH', message: expect.stringContaining('takes 1 or 2 parameters') }),
     );
@@ -180,8 +170,8 @@ describe('ARRAY, MAP and DATE columns in files', () => {
     writeInput(json, 'a.json', ['{"id":"a","at":"26/08/2015 13:05:09","day":"12/31/2015"}', '{"id":"b","at":"2015-08-26","day":"12/31/2015"}']);
     writeInput(csv, 'a.csv', ['a,26/08/2015 13:05:09,12/31/2015']);
     const read = (format: string, dir: string) =>
-      session.readStream
-        .format(format)
+      session()
+        .readStream.format(format)
         .schema('id STRING, at TIMESTAMP, day DATE')
         .option('timestampFormat', 'dd/MM/yyyy HH:mm:ss')
         .option('dateFormat', 'MM/dd/yyyy')
@@ -193,12 +183,12 @@ describe('ARRAY, MAP and DATE columns in files', () => {
     for (const q of qs) await q.processAllAvailable();
     const at = new Date(Date.UTC(2015, 7, 26, 13, 5, 9));
     const day = new Date(Date.UTC(2015, 11, 31));
-    expect(await session.memoryTable('fmt_json')).toEqual([
+    expect(await session().memoryTable('fmt_json')).toEqual([
       { id: 'a', at, day },
       { id: 'b', at: null, day },
     ]);
-    expect(await session.memoryTable('fmt_csv')).toEqual([{ id: 'a', at, day }]);
-    expect(() => session.readStream.format('json').schema('at TIMESTAMP').option('timestampFormat', 'YYYY-ww').load(json)).toThrow(
+    expect(await session().memoryTable('fmt_csv')).toEqual([{ id: 'a', at, day }]);
+    expect(() => session().readStream.format('json').schema('at TIMESTAMP').option('timestampFormat', 'YYYY-ww').load(json)).toThrow(
       expect.objectContaining({ code: 'INVALID_OPTION', option: 'timestampFormat' }),
     );
   });
@@ -207,8 +197,8 @@ describe('ARRAY, MAP and DATE columns in files', () => {
     const input = tempDir();
     const output = tempDir();
     writeInput(input, 'a.json', ['{"id":"a","day":"2024-02-28","tags":["x","y"],"attrs":{"k":1}}', '{"id":"b","day":"2024-03-01","tags":[],"attrs":{}}']);
-    const q = await session.readStream
-      .schema('id STRING, day DATE, tags ARRAY<STRING>, attrs MAP<STRING, INT>')
+    const q = await session()
+      .readStream.schema('id STRING, day DATE, tags ARRAY<STRING>, attrs MAP<STRING, INT>')
       .format('json')
       .load(input)
       .selectExpr('id', 'day', 'array_union(tags, array(id)) AS tags', 'map_keys(attrs) AS ks', 'CAST(day AS STRING) AS day_text')

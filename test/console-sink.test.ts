@@ -2,16 +2,11 @@
  * The console sink prints what Spark's console sink prints: a "Batch: N" banner, then the batch as
  * Dataset.show(numRows, truncate) shows it, windows and timestamps in UTC, nulls as NULL.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { col, Session, window } from '@sluice/driver';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { col, window } from '@sluice/driver';
+import { useSession } from './helpers.js';
 
-let session: Session;
-beforeAll(async () => {
-  session = await Session.create({ conf: { 'sluice.executor.cores': 1, 'sluice.sql.shuffle.partitions': 2 } });
-});
-afterAll(async () => {
-  await session.close();
-});
+const session = useSession({ 'sluice.executor.cores': 1, 'sluice.sql.shuffle.partitions': 2 });
 afterEach(() => {
   vi.restoreAllMocks();
 });
@@ -36,9 +31,9 @@ const BAR = '-------------------------------------------';
 
 describe('console sink', () => {
   it('prints a windowed count as Spark does: banner, table, {start, end} windows in UTC', async () => {
-    const input = session.memoryStream('clicks', 'ts TIMESTAMP, url STRING');
-    const q = await session.readStream
-      .format('memory')
+    const input = session().memoryStream('clicks', 'ts TIMESTAMP, url STRING');
+    const q = await session()
+      .readStream.format('memory')
       .load('clicks')
       .groupBy(window(col('ts'), '30 minutes'), 'url')
       .count()
@@ -65,8 +60,8 @@ describe('console sink', () => {
   });
 
   it("with truncate false shows whole cells left-aligned, and numRows limits the rows with Spark's footer", async () => {
-    const input = session.memoryStream('events', 'ts TIMESTAMP, id LONG');
-    const q = await session.readStream.format('memory').load('events').writeStream.format('console').option('truncate', false).option('numRows', 2).start();
+    const input = session().memoryStream('events', 'ts TIMESTAMP, id LONG');
+    const q = await session().readStream.format('memory').load('events').writeStream.format('console').option('truncate', false).option('numRows', 2).start();
     try {
       input.addData([
         { ts: new Date('2024-06-01T12:02:00Z'), id: 1 },

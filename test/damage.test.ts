@@ -5,23 +5,14 @@
  */
 import { existsSync, readdirSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Session, Trigger, window } from '@sluice/driver';
-import { jsonLines, readSinkJson, removeTempDirs, tempDir, writeInput } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { Trigger, window } from '@sluice/driver';
+import { jsonLines, readSinkJson, tempDir, useSession, writeInput } from './helpers.js';
 
 const MIN = 60_000;
 const T0 = Date.UTC(2024, 0, 1);
 
-let session: Session;
-beforeAll(async () => {
-  session = await Session.create({
-    conf: { 'sluice.executor.cores': 2, 'sluice.sql.shuffle.partitions': 4, 'sluice.sql.streaming.stateStore.shards': 2 },
-  });
-});
-afterAll(async () => {
-  await session.close();
-  removeTempDirs();
-});
+const session = useSession({ 'sluice.sql.shuffle.partitions': 4, 'sluice.sql.streaming.stateStore.shards': 2 });
 
 interface Dirs {
   input: string;
@@ -44,8 +35,8 @@ function dirs(): Dirs {
 
 /** A windowed count (5-minute windows, 10-minute watermark) over the files, one file a batch. */
 function windowed(d: Dirs) {
-  return session.readStream
-    .format('json')
+  return session()
+    .readStream.format('json')
     .schema('id STRING, t TIMESTAMP')
     .option('maxFilesPerTrigger', 1)
     .load(d.input)
@@ -61,8 +52,8 @@ function windowed(d: Dirs) {
 
 /** A stateless copy of the files, one file a batch. */
 function copying(d: Dirs, sink = d.out, ckpt = d.ckpt) {
-  return session.readStream
-    .format('json')
+  return session()
+    .readStream.format('json')
     .schema('id STRING, t TIMESTAMP')
     .option('maxFilesPerTrigger', 1)
     .load(d.input)
@@ -159,7 +150,7 @@ describe('a damaged checkpoint or sink', () => {
     rmSync(middle);
     expect(await restartFails(() => copying(d))).toMatchObject({ code: 'SINK_CORRUPT', file: middle });
     // Reading it (schema inference reads the manifests first) finds the gap too.
-    await expect((async () => session.read.format('json').load(d.out).collect())()).rejects.toMatchObject({ code: 'SINK_CORRUPT', file: middle });
+    await expect((async () => session().read.format('json').load(d.out).collect())()).rejects.toMatchObject({ code: 'SINK_CORRUPT', file: middle });
   });
 
   it('a second query writing into a sink directory is SINK_OWNED_BY_ANOTHER_QUERY', async () => {
@@ -180,7 +171,7 @@ describe('a damaged checkpoint or sink', () => {
     writeMinutes(d.input, 0, 1);
     await runToEnd(() => copying(d));
     const e = await restartFails(() =>
-      session.readStream.format('rate').load().writeStream.format('memory').queryName('reused').option('checkpointLocation', d.ckpt).start(),
+      session().readStream.format('rate').load().writeStream.format('memory').queryName('reused').option('checkpointLocation', d.ckpt).start(),
     );
     expect(e).toMatchObject({ code: 'CHECKPOINT_INCOMPATIBLE', file: join(d.ckpt, 'metadata') });
     expect(e.message).toContain('json source');

@@ -8,11 +8,11 @@
 import { closeSync, cpSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { col, Session, Trigger, type DataFrame, type StreamingQuery } from '@sluice/driver';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { col, Trigger, type DataFrame, type StreamingQuery } from '@sluice/driver';
 import { openDuck, type Duck } from './duckdb.js';
 import { actionOf, actionsOf, addedRows, commits, liveFiles, txnVersion } from './deltaLog.js';
-import { hasRoot, mountTmpfs, plain, removeTempDirs, tempDir, thrown, unmount } from './helpers.js';
+import { hasRoot, mountTmpfs, plain, tempDir, thrown, unmount, useSession } from './helpers.js';
 
 const GOLDEN = fileURLToPath(new URL('./fixtures/delta-golden/', import.meta.url));
 
@@ -74,23 +74,17 @@ function goldenCopy(table: string): string {
   return dir;
 }
 
-let session: Session;
+const session = useSession();
 let duck: Duck;
 
 beforeAll(async () => {
-  session = await Session.create({ conf: { 'sluice.executor.cores': 2 } });
   duck = await openDuck();
 }, 60_000);
-
-afterAll(async () => {
-  await session?.close();
-  removeTempDirs();
-});
 
 describe("Delta's golden tables", () => {
   for (const [table, g] of Object.entries(EXPECTED)) {
     it(`${table}: the latest version (${g.latestVersion}) holds the expected rows, with the table's columns`, async () => {
-      const df = session.read.format('delta').load(join(GOLDEN, table));
+      const df = session().read.format('delta').load(join(GOLDEN, table));
       expect(df.schema.map((f) => f.name)).toEqual(ddlColumns(g.schema).map(([name]) => name));
       expect(await rowsOf(df)).toEqual(expectedRows(table, g.rows));
     });
@@ -98,7 +92,7 @@ describe("Delta's golden tables", () => {
     if (older.length > 0) {
       it(`${table}: versionAsOf reads each earlier version (${older.map(([v]) => v).join(', ')}) to its rows`, async () => {
         for (const [v, rows] of older) {
-          const got = await rowsOf(session.read.format('delta').option('versionAsOf', Number(v)).load(join(GOLDEN, table)));
+          const got = await rowsOf(session().read.format('delta').option('versionAsOf', Number(v)).load(join(GOLDEN, table)));
           expect(got, `version ${v}`).toEqual(expectedRows(table, rows!));
         }
       });
@@ -107,9 +101,9 @@ describe("Delta's golden tables", () => {
 
   it('a table whose files VACUUM removed: the latest version reads, an older one fails naming a missing file', async () => {
     const table = join(GOLDEN, 'snapshot-vacuumed');
-    expect(await rowsOf(session.read.format('delta').load(table))).toHaveLength(20);
-    const e = await session.read
-      .format('delta')
+    expect(await rowsOf(session().read.format('delta').load(table))).toHaveLength(20);
+    const e = await session()
+      .read.format('delta')
       .option('versionAsOf', 0)
       .load(table)
       .collect()
@@ -125,22 +119,22 @@ describe("Delta's golden tables", () => {
     const table = goldenCopy('basic-with-inserts-deletes-checkpoint');
     for (let v = 0; v < 10; v++) rmSync(join(table, '_delta_log', `${String(v).padStart(20, '0')}.json`));
     const g = EXPECTED['basic-with-inserts-deletes-checkpoint']!;
-    expect(await rowsOf(session.read.format('delta').load(table))).toEqual(expectedRows('', g.rows));
-    expect(await rowsOf(session.read.format('delta').option('versionAsOf', 10).load(table))).toEqual(expectedRows('', g.versions!['10']!));
-    expect(thrown(() => session.read.format('delta').option('versionAsOf', 5).load(table))).toMatchObject({ code: 'DELTA_VERSION_NOT_FOUND' });
+    expect(await rowsOf(session().read.format('delta').load(table))).toEqual(expectedRows('', g.rows));
+    expect(await rowsOf(session().read.format('delta').option('versionAsOf', 10).load(table))).toEqual(expectedRows('', g.versions!['10']!));
+    expect(thrown(() => session().read.format('delta').option('versionAsOf', 5).load(table))).toMatchObject({ code: 'DELTA_VERSION_NOT_FOUND' });
   });
 
   it("timestampAsOf reads the latest version committed at or before that time (the commits' timestamps)", async () => {
     const table = join(GOLDEN, 'basic-with-inserts-deletes-checkpoint');
     const g = EXPECTED['basic-with-inserts-deletes-checkpoint']!;
     const at = (v: number): number => actionOf(commits(table)[v], 'commitInfo').timestamp as number;
-    const read = (t: number | string): Promise<string[]> => rowsOf(session.read.format('delta').option('timestampAsOf', t).load(table));
+    const read = (t: number | string): Promise<string[]> => rowsOf(session().read.format('delta').option('timestampAsOf', t).load(table));
     expect(await read(at(3))).toEqual(expectedRows('', g.versions!['3']!));
     expect(await read(new Date(at(4) + 1).toISOString())).toEqual(expectedRows('', g.versions!['4']!));
     expect(
       thrown(() =>
-        session.read
-          .format('delta')
+        session()
+          .read.format('delta')
           .option('timestampAsOf', at(0) - 1)
           .load(table),
       ),
@@ -148,10 +142,10 @@ describe("Delta's golden tables", () => {
   });
 
   it('refuses what it cannot read with coded errors naming the table, option or file', async () => {
-    const load = (path: string, opts: Record<string, string | number> = {}): unknown => session.read.format('delta').options(opts).load(path);
+    const load = (path: string, opts: Record<string, string | number> = {}): unknown => session().read.format('delta').options(opts).load(path);
     expect(thrown(() => load(join(GOLDEN, 'data-reader-map'), { versionAsOf: 1 }))).toMatchObject({ code: 'DELTA_VERSION_NOT_FOUND', option: 'versionAsOf' });
     expect(thrown(() => load(tempDir()))).toMatchObject({ code: 'DELTA_TABLE_NOT_FOUND' });
-    expect(thrown(() => session.read.format('delta').schema('id LONG').load(join(GOLDEN, 'data-reader-map')))).toMatchObject({
+    expect(thrown(() => session().read.format('delta').schema('id LONG').load(join(GOLDEN, 'data-reader-map')))).toMatchObject({
       code: 'INVALID_SCHEMA',
       option: 'schema',
     });
@@ -166,7 +160,7 @@ describe("Delta's golden tables", () => {
     const e = thrown(() => load(dv));
     expect(e).toMatchObject({ code: 'DELTA_UNSUPPORTED_FEATURE', file: dv });
     expect(String(e.message)).toContain('deletionVectors');
-    expect(await rowsOf(session.read.format('delta').option('versionAsOf', 1).load(dv))).toHaveLength(31);
+    expect(await rowsOf(session().read.format('delta').option('versionAsOf', 1).load(dv))).toHaveLength(31);
 
     // A commit that is not JSON lines of actions.
     const bad = goldenCopy('data-reader-escaped-chars');
@@ -186,8 +180,8 @@ let streams = 0;
 /** A memory stream and a query writing it to a Delta table; each call of `add` is one batch. */
 async function deltaWriter(table: string, ckpt: string, opts: { partitionBy?: string[]; compression?: string } = {}) {
   const name = `delta_in_${streams++}`;
-  const stream = session.memoryStream(name, EVENTS);
-  let writer = session.readStream.format('memory').load(name).writeStream.format('delta').option('checkpointLocation', ckpt);
+  const stream = session().memoryStream(name, EVENTS);
+  let writer = session().readStream.format('memory').load(name).writeStream.format('delta').option('checkpointLocation', ckpt);
   if (opts.partitionBy) writer = writer.partitionBy(...opts.partitionBy);
   if (opts.compression) writer = writer.option('compression', opts.compression);
   const q = await writer.start(table);
@@ -233,7 +227,7 @@ describe('the Delta sink', () => {
     expect(log.map((c) => actionOf(c, 'commitInfo').operation)).toEqual(['STREAMING UPDATE', 'STREAMING UPDATE', 'STREAMING UPDATE']);
 
     // Sluice reads it through its log; DuckDB reads its data files.
-    expect(await rowsOf(session.read.format('delta').load(table))).toEqual(range(0, 100));
+    expect(await rowsOf(session().read.format('delta').load(table))).toEqual(range(0, 100));
     const duckRows = await duck.rows(
       `SELECT id::DOUBLE AS id, name, score, day FROM read_parquet([${liveFiles(table)
         .map((f) => `'${f}'`)
@@ -254,7 +248,7 @@ describe('the Delta sink', () => {
     }
     expect(new Set(adds.map((a) => (a.partitionValues as { day: string }).day))).toEqual(new Set(['d0', 'd1', 'd2']));
     expect(actionOf(commits(table)[0], 'metaData').partitionColumns).toEqual(['day']);
-    expect(await rowsOf(session.read.format('delta').load(table))).toEqual(range(0, 30));
+    expect(await rowsOf(session().read.format('delta').load(table))).toEqual(range(0, 30));
     const duckRows = await duck.rows(
       `SELECT id::DOUBLE AS id, name, score, day FROM read_parquet([${liveFiles(table)
         .map((f) => `'${f}'`)
@@ -286,7 +280,7 @@ describe('the Delta sink', () => {
     const copy = join(tempDir('sluice-delta-ckpt-copy-'), 't');
     cpSync(table, copy, { recursive: true });
     for (let v = 0; v <= 10; v++) rmSync(join(copy, '_delta_log', `${String(v).padStart(20, '0')}.json`));
-    expect(await rowsOf(session.read.format('delta').load(copy))).toEqual(range(0, 120));
+    expect(await rowsOf(session().read.format('delta').load(copy))).toEqual(range(0, 120));
   });
 
   it('a replayed batch is skipped by its txn: the table gains no commit and no row', async () => {
@@ -298,8 +292,8 @@ describe('the Delta sink', () => {
     await w.q.stop();
     // As if the process died after the table's commit of batch 1 but before the checkpoint's.
     rmSync(join(ckpt, 'commits', '1'));
-    const q = await session.readStream
-      .format('memory')
+    const q = await session()
+      .readStream.format('memory')
       .load(`delta_in_${streams - 1}`)
       .writeStream.format('delta')
       .option('checkpointLocation', ckpt)
@@ -310,7 +304,7 @@ describe('the Delta sink', () => {
     expect(commits(table)).toHaveLength(2);
     expect(txnVersion(table, q.id)).toBe(1);
     expect(existsSync(join(ckpt, 'commits', '1'))).toBe(true);
-    expect(await rowsOf(session.read.format('delta').load(table))).toEqual(range(0, 25));
+    expect(await rowsOf(session().read.format('delta').load(table))).toEqual(range(0, 25));
   });
 
   it('a commit another writer took first is retried at the next version', async () => {
@@ -326,13 +320,13 @@ describe('the Delta sink', () => {
     await w.q.stop();
     const log = commits(table);
     expect(log.map((c) => actionsOf(c, 'txn')[0]?.version ?? null)).toEqual([0, null, 1]);
-    expect(await rowsOf(session.read.format('delta').load(table))).toEqual(range(0, 20));
+    expect(await rowsOf(session().read.format('delta').load(table))).toEqual(range(0, 20));
   });
 
   it('complete mode replaces the table each batch (removes and adds in one commit); update mode is refused, as Delta does', async () => {
     const table = join(tempDir('sluice-delta-complete-'), 't');
-    const stream = session.memoryStream(`delta_in_${streams++}`, EVENTS);
-    const counts = session.readStream.format('memory').load(stream.name).groupBy('day').count();
+    const stream = session().memoryStream(`delta_in_${streams++}`, EVENTS);
+    const counts = session().readStream.format('memory').load(stream.name).groupBy('day').count();
     await expect(counts.writeStream.format('delta').outputMode('update').option('checkpointLocation', tempDir()).start(table)).rejects.toMatchObject({
       code: 'UNSUPPORTED_OUTPUT_MODE',
       option: 'outputMode',
@@ -346,7 +340,7 @@ describe('the Delta sink', () => {
       await q.processAllAvailable();
     }
     await q.stop();
-    expect(await rowsOf(session.read.format('delta').load(table))).toEqual(['{"day":"d0","count":4}', '{"day":"d1","count":3}', '{"day":"d2","count":3}']);
+    expect(await rowsOf(session().read.format('delta').load(table))).toEqual(['{"day":"d0","count":4}', '{"day":"d1","count":3}', '{"day":"d2","count":3}']);
     const [, second] = commits(table);
     expect(actionsOf(second, 'remove').map((r) => r.path)).toEqual(actionsOf(commits(table)[0], 'add').map((a) => a.path));
     expect(actionOf(second, 'commitInfo')).toMatchObject({ isBlindAppend: false, operationParameters: { outputMode: 'Complete' } });
@@ -362,12 +356,14 @@ describe('the Delta sink', () => {
     const copy = join(tempDir(), 't');
     cpSync(table, copy, { recursive: true });
     rmSync(join(copy, '_delta_log', `${'1'.padStart(20, '0')}.json`));
-    const input = session.readStream.format('memory').load(`delta_in_${streams - 1}`);
+    const input = session()
+      .readStream.format('memory')
+      .load(`delta_in_${streams - 1}`);
     await expect(input.writeStream.format('delta').option('checkpointLocation', ckpt).start(copy)).rejects.toMatchObject({ code: 'SINK_CORRUPT' });
 
-    const other = session.memoryStream(`delta_other_${streams++}`, 'id LONG, note STRING');
+    const other = session().memoryStream(`delta_other_${streams++}`, 'id LONG, note STRING');
     await expect(
-      session.readStream.format('memory').load(other.name).writeStream.format('delta').option('checkpointLocation', tempDir()).start(table),
+      session().readStream.format('memory').load(other.name).writeStream.format('delta').option('checkpointLocation', tempDir()).start(table),
     ).rejects.toMatchObject({ code: 'TABLE_SCHEMA_MISMATCH', file: table });
     expect(commits(table)).toHaveLength(2);
   });
@@ -378,10 +374,10 @@ describe('the Delta sink', () => {
       const table = join(disk, 't');
       const ckpt = tempDir();
       const name = `delta_in_${streams++}`;
-      const stream = session.memoryStream(name, EVENTS);
+      const stream = session().memoryStream(name, EVENTS);
       // Rows of id 100 on are dropped: such a batch writes no part file, only its commit.
       const start = () =>
-        session.readStream.format('memory').load(name).where(col('id').lt(100)).writeStream.format('delta').option('checkpointLocation', ckpt).start(table);
+        session().readStream.format('memory').load(name).where(col('id').lt(100)).writeStream.format('delta').option('checkpointLocation', ckpt).start(table);
       const q = await start();
       stream.addData(Array.from({ length: 10 }, (_, k) => event(k)));
       await q.processAllAvailable();
@@ -408,7 +404,7 @@ describe('the Delta sink', () => {
       await again.stop();
       expect(commits(table)).toHaveLength(2);
       expect(txnVersion(table, again.id)).toBe(1);
-      expect(await rowsOf(session.read.format('delta').load(table))).toEqual(range(0, 10));
+      expect(await rowsOf(session().read.format('delta').load(table))).toEqual(range(0, 10));
     } finally {
       unmount(disk);
     }
@@ -420,7 +416,7 @@ describe('the Delta sink', () => {
 async function streamAll(df: DataFrame, name: string, ckpt = tempDir()): Promise<{ q: StreamingQuery; rows: string[] }> {
   const q = await df.writeStream.format('memory').queryName(name).option('checkpointLocation', ckpt).trigger(Trigger.AvailableNow()).start();
   await q.awaitTermination().catch(() => undefined); // a failed query: the caller reads q.exception
-  return { q, rows: (await session.memoryTable(name)).map((r) => JSON.stringify(plain(r))).sort() };
+  return { q, rows: (await session().memoryTable(name)).map((r) => JSON.stringify(plain(r))).sort() };
 }
 
 const ids = (from: number, to: number): string[] => Array.from({ length: to - from }, (_, k) => JSON.stringify({ id: from + k })).sort();
@@ -436,7 +432,7 @@ describe('the Delta source', () => {
         .flatMap((c) => actionsOf(c, 'add')).length;
 
     const ckpt = tempDir();
-    const source = (): DataFrame => session.readStream.format('delta').option('maxFilesPerTrigger', 1).load(table);
+    const source = (): DataFrame => session().readStream.format('delta').option('maxFilesPerTrigger', 1).load(table);
     const first = await streamAll(source(), 'delta_src_a', ckpt);
     expect(first.rows).toEqual(range(0, 30));
     expect(first.q.recentProgress).toHaveLength(files(3));
@@ -450,9 +446,9 @@ describe('the Delta source', () => {
     expect(second.q.lastProgress?.sources[0]?.endOffset).toMatchObject({ reservoirVersion: 3, isStartingVersion: false });
 
     // A byte cap of one byte still takes one file a batch; a large one takes them all.
-    const small = await streamAll(session.readStream.format('delta').option('maxBytesPerTrigger', 1).load(table), 'delta_src_c');
+    const small = await streamAll(session().readStream.format('delta').option('maxBytesPerTrigger', 1).load(table), 'delta_src_c');
     expect(small.q.recentProgress).toHaveLength(files(4));
-    const big = await streamAll(session.readStream.format('delta').option('maxBytesPerTrigger', '1g').load(table), 'delta_src_d');
+    const big = await streamAll(session().readStream.format('delta').option('maxBytesPerTrigger', '1g').load(table), 'delta_src_d');
     expect(big.q.recentProgress.map((p) => p.numInputRows)).toEqual([45]);
     expect(big.rows).toEqual(range(0, 45));
   });
@@ -461,7 +457,7 @@ describe('the Delta source', () => {
     const table = join(GOLDEN, 'basic-with-inserts-deletes-checkpoint');
     // v10-v12 append 50..79 (10 rows each); v13 deletes id >= 66 by rewriting a file.
     const from10 = (opts: Record<string, boolean> = {}): DataFrame =>
-      session.readStream.format('delta').option('startingVersion', 10).option('maxFilesPerTrigger', 1).options(opts).load(table);
+      session().readStream.format('delta').option('startingVersion', 10).option('maxFilesPerTrigger', 1).options(opts).load(table);
     const failed = await streamAll(from10(), 'delta_src_e');
     expect(failed.q.exception).toMatchObject({ code: 'DELTA_SOURCE_TABLE_IGNORE_CHANGES', option: 'skipChangeCommits' });
     expect(failed.rows).toEqual(ids(50, 80));
@@ -471,7 +467,7 @@ describe('the Delta source', () => {
     const changes = await streamAll(from10({ ignoreChanges: true }), 'delta_src_g');
     expect(changes.rows).toEqual([...ids(50, 80), ...ids(60, 66)].sort());
     // A version the log does not have.
-    const past = await streamAll(session.readStream.format('delta').option('startingVersion', 99).load(table), 'delta_src_g2');
+    const past = await streamAll(session().readStream.format('delta').option('startingVersion', 99).load(table), 'delta_src_g2');
     expect(past.q.exception).toMatchObject({ code: 'DELTA_VERSION_NOT_FOUND' });
   });
 
@@ -479,7 +475,7 @@ describe('the Delta source', () => {
     // only-checkpoint-files: v0 ten one-row files (0..9), v1 removes five of them, v2 appends 0..19.
     const table = join(GOLDEN, 'only-checkpoint-files');
     const source = (ignoreDeletes = false): DataFrame =>
-      session.readStream.format('delta').option('startingVersion', 0).option('ignoreDeletes', ignoreDeletes).load(table);
+      session().readStream.format('delta').option('startingVersion', 0).option('ignoreDeletes', ignoreDeletes).load(table);
     const failed = await streamAll(source(), 'delta_src_h');
     expect(failed.q.exception).toMatchObject({ code: 'DELTA_SOURCE_IGNORE_DELETE', option: 'ignoreDeletes' });
     expect(String(failed.q.exception?.message)).toContain('version 1');
@@ -497,18 +493,18 @@ describe('the Delta source', () => {
       cpSync(join(golden, '_delta_log', `${String(v).padStart(20, '0')}.json`), join(table, '_delta_log', `${String(v).padStart(20, '0')}.json`));
     commit(0);
     const ckpt = tempDir();
-    const q = await session.readStream
-      .format('delta')
+    const q = await session()
+      .readStream.format('delta')
       .load(table)
       .writeStream.format('memory')
       .queryName('delta_src_j')
       .option('checkpointLocation', ckpt)
       .start();
     await q.processAllAvailable();
-    expect((await session.memoryTable('delta_src_j')).map((r) => JSON.stringify(r)).sort()).toEqual(ids(0, 10));
+    expect((await session().memoryTable('delta_src_j')).map((r) => JSON.stringify(r)).sort()).toEqual(ids(0, 10));
     commit(1);
     await expect(q.awaitTermination(30_000)).rejects.toMatchObject({ code: 'DELTA_SCHEMA_CHANGED', file: table });
-    const after = await streamAll(session.readStream.format('delta').load(table), 'delta_src_k', ckpt);
+    const after = await streamAll(session().readStream.format('delta').load(table), 'delta_src_k', ckpt);
     expect(after.q.exception).toBeNull();
     expect(after.rows).toEqual(Array.from({ length: 10 }, (_, k) => JSON.stringify({ id: 10 + k, part: 10 + k })).sort());
   });

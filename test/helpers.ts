@@ -1,9 +1,10 @@
-/** Shared helpers of the end-to-end tests: temp dirs, input files with chosen mtimes, sink output. */
+/** Shared helpers of the end-to-end tests: a file's session, temp dirs, input files with chosen mtimes, sink output, deadlines. */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Session } from '@sluice/driver';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 
 const made: string[] = [];
 
@@ -38,6 +39,30 @@ export function parseDoc(text: string): Record<string, unknown> {
 /** The JSON document of the versioned checkpoint file at `path`. */
 export function readDoc(path: string): Record<string, unknown> {
   return parseDoc(readFileSync(path, 'utf8'));
+}
+
+/**
+ * The session of the tests of a file (or of the describe block that calls it), of the conf given (2
+ * cores unless it says otherwise): created before the first test, every query still active stopped
+ * after each test, closed after the last one, and then the temp dirs removed. Returns its accessor,
+ * to call inside the tests: `const session = useSession(); ... session().readStream`.
+ */
+export function useSession(conf: Record<string, unknown> = {}): () => Session {
+  let session: Session | undefined;
+  beforeAll(async () => {
+    session = await Session.create({ conf: { 'sluice.executor.cores': 2, ...conf } });
+  });
+  afterEach(async () => {
+    for (const q of session?.streams.active ?? []) await q.stop();
+  });
+  afterAll(async () => {
+    await session?.close();
+    removeTempDirs();
+  });
+  return () => {
+    if (session === undefined) throw new Error('useSession: the session exists inside the tests and hooks that run after its beforeAll');
+    return session;
+  };
 }
 
 /** Runs `fn` with a session of the conf given (2 cores unless it says otherwise), closed in a finally. */

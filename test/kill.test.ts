@@ -14,14 +14,12 @@ import { deltaRowCount, liveFiles, txnVersion } from './deltaLog.js';
 import { openDuck, type Duck } from './duckdb.js';
 import { jsonLines, removeTempDirs, sinkManifestFiles, tempDir, writeInput } from './helpers.js';
 import {
-  calibrate,
   committedRowCount,
   committedRows,
   expectCompleted,
   expectKilled,
-  killAndRestart,
+  killScenario,
   logState,
-  planKills,
   runChild as runKillChild,
   type ChildDirs,
   type ChildRun,
@@ -120,41 +118,26 @@ const duck = (): Promise<Duck> => (duckdb ??= openDuck());
 describe('SIGKILL and restart on the same checkpoint', () => {
   it.each(['json', 'parquet', 'delta'] as const)('10 kills at random moments, then a run to the end: every row exactly once (%s)', async (format) => {
     const dirs = scenarioDirs(format);
-
-    // Calibration: a clean run of the same input (own output and checkpoint) measures start-up
-    // (spawn to STARTED), the first batch (worker warm-up included) and the time per later batch,
-    // so that the kill moments scale with this machine (see calibrate in killHarness.ts).
-    const calDirs = { input: dirs.input, out: tempDir('sluice-kill-out-'), ckpt: tempDir('sluice-kill-ckpt-') };
-    const calRun = await runChild(calDirs, {}, format);
-    expectCompleted(calRun);
-    await expectExactlyOnce(calDirs.out, format);
-    const cal = calibrate(calRun);
-    expect(cal.numBatches).toBe(Math.ceil(NUM_FILES / 7));
-
-    // The kill moments are seeded (SLUICE_KILL_SEED replays another seed) and tied to the run's
-    // own phases (see planKills): 3 in 10 during start-up (module load, workers, lock, recovery),
-    // the others during one of the first 4 batches of the run (the first one is the replay of an
-    // uncommitted batch, when there is one), after STARTED or after the run's 1st-3rd commit.
-    const plan = planKills(0x5111ce, 10, cal, { startupShare: 0.3, batchPhases: 4 });
-
-    // Never refused, never failed: the lock of the killed run died with it, and the checkpoint it
-    // left behind is always readable (asserted by killAndRestart for every run).
     const rowCount = (): number => (format === 'delta' ? deltaRowCount(dirs.out) : committedRowCount(dirs.out));
-    const kills = await killAndRestart(CHILD, dirs, plan, () => ({ rows: rowCount() }), childEnv(format));
-
-    const final = await runChild(dirs, {}, format);
-    expectCompleted(final);
-    await expectExactlyOnce(dirs.out, format);
-    // Nothing planned is left uncommitted.
-    const end = logState(dirs.ckpt, dirs.out);
-    expect(end.commits).toEqual(end.offsets);
+    const { end } = await killScenario({
+      child: CHILD,
+      dirs,
+      env: childEnv(format),
+      // 3 in 10 during start-up (module load, workers, lock, recovery), the others during one of
+      // the first 4 batches of a run (the first one is the replay of an uncommitted batch, when
+      // there is one), after STARTED or after the run's 1st-3rd commit.
+      kills: { seed: 0x5111ce, count: 10, startupShare: 0.3, batchPhases: 4 },
+      batches: Math.ceil(NUM_FILES / 7),
+      // A Delta table's batches are in its log, not in manifests of the sink's own.
+      manifests: format !== 'delta',
+      expectOutput: (d) => expectExactlyOnce(d.out, format),
+      inspect: () => ({ rows: rowCount() }),
+      // Killed with rows still missing from the sink.
+      atLeastMidRun: 3,
+      midRun: (k) => k.rows < TOTAL_ROWS,
+    });
     // A Delta table's txn for the query is the last batch the checkpoint committed.
     if (format === 'delta') expect(txnVersion(dirs.out, queryId(dirs.ckpt))).toBe(end.commits.at(-1));
-
-    // The test is only worth something if kills landed while batches were being committed:
-    // some runs must have committed batches and still been killed before the end.
-    const midStream = kills.filter((k) => k.ended === 'SIGKILL' && k.commits > k.commitsBefore && k.rows < TOTAL_ROWS);
-    expect(midStream.length, 'kills that landed mid-stream').toBeGreaterThanOrEqual(3);
   });
 
   // n = 3: batches 0 and 1 commit, batch 2 dies at the point (29 batches in all).

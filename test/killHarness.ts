@@ -1,5 +1,6 @@
 /**
- * Shared harness of the crash tests (kill.test.ts, stateful-kill.test.ts): runs a query in a child
+ * Shared harness of the crash tests (kill, stateful-kill, transform-with-state-kill, nexmark-kill
+ * and redis): runs a query in a child
  * process (a fixture script taking `<inputDir> <outputDir> <checkpointDir>` and printing `STARTED`,
  * `BATCH <id>` per committed batch and `DONE <lastBatchId>`), SIGKILLs it at a chosen moment or
  * lets SLUICE_FAULT kill it at a fault point, restarts it on the same checkpoint, and inspects the
@@ -9,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { readSinkJson, sinkManifestFiles } from './helpers.js';
+import { readSinkJson, sinkManifestFiles, tempDir } from './helpers.js';
 
 /** A child that runs longer than this is hung (e.g. it did not exit after session.close()). */
 export const CHILD_TIME_LIMIT_MS = 60_000;
@@ -257,4 +258,72 @@ export async function killAndRestart<T extends object>(
   }
   console.table(kills);
   return kills;
+}
+
+// ---- the random-kill scenario ----------------------------------------------------------------------
+
+/** A query run to its end through seeded SIGKILLs at random moments: what `killScenario` needs. */
+export interface KillScenario<T extends object> {
+  /** The fixture script (see the top of this file). */
+  child: string;
+  /** The scenario's input (written) and its empty output and checkpoint. */
+  dirs: ChildDirs;
+  /** The child's environment (SLUICE_FAULT is never passed on). */
+  env?: NodeJS.ProcessEnv;
+  /** The default seed (SLUICE_KILL_SEED replays another), the number of kills and their spread: see planKills. */
+  kills: { seed: number; count: number; startupShare: number; batchPhases: number };
+  /** The batches a clean run makes, when the test knows them. */
+  batches?: number;
+  /** Whether the sink writes a manifest per batch (`_sluice_metadata`): then the end has one per batch. */
+  manifests?: boolean;
+  /** Asserts that the output in `dirs` is exactly what a completed run must leave. */
+  expectOutput: (dirs: ChildDirs) => void | Promise<void>;
+  /** Fields added to each kill's record; may assert on the state the killed run left. */
+  inspect?: (run: ChildRun, state: LogState) => T;
+  /**
+   * How many kills must have landed mid-run (a SIGKILL after the run committed batches, before the
+   * last one), so that the test is worth something; `midRun` narrows what counts as mid-run.
+   */
+  atLeastMidRun: number;
+  midRun?: (kill: KillRecord & T) => boolean;
+}
+
+/**
+ * The crash test of a query: a clean run of the same input (own output and checkpoint) must
+ * complete with the exact output and measures the run's phases; then the seeded kills, each
+ * followed by a restart on the same checkpoint (never refused, never failed: see killAndRestart);
+ * then a run to the end, whose output must be exact, with every planned batch committed once (and
+ * its sink manifest written). Enough kills must have landed mid-run. Returns the calibration, the
+ * kills' records and the logs at the end.
+ */
+export async function killScenario<T extends object = Record<never, never>>(
+  s: KillScenario<T>,
+): Promise<{ cal: Calibration; kills: Array<KillRecord & T>; end: LogState }> {
+  // Calibration: start-up (spawn to STARTED), the first batch (worker warm-up included) and the
+  // time per later batch, so that the kill moments scale with this machine (see calibrate).
+  const calDirs = { input: s.dirs.input, out: tempDir('sluice-kill-cal-out-'), ckpt: tempDir('sluice-kill-cal-ckpt-') };
+  const calRun = await runChild(s.child, calDirs, {}, s.env);
+  expectCompleted(calRun);
+  await s.expectOutput(calDirs);
+  const cal = calibrate(calRun);
+  if (s.batches !== undefined) expect(cal.numBatches, 'batches of a clean run').toBe(s.batches);
+
+  const plan = planKills(s.kills.seed, s.kills.count, cal, s.kills);
+  const kills = await killAndRestart(s.child, s.dirs, plan, s.inspect ?? (() => ({}) as T), s.env);
+
+  const final = await runChild(s.child, s.dirs, {}, s.env);
+  expectCompleted(final);
+  await s.expectOutput(s.dirs);
+  // Nothing planned is left uncommitted, and no batch was planned twice.
+  const end = logState(s.dirs.ckpt, s.dirs.out);
+  const all = Array.from({ length: cal.numBatches }, (_, i) => i);
+  expect(end.offsets, 'planned batches at the end').toEqual(all);
+  expect(end.commits, 'committed batches at the end').toEqual(all);
+  if (s.manifests ?? true) expect(end.manifests, 'sink manifests at the end').toEqual(all);
+
+  // The test is only worth something if kills landed while batches were being committed: runs
+  // that committed batches and were still killed before the end.
+  const midRun = kills.filter((k) => k.ended === 'SIGKILL' && k.commits > k.commitsBefore && k.commits < cal.numBatches && (s.midRun?.(k) ?? true));
+  expect(midRun.length, 'kills that landed mid-run').toBeGreaterThanOrEqual(s.atLeastMidRun);
+  return { cal, kills, end };
 }

@@ -8,27 +8,18 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { col, Session, Trigger, type StreamingQuery } from '@sluice/driver';
-import { jsonLines, readSinkJson, removeTempDirs, sleep, tempDir, writeInput } from './helpers.js';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { col, ManualClock, Session, Trigger, type StreamingQuery } from '@sluice/driver';
+import { jsonLines, readSinkJson, sleep, tempDir, useSession, waitUntil, writeInput } from './helpers.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/close-child.mjs', import.meta.url));
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const SCHEMA = 'id STRING, v LONG';
 
-let session: Session;
+const session = useSession();
 const children: ChildProcess[] = [];
-
-beforeAll(async () => {
-  session = await Session.create({ conf: { 'sluice.executor.cores': 2 } });
-});
-afterAll(async () => {
+afterAll(() => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  await session.close();
-  removeTempDirs();
-});
-afterEach(async () => {
-  for (const q of session.streams.active) await q.stop();
 });
 
 interface Child {
@@ -62,7 +53,7 @@ async function waitForLine(child: Child, line: string, timeoutMs = 30_000): Prom
   }
 }
 
-function fileQuery(input: string, ckpt: string, s: Session = session) {
+function fileQuery(input: string, ckpt: string, s: Session = session()) {
   return s.readStream.format('json').schema(SCHEMA).load(input).writeStream.format('json').option('checkpointLocation', ckpt);
 }
 
@@ -102,7 +93,7 @@ describe('session.close()', () => {
       .queryName('closing')
       .trigger(Trigger.ProcessingTime('20 milliseconds'))
       .start();
-    while (q.recentProgress.length < 1) await sleep(10);
+    await waitUntil(() => q.recentProgress.length >= 1, 'the first batch of the rate query');
     await s.close();
     expect(q.isActive).toBe(false);
     expect(q.exception).toBeNull();
@@ -146,8 +137,8 @@ describe('checkpoint lock', () => {
     const ckpt = tempDir();
     writeInput(input, 'bad.json', ['not json'], 1_000);
     const start = (mode: string) =>
-      session.readStream
-        .format('json')
+      session()
+        .readStream.format('json')
         .schema(SCHEMA)
         .option('mode', mode)
         .load(input)
@@ -179,7 +170,7 @@ describe('checkpoint lock', () => {
     await waitForLine(child, 'READY');
 
     await expect(fileQuery(input, ckpt).start(out)).rejects.toMatchObject({ code: 'CHECKPOINT_LOCKED', file: ckpt });
-    expect(session.streams.active).toHaveLength(0);
+    expect(session().streams.active).toHaveLength(0);
     expect(child.proc.exitCode).toBeNull(); // the holder is untouched
 
     child.proc.kill('SIGKILL');
@@ -204,7 +195,7 @@ describe('checkpoint lock', () => {
     const q1 = await fileQuery(input, ckpt).start(tempDir());
     await expect(fileQuery(input, ckpt).start(tempDir())).rejects.toMatchObject({ code: 'CHECKPOINT_LOCKED', file: ckpt });
     expect(q1.isActive).toBe(true);
-    expect(session.streams.active).toEqual([q1]);
+    expect(session().streams.active).toEqual([q1]);
   });
 });
 
@@ -212,23 +203,23 @@ describe('checkpoint lock', () => {
 
 describe('query manager, status and waiting', () => {
   it('streams.active and get(id) list the active queries only', async () => {
-    const a = session.memoryStream('mgr_a', SCHEMA);
-    const qa = await session.readStream.format('memory').load('mgr_a').writeStream.format('memory').queryName('mgr_a_out').start();
-    const qb = await session.readStream.format('memory').load('mgr_a').writeStream.format('memory').queryName('mgr_b_out').start();
-    expect(new Set(session.streams.active)).toEqual(new Set([qa, qb]));
-    expect(session.streams.get(qa.id)).toBe(qa);
-    expect(session.streams.get(qb.id)).toBe(qb);
-    expect(session.streams.get('no-such-id')).toBeNull();
+    const a = session().memoryStream('mgr_a', SCHEMA);
+    const qa = await session().readStream.format('memory').load('mgr_a').writeStream.format('memory').queryName('mgr_a_out').start();
+    const qb = await session().readStream.format('memory').load('mgr_a').writeStream.format('memory').queryName('mgr_b_out').start();
+    expect(new Set(session().streams.active)).toEqual(new Set([qa, qb]));
+    expect(session().streams.get(qa.id)).toBe(qa);
+    expect(session().streams.get(qb.id)).toBe(qb);
+    expect(session().streams.get('no-such-id')).toBeNull();
     expect(qa.id).not.toBe(qb.id);
     expect(qa.name).toBe('mgr_a_out');
     a.addData([{ id: 'x', v: 1 }]);
     await qa.processAllAvailable();
     await qa.stop();
-    expect(session.streams.active).toEqual([qb]);
-    expect(session.streams.get(qa.id)).toBeNull();
-    expect(session.streams.get(qb.id)).toBe(qb);
+    expect(session().streams.active).toEqual([qb]);
+    expect(session().streams.get(qa.id)).toBeNull();
+    expect(session().streams.get(qb.id)).toBe(qb);
     await qb.stop();
-    expect(session.streams.active).toEqual([]);
+    expect(session().streams.active).toEqual([]);
   });
 
   it('awaitAnyTermination resolves when a Trigger.Once query ends, and rejects with the error of a failing one', async () => {
@@ -281,8 +272,8 @@ describe('query manager, status and waiting', () => {
   });
 
   it('status has the Spark shape; awaitTermination(timeoutMs) gives false while running, true after stop', async () => {
-    const stream = session.memoryStream('status_in', SCHEMA);
-    const q = await session.readStream.format('memory').load('status_in').writeStream.format('memory').queryName('status_out').start();
+    const stream = session().memoryStream('status_in', SCHEMA);
+    const q = await session().readStream.format('memory').load('status_in').writeStream.format('memory').queryName('status_out').start();
     stream.addData([{ id: 'a', v: 1 }]);
     await q.processAllAvailable();
     const st = q.status;
@@ -317,8 +308,8 @@ describe('query manager, status and waiting', () => {
 
   it('stop() while a slow batch runs ends the query after that batch, which is committed', async () => {
     const batches: number[] = [];
-    const q = await session.readStream
-      .format('rate-micro-batch')
+    const q = await session()
+      .readStream.format('rate-micro-batch')
       .option('rowsPerBatch', 2)
       .load()
       .writeStream.foreachBatch(async (rows, id) => {
@@ -327,7 +318,7 @@ describe('query manager, status and waiting', () => {
         expect(rows).toHaveLength(2);
       })
       .start();
-    while (q.status.isDataAvailable !== true) await sleep(5);
+    await waitUntil(() => q.status.isDataAvailable === true, 'a batch to be running (status.isDataAvailable)');
     await q.stop();
     expect(q.isActive).toBe(false);
     expect(q.exception).toBeNull();
@@ -351,8 +342,8 @@ describe('triggers', () => {
     const out = tempDir();
     const ckpt = tempDir();
     fiveFiles(input);
-    const q = await session.readStream
-      .format('json')
+    const q = await session()
+      .readStream.format('json')
       .schema(SCHEMA)
       .option('maxFilesPerTrigger', 2)
       .load(input)
@@ -363,7 +354,7 @@ describe('triggers', () => {
     expect(await q.awaitTermination(30_000)).toBe(true);
     expect(q.isActive).toBe(false);
     expect(q.exception).toBeNull();
-    expect(session.streams.active).not.toContain(q);
+    expect(session().streams.active).not.toContain(q);
     expect(q.recentProgress.map((p) => [p.batchId, p.numInputRows])).toEqual([[0, 15]]);
     expect(readSinkJson(out)).toHaveLength(15);
     expect(readdirSync(join(ckpt, 'offsets'))).toEqual(['0']);
@@ -371,8 +362,8 @@ describe('triggers', () => {
 
     // Run Once again on the same checkpoint: only the new file, in one batch.
     writeInput(input, 'f5.json', jsonLines([{ id: 'f5', v: 50 }]), 2_000);
-    const q2 = await session.readStream
-      .format('json')
+    const q2 = await session()
+      .readStream.format('json')
       .schema(SCHEMA)
       .option('maxFilesPerTrigger', 2)
       .load(input)
@@ -388,8 +379,8 @@ describe('triggers', () => {
   it('Trigger.AvailableNow with maxFilesPerTrigger 2 over 5 files runs batches of 2, 2 and 1 files, then stops', async () => {
     const input = tempDir();
     fiveFiles(input);
-    const q = await session.readStream
-      .format('json')
+    const q = await session()
+      .readStream.format('json')
       .schema(SCHEMA)
       .option('maxFilesPerTrigger', 2)
       .load(input)
@@ -409,7 +400,7 @@ describe('triggers', () => {
       [1, 7],
       [2, 5],
     ]);
-    const rows = await session.memoryTable('available_now');
+    const rows = await session().memoryTable('available_now');
     expect(rows.map((r) => r.id)).not.toContain('late');
     expect(rows.map((r) => r.id)).not.toContain('later');
     expect(byV(rows).map((r) => r.v)).toEqual([0, 10, 11, 20, 21, 22, 30, 31, 32, 33, 40, 41, 42, 43, 44]);
@@ -417,18 +408,28 @@ describe('triggers', () => {
 
   it('Trigger.ProcessingTime spaces batches by its interval; a bad interval fails at the call', async () => {
     expect(() => Trigger.ProcessingTime('soon')).toThrow(expect.objectContaining({ code: 'INVALID_OPTION' }));
-    const times: number[] = [];
-    const q = await session.readStream
-      .format('rate-micro-batch')
+    // On a manual clock, a batch runs when the clock reaches its trigger time, and only then.
+    const clock = new ManualClock();
+    const batches: number[] = [];
+    const q = await session()
+      .readStream.format('rate-micro-batch')
       .option('rowsPerBatch', 1)
       .load()
-      .writeStream.foreachBatch(() => void times.push(Date.now()))
-      .trigger(Trigger.ProcessingTime('150 milliseconds'))
+      .writeStream.foreachBatch((_rows, id) => void batches.push(id))
+      .trigger(Trigger.ProcessingTime('150 milliseconds'), { clock })
       .start();
-    while (times.length < 3) await sleep(10);
+    await clock.allWaiting();
+    expect(batches).toEqual([0]);
+    await clock.advance(149);
+    expect(batches, '149 ms after the first trigger').toEqual([0]);
+    await clock.advance(1);
+    expect(batches, '150 ms after the first trigger').toEqual([0, 1]);
+    await clock.advance(149);
+    expect(batches, '299 ms after the first trigger').toEqual([0, 1]);
+    await clock.advance(1);
+    expect(batches, '300 ms after the first trigger').toEqual([0, 1, 2]);
     await q.stop();
-    const gaps = times.slice(1, 3).map((t, i) => t - (times[i] as number));
-    for (const g of gaps) expect(g).toBeGreaterThanOrEqual(120);
+    expect(q.exception).toBeNull();
   });
 });
 
@@ -436,9 +437,9 @@ describe('triggers', () => {
 
 describe('query names', () => {
   it('a second active query with the same name is refused with QUERY_NAME_IN_USE; the name is free after stop', async () => {
-    session.memoryStream('names_in', SCHEMA);
+    session().memoryStream('names_in', SCHEMA);
     const start = (): Promise<StreamingQuery> =>
-      session.readStream.format('memory').load('names_in').select(col('id')).writeStream.format('memory').queryName('dup_name').start();
+      session().readStream.format('memory').load('names_in').select(col('id')).writeStream.format('memory').queryName('dup_name').start();
     const q1 = await start();
     await expect(start()).rejects.toMatchObject({ code: 'QUERY_NAME_IN_USE', option: 'queryName' });
     // Also with another sink: names are unique among all active queries.
@@ -446,7 +447,7 @@ describe('query names', () => {
     const ckpt = tempDir();
     await expect(fileQuery(input, ckpt).queryName('dup_name').start(tempDir())).rejects.toMatchObject({ code: 'QUERY_NAME_IN_USE' });
     expect(existsSync(join(ckpt, 'offsets'))).toBe(false);
-    expect(session.streams.active).toEqual([q1]);
+    expect(session().streams.active).toEqual([q1]);
     await q1.stop();
     const q2 = await start();
     expect(q2.isActive).toBe(true);

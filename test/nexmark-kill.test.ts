@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { NexmarkGenerator } from '@sluice/executor';
 import { removeTempDirs, tempDir } from './helpers.js';
-import { calibrate, committedRows, expectCompleted, killAndRestart, logState, planKills, runChild as runKillChild, type ChildDirs } from './killHarness.js';
+import { committedRows, killScenario, type ChildDirs } from './killHarness.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/nexmark-kill-child.mjs', import.meta.url));
 
@@ -44,23 +44,17 @@ const dirs = (): ChildDirs => ({ input: tempDir('sluice-nexmark-unused-'), out: 
 
 describe('the nexmark source through SIGKILL', () => {
   it('8 kills at random moments, then a run to the end: every window exactly once, as the events make them', async () => {
-    const calDirs = dirs();
-    const calRun = await runKillChild(CHILD, calDirs);
-    expectCompleted(calRun);
-    expect(windowsOf(calDirs.out)).toEqual(expectedWindows(keptStart(calDirs.ckpt)));
-    const cal = calibrate(calRun);
-
-    const d = dirs();
-    const plan = planKills(0x4e58, 8, cal, { startupShare: 0.2, batchPhases: 4 });
-    const kills = await killAndRestart(CHILD, d, plan, (_run, state) => ({ manifests: state.manifests.length }));
-    const final = await runKillChild(CHILD, d);
-    expectCompleted(final);
-    const expected = expectedWindows(keptStart(d.ckpt));
-    expect(expected.length).toBeGreaterThanOrEqual(20);
-    expect(windowsOf(d.out)).toEqual(expected);
-    const all = Array.from({ length: cal.numBatches }, (_, i) => i);
-    expect(logState(d.ckpt, d.out)).toEqual({ offsets: all, commits: all, manifests: all });
-    const midRun = kills.filter((k) => k.ended === 'SIGKILL' && k.commits > k.commitsBefore && k.commits < cal.numBatches);
-    expect(midRun.length, 'kills that landed mid-run').toBeGreaterThanOrEqual(2);
+    await killScenario({
+      child: CHILD,
+      dirs: dirs(),
+      kills: { seed: 0x4e58, count: 8, startupShare: 0.2, batchPhases: 4 },
+      expectOutput: (d) => {
+        const expected = expectedWindows(keptStart(d.ckpt));
+        expect(expected.length).toBeGreaterThanOrEqual(20);
+        expect(windowsOf(d.out)).toEqual(expected);
+      },
+      inspect: (_run, state) => ({ manifests: state.manifests.length }),
+      atLeastMidRun: 2,
+    });
   });
 });

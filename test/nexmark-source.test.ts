@@ -7,26 +7,17 @@
  */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { NexmarkGenerator } from '@sluice/executor';
-import { col, count, expr, max, Session, sum, Trigger, window, type StreamingQuery } from '@sluice/driver';
-import { removeTempDirs, tempDir } from './helpers.js';
+import { col, count, expr, max, sum, Trigger, window, type StreamingQuery } from '@sluice/driver';
+import { tempDir, useSession } from './helpers.js';
 
-let session: Session;
-
-beforeAll(async () => {
-  session = await Session.create({ conf: { 'sluice.executor.cores': 2 } });
-});
-
-afterAll(async () => {
-  await session?.close();
-  removeTempDirs();
-});
+const session = useSession();
 
 const START = Date.UTC(2026, 0, 1);
 
 function bids(options: Record<string, string | number> = {}) {
-  const reader = session.readStream.format('nexmark').option('table', 'bid').option('eventsPerSecond', 1000).option('startTimestamp', START);
+  const reader = session().readStream.format('nexmark').option('table', 'bid').option('eventsPerSecond', 1000).option('startTimestamp', START);
   for (const [k, v] of Object.entries(options)) reader.option(k, v);
   return reader.load();
 }
@@ -55,19 +46,19 @@ describe('format nexmark', () => {
     for (const [key, value, option] of bad) {
       expect(
         () =>
-          session.readStream
-            .format('nexmark')
+          session()
+            .readStream.format('nexmark')
             .option(key, value as string)
             .load(),
         key,
       ).toThrow(expect.objectContaining({ option }));
     }
-    expect(() => session.readStream.format('nexmark').option('table', 'bids').load()).toThrow(expect.objectContaining({ code: 'INVALID_OPTION' }));
+    expect(() => session().readStream.format('nexmark').option('table', 'bids').load()).toThrow(expect.objectContaining({ code: 'INVALID_OPTION' }));
   });
 
   it("has Flink's columns: each table's, or all three as structs with event_type", () => {
     expect(bids().columns).toEqual(['auction', 'bidder', 'price', 'channel', 'url', 'dateTime', 'extra']);
-    expect(session.readStream.format('nexmark').load().columns).toEqual(['event_type', 'person', 'auction', 'bid', 'dateTime']);
+    expect(session().readStream.format('nexmark').load().columns).toEqual(['event_type', 'person', 'auction', 'bid', 'dateTime']);
   });
 
   it("caps a batch at maxOffsetsPerTrigger events and ends a bounded stream at maxEvents, with the generator's rows", async () => {
@@ -76,7 +67,7 @@ describe('format nexmark', () => {
     );
     expect(q.recentProgress.map((p) => p.sources[0]!.endOffset)).toEqual([{ events: 3000 }, { events: 6000 }, { events: 9000 }, { events: 10_000 }]);
     expect(q.recentProgress.map((p) => p.numInputRows)).toEqual([2760, 2760, 2760, 920]);
-    const rows = await session.memoryTable('capped');
+    const rows = await session().memoryTable('capped');
     const model = modelBids(10_000);
     expect(rows.map((r) => ({ ...r, dateTime: (r.dateTime as Date).getTime() }))).toEqual(model);
   });
@@ -104,7 +95,7 @@ describe('format nexmark', () => {
       const m = model.get(w) ?? { n: 0, total: 0, top: 0 };
       model.set(w, { n: m.n + 1, total: m.total + (b.price as number), top: Math.max(m.top, b.price as number) });
     }
-    const rows = await session.memoryTable('closed');
+    const rows = await session().memoryTable('closed');
     expect(new Map(rows.map((r) => [(r.window as { start: Date }).start.getTime(), { n: r.n, total: r.total, top: r.top }]))).toEqual(model);
     expect(rows).toHaveLength(5);
 
@@ -118,15 +109,15 @@ describe('format nexmark', () => {
         .start(),
     );
     expect(open.recentProgress[0]!.sources[0]!.endOffset).toEqual({ events: 50_000 });
-    expect((await session.memoryTable('open')).length).toBeLessThan(5);
+    expect((await session().memoryTable('open')).length).toBeLessThan(5);
   });
 
   it('keeps the start time of its first run in the checkpoint when none is given', async () => {
     const ckpt = tempDir('sluice-nexmark-ckpt-');
     const run = () =>
       runToEnd(
-        session.readStream
-          .format('nexmark')
+        session()
+          .readStream.format('nexmark')
           .option('table', 'bid')
           .option('eventsPerSecond', 1000)
           .option('maxOffsetsPerTrigger', 1000)
@@ -138,10 +129,10 @@ describe('format nexmark', () => {
           .start(),
       );
     await run();
-    const first = await session.memoryTable('restarted');
+    const first = await session().memoryTable('restarted');
     await new Promise((r) => setTimeout(r, 20));
     await run();
-    const rows = await session.memoryTable('restarted');
+    const rows = await session().memoryTable('restarted');
     expect(rows).toHaveLength(2 * 920);
     const start = (first[0]!.dateTime as Date).getTime() - (modelBids(50)[0]!.dateTime as number) + START;
     expect(rows.map((r) => (r.dateTime as Date).getTime())).toEqual(modelBids(2000, start).map((b) => b.dateTime));
@@ -169,10 +160,10 @@ describe('what the suite needed besides', () => {
     expect(q.exception).toBeNull();
     expect(readdirSync(out).sort()).toEqual(['_sluice_metadata', 'dt=2026-01-01']);
     expect(readdirSync(join(out, 'dt=2026-01-01'))).toEqual(['hm=00%3A00']);
-    const back = await session.read.format('json').load(out).collect();
+    const back = await session().read.format('json').load(out).collect();
     expect(
-      session.read
-        .format('json')
+      session()
+        .read.format('json')
         .load(out)
         .schema.map((f) => [f.name, f.type]),
     ).toEqual([
@@ -183,7 +174,7 @@ describe('what the suite needed besides', () => {
     ]);
     expect(back).toHaveLength(2760);
     expect(new Set(back.map((r) => `${(r.dt as Date).toISOString()} ${r.hm}`))).toEqual(new Set(['2026-01-01T00:00:00.000Z 00:00']));
-    const typed = await session.read.format('json').schema('auction LONG, price LONG, dt STRING, hm STRING').load(out).collect();
+    const typed = await session().read.format('json').schema('auction LONG, price LONG, dt STRING, hm STRING').load(out).collect();
     expect(typed.map((r) => r.price).sort()).toEqual(
       modelBids(3000)
         .map((b) => b.price)
@@ -208,7 +199,7 @@ describe('what the suite needed besides', () => {
   });
 
   it('joins on an equality of expressions, stream-static and stream-stream, as Spark plans them', async () => {
-    const side = session.createDataFrame(
+    const side = session().createDataFrame(
       Array.from({ length: 10 }, (_, k) => ({ key: k, label: `k${k}` })),
       'key LONG, label STRING',
     );
@@ -220,13 +211,13 @@ describe('what the suite needed besides', () => {
         .trigger(Trigger.AvailableNow())
         .start(),
     );
-    const joined = await session.memoryTable('exprKey');
+    const joined = await session().memoryTable('exprKey');
     expect(joined).toHaveLength(1840);
     expect(joined.every((r) => r.label === `k${(r.auction as number) % 10}`)).toBe(true);
     expect(Object.keys(joined[0]!)).toEqual(['auction', 'bidder', 'price', 'channel', 'url', 'dateTime', 'extra', 'key', 'label']);
 
-    const people = session.readStream
-      .format('nexmark')
+    const people = session()
+      .readStream.format('nexmark')
       .option('table', 'person')
       .option('eventsPerSecond', 1000)
       .option('startTimestamp', START)
@@ -235,13 +226,13 @@ describe('what the suite needed besides', () => {
     const pairs = bids({ maxEvents: 2000 }).join(people.select(col('id'), col('name')), expr('bidder + 0 = id * 1'), 'inner');
     await runToEnd(pairs.writeStream.format('memory').queryName('exprStreams').trigger(Trigger.AvailableNow()).start());
     const persons = new Set(new NexmarkGenerator({ table: 'person', seed: 0, eventsPerSecond: 1000, startTimestamp: START }).rows(0, 2000).map((p) => p.id));
-    expect((await session.memoryTable('exprStreams')).length).toBe(modelBids(2000).filter((b) => persons.has(b.bidder)).length);
+    expect((await session().memoryTable('exprStreams')).length).toBe(modelBids(2000).filter((b) => persons.has(b.bidder)).length);
   });
 
   it('SQL GROUP BY without an aggregate gives the distinct keys', async () => {
     bids({ maxEvents: 2000 }).createOrReplaceTempView('some_bids');
     await runToEnd(
-      session
+      session()
         .sql('SELECT channel FROM some_bids GROUP BY channel')
         .writeStream.format('memory')
         .queryName('channels')
@@ -249,7 +240,7 @@ describe('what the suite needed besides', () => {
         .trigger(Trigger.AvailableNow())
         .start(),
     );
-    const got = (await session.memoryTable('channels')).map((r) => r.channel).sort();
+    const got = (await session().memoryTable('channels')).map((r) => r.channel).sort();
     expect(got).toEqual([...new Set(modelBids(2000).map((b) => b.channel))].sort());
   });
 });

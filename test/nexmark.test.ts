@@ -7,13 +7,13 @@
  */
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Session, type StreamingQuery } from '@sluice/driver';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { StreamingQuery } from '@sluice/driver';
 // @ts-expect-error: the benchmark's plain JavaScript module, without types
 import { QUERIES } from '../bench/nexmark/queries.mjs';
 // @ts-expect-error: the benchmark's plain JavaScript module, without types
 import { checkResult, duckReadsOutput, duckRows, eventOptions, loadDuckTables, outputRows, runQuery, writeEventFiles } from '../bench/nexmark/harness.mjs';
-import { removeTempDirs, tempDir } from './helpers.js';
+import { tempDir, useSession } from './helpers.js';
 
 // DuckDB is the benchmark package's development dependency.
 const duckdb = createRequire(new URL('../bench/package.json', import.meta.url)).resolve('@duckdb/node-api');
@@ -30,7 +30,7 @@ interface Query {
   sink?: unknown;
 }
 
-let session: Session;
+const session = useSession();
 let con: { runAndReadAll(sql: string): Promise<unknown> };
 const expected = new Map<string, unknown[]>();
 
@@ -38,13 +38,7 @@ beforeAll(async () => {
   const { DuckDBInstance } = (await import(duckdb)) as { DuckDBInstance: { create(path: string): Promise<{ connect(): Promise<typeof con> }> } };
   con = await (await DuckDBInstance.create(':memory:')).connect();
   await loadDuckTables(con, writeEventFiles(join(tempDir('sluice-nexmark-'), 'events'), EVENTS));
-  session = await Session.create({ conf: { 'sluice.executor.cores': 2 } });
 }, 120_000);
-
-afterAll(async () => {
-  await session?.close();
-  removeTempDirs();
-});
 
 async function expectedOf(q: Query): Promise<unknown[]> {
   if (!expected.has(q.id)) expected.set(q.id, await duckRows(con, q));
@@ -56,9 +50,9 @@ describe('Nexmark q0-q22 against DuckDB', () => {
     for (const api of ['dataframe', 'sql'] as const) {
       it(`${q.id} (${api}) equals DuckDB's result`, async () => {
         const dir = tempDir(`sluice-nexmark-${q.id}-`);
-        const query: StreamingQuery = await runQuery(session, q, EVENTS, { api, dir });
+        const query: StreamingQuery = await runQuery(session(), q, EVENTS, { api, dir });
         expect(query.exception).toBeNull();
-        const rows = await outputRows(session, q, { api, dir });
+        const rows = await outputRows(session(), q, { api, dir });
         const want = await expectedOf(q);
         expect(want.length).toBeGreaterThan(0);
         expect(checkResult(q, rows, want)).toBeNull();

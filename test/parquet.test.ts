@@ -6,11 +6,11 @@
  */
 import { openSync, readFileSync, writeFileSync, writeSync, closeSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Session, Trigger, type StreamingQuery } from '@sluice/driver';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { Trigger, type StreamingQuery } from '@sluice/driver';
 import { schemaToDDL } from '@sluice/executor';
 import { openDuck, type Duck } from './duckdb.js';
-import { plain, removeTempDirs, tempDir } from './helpers.js';
+import { plain, tempDir, useSession } from './helpers.js';
 
 const N = 300;
 /** The codecs both DuckDB and Sluice write; Sluice also reads lz4 (READ_ONLY_CODECS). */
@@ -73,7 +73,7 @@ function expectedRow(i: number): Record<string, unknown> {
 const byI = (a: Record<string, unknown>, b: Record<string, unknown>): number => (a.i as number) - (b.i as number);
 
 let duck: Duck;
-let session: Session;
+const session = useSession();
 /** DUCK_TABLE as one file per codec. */
 let duckDir: string;
 /** DUCK_TABLE as an lz4 file, elsewhere. */
@@ -85,13 +85,7 @@ beforeAll(async () => {
   for (const codec of CODECS) await duck.run(`COPY (${DUCK_TABLE}) TO '${duckDir}/${codec}.parquet' (FORMAT parquet, COMPRESSION ${codec})`);
   lz4File = join(tempDir('sluice-parquet-lz4-'), 'lz4.parquet');
   await duck.run(`COPY (${DUCK_TABLE}) TO '${lz4File}' (FORMAT parquet, COMPRESSION lz4)`);
-  session = await Session.create({ conf: { 'sluice.executor.cores': 2 } });
 }, 60_000);
-
-afterAll(async () => {
-  await session?.close();
-  removeTempDirs();
-});
 
 async function runToEnd(q: StreamingQuery): Promise<void> {
   await q.awaitTermination();
@@ -99,22 +93,22 @@ async function runToEnd(q: StreamingQuery): Promise<void> {
 
 describe('Parquet written by DuckDB, read by Sluice', () => {
   it('takes the schema from the footer: every type as its Sluice type', () => {
-    expect(schemaToDDL(session.read.parquet(duckDir).schema)).toBe(DUCK_SCHEMA);
+    expect(schemaToDDL(session().read.parquet(duckDir).schema)).toBe(DUCK_SCHEMA);
   });
 
   for (const codec of [...CODECS, ...READ_ONLY_CODECS]) {
     it(`reads a ${codec} file to the exact values, nulls included`, async () => {
       const dir = tempDir('sluice-parquet-one-');
       writeFileSync(join(dir, 'data.parquet'), readFileSync(codec === 'lz4' ? lz4File : join(duckDir, `${codec}.parquet`)));
-      const rows = (await session.read.parquet(dir).collect()).map((r) => plain(r) as Record<string, unknown>).sort(byI);
+      const rows = (await session().read.parquet(dir).collect()).map((r) => plain(r) as Record<string, unknown>).sort(byI);
       expect(rows).toEqual(Array.from({ length: N }, (_, i) => expectedRow(i)));
     });
   }
 
   it('streams a directory of Parquet files with maxFilesPerTrigger, every row once', async () => {
     const out = tempDir('sluice-parquet-stream-');
-    const q = await session.readStream
-      .format('parquet')
+    const q = await session()
+      .readStream.format('parquet')
       .schema(DUCK_SCHEMA)
       .option('maxFilesPerTrigger', 2)
       .load(duckDir)
@@ -125,26 +119,26 @@ describe('Parquet written by DuckDB, read by Sluice', () => {
       .start();
     await runToEnd(q);
     expect(q.recentProgress.map((p) => p.numInputRows)).toEqual([2 * N, 2 * N, N]);
-    const rows = (await session.memoryTable('parquet_stream')).map((r) => plain(r) as Record<string, unknown>).sort(byI);
+    const rows = (await session().memoryTable('parquet_stream')).map((r) => plain(r) as Record<string, unknown>).sort(byI);
     expect(rows).toEqual(Array.from({ length: N }, (_, i) => expectedRow(i)).flatMap((r) => Array.from({ length: CODECS.length }, () => r)));
   });
 
   it('a streaming Parquet source needs a schema (SCHEMA_REQUIRED), as in Spark', () => {
-    expect(() => session.readStream.format('parquet').load(duckDir)).toThrow(expect.objectContaining({ code: 'SCHEMA_REQUIRED' }));
+    expect(() => session().readStream.format('parquet').load(duckDir)).toThrow(expect.objectContaining({ code: 'SCHEMA_REQUIRED' }));
   });
 });
 
 describe('a declared schema against the footer', () => {
   it('widens INT to BIGINT and DOUBLE, and reads a column the file lacks as null', async () => {
-    const rows = await session.read.schema('i BIGINT, sm DOUBLE, nope STRING').parquet(duckDir).filter('i < 2').collect();
+    const rows = await session().read.schema('i BIGINT, sm DOUBLE, nope STRING').parquet(duckDir).filter('i < 2').collect();
     expect(rows.sort((a, b) => (a.i as number) - (b.i as number))).toEqual(
       [0, 1].flatMap((i) => Array.from({ length: CODECS.length }, () => ({ i, sm: i, nope: null }))),
     );
   });
 
   it('a column of another type is INVALID_SCHEMA naming the column and the file', async () => {
-    const err = await session.read
-      .schema('i INT, s INT')
+    const err = await session()
+      .read.schema('i INT, s INT')
       .parquet(duckDir)
       .collect()
       .catch((e: unknown) => e);
@@ -156,9 +150,9 @@ describe('a declared schema against the footer', () => {
   it('reads only the wanted columns: a column of a type Sluice lacks is no obstacle until it is read', async () => {
     const dir = tempDir('sluice-parquet-time-');
     await duck.run(`COPY (SELECT i::INT AS i, TIME '12:34:56' AS t FROM range(3) t(i)) TO '${dir}/time.parquet' (FORMAT parquet)`);
-    expect(() => session.read.parquet(dir)).toThrow(expect.objectContaining({ code: 'PARQUET_UNSUPPORTED_TYPE', column: 't' }));
-    expect(await session.read.schema('i INT').parquet(dir).collect()).toEqual([{ i: 0 }, { i: 1 }, { i: 2 }]);
-    await expect(session.read.schema('i INT, t STRING').parquet(dir).collect()).rejects.toMatchObject({ code: 'PARQUET_UNSUPPORTED_TYPE', column: 't' });
+    expect(() => session().read.parquet(dir)).toThrow(expect.objectContaining({ code: 'PARQUET_UNSUPPORTED_TYPE', column: 't' }));
+    expect(await session().read.schema('i INT').parquet(dir).collect()).toEqual([{ i: 0 }, { i: 1 }, { i: 2 }]);
+    await expect(session().read.schema('i INT, t STRING').parquet(dir).collect()).rejects.toMatchObject({ code: 'PARQUET_UNSUPPORTED_TYPE', column: 't' });
   });
 });
 
@@ -186,16 +180,16 @@ describe('row groups and damage', () => {
   it('a filter on a column compared with a literal skips the row groups its statistics rule out', async () => {
     const { dir, file } = await damagedMiddleGroup();
     // The damaged group is never read: both filters rule it out by its min and max.
-    const high = await session.read
-      .parquet(dir)
+    const high = await session()
+      .read.parquet(dir)
       .filter(`i >= ${2 * GROUP}`)
       .collect();
     expect(high.map((r) => r.i)).toEqual(Array.from({ length: GROUP }, (_, k) => 2 * GROUP + k));
-    const low = await session.read.parquet(dir).filter('50 > i AND v IS NOT NULL').collect();
+    const low = await session().read.parquet(dir).filter('50 > i AND v IS NOT NULL').collect();
     expect(low.map((r) => r.i)).toEqual(Array.from({ length: 50 }, (_, k) => k));
     expect(
-      await session.read
-        .parquet(dir)
+      await session()
+        .read.parquet(dir)
         .filter(`i = ${GROUP + 5}`)
         .collect()
         .catch((e: unknown) => e),
@@ -206,13 +200,13 @@ describe('row groups and damage', () => {
     const dir = tempDir('sluice-parquet-bad-');
     const file = join(dir, 'bad.parquet');
     writeFileSync(file, 'this is not parquet, though its name says so');
-    expect(() => session.read.parquet(dir)).toThrow(expect.objectContaining({ code: 'PARQUET_CORRUPT', file }));
-    await expect(session.read.schema('i INT').parquet(dir).collect()).rejects.toMatchObject({ code: 'PARQUET_CORRUPT', file });
+    expect(() => session().read.parquet(dir)).toThrow(expect.objectContaining({ code: 'PARQUET_CORRUPT', file }));
+    await expect(session().read.schema('i INT').parquet(dir).collect()).rejects.toMatchObject({ code: 'PARQUET_CORRUPT', file });
     // A truncated file: the footer's length no longer fits.
     const good = readFileSync(join(duckDir, 'snappy.parquet'));
     writeFileSync(file, good.subarray(0, 20));
-    await expect(session.read.schema('i INT').parquet(dir).collect()).rejects.toMatchObject({ code: 'PARQUET_CORRUPT', file });
-    expect(await session.read.parquet(duckDir).filter('i = 1').collect()).toHaveLength(CODECS.length);
+    await expect(session().read.schema('i INT').parquet(dir).collect()).rejects.toMatchObject({ code: 'PARQUET_CORRUPT', file });
+    expect(await session().read.parquet(duckDir).filter('i = 1').collect()).toHaveLength(CODECS.length);
   });
 });
 
@@ -239,8 +233,8 @@ describe('the Parquet sink, read by DuckDB', () => {
     it(`writes ${codec} files that DuckDB reads to the values Sluice was given`, async () => {
       const dir = tempDir('sluice-parquet-sink-');
       const out = join(dir, 'out');
-      const q = await session.readStream
-        .schema(DUCK_SCHEMA)
+      const q = await session()
+        .readStream.schema(DUCK_SCHEMA)
         .parquet(duckDir)
         .writeStream.format('parquet')
         .option('compression', codec)
@@ -257,7 +251,7 @@ describe('the Parquet sink, read by DuckDB', () => {
       const wanted = Array.from({ length: N }, (_, i) => asDuckSees(expectedRow(i))).flatMap((r) => Array.from({ length: CODECS.length }, () => r));
       expect(seen).toEqual(wanted);
       // And through Sluice's own reader, by the sink's manifest.
-      expect((await session.read.parquet(out).collect()).map((r) => plain(r) as Record<string, unknown>).sort(byI)).toEqual(
+      expect((await session().read.parquet(out).collect()).map((r) => plain(r) as Record<string, unknown>).sort(byI)).toEqual(
         Array.from({ length: N }, (_, i) => expectedRow(i)).flatMap((r) => Array.from({ length: CODECS.length }, () => r)),
       );
     });
@@ -266,8 +260,8 @@ describe('the Parquet sink, read by DuckDB', () => {
   it('partitionBy writes Hive directories that Sluice and DuckDB read the partition column back from', async () => {
     const dir = tempDir('sluice-parquet-parts-');
     const out = join(dir, 'out');
-    const q = await session.readStream
-      .schema(DUCK_SCHEMA)
+    const q = await session()
+      .readStream.schema(DUCK_SCHEMA)
       .parquet(duckDir)
       .filter('s IS NOT NULL AND i < 30')
       .selectExpr('i', 's', 'CAST(i % 3 AS INT) AS part')
@@ -285,7 +279,7 @@ describe('the Parquet sink, read by DuckDB', () => {
     const want = Array.from({ length: 30 }, (_, i) => i)
       .filter((i) => i % 7 !== 0)
       .flatMap((i) => Array.from({ length: CODECS.length }, () => ({ i, s: `é-${i}`, part: i % 3 })));
-    const back = session.read.parquet(out);
+    const back = session().read.parquet(out);
     expect(schemaToDDL(back.schema)).toBe('i INT, s STRING, part INT');
     expect((await back.collect()).sort(byI)).toEqual(want);
     const seen = await duck.rows(`SELECT i, s, part::INT AS part FROM read_parquet('${out}/*/*.parquet', hive_partitioning = true) ORDER BY i`);
@@ -293,16 +287,16 @@ describe('the Parquet sink, read by DuckDB', () => {
   });
 
   it('refuses what Parquet cannot hold and an unknown codec, before the query starts', async () => {
-    const df = session.readStream.format('rate').load().selectExpr('value', "INTERVAL '1' DAY AS span");
+    const df = session().readStream.format('rate').load().selectExpr('value', "INTERVAL '1' DAY AS span");
     await expect(df.writeStream.format('parquet').option('checkpointLocation', tempDir()).start(tempDir())).rejects.toMatchObject({
       code: 'UNSUPPORTED_OPERATION',
       column: 'span',
     });
-    const ok = session.readStream.format('rate').load();
+    const ok = session().readStream.format('rate').load();
     await expect(ok.writeStream.format('parquet').option('compression', 'lzo').option('checkpointLocation', tempDir()).start(tempDir())).rejects.toMatchObject({
       code: 'INVALID_OPTION',
       option: 'compression',
     });
-    expect(session.streams.active).toEqual([]);
+    expect(session().streams.active).toEqual([]);
   });
 });

@@ -5,7 +5,7 @@
  * printed as Spark's SQL shell prints it. Then the same aggregates as Column calls in a grouped
  * query, and approx_count_distinct in windowed state across a restart.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   approx_count_distinct,
   bool_and,
@@ -19,21 +19,13 @@ import {
   min_by,
   percentile,
   percentile_approx,
-  Session,
   stddev,
   var_pop,
   window,
 } from '@sluice/driver';
-import { removeTempDirs, tempDir } from './helpers.js';
+import { tempDir, useSession } from './helpers.js';
 
-let session: Session;
-beforeAll(async () => {
-  session = await Session.create({ conf: { 'sluice.executor.cores': 2, 'sluice.sql.shuffle.partitions': 2 } });
-});
-afterAll(async () => {
-  await session.close();
-  removeTempDirs();
-});
+const session = useSession({ 'sluice.sql.shuffle.partitions': 2 });
 
 /** [aggregate SQL, the rows of Spark's VALUES table, Spark's printed result]; `x, y` tables have two columns. */
 const EXAMPLES: Array<[string, unknown[][], string]> = [
@@ -103,16 +95,21 @@ describe("Spark's aggregate examples through session.sql", () => {
     '#%i SELECT %s FROM VALUES %j gives %s',
     async (i, sql, rows, expected) => {
       const two = (rows[0] as unknown[]).length === 2;
-      const stream = session.memoryStream(
+      const stream = session().memoryStream(
         `agg_ex_${i}`,
         two ? 'x STRING, y INT' : `col ${typeof rows.flat().find((v) => v !== null) === 'boolean' ? 'BOOLEAN' : 'INT'}`,
       );
-      session.readStream.format('memory').load(`agg_ex_${i}`).createOrReplaceTempView('tab');
-      const q = await session.sql(`SELECT ${sql} AS result FROM tab`).writeStream.format('memory').queryName(`agg_ex_${i}_out`).outputMode('complete').start();
+      session().readStream.format('memory').load(`agg_ex_${i}`).createOrReplaceTempView('tab');
+      const q = await session()
+        .sql(`SELECT ${sql} AS result FROM tab`)
+        .writeStream.format('memory')
+        .queryName(`agg_ex_${i}_out`)
+        .outputMode('complete')
+        .start();
       try {
         stream.addData(rows.map((r) => (two ? { x: r[0], y: r[1] } : { col: r[0] })));
         await q.processAllAvailable();
-        const out = await session.memoryTable(`agg_ex_${i}_out`);
+        const out = await session().memoryTable(`agg_ex_${i}_out`);
         expect(out).toHaveLength(1);
         const v = out[0]!.result;
         // Spark prints a DOUBLE with its fraction (1.0), a collection as [a,b].
@@ -127,9 +124,9 @@ describe("Spark's aggregate examples through session.sql", () => {
 
 describe('the new aggregates as Column calls, by key, across batches', () => {
   it('merge across batches and partitions in update mode: each key has every value of every batch', async () => {
-    const stream = session.memoryStream('agg_cols', 'k STRING, v INT, ok BOOLEAN');
-    const q = await session.readStream
-      .format('memory')
+    const stream = session().memoryStream('agg_cols', 'k STRING, v INT, ok BOOLEAN');
+    const q = await session()
+      .readStream.format('memory')
       .load('agg_cols')
       .groupBy('k')
       .agg(
@@ -162,7 +159,7 @@ describe('the new aggregates as Column calls, by key, across batches', () => {
       { k: 'b', v: 5, ok: true },
     ]);
     await q.processAllAvailable();
-    const rows = (await session.memoryTable('agg_cols_out')).sort((x, y) => String(x.k).localeCompare(String(y.k)));
+    const rows = (await session().memoryTable('agg_cols_out')).sort((x, y) => String(x.k).localeCompare(String(y.k)));
     const a = rows[0]!;
     expect(a).toMatchObject({ k: 'a', first: 1, last: 4, maxv: 4, k2: 'a', big: 1, all_ok: true, n: 3 });
     expect(a.vs).toEqual([1, 2, 2, 4]);
@@ -176,9 +173,9 @@ describe('the new aggregates as Column calls, by key, across batches', () => {
 
 describe('percentile_approx past its accuracy', () => {
   it('keeps at most 2 × accuracy samples, and each answer within n / accuracy ranks of the exact one, across batches', async () => {
-    const stream = session.memoryStream('pct_many', 'k STRING, v INT');
-    const q = await session.readStream
-      .format('memory')
+    const stream = session().memoryStream('pct_many', 'k STRING, v INT');
+    const q = await session()
+      .readStream.format('memory')
       .load('pct_many')
       .groupBy('k')
       .agg(percentile_approx('v', [0.1, 0.5, 0.99], 100).alias('p'), percentile('v', 0.5).alias('exact'))
@@ -193,7 +190,7 @@ describe('percentile_approx past its accuracy', () => {
       stream.addData(values.slice(b * 5000, (b + 1) * 5000).map((v) => ({ k: 'a', v })));
       await q.processAllAvailable();
     }
-    const [row] = await session.memoryTable('pct_many_out');
+    const [row] = await session().memoryTable('pct_many_out');
     const p = row!.p as number[];
     // Value v is the v-th smallest (0..19999): its rank is v + 1; the exact rank is ceil(p × n).
     [0.1, 0.5, 0.99].forEach((pct, i) => {
@@ -209,8 +206,8 @@ describe('approx_count_distinct in windowed state', () => {
     const at = (minute: number) => new Date(Date.UTC(2024, 0, 1, 0, minute));
     const batches = [0, 1, 2].map((b) => Array.from({ length: 400 }, (_, i) => ({ user: `u${(b * 250 + i) % 900}`, ts: at(i % 10) })));
     const start = (name: string, ckpt: string) =>
-      session.readStream
-        .format('memory')
+      session()
+        .readStream.format('memory')
         .load(name)
         .withWatermark('ts', '1 hour')
         .groupBy(window('ts', '10 minutes'))
@@ -220,17 +217,17 @@ describe('approx_count_distinct in windowed state', () => {
         .outputMode('update')
         .option('checkpointLocation', ckpt)
         .start();
-    const whole = session.memoryStream('hll_whole', 'user STRING, ts TIMESTAMP');
+    const whole = session().memoryStream('hll_whole', 'user STRING, ts TIMESTAMP');
     const wholeQ = await start('hll_whole', tempDir());
     for (const b of batches) {
       whole.addData(b);
       await wholeQ.processAllAvailable();
     }
-    const expected = (await session.memoryTable('hll_whole_out')).at(-1)!.users as number;
+    const expected = (await session().memoryTable('hll_whole_out')).at(-1)!.users as number;
     await wholeQ.stop();
 
     const ckpt = tempDir();
-    const restarted = session.memoryStream('hll_restart', 'user STRING, ts TIMESTAMP');
+    const restarted = session().memoryStream('hll_restart', 'user STRING, ts TIMESTAMP');
     let q = await start('hll_restart', ckpt);
     restarted.addData(batches[0]!);
     restarted.addData(batches[1]!);
@@ -239,7 +236,7 @@ describe('approx_count_distinct in windowed state', () => {
     q = await start('hll_restart', ckpt);
     restarted.addData(batches[2]!);
     await q.processAllAvailable();
-    const rows = await session.memoryTable('hll_restart_out');
+    const rows = await session().memoryTable('hll_restart_out');
     const users = rows.at(-1)!.users as number;
     await q.stop();
     const truth = new Set(batches.flat().map((r) => r.user)).size;

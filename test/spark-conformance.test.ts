@@ -4,27 +4,20 @@
  * latestFirst and maxBytesPerTrigger (SPARK-46641), and complete mode, which runs no no-data
  * batches.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { col, Session, window } from '@sluice/driver';
-import { removeTempDirs, tempDir } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { col, window } from '@sluice/driver';
+import { tempDir, useSession } from './helpers.js';
 
 const DAY = 24 * 3_600_000;
 const MONTH = 31 * DAY;
 
-let session: Session;
-beforeAll(async () => {
-  session = await Session.create({ conf: { 'sluice.executor.cores': 2, 'sluice.sql.shuffle.partitions': 4 } });
-});
-afterAll(async () => {
-  await session.close();
-  removeTempDirs();
-});
+const session = useSession({ 'sluice.sql.shuffle.partitions': 4 });
 
 let streamNo = 0;
 function events() {
   const name = `conformance_${streamNo++}`;
-  const stream = session.memoryStream(name, 'id STRING, ts TIMESTAMP');
-  return { df: session.readStream.format('memory').load(name), add: (rows: Array<{ id: string; ts: number }>) => stream.addData(rows) };
+  const stream = session().memoryStream(name, 'id STRING, ts TIMESTAMP');
+  return { df: session().readStream.format('memory').load(name), add: (rows: Array<{ id: string; ts: number }>) => stream.addData(rows) };
 }
 
 describe('withWatermark with months and years (a month is 31 days, as in Spark)', () => {
@@ -84,7 +77,7 @@ describe('complete mode', () => {
       await q.processAllAvailable();
       // Spark: complete mode neither evicts nor drops, so no batch without data is due.
       expect(q.recentProgress.map((p) => p.numInputRows)).toEqual([1, 1]);
-      expect((await session.memoryTable('complete_no_data')).map((r) => r.count)).toEqual([1, 1]);
+      expect((await session().memoryTable('complete_no_data')).map((r) => r.count)).toEqual([1, 1]);
     } finally {
       await q.stop();
     }
@@ -133,7 +126,7 @@ describe('an aliased window grouped by its alias keeps the watermark (SPARK-2734
         add(b);
         await q.processAllAvailable();
       }
-      const rows = (await session.memoryTable(name)).map((r) => {
+      const rows = (await session().memoryTable(name)).map((r) => {
         const w = r.w as { start: Date; end: Date };
         return `${w.start.toISOString()}|${w.end.toISOString()}|${String(r.id)}|${String(r.count)}`;
       });
@@ -169,7 +162,7 @@ describe('an aliased window grouped by its alias keeps the watermark (SPARK-2734
         await q.processAllAvailable();
       }
       // The third row is late (its time is at or below the 20 s watermark): dropped, not emitted.
-      expect((await session.memoryTable('aliased_dedup')).map((r) => (r.t as Date).getTime() - T0)).toEqual([0, 30 * SEC]);
+      expect((await session().memoryTable('aliased_dedup')).map((r) => (r.t as Date).getTime() - T0)).toEqual([0, 30 * SEC]);
       expect(q.lastProgress?.stateOperators[0]?.numRowsDroppedByWatermark).toBe(1);
     } finally {
       await q.stop();

@@ -6,28 +6,23 @@
  * value is printed from its type. (The math, string and operator examples are in
  * packages/driver/src/api/sql/parseExpression.test.ts, checked as JavaScript values.)
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { exprType, rowToInternal } from '@sluice/executor';
-import { expr, Session } from '@sluice/driver';
+import { expr } from '@sluice/driver';
 // The evaluator and the printer are worker-side and test code that the executor package does not export.
 import { compileExpr } from '../packages/executor/src/expressions/compileExpr.js';
 import { hiveString } from '../packages/executor/src/expressions/exprTestKit.js';
+import { useSession } from './helpers.js';
 
 function printed(sql: string): string {
   const e = expr(sql).expr;
   return hiveString(compileExpr(e, [])({}), exprType(e, []));
 }
 
-let session: Session;
-beforeAll(async () => {
-  session = await Session.create({ conf: { 'sluice.executor.cores': 2 } });
-});
-afterAll(async () => {
-  await session.close();
-});
+const session = useSession();
 
 async function printedBySql(sql: string): Promise<string> {
-  const df = session.sql(`SELECT ${sql} AS r`);
+  const df = session().sql(`SELECT ${sql} AS r`);
   const rows = await df.collect();
   expect(rows).toHaveLength(1);
   return hiveString(rowToInternal(rows[0]!, df.schema).r, df.schema[0]!.type);
@@ -372,11 +367,11 @@ describe("Spark's function examples, as Spark prints them", () => {
   });
 
   it('VALUES tables and SELECT without FROM run as Spark plans them', async () => {
-    const rows = await session.sql("SELECT upper(b) AS u, a * 2 AS twice FROM VALUES (1, 'x'), (2, 'y') AS t(a, b) WHERE a > 1").collect();
+    const rows = await session().sql("SELECT upper(b) AS u, a * 2 AS twice FROM VALUES (1, 'x'), (2, 'y') AS t(a, b) WHERE a > 1").collect();
     expect(rows).toEqual([{ u: 'Y', twice: 4 }]);
-    expect(await session.sql('SELECT explode(array(10, 20))').collect()).toEqual([{ col: 10 }, { col: 20 }]);
-    expect(await session.sql('SELECT col1 + col2 AS s FROM VALUES (1, 2.5)').collect()).toEqual([{ s: 3.5 }]);
-    expect(() => session.sql('SELECT * FROM VALUES (1, 2), (3)')).toThrow(/NUM_COLUMNS_MISMATCH/);
+    expect(await session().sql('SELECT explode(array(10, 20))').collect()).toEqual([{ col: 10 }, { col: 20 }]);
+    expect(await session().sql('SELECT col1 + col2 AS s FROM VALUES (1, 2.5)').collect()).toEqual([{ s: 3.5 }]);
+    expect(() => session().sql('SELECT * FROM VALUES (1, 2), (3)')).toThrow(/NUM_COLUMNS_MISMATCH/);
   });
 
   it('a pattern with a week-based or unknown letter, and an unknown time zone, fail with their reason', () => {

@@ -4,29 +4,19 @@
  * count both ways, side by side on the same input, and projections, aggregates with HAVING, joins
  * and unions whose rows are checked one by one.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { col, expr, Session, window, count } from '@sluice/driver';
-import { jsonLines, removeTempDirs, tempDir, writeInput } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { col, expr, window, count } from '@sluice/driver';
+import { jsonLines, tempDir, useSession, writeInput } from './helpers.js';
 
-let session: Session;
-beforeAll(async () => {
-  session = await Session.create({ conf: { 'sluice.executor.cores': 2, 'sluice.sql.shuffle.partitions': 4 } });
-});
-afterAll(async () => {
-  await session.close();
-  removeTempDirs();
-});
-afterEach(async () => {
-  for (const q of session.streams.active) await q.stop();
-});
+const session = useSession({ 'sluice.sql.shuffle.partitions': 4 });
 
 const at = (minute: number) => new Date(Date.UTC(2024, 0, 1, 0, minute));
 const byJson = (rows: unknown[]) => rows.map((r) => JSON.stringify(r)).sort();
 
 describe('SQL text in DataFrame operators', () => {
   it("the seed query with expr(\"window(ts, '5 minutes')\") and expr('count(*) AS count') gives the Column query's rows", async () => {
-    const stream = session.memoryStream('sql_seed', 'id STRING, ts TIMESTAMP');
-    const df = session.readStream.format('memory').load('sql_seed').withWatermark('ts', '10 minutes');
+    const stream = session().memoryStream('sql_seed', 'id STRING, ts TIMESTAMP');
+    const df = session().readStream.format('memory').load('sql_seed').withWatermark('ts', '10 minutes');
     const start = (name: string, grouped: ReturnType<typeof df.groupBy>, agg: Parameters<typeof grouped.agg>[0]) =>
       grouped.agg(agg).writeStream.format('memory').queryName(name).outputMode('append').option('checkpointLocation', tempDir()).start();
     const withSql = await start('sql_seed_text', df.groupBy(expr("window(ts, '5 minutes')"), col('id')), expr('count(*) AS count'));
@@ -56,18 +46,18 @@ describe('SQL text in DataFrame operators', () => {
       await withSql.processAllAvailable();
       await withColumns.processAllAvailable();
     }
-    const text = await session.memoryTable('sql_seed_text');
+    const text = await session().memoryTable('sql_seed_text');
     expect(text.length).toBeGreaterThan(0);
-    expect(byJson(text)).toEqual(byJson(await session.memoryTable('sql_seed_columns')));
+    expect(byJson(text)).toEqual(byJson(await session().memoryTable('sql_seed_columns')));
     // Window [0, 5) of a: minutes 1 and 2 (the late minute 3 came after the watermark passed 5).
     expect(text).toContainEqual({ window: { start: at(0), end: at(5) }, id: 'a', count: 2 });
     expect(Object.keys(text[0] as object)).toEqual(['window', 'id', 'count']);
   });
 
   it('filter and selectExpr take SQL text: every row, each value as Spark computes it', async () => {
-    const stream = session.memoryStream('sql_rows', 'id STRING, v LONG');
-    const q = await session.readStream
-      .format('memory')
+    const stream = session().memoryStream('sql_rows', 'id STRING, v LONG');
+    const q = await session()
+      .readStream.format('memory')
       .load('sql_rows')
       .filter("v >= 5 AND id IS NOT NULL AND id NOT IN ('skip')")
       .where('v % 2 = 1')
@@ -77,7 +67,7 @@ describe('SQL text in DataFrame operators', () => {
       .start();
     stream.addData(Array.from({ length: 12 }, (_, v) => ({ id: v === 9 ? 'skip' : v === 11 ? null : `k${v}`, v })));
     await q.processAllAvailable();
-    const rows = (await session.memoryTable('sql_rows_out')).sort((a, b) => (a.v2 as number) - (b.v2 as number));
+    const rows = (await session().memoryTable('sql_rows_out')).sort((a, b) => (a.v2 as number) - (b.v2 as number));
     expect(rows).toEqual([
       { id: 'K5', v2: 10, size: 'small', '(v div 3)': 1, mid: false },
       { id: 'K7', v2: 14, size: 'small', '(v div 3)': 2, mid: true },
@@ -85,7 +75,7 @@ describe('SQL text in DataFrame operators', () => {
   });
 
   it('a text that does not parse fails where the DataFrame is built, with its code and position', () => {
-    const df = session.readStream.format('rate').load();
+    const df = session().readStream.format('rate').load();
     expect(() => df.filter('value >')).toThrow(expect.objectContaining({ code: 'PARSE_SYNTAX_ERROR', message: expect.stringContaining('(line 1, pos 7)') }));
     expect(() => df.selectExpr('frobnicate(value)')).toThrow(expect.objectContaining({ code: 'UNRESOLVED_ROUTINE' }));
     expect(() => df.selectExpr('count(*)')).toThrow(expect.objectContaining({ code: 'INVALID_EXPRESSION' }));
@@ -97,12 +87,12 @@ const sorted = (rows: Array<Record<string, unknown>>, key: string) => [...rows].
 
 describe('session.sql over temporary views', () => {
   it("the seed query as SQL: SELECT window, id, count(*) ... GROUP BY window(ts, '5 minutes'), id gives the Column query's rows", async () => {
-    const stream = session.memoryStream('sql_view_seed', 'id STRING, ts TIMESTAMP');
-    const df = session.readStream.format('memory').load('sql_view_seed').withWatermark('ts', '10 minutes');
+    const stream = session().memoryStream('sql_view_seed', 'id STRING, ts TIMESTAMP');
+    const df = session().readStream.format('memory').load('sql_view_seed').withWatermark('ts', '10 minutes');
     df.createOrReplaceTempView('events');
     const start = (name: string, frame: typeof df) =>
       frame.writeStream.format('memory').queryName(name).outputMode('append').option('checkpointLocation', tempDir()).start();
-    const viaSql = await start('sql_view_seed_sql', session.sql("SELECT window, id, count(*) AS count FROM events GROUP BY window(ts, '5 minutes'), id"));
+    const viaSql = await start('sql_view_seed_sql', session().sql("SELECT window, id, count(*) AS count FROM events GROUP BY window(ts, '5 minutes'), id"));
     const viaColumns = await start('sql_view_seed_columns', df.groupBy(window('ts', '5 minutes'), 'id').count());
     for (const b of [
       [
@@ -123,16 +113,16 @@ describe('session.sql over temporary views', () => {
       await viaSql.processAllAvailable();
       await viaColumns.processAllAvailable();
     }
-    const rows = await session.memoryTable('sql_view_seed_sql');
+    const rows = await session().memoryTable('sql_view_seed_sql');
     expect(rows.length).toBe(6);
-    expect(byJson(rows)).toEqual(byJson(await session.memoryTable('sql_view_seed_columns')));
+    expect(byJson(rows)).toEqual(byJson(await session().memoryTable('sql_view_seed_columns')));
     expect(Object.keys(rows[0] as object)).toEqual(['window', 'id', 'count']);
   });
 
   it('WHERE, computed items and aliases, qualified names: each row as Spark gives it', async () => {
-    const stream = session.memoryStream('sql_view_rows', 'id STRING, v LONG');
-    session.readStream.format('memory').load('sql_view_rows').createOrReplaceTempView('Readings');
-    const q = await session
+    const stream = session().memoryStream('sql_view_rows', 'id STRING, v LONG');
+    session().readStream.format('memory').load('sql_view_rows').createOrReplaceTempView('Readings');
+    const q = await session()
       .sql(
         "SELECT upper(r.id) AS id, v * 2 v2, v DIV 3, CASE WHEN v > 7 THEN 'big' ELSE 'small' END AS size FROM readings r WHERE r.v >= 5 AND id NOT IN ('skip')",
       )
@@ -141,7 +131,7 @@ describe('session.sql over temporary views', () => {
       .start();
     stream.addData(Array.from({ length: 10 }, (_, v) => ({ id: v === 6 ? 'skip' : `k${v}`, v })));
     await q.processAllAvailable();
-    expect(sorted(await session.memoryTable('sql_view_rows_out'), 'id')).toEqual([
+    expect(sorted(await session().memoryTable('sql_view_rows_out'), 'id')).toEqual([
       { id: 'K5', v2: 10, '(v div 3)': 1, size: 'small' },
       { id: 'K7', v2: 14, '(v div 3)': 2, size: 'small' },
       { id: 'K8', v2: 16, '(v div 3)': 2, size: 'big' },
@@ -150,9 +140,9 @@ describe('session.sql over temporary views', () => {
   });
 
   it('GROUP BY with aggregates inside expressions and HAVING on an aggregate, complete mode', async () => {
-    const stream = session.memoryStream('sql_view_groups', 'id STRING, v LONG');
-    session.readStream.format('memory').load('sql_view_groups').createOrReplaceTempView('groups_in');
-    const q = await session
+    const stream = session().memoryStream('sql_view_groups', 'id STRING, v LONG');
+    session().readStream.format('memory').load('sql_view_groups').createOrReplaceTempView('groups_in');
+    const q = await session()
       .sql('SELECT count(*) AS n, id, sum(v) + 1 AS s1, max(v) FROM groups_in GROUP BY id HAVING count(*) > 1 AND max(v) < 100')
       .writeStream.format('memory')
       .queryName('sql_view_groups_out')
@@ -167,10 +157,10 @@ describe('session.sql over temporary views', () => {
       { id: 'c', v: 100 },
     ]);
     await q.processAllAvailable();
-    expect(await session.memoryTable('sql_view_groups_out')).toEqual([{ n: 2, id: 'a', s1: 4, 'max(v)': 2 }]);
+    expect(await session().memoryTable('sql_view_groups_out')).toEqual([{ n: 2, id: 'a', s1: 4, 'max(v)': 2 }]);
     stream.addData([{ id: 'b', v: 6 }]);
     await q.processAllAvailable();
-    expect(sorted(await session.memoryTable('sql_view_groups_out'), 'id')).toEqual([
+    expect(sorted(await session().memoryTable('sql_view_groups_out'), 'id')).toEqual([
       { n: 2, id: 'a', s1: 4, 'max(v)': 2 },
       { n: 2, id: 'b', s1: 12, 'max(v)': 6 },
     ]);
@@ -186,29 +176,33 @@ describe('session.sql over temporary views', () => {
         { id: 'b', name: 'Bob' },
       ]),
     );
-    session.read.format('json').schema('id STRING, name STRING').load(usersDir).createOrReplaceTempView('users');
-    session.read.format('json').schema('id STRING, name STRING').load(usersDir).selectExpr('id AS pid', 'name').createOrReplaceTempView('people');
-    const s1 = session.memoryStream('sql_view_clicks', 'id STRING, page STRING');
-    const s2 = session.memoryStream('sql_view_clicks2', 'id STRING, page STRING');
-    session.readStream.format('memory').load('sql_view_clicks').createOrReplaceTempView('clicks');
-    session.readStream.format('memory').load('sql_view_clicks2').createOrReplaceTempView('clicks2');
-    const joined = await session.sql('SELECT id, name, page FROM clicks JOIN users USING (id)').writeStream.format('memory').queryName('sql_view_join').start();
-    const left = await session
+    session().read.format('json').schema('id STRING, name STRING').load(usersDir).createOrReplaceTempView('users');
+    session().read.format('json').schema('id STRING, name STRING').load(usersDir).selectExpr('id AS pid', 'name').createOrReplaceTempView('people');
+    const s1 = session().memoryStream('sql_view_clicks', 'id STRING, page STRING');
+    const s2 = session().memoryStream('sql_view_clicks2', 'id STRING, page STRING');
+    session().readStream.format('memory').load('sql_view_clicks').createOrReplaceTempView('clicks');
+    session().readStream.format('memory').load('sql_view_clicks2').createOrReplaceTempView('clicks2');
+    const joined = await session()
+      .sql('SELECT id, name, page FROM clicks JOIN users USING (id)')
+      .writeStream.format('memory')
+      .queryName('sql_view_join')
+      .start();
+    const left = await session()
       .sql('SELECT c.page, p.name FROM clicks2 c LEFT JOIN people p ON c.id = p.pid')
       .writeStream.format('memory')
       .queryName('sql_view_left')
       .start();
     // ON c.id = u.id: the right side's shared column is u.id after the join.
-    const onShared = session.sql("SELECT c.id, u.name, c.page FROM clicks c JOIN users u ON c.id = u.id AND u.name <> 'nobody'");
+    const onShared = session().sql("SELECT c.id, u.name, c.page FROM clicks c JOIN users u ON c.id = u.id AND u.name <> 'nobody'");
     expect(onShared.columns).toEqual(['id', 'name', 'page']);
-    expect(session.sql('SELECT * FROM clicks c JOIN users u ON c.id = u.id').columns).toEqual(['id', 'page', 'u.id', 'name']);
+    expect(session().sql('SELECT * FROM clicks c JOIN users u ON c.id = u.id').columns).toEqual(['id', 'page', 'u.id', 'name']);
     const onSharedQ = await onShared.writeStream.format('memory').queryName('sql_view_on_shared').start();
     // alias.* is that relation's columns (a USING key once), in its order.
-    expect(session.sql('SELECT u.*, c.page FROM clicks c JOIN users u USING (id)').columns).toEqual(['id', 'name', 'page']);
-    expect(session.sql('SELECT c.* FROM clicks2 c LEFT JOIN people p ON c.id = p.pid').columns).toEqual(['id', 'page']);
-    expect(session.sql('SELECT p.* FROM clicks2 c LEFT JOIN people p ON c.id = p.pid').columns).toEqual(['pid', 'name']);
-    expect(() => session.sql('SELECT q.* FROM clicks c')).toThrow(expect.objectContaining({ code: 'UNRESOLVED_COLUMN' }));
-    const unioned = await session
+    expect(session().sql('SELECT u.*, c.page FROM clicks c JOIN users u USING (id)').columns).toEqual(['id', 'name', 'page']);
+    expect(session().sql('SELECT c.* FROM clicks2 c LEFT JOIN people p ON c.id = p.pid').columns).toEqual(['id', 'page']);
+    expect(session().sql('SELECT p.* FROM clicks2 c LEFT JOIN people p ON c.id = p.pid').columns).toEqual(['pid', 'name']);
+    expect(() => session().sql('SELECT q.* FROM clicks c')).toThrow(expect.objectContaining({ code: 'UNRESOLVED_COLUMN' }));
+    const unioned = await session()
       .sql("SELECT id, page FROM clicks WHERE page = 'home' UNION ALL SELECT id, upper(page) AS page FROM clicks2")
       .writeStream.format('memory')
       .queryName('sql_view_union')
@@ -223,19 +217,19 @@ describe('session.sql over temporary views', () => {
       { id: 'y', page: 'faq' },
     ]);
     for (const q of [joined, left, unioned, onSharedQ]) await q.processAllAvailable();
-    expect(sorted(await session.memoryTable('sql_view_on_shared'), 'id')).toEqual([
+    expect(sorted(await session().memoryTable('sql_view_on_shared'), 'id')).toEqual([
       { id: 'a', name: 'Ann', page: 'home' },
       { id: 'b', name: 'Bob', page: 'cart' },
     ]);
-    expect(sorted(await session.memoryTable('sql_view_join'), 'id')).toEqual([
+    expect(sorted(await session().memoryTable('sql_view_join'), 'id')).toEqual([
       { id: 'a', name: 'Ann', page: 'home' },
       { id: 'b', name: 'Bob', page: 'cart' },
     ]);
-    expect(sorted(await session.memoryTable('sql_view_left'), 'name')).toEqual([
+    expect(sorted(await session().memoryTable('sql_view_left'), 'name')).toEqual([
       { page: 'faq', name: 'Bob' },
       { page: 'faq', name: null },
     ]);
-    expect(sorted(await session.memoryTable('sql_view_union'), 'id')).toEqual([
+    expect(sorted(await session().memoryTable('sql_view_union'), 'id')).toEqual([
       { id: 'a', page: 'home' },
       { id: 'b', page: 'FAQ' },
       { id: 'x', page: 'home' },
@@ -244,9 +238,9 @@ describe('session.sql over temporary views', () => {
   });
 
   it('SELECT DISTINCT is a deduplication of the selected columns across batches', async () => {
-    const stream = session.memoryStream('sql_distinct', 'id STRING, v LONG');
-    session.readStream.format('memory').load('sql_distinct').createOrReplaceTempView('distinct_in');
-    const q = await session
+    const stream = session().memoryStream('sql_distinct', 'id STRING, v LONG');
+    session().readStream.format('memory').load('sql_distinct').createOrReplaceTempView('distinct_in');
+    const q = await session()
       .sql('SELECT DISTINCT id, v % 2 AS odd FROM distinct_in')
       .writeStream.format('memory')
       .queryName('sql_distinct_out')
@@ -265,7 +259,7 @@ describe('session.sql over temporary views', () => {
       { id: 'c', v: 1 },
     ]);
     await q.processAllAvailable();
-    expect(byJson(await session.memoryTable('sql_distinct_out'))).toEqual(
+    expect(byJson(await session().memoryTable('sql_distinct_out'))).toEqual(
       byJson([
         { id: 'a', odd: 1 },
         { id: 'b', odd: 0 },
@@ -276,32 +270,32 @@ describe('session.sql over temporary views', () => {
   });
 
   it('names what is wrong: an unknown view, a view registered twice, ORDER BY and LIMIT, an aggregate in WHERE', () => {
-    session.readStream.format('rate').load().createOrReplaceTempView('ticks');
-    expect(() => session.sql('SELECT * FROM nowhere')).toThrow(
+    session().readStream.format('rate').load().createOrReplaceTempView('ticks');
+    expect(() => session().sql('SELECT * FROM nowhere')).toThrow(
       expect.objectContaining({ code: 'TABLE_OR_VIEW_NOT_FOUND', message: expect.stringContaining('`nowhere`') }),
     );
-    expect(() => session.readStream.format('rate').load().createTempView('TICKS')).toThrow(
+    expect(() => session().readStream.format('rate').load().createTempView('TICKS')).toThrow(
       expect.objectContaining({ code: 'TEMP_TABLE_OR_VIEW_ALREADY_EXISTS' }),
     );
-    expect(session.sql('SELECT * FROM Ticks').columns).toEqual(['timestamp', 'value']);
+    expect(session().sql('SELECT * FROM Ticks').columns).toEqual(['timestamp', 'value']);
     // Unaliased items are named as Spark names them, an aggregate by its own name even where it is also aliased.
-    expect(session.sql('SELECT count(*) AS n, count(*) + 1, value % 2 AS k, max(value) FROM ticks GROUP BY value % 2').columns).toEqual([
+    expect(session().sql('SELECT count(*) AS n, count(*) + 1, value % 2 AS k, max(value) FROM ticks GROUP BY value % 2').columns).toEqual([
       'n',
       '(count(1) + 1)',
       'k',
       'max(value)',
     ]);
-    expect(() => session.sql('SELECT value FROM ticks ORDER BY value')).toThrow(
+    expect(() => session().sql('SELECT value FROM ticks ORDER BY value')).toThrow(
       expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', message: expect.stringContaining('ORDER') }),
     );
-    expect(() => session.sql('SELECT value FROM ticks LIMIT 3')).toThrow(
+    expect(() => session().sql('SELECT value FROM ticks LIMIT 3')).toThrow(
       expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', message: expect.stringContaining('LIMIT') }),
     );
-    expect(() => session.sql('SELECT value FROM ticks WHERE count(*) > 1')).toThrow(expect.objectContaining({ code: 'INVALID_EXPRESSION' }));
-    expect(() => session.sql('SELECT value FROM ticks UNION SELECT value FROM ticks')).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION' }));
-    expect(() => session.sql('SELECT value FROM ticks WHERE')).toThrow(expect.objectContaining({ code: 'PARSE_SYNTAX_ERROR' }));
-    expect(() => session.sql('SELECT nope FROM ticks')).toThrow(expect.objectContaining({ code: 'UNRESOLVED_COLUMN' }));
-    expect(session.dropTempView('ticks')).toBe(true);
-    expect(() => session.sql('SELECT * FROM ticks')).toThrow(expect.objectContaining({ code: 'TABLE_OR_VIEW_NOT_FOUND' }));
+    expect(() => session().sql('SELECT value FROM ticks WHERE count(*) > 1')).toThrow(expect.objectContaining({ code: 'INVALID_EXPRESSION' }));
+    expect(() => session().sql('SELECT value FROM ticks UNION SELECT value FROM ticks')).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION' }));
+    expect(() => session().sql('SELECT value FROM ticks WHERE')).toThrow(expect.objectContaining({ code: 'PARSE_SYNTAX_ERROR' }));
+    expect(() => session().sql('SELECT nope FROM ticks')).toThrow(expect.objectContaining({ code: 'UNRESOLVED_COLUMN' }));
+    expect(session().dropTempView('ticks')).toBe(true);
+    expect(() => session().sql('SELECT * FROM ticks')).toThrow(expect.objectContaining({ code: 'TABLE_OR_VIEW_NOT_FOUND' }));
   });
 });

@@ -15,15 +15,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { col, lit, Session, Trigger, udf, window, type DataFrame, type StreamingQueryProgress } from '@sluice/driver';
 import { jsonLines, parseDoc, removeTempDirs, tempDir, writeInput } from './helpers.js';
 import {
-  calibrate,
   committedRows,
   expectCompleted,
   expectKilled,
-  killAndRestart,
+  killScenario,
   logIds,
   logState,
   mulberry32,
-  planKills,
   runChild as runKillChild,
   type ChildDirs,
   type ChildRun,
@@ -294,39 +292,26 @@ describe('the model', () => {
 describe('SIGKILL and restart of a windowed aggregation on the same checkpoint', () => {
   it('15 kills at random moments, then a run to the end: every closed window once, with its count', async () => {
     const dirs = scenarioDirs();
-
-    const calDirs = { input: dirs.input, out: tempDir('sluice-skill-out-'), ckpt: tempDir('sluice-skill-ckpt-') };
-    const calRun = await runChild(calDirs);
-    expectCompleted(calRun);
-    expectFinalOutput(calDirs.out);
-    const cal = calibrate(calRun);
-    expect(cal.numBatches).toBe(NUM_BATCHES);
-
-    // 1 in 4 during start-up (module load, workers, lock, recovery, shard opening), the others
-    // during the first 3 batches of a run: each restart gets about one batch further, so the 15
-    // kills spread over the 22 batches rather than bunching at the start.
-    const plan = planKills(0x5ba7e, 15, cal, { startupShare: 0.25, batchPhases: 3 });
-    const kills = await killAndRestart(CHILD, dirs, plan, (run, state) => {
-      // Whatever the moment of death, the committed sink batches hold exactly what they should.
-      const manifests = expectSinkConsistent(dirs.out, `after the run killed at ${run.ms} ms`);
-      expect(
-        state.commits.every((id) => manifests.includes(id)),
-        'a committed batch has its sink batch',
-      ).toBe(true);
-      return { manifests: manifests.length, rows: committedRows(dirs.out).length };
+    await killScenario({
+      child: CHILD,
+      dirs,
+      // 1 in 4 during start-up (module load, workers, lock, recovery, shard opening), the others
+      // during the first 3 batches of a run: each restart gets about one batch further, so the 15
+      // kills spread over the 22 batches rather than bunching at the start.
+      kills: { seed: 0x5ba7e, count: 15, startupShare: 0.25, batchPhases: 3 },
+      batches: NUM_BATCHES,
+      expectOutput: (d) => expectFinalOutput(d.out),
+      inspect: (run, state) => {
+        // Whatever the moment of death, the committed sink batches hold exactly what they should.
+        const manifests = expectSinkConsistent(dirs.out, `after the run killed at ${run.ms} ms`);
+        expect(
+          state.commits.every((id) => manifests.includes(id)),
+          'a committed batch has its sink batch',
+        ).toBe(true);
+        return { manifests: manifests.length, rows: committedRows(dirs.out).length };
+      },
+      atLeastMidRun: 5,
     });
-
-    const final = await runChild(dirs);
-    expectCompleted(final);
-    expectFinalOutput(dirs.out);
-    const end = logState(dirs.ckpt, dirs.out);
-    expect(end.commits).toEqual(end.offsets);
-    expect(end.commits).toHaveLength(NUM_BATCHES);
-
-    // Only worth something if kills landed while batches were being committed: runs that
-    // committed batches and were still killed before the end.
-    const midRun = kills.filter((k) => k.ended === 'SIGKILL' && k.commits > k.commitsBefore && k.commits < NUM_BATCHES);
-    expect(midRun.length, 'kills that landed mid-run').toBeGreaterThanOrEqual(5);
   });
 
   // n = 8: batches 0-6 commit, batch 7 dies at the point (each worker commits its shard once a

@@ -5,23 +5,16 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { avg, col, count, max, min, Session, sum, window, type DataFrame, type OutputMode, type StreamingQuery } from '@sluice/driver';
-import { removeTempDirs, tempDir, withSession } from './helpers.js';
+import { tempDir, useSession, withSession } from './helpers.js';
 
 const MIN = 60_000;
 const T0 = Date.UTC(2024, 0, 1);
 const at = (minute: number) => new Date(T0 + minute * MIN);
 const iso = (ms: number) => new Date(ms).toISOString();
 
-let session: Session;
-beforeAll(async () => {
-  session = await Session.create({ conf: { 'sluice.executor.cores': 2, 'sluice.sql.shuffle.partitions': 8 } });
-});
-afterAll(async () => {
-  await session.close();
-  removeTempDirs();
-});
+const session = useSession({ 'sluice.sql.shuffle.partitions': 8 });
 
 type Event = { id: string; minute: number; v?: number | null };
 
@@ -83,8 +76,8 @@ function normalize(rows: Array<Record<string, unknown>>) {
 let streamNo = 0;
 function eventsStream() {
   const name = `events_${streamNo++}`;
-  const stream = session.memoryStream(name, 'id STRING, ts TIMESTAMP, v LONG');
-  const df = session.readStream.format('memory').load(name);
+  const stream = session().memoryStream(name, 'id STRING, ts TIMESTAMP, v LONG');
+  const df = session().readStream.format('memory').load(name);
   const add = (events: Event[]) => stream.addData(events.map((e) => ({ id: e.id, ts: at(e.minute), v: e.v ?? null })));
   return { df, add };
 }
@@ -136,7 +129,7 @@ describe('windowed aggregation with a watermark', () => {
     const q = await seedQuery(df, 'append', 'seed_append');
     await runBatches(q, add, SEED_BATCHES);
     const expected = model(SEED_BATCHES, 5, 5, 10);
-    expect(normalize(await session.memoryTable('seed_append'))).toEqual(byJson(expected.appended));
+    expect(normalize(await session().memoryTable('seed_append'))).toEqual(byJson(expected.appended));
     const progress = q.recentProgress;
     const dropped = progress.reduce((s, p) => s + (p.stateOperators[0]?.numRowsDroppedByWatermark ?? 0), 0);
     expect(dropped).toBe(expected.dropped);
@@ -156,7 +149,7 @@ describe('windowed aggregation with a watermark', () => {
     for (const b of SEED_BATCHES) {
       add(b);
       await q.processAllAvailable();
-      const rows = await session.memoryTable('seed_update');
+      const rows = await session().memoryTable('seed_update');
       outputs.push(rows.slice(seen));
       seen = rows.length;
     }
@@ -171,7 +164,7 @@ describe('windowed aggregation with a watermark', () => {
     await runBatches(q, add, SEED_BATCHES);
     // Without eviction every row counts, the late ones too.
     const expected = model(SEED_BATCHES, 5, 5, 1e9);
-    expect(normalize(await session.memoryTable('seed_complete'))).toEqual(byJson(expected.all));
+    expect(normalize(await session().memoryTable('seed_complete'))).toEqual(byJson(expected.all));
     await q.stop();
   });
 
@@ -187,7 +180,7 @@ describe('windowed aggregation with a watermark', () => {
       .start();
     await runBatches(q, add, SEED_BATCHES);
     const expected = model(SEED_BATCHES, 10, 5, 10);
-    expect(normalize(await session.memoryTable('sliding'))).toEqual(byJson(expected.appended));
+    expect(normalize(await session().memoryTable('sliding'))).toEqual(byJson(expected.appended));
     await q.stop();
   });
 });
@@ -213,7 +206,7 @@ describe('aggregates', () => {
         { id: null as unknown as string, minute: 5, v: 7 },
       ],
     ]);
-    const rows = (await session.memoryTable('aggs')).sort((x, y) => String(x.id).localeCompare(String(y.id)));
+    const rows = (await session().memoryTable('aggs')).sort((x, y) => String(x.id).localeCompare(String(y.id)));
     expect(rows).toEqual([
       { id: 'a', n: 3, nv: 2, 'sum(v)': 8, 'avg(v)': 4, 'min(v)': 3, 'max(v)': 5 },
       { id: 'b', n: 1, nv: 0, 'sum(v)': null, 'avg(v)': null, 'min(v)': null, 'max(v)': null },
@@ -240,7 +233,7 @@ describe('aggregates', () => {
         { id: 'b', minute: 3 },
       ],
     ]);
-    expect(await session.memoryTable('post_ops')).toEqual([{ id: 'a', count: 2, double: 4 }]);
+    expect(await session().memoryTable('post_ops')).toEqual([{ id: 'a', count: 2, double: 4 }]);
     await q.stop();
   });
 });
@@ -260,7 +253,7 @@ describe('deduplication', () => {
         { id: 'c', minute: 4 },
       ],
     ]);
-    const rows = await session.memoryTable('dedup');
+    const rows = await session().memoryTable('dedup');
     expect(rows.map((r) => r.id).sort()).toEqual(['a', 'b', 'c']);
     expect(q.lastProgress?.stateOperators[0]).toMatchObject({ operatorName: 'dedupe', numRowsTotal: 3 });
     await q.stop();
@@ -282,7 +275,7 @@ describe('deduplication', () => {
         { id: 'c', minute: 25 },
       ],
     ]);
-    const rows = (await session.memoryTable('dedup_wm')).map((r) => `${r.id}@${(r.ts as Date).toISOString().slice(11, 16)}`);
+    const rows = (await session().memoryTable('dedup_wm')).map((r) => `${r.id}@${(r.ts as Date).toISOString().slice(11, 16)}`);
     expect(rows.sort()).toEqual(['a@00:01', 'a@00:30', 'b@00:02', 'c@00:25']);
     const dropped = q.recentProgress.reduce((s, p) => s + (p.stateOperators[0]?.numRowsDroppedByWatermark ?? 0), 0);
     expect(dropped).toBe(1);
@@ -306,7 +299,7 @@ describe('deduplication', () => {
       // Watermark 20 now: a's state (expiring at 1 + 10 = 11) is gone, so a is new again.
       [{ id: 'a', minute: 31 }],
     ]);
-    const rows = (await session.memoryTable('dedup_within')).map((r) => `${r.id}@${(r.ts as Date).toISOString().slice(11, 16)}`);
+    const rows = (await session().memoryTable('dedup_within')).map((r) => `${r.id}@${(r.ts as Date).toISOString().slice(11, 16)}`);
     expect(rows.sort()).toEqual(['a@00:01', 'a@00:31', 'b@00:30']);
     expect(q.lastProgress?.stateOperators[0]?.operatorName).toBe('dedupeWithinWatermark');
     await q.stop();

@@ -1,24 +1,14 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { col, lit, Session, Trigger, udf, upper, when, type StreamingQueryListener } from '@sluice/driver';
-import { jsonLines, readSinkJson, removeTempDirs, tempDir, writeInput } from './helpers.js';
+import { jsonLines, readSinkJson, tempDir, useSession, waitUntil, writeInput } from './helpers.js';
 
 const UDFS = new URL('./fixtures/udfs.mjs', import.meta.url).href;
 const CRASHING = new URL('./fixtures/crashing-udfs.mjs', import.meta.url).href;
 const SCHEMA = 'id STRING, v DOUBLE, ts TIMESTAMP';
 
-let session: Session;
-beforeAll(async () => {
-  session = await Session.create({ conf: { 'sluice.executor.cores': 2 } });
-});
-afterAll(async () => {
-  await session.close();
-  removeTempDirs();
-});
-afterEach(async () => {
-  for (const q of session.streams.active) await q.stop();
-});
+const session = useSession();
 
 function events(n: number, from = 0): Array<Record<string, unknown>> {
   return Array.from({ length: n }, (_, i) => ({
@@ -35,8 +25,8 @@ describe('file source to JSON sink', () => {
     const ckpt = tempDir();
     for (let f = 0; f < 4; f++) writeInput(input, `f${f}.json`, jsonLines(events(10, f * 10)), 1_000 + f);
 
-    const query = await session.readStream
-      .format('json')
+    const query = await session()
+      .readStream.format('json')
       .schema(SCHEMA)
       .load(input)
       .filter(col('v').geq(5))
@@ -91,7 +81,7 @@ describe('file source to JSON sink', () => {
     const out = tempDir();
     const ckpt = tempDir();
     writeInput(input, 'a.json', jsonLines(events(4)), 1_000);
-    const start = () => session.readStream.format('json').schema(SCHEMA).load(input).writeStream.format('json').option('checkpointLocation', ckpt).start(out);
+    const start = () => session().readStream.format('json').schema(SCHEMA).load(input).writeStream.format('json').option('checkpointLocation', ckpt).start(out);
     const q1 = await start();
     await q1.processAllAvailable();
     await q1.stop();
@@ -113,7 +103,7 @@ describe('file source to JSON sink', () => {
     const input = tempDir();
     const ckpt = tempDir();
     const start = () =>
-      session.readStream.format('json').schema(SCHEMA).load(input).writeStream.format('json').option('checkpointLocation', ckpt).start(tempDir());
+      session().readStream.format('json').schema(SCHEMA).load(input).writeStream.format('json').option('checkpointLocation', ckpt).start(tempDir());
     const q1 = await start();
     await expect(start()).rejects.toMatchObject({ code: 'CHECKPOINT_LOCKED', file: ckpt });
     await q1.stop();
@@ -125,11 +115,17 @@ describe('file source to JSON sink', () => {
     const input = tempDir();
     const out = tempDir();
     writeInput(input, 'a.json', jsonLines(events(6)), 1_000);
-    const q = await session.readStream.format('json').schema(SCHEMA).load(input).writeStream.format('json').option('checkpointLocation', tempDir()).start(out);
+    const q = await session()
+      .readStream.format('json')
+      .schema(SCHEMA)
+      .load(input)
+      .writeStream.format('json')
+      .option('checkpointLocation', tempDir())
+      .start(out);
     await q.processAllAvailable();
     await q.stop();
     writeFileSync(join(out, 'part-99999-00000-stray.json'), '{"id":"stray","v":-1}\n');
-    const rows = await session.read.format('json').schema(SCHEMA).load(out).collect();
+    const rows = await session().read.format('json').schema(SCHEMA).load(out).collect();
     expect(rows).toHaveLength(6);
     expect(rows.map((r) => r.v).sort()).toEqual([0, 1, 2, 3, 4, 5]);
     expect(rows[0]?.ts).toBeInstanceOf(Date);
@@ -141,8 +137,8 @@ describe('executors', () => {
     const input = tempDir();
     for (let f = 0; f < 8; f++) writeInput(input, `f${f}.json`, jsonLines(events(200, f * 200)), 1_000 + f);
     const threadId = udf(UDFS, 'threadId', 'long');
-    const q = await session.readStream
-      .format('json')
+    const q = await session()
+      .readStream.format('json')
       .schema(SCHEMA)
       .load(input)
       .select(threadId().alias('tid'))
@@ -150,7 +146,7 @@ describe('executors', () => {
       .queryName('threads')
       .start();
     await q.processAllAvailable();
-    const ids = new Set((await session.memoryTable('threads')).map((r) => r.tid));
+    const ids = new Set((await session().memoryTable('threads')).map((r) => r.tid));
     expect(ids.size).toBeGreaterThanOrEqual(2);
     expect([...ids].every((t) => typeof t === 'number' && t > 0)).toBe(true);
     await q.stop();
@@ -161,8 +157,8 @@ describe('executors', () => {
     const marker = join(tempDir(), 'crashed');
     writeInput(input, 'a.json', jsonLines(events(10)), 1_000);
     const crashOnce = udf(CRASHING, 'crashOnce', 'double');
-    const q = await session.readStream
-      .format('json')
+    const q = await session()
+      .readStream.format('json')
       .schema(SCHEMA)
       .load(input)
       .select(crashOnce(col('v'), lit(marker)).alias('v'))
@@ -171,7 +167,7 @@ describe('executors', () => {
       .start();
     await q.processAllAvailable();
     expect(existsSync(marker)).toBe(true);
-    expect((await session.memoryTable('crash_once')).map((r) => r.v).sort((a, b) => (a as number) - (b as number))).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect((await session().memoryTable('crash_once')).map((r) => r.v).sort((a, b) => (a as number) - (b as number))).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     await q.stop();
   });
 
@@ -237,9 +233,9 @@ describe('a worker out of heap', () => {
 
 describe('memory, rate-micro-batch and foreachBatch', () => {
   it('memory stream to memory sink keeps batch order and SQL null semantics', async () => {
-    const stream = session.memoryStream('mem_in', 'id STRING, v LONG');
-    const q = await session.readStream
-      .format('memory')
+    const stream = session().memoryStream('mem_in', 'id STRING, v LONG');
+    const q = await session()
+      .readStream.format('memory')
       .load('mem_in')
       .withColumn('big', col('v').gt(10))
       .withColumn('label', when(col('v').isNull(), 'none').otherwise(upper(col('id'))))
@@ -254,7 +250,7 @@ describe('memory, rate-micro-batch and foreachBatch', () => {
     await q.processAllAvailable();
     stream.addData([{ id: null, v: 20 }]);
     await q.processAllAvailable();
-    expect(await session.memoryTable('mem_out')).toEqual([
+    expect(await session().memoryTable('mem_out')).toEqual([
       { id: 'a', v: 5, big: false, label: 'A' },
       { id: 'b', v: null, big: null, label: 'none' },
       { id: null, v: 20, big: true, label: null },
@@ -265,8 +261,8 @@ describe('memory, rate-micro-batch and foreachBatch', () => {
 
   it('rate-micro-batch gives rowsPerBatch rows per batch derived from offsets', async () => {
     const batches: Array<{ id: number; values: number[]; times: number[] }> = [];
-    const q = await session.readStream
-      .format('rate-micro-batch')
+    const q = await session()
+      .readStream.format('rate-micro-batch')
       .option('rowsPerBatch', 5)
       .option('startTimestamp', 1_000_000)
       .option('advanceMillisPerBatch', 250)
@@ -280,7 +276,7 @@ describe('memory, rate-micro-batch and foreachBatch', () => {
       })
       .trigger(Trigger.ProcessingTime('10 milliseconds'))
       .start();
-    while (batches.length < 3) await new Promise((r) => setTimeout(r, 10));
+    await waitUntil(() => batches.length >= 3, 'three batches of the rate-micro-batch query');
     await q.stop();
     expect(batches.slice(0, 3)).toEqual([
       { id: 0, values: [0, 1, 2, 3, 4], times: [1_000_000] },
@@ -290,11 +286,11 @@ describe('memory, rate-micro-batch and foreachBatch', () => {
   });
 
   it('rate source generates rowsPerSecond rows a second with increasing values', async () => {
-    const q = await session.readStream.format('rate').option('rowsPerSecond', 100).load().writeStream.format('memory').queryName('rate_out').start();
+    const q = await session().readStream.format('rate').option('rowsPerSecond', 100).load().writeStream.format('memory').queryName('rate_out').start();
     await new Promise((r) => setTimeout(r, 600));
     await q.processAllAvailable();
     await q.stop();
-    const rows = await session.memoryTable('rate_out');
+    const rows = await session().memoryTable('rate_out');
     const values = rows.map((r) => r.value as number).sort((a, b) => a - b);
     expect(values.length).toBeGreaterThanOrEqual(40);
     expect(values).toEqual(Array.from({ length: values.length }, (_, i) => i));

@@ -12,17 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { jsonLines, removeTempDirs, tempDir, writeInput } from './helpers.js';
-import {
-  calibrate,
-  committedRows,
-  expectCompleted,
-  killAndRestart,
-  logState,
-  mulberry32,
-  planKills,
-  runChild as runKillChild,
-  type ChildDirs,
-} from './killHarness.js';
+import { committedRows, expectCompleted, killScenario, mulberry32, runChild as runKillChild, type ChildDirs } from './killHarness.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/tws-kill-child.mjs', import.meta.url));
 const SLUICE = fileURLToPath(new URL('../packages/driver/dist/cli/sluice.js', import.meta.url));
@@ -117,21 +107,14 @@ describe('transformWithState through SIGKILL and a repartition', () => {
 
   it('10 kills at random moments, then a run to the end: every row and every fired timer exactly once, two state rows per user', async () => {
     const dirs = scenarioDirs();
-    const calDirs = { input: dirs.input, out: tempDir('sluice-tws-out-'), ckpt: tempDir('sluice-tws-ckpt-') };
-    const calRun = await runChild(calDirs);
-    expectCompleted(calRun);
-    expect(committedRows(calDirs.out).map(rowKey).sort()).toEqual(EXPECTED);
-    const cal = calibrate(calRun);
-
-    const plan = planKills(0x7116, 10, cal, { startupShare: 0.2, batchPhases: 3 });
-    const kills = await killAndRestart(CHILD, dirs, plan, (_run, state) => ({ manifests: state.manifests.length }));
-    const final = await runChild(dirs);
-    expectCompleted(final);
-    expect(committedRows(dirs.out).map(rowKey).sort()).toEqual(EXPECTED);
-    const all = Array.from({ length: cal.numBatches }, (_, i) => i);
-    expect(logState(dirs.ckpt, dirs.out)).toEqual({ offsets: all, commits: all, manifests: all });
-    const midRun = kills.filter((k) => k.ended === 'SIGKILL' && k.commits > k.commitsBefore && k.commits < cal.numBatches);
-    expect(midRun.length, 'kills that landed mid-run').toBeGreaterThanOrEqual(3);
+    await killScenario({
+      child: CHILD,
+      dirs,
+      kills: { seed: 0x7116, count: 10, startupShare: 0.2, batchPhases: 3 },
+      expectOutput: (d) => expect(committedRows(d.out).map(rowKey).sort()).toEqual(EXPECTED),
+      inspect: (_run, state) => ({ manifests: state.manifests.length }),
+      atLeastMidRun: 3,
+    });
     const state = stateKeys(dirs.ckpt);
     expect(state.operator).toBe('transformWithStateExec');
     // Spark's rows: per user its count and its list of recent seqs.
