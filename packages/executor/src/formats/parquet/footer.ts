@@ -5,8 +5,6 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { parquetMetadata, type AsyncBuffer, type FileMetaData } from 'hyparquet';
 import { SluiceError } from '@sluice/state';
-import type { Schema } from '../../schema/types.js';
-import { fileColumns } from './fileSchema.js';
 
 /** Engine-form values from hyparquet's decoding: times as epoch ms, dates as days. */
 export const PARSERS = {
@@ -63,33 +61,11 @@ export function openParquet(path: string): number {
   }
 }
 
-function withFile<T>(path: string, fn: (file: AsyncBuffer) => T): T {
+export function withFile<T>(path: string, fn: (file: AsyncBuffer) => T): T {
   const fd = openParquet(path);
   try {
     return fn(fileBuffer(fd));
   } finally {
     closeSync(fd);
   }
-}
-
-/**
- * The schema of a Parquet file, from its footer (every column nullable, as Spark reads files). A
- * column of a type Sluice lacks is PARQUET_UNSUPPORTED_TYPE naming it.
- */
-export function parquetFileSchema(path: string): Schema {
-  const columns = withFile(path, (file) => fileColumns(footerOf(file, path)));
-  return columns.map((c) => {
-    if (!('type' in c.mapped)) {
-      throw new SluiceError('PARQUET_UNSUPPORTED_TYPE', `${path}: column '${c.name}' is Parquet ${c.mapped.unsupported}, which Sluice has no type for`, {
-        file: path,
-        column: c.name,
-      });
-    }
-    return { name: c.name, type: c.mapped.type, nullable: true };
-  });
-}
-
-/** The compressed bytes of each row group of a Parquet file, from its footer (the driver splits large files by them). */
-export function parquetRowGroupBytes(path: string): number[] {
-  return withFile(path, (file) => footerOf(file, path).row_groups.map((g) => Number(g.total_compressed_size ?? g.total_byte_size)));
 }

@@ -11,7 +11,8 @@ import { rowsFromBatch, VectorBuilder, type ColumnBatch, type Vector } from '../
 import { fileColumns, type FileColumn } from './fileSchema.js';
 import { fileBuffer, footerOf, openParquet } from './footer.js';
 import { engineValue, isFlat, readFlatColumn, readNestedColumn, sliceVector } from './columnChunks.js';
-import { mayMatch, type ParquetPredicate } from './statistics.js';
+import type { ParquetPredicate } from './predicates.js';
+import { mayMatch } from './statistics.js';
 
 /** Whether a file column of type `found` can be read as `wanted`: the same, or widened (INT to LONG, a number to DOUBLE). */
 function readsAs(found: DataType, wanted: DataType): boolean {
