@@ -1,15 +1,21 @@
 #!/usr/bin/env node
 // The chaos soak (`pnpm soak`): outside CI, bounded in time. Scenario after scenario, it runs a
-// stateless or a stateful query (soak/child.mjs) in child processes over fresh input, disturbing
-// each run: a SIGKILL at a random moment, a fault point (SLUICE_FAULT), a udf that crashes its
-// worker thread, a disk that fills up (a small tmpfs, enlarged once the query stopped with
-// DISK_FULL), or a low `ulimit -n` (the run must fail with TOO_MANY_OPEN_FILES, or with
-// STATE_FILE_BUDGET_TOO_SMALL before it starts, or succeed).
-// After the last run of a scenario it checks the output against an independent count: every row
-// exactly once, every closed window once with its count. Once per soak it also runs 1000 session
-// create/close cycles in one process (hung if 100 of them take a minute; their speed is a
-// benchmark's, bench/new-session.bench.mjs). It ends with one summary line and exits 1 on any loss,
-// duplicate, hang or unexpected error.
+// query (soak/child.mjs) in child processes over fresh input: the scenarios take the kinds in turn,
+// a stateless query, a windowed count (aggregation), then each other stateful operator kind
+// (dropDuplicates, dropDuplicatesWithinWatermark, sessionWindow, streamJoin, transformWithState,
+// flatMapGroupsWithState: the queries of test/fixtures/operator-kinds.mjs). It disturbs each run: a
+// SIGKILL at a random moment, a fault point (SLUICE_FAULT; a worker fault point ends only a worker
+// thread, and that run must still complete), a udf that crashes its worker thread, a disk that
+// fills up (a small tmpfs, enlarged once the query stopped with DISK_FULL), or a low `ulimit -n`
+// (the run must fail with TOO_MANY_OPEN_FILES, or with STATE_FILE_BUDGET_TOO_SMALL before it
+// starts, or succeed).
+// After the last run of a scenario it checks the output: of the stateless query and the windowed
+// count against an independent count (every row exactly once, every closed window once with its
+// count); of another kind against a clean, undisturbed run of the same query over the same input,
+// done first (the same rows, as a multiset). Once per soak it also runs 1000 session create/close
+// cycles in one process (hung if 100 of them take a minute; their speed is a benchmark's,
+// bench/new-session.bench.mjs). It ends with one summary line, with the scenarios, rows, lost and
+// duplicated rows of each kind, and exits 1 on any loss, duplicate, hang or unexpected error.
 //
 //   pnpm soak                      10 minutes of scenarios, after the session cycles
 //   SLUICE_SOAK_MINUTES=2 pnpm soak
@@ -37,7 +43,23 @@ function random() {
 }
 const pick = (xs) => xs[Math.floor(random() * xs.length)];
 
-const FAULT_POINTS = ['after-offsets-write', 'after-sink-commit', 'before-commit-log', 'after-state-commit', 'mid-rollback'];
+// The queries, one a scenario in turn: stateless, then every stateful operator kind.
+const KINDS = [
+  'stateless',
+  'aggregation',
+  'dropDuplicates',
+  'dropDuplicatesWithinWatermark',
+  'sessionWindow',
+  'streamJoin',
+  'transformWithState',
+  'flatMapGroupsWithState',
+];
+// The kinds whose output is checked against an independent count; the others against a clean run.
+const COUNTED = new Set(['stateless', 'aggregation']);
+// The first three are the driver's, the only ones a stateless query reaches. A worker fault point
+// ends only a worker thread: its run must go on to DONE.
+const FAULT_POINTS = ['after-offsets-write', 'after-sink-commit', 'before-commit-log', 'after-state-commit', 'mid-rollback', 'worker-after-state-commit'];
+const WORKER_FAULT = /^SLUICE_FAULT (worker-\S+): ended worker thread/m;
 const CHILD_LIMIT_MS = 90_000;
 // The session cycles run as long as 1000 sessions take (bench/new-session.bench.mjs measures one);
 // they are hung when 100 cycles take longer than this.
@@ -58,8 +80,13 @@ const stats = {
   lost: 0,
   duplicated: 0,
   cycles: 0,
+  cleanRuns: 0,
+  /** kind → its checked scenarios, their sink rows, lost and duplicated rows. */
+  kinds: new Map(KINDS.map((k) => [k, { scenarios: 0, rows: 0, lost: 0, duplicated: 0 }])),
 };
 const problems = [];
+/** kind → how long a whole run of it took last (a clean run, or a first attempt that completed). */
+const runMs = new Map();
 const root = mkdtempSync(join(tmpdir(), 'sluice-soak-'));
 
 /**
@@ -68,6 +95,7 @@ const root = mkdtempSync(join(tmpdir(), 'sluice-soak-'));
  */
 function run(cmd, args, env, killAfterMs, stallMs) {
   return new Promise((resolve) => {
+    const start = Date.now();
     const child = spawn(cmd, args, { cwd: repo, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
@@ -90,7 +118,7 @@ function run(cmd, args, env, killAfterMs, stallMs) {
     child.on('exit', (code, signal) => {
       clearTimeout(hard);
       clearTimeout(killer);
-      resolve({ code, signal, stdout, stderr, hung });
+      resolve({ code, signal, stdout, stderr, hung, ms: Date.now() - start });
     });
   });
 }
@@ -106,13 +134,39 @@ function canMount() {
   }
 }
 
-/** `files` input files, one minute of events each: ids a, b, c, two rows each. */
+/** The input of the counted kinds: `files` files, one minute of events each: ids a, b, c, two rows each. */
 function writeInput(dir, files) {
   mkdirSync(dir, { recursive: true });
   for (let f = 0; f < files; f++) {
     const lines = [];
     for (const id of ['a', 'b', 'c'])
       for (let r = 0; r < 2; r++) lines.push(JSON.stringify({ id, v: f * 6 + lines.length, t: new Date(T0 + f * MIN).toISOString() }));
+    const p = join(dir, `f${String(f).padStart(3, '0')}.json`);
+    writeFileSync(p, `${lines.join('\n')}\n`);
+    utimesSync(p, 1000 + f, 1000 + f);
+  }
+}
+
+/**
+ * The input of the other kinds: `files` files {key, eventTime, n}, about 4 seconds of events each
+ * (the queries' watermark is 10 seconds, so state lives across batches): six keys that come back,
+ * rows repeated with their key and event time, and rows late past the watermark.
+ */
+function writeEvents(dir, files) {
+  mkdirSync(dir, { recursive: true });
+  const earlier = [];
+  let n = 0;
+  for (let f = 0; f < files; f++) {
+    const lines = [];
+    for (let r = 0; r < 6; r++) {
+      const x = random();
+      let key = pick(['a', 'b', 'c', 'd', 'e', 'f']);
+      let s = f * 4 + Math.floor(random() * 6);
+      if (x < 0.15 && earlier.length > 0) [key, s] = pick(earlier.slice(-12));
+      else if (x < 0.25) s = Math.max(0, f * 4 - 15 - Math.floor(random() * 10));
+      earlier.push([key, s]);
+      lines.push(JSON.stringify({ key, eventTime: new Date(T0 + s * 1000).toISOString(), n: n++ }));
+    }
     const p = join(dir, `f${String(f).padStart(3, '0')}.json`);
     writeFileSync(p, `${lines.join('\n')}\n`);
     utimesSync(p, 1000 + f, 1000 + f);
@@ -135,21 +189,37 @@ function sinkRows(out) {
   return rows;
 }
 
-/** Compares the sink with the independent count of the scenario. */
-function check(kind, files, out, label) {
+/** Rows as a multiset: a row's JSON → how often. */
+function multiset(rows, keyOf) {
+  const seen = new Map();
+  for (const r of rows) {
+    const key = keyOf(r);
+    seen.set(key, (seen.get(key) ?? 0) + 1);
+  }
+  return seen;
+}
+
+/**
+ * Compares the sink with what the scenario must give: for a counted kind its independent count, for
+ * another the rows of its clean run (`reference`), as multisets.
+ */
+function check(kind, files, out, reference, label) {
   const rows = sinkRows(out);
-  const expected = new Map();
+  let expected;
+  let seen;
   if (kind === 'stateless') {
+    expected = new Map();
     for (let v = 0; v < files * 6; v++) expected.set(String(v), 1);
-  } else {
+    seen = multiset(rows, (r) => String(r.v));
+  } else if (kind === 'aggregation') {
+    expected = new Map();
     // AvailableNow ends with the watermark at the last minute minus 10: windows ending by then are closed.
     const watermark = T0 + (files - 1) * MIN - 10 * MIN;
     for (let w = 0; T0 + (w + 5) * MIN <= watermark; w += 5) for (const id of ['a', 'b', 'c']) expected.set(`${w}|${id}|10`, 1);
-  }
-  const seen = new Map();
-  for (const r of rows) {
-    const key = kind === 'stateless' ? String(r.v) : `${(Date.parse(r.window.start) - T0) / MIN}|${r.id}|${r.count}`;
-    seen.set(key, (seen.get(key) ?? 0) + 1);
+    seen = multiset(rows, (r) => `${(Date.parse(r.window.start) - T0) / MIN}|${r.id}|${r.count}`);
+  } else {
+    expected = multiset(reference, (r) => JSON.stringify(r));
+    seen = multiset(rows, (r) => JSON.stringify(r));
   }
   let lost = 0;
   let duplicated = 0;
@@ -158,25 +228,51 @@ function check(kind, files, out, label) {
   stats.rows += rows.length;
   stats.lost += lost;
   stats.duplicated += duplicated;
+  const perKind = stats.kinds.get(kind);
+  perKind.scenarios += 1;
+  perKind.rows += rows.length;
+  perKind.lost += lost;
+  perKind.duplicated += duplicated;
   if (lost > 0 || duplicated > 0) problems.push(`${label}: ${lost} lost, ${duplicated} duplicated`);
 }
 
 async function scenario(n, mountable) {
-  const kind = pick(['stateless', 'stateful']);
+  // In turn, so that a short soak reaches every kind; the disturbances are random.
+  const kind = KINDS[n % KINDS.length];
   const files = 60 + Math.floor(random() * 60);
   const dir = join(root, `s${n}`);
   const input = join(dir, 'in');
-  writeInput(input, files);
+  if (COUNTED.has(kind)) writeInput(input, files);
+  else writeEvents(input, files);
+  const what = `scenario ${n} (${kind}, ${files} files`;
+  // A kind without an independent count: first a clean run over the same input, whose rows the
+  // disturbed runs must give exactly.
+  let reference;
+  if (!COUNTED.has(kind)) {
+    const env = { ...process.env };
+    delete env.SLUICE_FAULT;
+    const clean = { out: join(dir, 'clean-out'), ckpt: join(dir, 'clean-ckpt') };
+    const result = await run(process.execPath, [CHILD, kind, input, clean.out, clean.ckpt], env);
+    stats.cleanRuns += 1;
+    runMs.set(kind, result.ms);
+    if (result.code !== 0 || !/^DONE/m.test(result.stdout)) {
+      const why = result.hung ? `hung past ${CHILD_LIMIT_MS} ms` : (result.stdout.trim().split('\n').at(-1) ?? `${result.signal ?? result.code}`);
+      problems.push(`${what}): its clean run did not complete: ${why} ${result.stderr.slice(-300)}`);
+      rmSync(dir, { recursive: true, force: true });
+      return;
+    }
+    reference = sinkRows(clean.out);
+  }
   let store = dir;
   const disk = mountable && random() < 0.15 ? 'full' : random() < 0.1 ? 'ulimit' : 'none';
   if (disk === 'full') {
     store = join(dir, 'tmpfs');
     mkdirSync(store, { recursive: true });
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${kind === 'stateful' ? 160 : 48}k`, 'tmpfs', store], { stdio: 'pipe' });
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${kind === 'stateless' ? 48 : 160}k`, 'tmpfs', store], { stdio: 'pipe' });
   }
   const out = join(store, 'out');
   const ckpt = join(store, 'ckpt');
-  const label = `scenario ${n} (${kind}, ${files} files${disk === 'none' ? '' : `, ${disk}`})`;
+  const label = `${what}${disk === 'none' ? '' : `, ${disk}`})`;
   try {
     let afterStateCommitKill = false;
     for (let attempt = 0; attempt < 60; attempt++) {
@@ -193,9 +289,10 @@ async function scenario(n, mountable) {
         expectFailure = 'ulimit';
         stats.lowUlimit += 1;
       } else if (r < 0.45) {
-        killAfterMs = 60 + Math.floor(random() * 400); // a run of a whole scenario takes about half a second
+        // Any moment of a whole run, which takes from half a second to seconds by kind and load.
+        killAfterMs = 60 + Math.floor(random() * (runMs.get(kind) ?? 500));
       } else if (r < 0.7) {
-        env.SLUICE_FAULT = `${pick(kind === 'stateful' ? FAULT_POINTS : FAULT_POINTS.slice(0, 3))}:${1 + Math.floor(random() * 3)}`;
+        env.SLUICE_FAULT = `${pick(kind === 'stateless' ? FAULT_POINTS.slice(0, 3) : FAULT_POINTS)}:${1 + Math.floor(random() * 3)}`;
       } else if (r < 0.8) {
         args.push(join(dir, `crash-${attempt}`));
       }
@@ -208,9 +305,12 @@ async function scenario(n, mountable) {
         problems.push(`${label}: a run hung past ${CHILD_LIMIT_MS} ms`);
         return;
       }
+      const done = /^DONE/m.test(result.stdout);
+      if (done && attempt === 0 && COUNTED.has(kind) && !env.SLUICE_FAULT && args.length === 5) runMs.set(kind, result.ms);
       // Count the disturbances that happened: a kill or a fault point that ended the run.
-      const killed = result.signal === 'SIGKILL' && !/^DONE/m.test(result.stdout);
-      if (killed && env.SLUICE_FAULT) {
+      const killed = result.signal === 'SIGKILL' && !done;
+      const workerFault = WORKER_FAULT.exec(result.stderr);
+      if ((killed && env.SLUICE_FAULT) || workerFault) {
         stats.faults += 1;
         stats.faultPoints.add(env.SLUICE_FAULT.split(':')[0]);
       } else if (killed && killAfterMs !== undefined) stats.kills += 1;
@@ -228,11 +328,16 @@ async function scenario(n, mountable) {
         problems.push(`${label}: unexpected ${result.stdout.trim().split('\n').at(-1)}`);
         return;
       }
+      // A worker fault ends a thread, not the process: the query retries the task and goes on.
+      if (workerFault && !done) {
+        problems.push(`${label}: ${env.SLUICE_FAULT} ended a worker, and the run did not complete (${result.signal ?? result.code})`);
+        return;
+      }
       const crashed = args.length > 5 && existsSync(args[5]);
       if (crashed) stats.crashes += 1;
-      if (/^DONE/m.test(result.stdout)) break; // everything committed (a kill after it changes nothing)
+      if (done) break; // everything committed (a kill after it changes nothing)
     }
-    check(kind, files, out, label);
+    check(kind, files, out, reference, label);
   } finally {
     if (disk === 'full') execFileSync('umount', ['-l', store], { stdio: 'pipe' });
     rmSync(dir, { recursive: true, force: true });
@@ -265,6 +370,12 @@ console.log(
   `soak: ${Math.floor(took / 60)}m${String(took % 60).padStart(2, '0')}s seed ${firstSeed}, ${stats.scenarios} scenarios, ${stats.runs} runs, ` +
     `kills ${stats.kills}, faults ${stats.faults} (${[...stats.faultPoints].sort().join(', ')}), worker crashes ${stats.crashes}, ` +
     `disk full ${mountable ? stats.diskFull : 'left out (no mount)'}, low ulimit ${stats.lowUlimit}, session cycles ${stats.cycles} (${stats.cyclesSeconds} s), ` +
-    `rows ${stats.rows}, lost ${stats.lost}, duplicated ${stats.duplicated}`,
+    `rows ${stats.rows}, lost ${stats.lost}, duplicated ${stats.duplicated}, clean runs ${stats.cleanRuns}, ` +
+    `kinds (scenarios/rows): ${[...stats.kinds]
+      .map(([kind, k]) => {
+        const bad = [k.lost > 0 && `lost ${k.lost}`, k.duplicated > 0 && `duplicated ${k.duplicated}`].filter(Boolean);
+        return `${kind} ${k.scenarios}/${k.rows}${bad.length > 0 ? ` (${bad.join(', ')})` : ''}`;
+      })
+      .join(', ')}`,
 );
 process.exit(problems.length === 0 ? 0 : 1);
