@@ -145,10 +145,10 @@ export async function aggregateCells(ctx: StateContext, op: AggregateOp): Promis
       else misses.push(g);
     }
     // A key's data key: the one it was read with (the writer knows its prior by it), else a view of the batch's.
-    const readKeys = new Map<number, Uint8Array>();
+    const readKeys: Array<Uint8Array | undefined> = new Array(n);
     const missKeys = misses.map((g) => {
       const k = batch.key(g);
-      readKeys.set(g, k);
+      readKeys[g] = k;
       return k;
     });
     const fetched = await out.read(missKeys);
@@ -160,7 +160,7 @@ export async function aggregateCells(ctx: StateContext, op: AggregateOp): Promis
 
     // 3. New values: prior (cache or store) merged with the batch's partial.
     for (const g of live) {
-      const dk = readKeys.get(g) ?? batch.keyView(g);
+      const dk = readKeys[g] ?? batch.keyView(g);
       let e = entry[g]!;
       if (e >= 0) {
         // The cache's value is the shard's: the writer records it before the merge changes it.
@@ -211,7 +211,7 @@ export async function aggregateCells(ctx: StateContext, op: AggregateOp): Promis
       const values = new ValueArena(L);
       const data = index.map((ik) => dataKeyOf(ik));
       const inCache = data.map((dk) => state.find(dk, 0, dk.length, KeyTable.hash(dk, 0, dk.length)));
-      const updated = data.map((dk, i) => (inCache[i]! >= 0 ? undefined : dueNow.get(keyString(dk))));
+      const updated = data.map((dk, i) => (inCache[i]! >= 0 || dueNow.size === 0 ? undefined : dueNow.get(keyString(dk))));
       const fetched = await out.read(data.filter((_, i) => inCache[i]! < 0 && updated[i] === undefined));
       let u = 0;
       index.forEach((ik, i) => {

@@ -1,14 +1,17 @@
 /**
- * Reduce side of a stateful batch (StateTask in messages.ts), run on the slot that owns the shard.
+ * Reduce side of a stateful batch (StateTask in messages.ts), run on the slot that owns the shard,
+ * the same for every operator kind (operator.ts):
  *
  * 1. Roll back an earlier attempt at this batch (the shard's marker is this batch), so every
- *    attempt, a retry or a replay after a restart, starts from the state before it.
- * 2. Merge the shuffle blocks per key; drop late keys (event time <= the batch's watermark).
- * 3. Read the prior state of those keys in one getMany, and update it.
- * 4. Evict keys whose event time (window end, or expiry) is <= the watermark, by scanning the
- *    shard's time index: the cost is what is evicted, not the total state.
- * 5. Emit rows by output mode, run the operators after the stateful one, commit the shard once
- *    (changes, undo record and marker in one synced batch), then deliver the rows.
+ *    attempt, a retry or a replay after a restart, starts from the state before it; check the
+ *    marker against the commit log's.
+ * 2. Run the kind's batch on a StateContext (stateContext.ts): it merges the shuffle blocks per
+ *    key, drops late keys, reads and updates their state, and evicts what the watermark has passed
+ *    through the shard's time index (the cost is what is evicted, not the total state); its
+ *    writer records every change's undo prior.
+ * 3. Run the operators after the stateful one (and the map side of a stateful operator after it),
+ *    commit the shard once (changes, undo record and marker in one synced batch), then deliver
+ *    the rows.
  */
 import { sep } from 'node:path';
 import { threadId } from 'node:worker_threads';

@@ -20,8 +20,11 @@ const EMPTY = new Uint8Array(0);
 
 export class StateWriter {
   private builder: CommitBuilder | undefined;
-  /** Priors known without a read: from `read` and `cached`, by key array. */
+  /** Priors known without a read, from `read`, by key array. */
   private readonly priors = new Map<Uint8Array, Uint8Array | null>();
+  /** The key `cached` recorded last, and its prior: a kind records a cached key just before it changes it. */
+  private cachedKey: Uint8Array | undefined;
+  private cachedPrior: Uint8Array | null = null;
   /** Changes not yet given to the commit, in order: keys, values, and priors (undefined: read at the flush). */
   private keys: Uint8Array[] = [];
   private values: Array<Uint8Array | null> = [];
@@ -34,14 +37,16 @@ export class StateWriter {
 
   /** The shard's values of `keys`, as getMany gives them; each becomes its key's prior. */
   async read(keys: Uint8Array[]): Promise<Array<Uint8Array | undefined>> {
+    if (keys.length === 0) return [];
     const values = await this.store.getMany(keys);
     for (let i = 0; i < keys.length; i++) this.priors.set(keys[i]!, values[i] ?? null);
     return values;
   }
 
-  /** A key's value as the decoded cache holds it (null: absent), recorded before the operator changes the decoded form. */
+  /** A key's value as the decoded cache holds it (null: absent), recorded before the kind changes the decoded form; the key's next change takes it. */
   cached(key: Uint8Array, value: Uint8Array | null): void {
-    this.priors.set(key, value);
+    this.cachedKey = key;
+    this.cachedPrior = value;
   }
 
   put(key: Uint8Array, value: Uint8Array): void {
@@ -62,15 +67,11 @@ export class StateWriter {
     this.push(key, null, EMPTY);
   }
 
-  /** Whether anything was changed. */
-  get changed(): boolean {
-    return this.builder !== undefined || this.keys.length > 0;
-  }
-
   /**
    * Gives the changes so far to the shard's commit (begun on the first), reading the priors not
-   * yet known in one getMany. A task calls it between its groups of keys, so that it never holds
-   * all of its changes at once; `finish` calls it last.
+   * yet known in one getMany. A kind calls it between its groups of keys, so that it never holds
+   * all of its changes at once; `finish` calls it last. Once the commit has begun, a change whose
+   * prior is known goes to it at once.
    */
   async flush(): Promise<void> {
     if (this.keys.length === 0) return;
@@ -95,12 +96,21 @@ export class StateWriter {
   }
 
   private change(key: Uint8Array, value: Uint8Array | null): void {
-    this.push(key, value, this.priors.get(key));
-    // The first prior is the one a rollback restores (ShardStore.commit); a later change of the key needs none.
-    this.priors.set(key, value);
+    let prior: Uint8Array | null | undefined;
+    if (key === this.cachedKey) {
+      prior = this.cachedPrior;
+      this.cachedKey = undefined;
+    } else prior = this.priors.get(key);
+    // A later change of a key needs no prior of its own: a rollback restores the first (ShardStore.commit).
+    this.push(key, value, prior);
   }
 
   private push(key: Uint8Array, value: Uint8Array | null, prior: Uint8Array | null | undefined): void {
+    // The builder copies what it is given: a known change goes to it at once.
+    if (this.builder !== undefined && prior !== undefined && this.keys.length === 0) {
+      this.builder.change(key, value, prior);
+      return;
+    }
     this.keys.push(key);
     this.values.push(value);
     this.known.push(prior);
