@@ -103,12 +103,12 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
-/** Waits until `done()` holds, polling every 10 ms; past `timeoutMs` it throws, naming `what`. */
-export async function waitUntil(done: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
+/** Waits until `done()` holds, polling every `pollMs` (10 ms); past `timeoutMs` it throws, naming `what`. */
+export async function waitUntil(done: () => boolean, what: string, timeoutMs = 30_000, pollMs = 10): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!done()) {
     if (Date.now() > deadline) throw new Error(`waited ${timeoutMs} ms for ${what}`);
-    await sleep(10);
+    await sleep(pollMs);
   }
 }
 

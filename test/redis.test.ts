@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Session, Trigger, type StreamingQuery } from '@sluice/driver';
-import { machineHas, removeTempDirs, tempDir, withSession } from './helpers.js';
+import { machineHas, removeTempDirs, tempDir, waitUntil, withSession } from './helpers.js';
 import { calibrate, committedRows, expectCompleted, killAndRestart, planKills, runChild } from './killHarness.js';
 
 const REDIS_SERVER = '/usr/bin/redis-server';
@@ -139,7 +139,7 @@ describe.skipIf(!hasRedis)('redis source', () => {
         .trigger(Trigger.AvailableNow())
         .start();
       // Added once the first batch ran (the ends were pinned at its trigger): left for the next run.
-      while ((q.lastProgress?.batchId ?? -1) < 0 && q.isActive) await new Promise((r) => setTimeout(r, 2));
+      await waitUntil(() => (q.lastProgress?.batchId ?? -1) >= 0 || !q.isActive, 'the first batch of backlog_out', 30_000, 2);
       await add('backlog', 5, 25);
       await q.awaitTermination();
       const batches = q.recentProgress.filter((p) => p.numInputRows > 0);
@@ -256,7 +256,7 @@ describe.skipIf(!hasRedis)('redis source', () => {
           .option('checkpointLocation', ckpt)
           .trigger(Trigger.ProcessingTime('1 hour'))
           .start();
-        while ((q.lastProgress?.batchId ?? -1) < 0) await new Promise((r) => setTimeout(r, 5));
+        await waitUntil(() => (q.lastProgress?.batchId ?? -1) >= 0, `the first batch of first_${failOnDataLoss}`, 30_000, 5);
         await q.stop();
       });
       await redis.xtrim(stream, 'MAXLEN', 2);
