@@ -28,6 +28,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { operatorQueries } from '../test/fixtures/operator-kinds.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, '..');
@@ -44,16 +45,7 @@ function random() {
 const pick = (xs) => xs[Math.floor(random() * xs.length)];
 
 // The queries, one a scenario in turn: stateless, then every stateful operator kind.
-const KINDS = [
-  'stateless',
-  'aggregation',
-  'dropDuplicates',
-  'dropDuplicatesWithinWatermark',
-  'sessionWindow',
-  'streamJoin',
-  'transformWithState',
-  'flatMapGroupsWithState',
-];
+const KINDS = ['stateless', ...Object.keys(operatorQueries)];
 // The kinds whose output is checked against an independent count; the others against a clean run.
 const COUNTED = new Set(['stateless', 'aggregation']);
 // The first three are the driver's, the only ones a stateless query reaches. A worker fault point
