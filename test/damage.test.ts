@@ -7,6 +7,7 @@ import { existsSync, readdirSync, rmSync, statSync, truncateSync } from 'node:fs
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Trigger, window } from '@sluice/driver';
+import { dataRange, openLevelShard } from '@sluice/state';
 import { jsonLines, readSinkJson, tempDir, useSession, writeInput } from './helpers.js';
 
 const MIN = 60_000;
@@ -121,6 +122,29 @@ describe('damaged state', () => {
     const e = await restartFails(() => windowed(d));
     expect(e.code).toBe('STATE_STORE_CORRUPT');
     expect(e.file).toBe(shard);
+    expect(readSinkJson(d.out)).toHaveLength(before);
+  });
+
+  it('a state value of no known format is STATE_STORE_CORRUPT naming its shard, and no window is emitted twice', async () => {
+    const d = await stateAtRest();
+    const before = readSinkJson(d.out).length;
+    const shards = [0, 1].map((s) => join(d.ckpt, 'state', '0', `shard-${s}`));
+    for (const dir of shards) {
+      const store = await openLevelShard(dir, { cacheBytes: 1 << 20, writeBufferBytes: 1 << 20, maxOpenFiles: 100 });
+      try {
+        const [gte, lt] = dataRange();
+        // A value header whose flags no version writes.
+        const values = (await store.range(gte, lt)).map(([key]) => ({ type: 'put' as const, key, value: Uint8Array.of(0xf5, 1, 1, 3) }));
+        expect(values.length).toBeGreaterThan(0);
+        await store.applyMove(values, 0);
+      } finally {
+        await store.close();
+      }
+    }
+    const e = await restartFails(() => windowed(d));
+    expect(e.code).toBe('STATE_STORE_CORRUPT');
+    expect(shards).toContain(e.file);
+    expect(e.message).toMatch(/^state shard .*shard-[01]: a state value has a damaged header \(flags 3, 4 bytes\)/);
     expect(readSinkJson(d.out)).toHaveLength(before);
   });
 });

@@ -1,35 +1,32 @@
 /**
  * A deduplication's state value, one per key seen (the key itself is the data key: its canonical
- * bytes, so the value need not repeat it). Format version 1:
+ * bytes, so the value need not repeat it): the state value header (stateValue.ts) of kind `dedup`
+ * and no payload. Its index time is the key's expiry, when it has one: dropDuplicates over an
+ * event-time column keeps a key until that time, dropDuplicatesWithinWatermark until its first
+ * event time plus the delay (its index entry evicts it).
  *
- *   [0x01]                        a key that never expires (dropDuplicates without event time)
- *   [0x01][expiry f64 BE, ms]     a key that expires: dropDuplicates over an event-time column
- *                                 keeps it until that time, dropDuplicatesWithinWatermark until
- *                                 its first event time plus the delay (its index entry evicts it)
- *
- * Values written before this format are msgpack arrays [keyValues, expiry] (first byte 0x92):
- * they still mean "seen", with the expiry their index entry carries.
+ * Values of the formats before the header still read:
+ *   [0x01]                        a key that never expires
+ *   [0x01][expiry f64 BE, ms]     a key that expires
+ *   msgpack [keyValues, expiry]   (first byte 0x92): "seen", with the expiry its index entry carries
  */
-import { SluiceError } from './errors.js';
+import { corruptStateValue, expectValueHeader, ValueKind, withValueHeader } from './stateValue.js';
 
-export const DEDUP_VALUE_VERSION = 1;
+export const DEDUP_VALUE_VERSION = 2;
+const V1 = 1;
 const LEGACY_MSGPACK_PAIR = 0x92;
+const EMPTY = new Uint8Array(0);
 
 export function encodeDedupValue(expiryMs: number | null): Uint8Array {
-  if (expiryMs === null) return Uint8Array.of(DEDUP_VALUE_VERSION);
-  const out = new Uint8Array(9);
-  out[0] = DEDUP_VALUE_VERSION;
-  new DataView(out.buffer).setFloat64(1, expiryMs);
-  return out;
+  return withValueHeader(ValueKind.dedup, DEDUP_VALUE_VERSION, expiryMs, 1, EMPTY);
 }
 
-/** The expiry a value records: null for none, undefined for a value of the format before this one. */
+/** The expiry a value records: null for none, undefined for a value that does not say (the oldest format). */
 export function decodeDedupValue(value: Uint8Array): { expiryMs: number | null | undefined } {
-  if (value[0] === DEDUP_VALUE_VERSION && value.length === 1) return { expiryMs: null };
-  if (value[0] === DEDUP_VALUE_VERSION && value.length === 9) return { expiryMs: new DataView(value.buffer, value.byteOffset, 9).getFloat64(1) };
+  const h = expectValueHeader(value, ValueKind.dedup, DEDUP_VALUE_VERSION, 'deduplication state');
+  if (h !== undefined) return { expiryMs: h.indexTime ?? null };
+  if (value[0] === V1 && value.length === 1) return { expiryMs: null };
+  if (value[0] === V1 && value.length === 9) return { expiryMs: new DataView(value.buffer, value.byteOffset, 9).getFloat64(1) };
   if (value[0] === LEGACY_MSGPACK_PAIR) return { expiryMs: undefined };
-  throw new SluiceError(
-    'STATE_STORE_CORRUPT',
-    `a deduplication state value has format ${String(value[0])} and ${value.length} bytes, which this Sluice does not know`,
-  );
+  throw corruptStateValue('deduplication state', `has format ${String(value[0])} and ${value.length} bytes, which this Sluice does not know`);
 }

@@ -59,3 +59,17 @@ export { planRepartition, movesBetween } from './repartition.js';
 export type { AssignedLayout, KeyGroupMove, RepartitionPlan } from './repartition.js';
 export { copyKeyGroups, clearKeyGroups, rangeInChunks, type IndexTimeOf, type RowsIn } from './keyGroupMoves.js';
 export type { CopyResult, CopyTarget, KeyGroupRange, KnownKeys } from './keyGroupMoves.js';
+export {
+  corruptStateValue,
+  expectValueHeader,
+  inShard,
+  payloadStartOf,
+  STATE_VALUE_MARK,
+  valueHeader,
+  valueHeaderBytes,
+  ValueKind,
+  valuePayloadStart,
+  withValueHeader,
+  writeValueHeader,
+} from './stateValue.js';
+export type { ValueHeader, ValueIndexTime } from './stateValue.js';

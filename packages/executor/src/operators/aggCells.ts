@@ -10,7 +10,7 @@
  * Per aggregate: count 1 cell; sum, min, max 1 cell and a null flag; avg 2 cells (sum, count); an
  * object aggregate 1 object slot.
  */
-import { SluiceError } from '@sluice/state';
+import { payloadStartOf, SluiceError, valueHeaderBytes, ValueKind, writeValueHeader } from '@sluice/state';
 import { maxBufferBytes, readGeneric, writeAvg, writeBuffer, writeNumberOrNull } from './aggBufferCodec.js';
 import { aggregatorOf, compareNumbers, type AggBuffer, type Aggregator } from './aggregates.js';
 import { KeyTable } from './keyTable.js';
@@ -195,19 +195,38 @@ export class ValueArena {
   private view = new DataView(this.chunk.buffer);
   private pos = 0;
   constructor(private readonly L: CellLayout) {}
+
+  /** Entry `e`'s buffers. */
   encode(t: KeyTable, e: number): Uint8Array {
-    const most = this.L.objWidth === 0 ? this.L.fixedBytes : maxBytesOf(this.L, t, e);
+    const start = this.room(t, e, 0);
+    this.pos = writeCells(this.L, this.view, this.chunk, start, t, e);
+    return this.chunk.subarray(start, this.pos);
+  }
+
+  /** Entry `e` as an aggregation's state value: the state value header (its index time), then its buffers. */
+  encodeValue(t: KeyTable, e: number, indexTime: number | null): Uint8Array {
+    const start = this.room(t, e, valueHeaderBytes(indexTime));
+    const cells = writeValueHeader(this.chunk, this.view, start, ValueKind.aggregate, AGGREGATE_VALUE_VERSION, indexTime);
+    this.pos = writeCells(this.L, this.view, this.chunk, cells, t, e);
+    return this.chunk.subarray(start, this.pos);
+  }
+
+  /** Where entry `e`'s value of `extra` more bytes starts: a new chunk, not a copy, when it does not fit (values handed out earlier stay views of the old one). */
+  private room(t: KeyTable, e: number, extra: number): number {
+    const most = extra + (this.L.objWidth === 0 ? this.L.fixedBytes : maxBytesOf(this.L, t, e));
     if (this.pos + most > this.chunk.length) {
-      // A new chunk, not a copy: values handed out earlier stay views of the old one.
       this.chunk = new Uint8Array(Math.max(1 << 16, most));
       this.view = new DataView(this.chunk.buffer);
       this.pos = 0;
     }
-    const start = this.pos;
-    this.pos = writeCells(this.L, this.view, this.chunk, start, t, e);
-    return this.chunk.subarray(start, this.pos);
+    return this.pos;
   }
 }
+
+export const AGGREGATE_VALUE_VERSION = 1;
+
+/** Where an aggregation's stored value's buffers start (0 for a value written before the header). */
+export const aggregateCellsStart = (value: Uint8Array): number => payloadStartOf(value, ValueKind.aggregate, AGGREGATE_VALUE_VERSION, 'aggregation state');
 
 // ---- operations --------------------------------------------------------------------------------
 

@@ -3,11 +3,11 @@
  * of Spark's semantics on the same batches: every aggregate (numbers in cells, strings and
  * booleans in object slots), nulls, NaN, -0, keys merged from two map tasks, late keys, eviction,
  * and each output mode. It must emit the model's rows in each batch, and leave in the shards
- * exactly the model's state: each key's aggBufferCodec.ts value of aggregates.ts's merged buffers,
+ * exactly the model's state: each key's value header (its index time) and aggBufferCodec.ts encoding of aggregates.ts's merged buffers,
  * and an index entry per key with an event time.
  */
 import { describe, expect, it } from 'vitest';
-import { contiguousAssignment, dataKey, decodeDataKey, decodeKey, indexKey, partitionsIn, ShardRegistry } from '@sluice/state';
+import { contiguousAssignment, dataKey, decodeDataKey, decodeKey, indexKey, partitionsIn, ShardRegistry, ValueKind, withValueHeader } from '@sluice/state';
 import { MemoryVolume, openMemoryShard } from '@sluice/state/testing';
 import { partitionPartials, random, sortRows } from './mapSideTestKit.js';
 import { releaseShards, runStateTask, useShardRegistry } from './stateTask.js';
@@ -187,7 +187,7 @@ function runModel(mode: OutputMode, blocksOf: Array<ShuffleBlock[]>, watermarks:
   }
   const entries = [...state.values()].flatMap((s) => {
     const { kg, key } = decodeDataKey(s.dk);
-    const data = `${hex(s.dk)}=${hex(encodeBuffers(s.buffers))}`;
+    const data = `${hex(s.dk)}=${hex(withValueHeader(ValueKind.aggregate, 1, s.time, 1, encodeBuffers(s.buffers)))}`;
     return s.time === null ? [data] : [data, `${hex(indexKey(s.time, kg, key))}=`];
   });
   return { rows, entries: entries.sort() };

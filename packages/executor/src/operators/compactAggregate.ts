@@ -2,12 +2,13 @@
  * The reduce side of an aggregation, the one implementation, without an object per key: partials
  * merge in a KeyTable per task, the shard's decoded state lives in a KeyTable between batches (the
  * shard's StateCache holds it), and new values are encoded into one buffer per task. Buffers are
- * cells (aggCells.ts): numbers in typed arrays, any other buffer in an object slot. Stored values,
- * undo records and shuffle blocks keep aggBufferCodec.ts's format.
+ * cells (aggCells.ts): numbers in typed arrays, any other buffer in an object slot. Stored values
+ * are the state value header (the key's index time) and the buffers in aggBufferCodec.ts's format,
+ * which shuffle blocks keep too.
  */
-import { dataKeyOf, dataRange, decodeDataKey, decodeKey, indexKey } from '@sluice/state';
+import { dataKeyOf, dataRange, decodeDataKey, decodeIndexKey, decodeKey, indexKey } from '@sluice/state';
 import { aggregateOutputSchema, eventTimeOfKey } from './aggregates.js';
-import { cellLayoutOf, cellReader, cellTable, finalizeInto, mergeCells, ValueArena } from './aggCells.js';
+import { aggregateCellsStart, cellLayoutOf, cellReader, cellTable, finalizeInto, mergeCells, ValueArena } from './aggCells.js';
 import { KeyTable } from './keyTable.js';
 import { aggregationExprs, aggregationPartials } from './mapSide.js';
 import type { StatefulOperator } from './operator.js';
@@ -85,7 +86,7 @@ export async function aggregateCells(ctx: StateContext, op: AggregateOp): Promis
   const decoded = cellTable(L, 1);
   const d = decoded.insert(EMPTY, 0, 0, 0);
   const rowOfBytes = (dk: Uint8Array, bytes: Uint8Array): Row => {
-    read(bytes, 0, bytes.length, decoded, d);
+    read(bytes, aggregateCellsStart(bytes), bytes.length, decoded, d);
     return rowOf(dk, decoded, d);
   };
   const partial = cellTable(L, 1);
@@ -161,17 +162,19 @@ export async function aggregateCells(ctx: StateContext, op: AggregateOp): Promis
     // 3. New values: prior (cache or store) merged with the batch's partial.
     for (const g of live) {
       const dk = readKeys[g] ?? batch.keyView(g);
+      // The key's index time: the event time of its key, the same every batch.
+      const indexTime = Number.isNaN(times[g]!) ? null : times[g]!;
       let e = entry[g]!;
       if (e >= 0) {
         // The cache's value is the shard's: the writer records it before the merge changes it.
-        out.cached(dk, priors.encode(state, e));
+        out.cached(dk, priors.encodeValue(state, e, indexTime));
         mergeCells(L, state, e, batch, g);
       } else {
         e = state.insertFrom(batch, g);
         entry[g] = e;
         const s = stored.get(g);
         if (s !== undefined) {
-          read(s, 0, s.length, state, e);
+          read(s, aggregateCellsStart(s), s.length, state, e);
           mergeCells(L, state, e, batch, g);
         } else {
           state.copyValues(e, batch, g);
@@ -191,7 +194,7 @@ export async function aggregateCells(ctx: StateContext, op: AggregateOp): Promis
           }
         }
       }
-      const value = values.encode(state, e);
+      const value = values.encodeValue(state, e, indexTime);
       out.put(dk, value);
       if (watermark !== undefined && op.eventTimeKey !== null && times[g]! <= watermark) dueNow.set(keyString(dk), value);
       if (task.outputMode === 'update') rows.push(rowOf(dk, state, e));
@@ -220,7 +223,7 @@ export async function aggregateCells(ctx: StateContext, op: AggregateOp): Promis
         let value: Uint8Array | undefined;
         if (e >= 0 || updated[i] !== undefined) {
           // This batch's value (the first prior, the shard's, went with the key's update).
-          value = updated[i] ?? values.encode(state, e);
+          value = updated[i] ?? values.encodeValue(state, e, decodeIndexKey(ik).timeMs);
           out.cached(dk, value);
         } else value = fetched[u++];
         // An index entry without data emits nothing, but must not be read again every batch.
@@ -268,11 +271,13 @@ export const aggregation: StatefulOperator<AggregateOp> = {
   mapSide: (op, input) => aggregationPartials(op, input.schema, input.layout, input.udfs),
   mapSideAggregation: (op) => op,
   run: aggregateCells,
-  // The event time of its key (a window's end, or the watermarked column's value), decoded from the key.
-  indexTimeOf(op, inputSchema) {
-    const keyTypes = op.keys.map((k) => exprType(k, inputSchema));
-    const timeOf = eventTimeOfKey(op, keyTypes);
-    if (timeOf === undefined) return () => null;
-    return (key) => timeOf(decodeKey(decodeDataKey(key).key, keyTypes)) ?? null;
+  oldValues: {
+    // The event time of its key (a window's end, or the watermarked column's value), decoded from the key.
+    indexTimeOf(op, inputSchema) {
+      const keyTypes = op.keys.map((k) => exprType(k, inputSchema));
+      const timeOf = eventTimeOfKey(op, keyTypes);
+      if (timeOf === undefined) return () => null;
+      return (key) => timeOf(decodeKey(decodeDataKey(key).key, keyTypes)) ?? null;
+    },
   },
 };

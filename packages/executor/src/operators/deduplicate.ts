@@ -141,8 +141,10 @@ async function run(ctx: StateContext, op: DedupOp): Promise<Row[]> {
       return;
     }
     const key = keys[i]!;
-    writer.put(key, encodeDedupValue(expiry));
-    if (expiry !== null && watermark !== undefined) writer.addIndex(indexKey(expiry, rec[0], rec[1]));
+    // Its value records the index entry it has: one at its expiry when the watermark evicts it.
+    const indexTime = watermark === undefined ? null : expiry;
+    writer.put(key, encodeDedupValue(indexTime));
+    if (indexTime !== null) writer.addIndex(indexKey(indexTime, rec[0], rec[1]));
     stored.add(keyString(key));
     c.rowDelta += 1;
     rows.push(rec[2]);
@@ -184,9 +186,9 @@ function dedupOperator<K extends DedupOp['kind']>(
     mapSideExprs: () => [],
     mapSide,
     run,
-    // A deduplication that uses the watermark indexes keys by the expiry its value records (a value
-    // of the format before it records none: the repartition scans the index then); one that does not writes no index.
-    indexTimeOf: (_op, _schema, uses) => (uses ? (_key, value) => decodeDedupValue(value).expiryMs : () => null),
+    // Values before the value header: one that uses the watermark indexes keys by the expiry its
+    // value records (the oldest format records none: the repartition scans the index then).
+    oldValues: { indexTimeOf: (_op, _schema, uses) => (uses ? (_key, value) => decodeDedupValue(value).expiryMs : () => null) },
   };
 }
 

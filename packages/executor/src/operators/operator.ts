@@ -82,10 +82,17 @@ export interface StatefulOperator<O extends StatefulOp = StatefulOp> {
   mapSideAggregation?(op: O): Extract<StatefulOp, { kind: 'aggregate' }>;
   /** A batch of one shard: reads and changes state through `ctx`, fills its counters, returns the rows it emits. */
   run(ctx: StateContext, op: O): Promise<Row[]>;
-  /** A stored row's eviction index time, read from the row (a repartition writes its index entry beside it). */
-  indexTimeOf(op: O, inputSchema: Schema, usesWatermark: boolean): IndexTimeOf;
-  /** The rows a stored value holds, for a kind whose value holds several (a repartition counts rows, not keys). */
-  rowsIn?(value: Uint8Array): number;
+  /**
+   * Its values as written before the state value header (@sluice/state stateValue.ts), which tells
+   * a value's index time and rows itself: what a repartition needs of them. A kind newer than the
+   * header has none.
+   */
+  oldValues?: {
+    /** A stored row's eviction index time, read from the row (a repartition writes its index entry beside it). */
+    indexTimeOf(op: O, inputSchema: Schema, usesWatermark: boolean): IndexTimeOf;
+    /** The rows a stored value holds, for a kind whose value holds several (a repartition counts rows, not keys). */
+    rowsIn?(value: Uint8Array): number;
+  };
   /** After a batch's commit: when the shard next needs a batch without data (processing-time timers); undefined: never. */
   wakeMs?(store: ShardStore, op: O): Promise<number | undefined>;
 }

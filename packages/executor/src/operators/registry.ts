@@ -4,7 +4,7 @@
  * names, whether it uses the watermark, its output, its map side, and what a repartition needs of
  * its stored values.
  */
-import type { IndexTimeOf } from '@sluice/state';
+import { valueHeader, type IndexTimeOf, type RowsIn } from '@sluice/state';
 import { loadUdfs, udfsIn, type UdfRegistry } from '../expressions/udfs.js';
 import type { Expr } from '../expressions/types.js';
 import type { Schema } from '../schema/types.js';
@@ -61,15 +61,24 @@ export function statefulOutputSchema(op: StatefulOp, inputSchema: Schema): Schem
   return operatorOf(op).outputSchema(op, inputSchema);
 }
 
-/** A stored row's eviction index time, read from the row itself (a repartition writes each moved row's index entry beside it). */
+/**
+ * A stored row's eviction index time, read from the row itself (a repartition writes each moved
+ * row's index entry beside it): its value header's, or for a value written before the header, what
+ * its kind knows of those (nothing: undefined, the repartition scans the index).
+ */
 export function indexTimeOf(op: StatefulOp, stateInputSchema: Schema, usesWatermark: boolean): IndexTimeOf {
-  return operatorOf(op).indexTimeOf(op, stateInputSchema, usesWatermark);
+  const old = operatorOf(op).oldValues?.indexTimeOf(op, stateInputSchema, usesWatermark);
+  return (key, value) => {
+    const h = valueHeader(value);
+    return h === undefined ? old?.(key, value) : h.indexTime;
+  };
 }
 
-/** How a repartition counts the rows of an operator's stored values (absent: one row per value). */
-export function rowsInOf(op: StatefulOp | StatefulOperator | undefined): { rowsIn?: (value: Uint8Array) => number } {
+/** How a repartition counts the rows of an operator's stored values: by their header (one row for a value before it, unless its kind says). */
+export function rowsInOf(op: StatefulOp | StatefulOperator | undefined): { rowsIn: RowsIn } {
   const kind = op === undefined ? undefined : 'progressName' in op ? op : operatorOf(op);
-  return kind?.rowsIn === undefined ? {} : { rowsIn: kind.rowsIn };
+  const old = kind?.oldValues?.rowsIn;
+  return { rowsIn: (value) => valueHeader(value)?.rows ?? old?.(value) ?? 1 };
 }
 
 /** The expressions a map side evaluates, for loading their udfs before streamPartials. */

@@ -16,7 +16,19 @@
  *   watermark are closed: emitted in append mode, and removed. Complete mode emits every session
  *   and closes none.
  */
-import { dataKeyOf, dataRange, decodeDataKey, decodeKey, indexKey, SluiceError } from '@sluice/state';
+import {
+  corruptStateValue,
+  dataKeyOf,
+  dataRange,
+  decodeDataKey,
+  decodeKey,
+  expectValueHeader,
+  indexKey,
+  valueHeaderBytes,
+  ValueKind,
+  writeValueHeader,
+  type SluiceError,
+} from '@sluice/state';
 import { cellLayoutOf, cellReader, cellTable, finalizeInto, mergeCells, ValueArena, type CellLayout, type ReadCells } from './aggCells.js';
 import { aggregateOutputSchema, sessionOfKey } from './aggregates.js';
 import { aggregateEventTimeColumns, partitionGroups } from './compactAggregate.js';
@@ -63,12 +75,15 @@ export function sessionMapOp(op: AggregateOp): AggregateOp {
 
 // ---- stored sessions ---------------------------------------------------------------------------
 //
-// A key's value: tag 0x53, the least session end (f64, the index time), the session count (u32),
-// then per session, in start order: start and end (f64), the length of its buffers (u32), and its
-// buffers in aggBufferCodec.ts's encoding (the hidden session end last). Little-endian.
+// A key's value: the state value header (kind `sessions`, its index time the least session end,
+// its rows the session count), then per session, in start order: start and end (f64), the length
+// of its buffers (u32), and its buffers in aggBufferCodec.ts's encoding (the hidden session end
+// last). Little-endian. Values written before the header have their own: tag 0x53, the least
+// session end (f64), the session count (u32).
 
-const TAG = 0x53;
-const HEADER = 13;
+const VERSION = 1;
+const LEGACY_TAG = 0x53;
+const LEGACY_HEADER = 13;
 
 /** A session being merged: its bounds and its buffers, entry `e` of table `t`. */
 interface Session {
@@ -82,27 +97,29 @@ interface Session {
   changed: boolean;
 }
 
-function corrupt(why: string): SluiceError {
-  return new SluiceError('STATE_STORE_CORRUPT', `a session window state value ${why}: the state was written by another query, or is damaged`);
-}
+const corrupt = (why: string): SluiceError => corruptStateValue('session window state', `${why}: the state was written by another query, or is damaged`);
 
 const viewOf = (b: Uint8Array): DataView => new DataView(b.buffer, b.byteOffset, b.byteLength);
 
-/** A stored value's index time (its least session end) and session count, checked. */
-export function sessionHeader(value: Uint8Array): { indexTime: number; count: number } {
-  if (value.length < HEADER || value[0] !== TAG) throw corrupt('is not a list of sessions');
+/** A stored value's index time (its least session end), session count and where its sessions start, checked. */
+export function sessionHeader(value: Uint8Array): { indexTime: number; count: number; start: number } {
+  const h = expectValueHeader(value, ValueKind.sessions, VERSION, 'session window state');
+  if (h !== undefined) {
+    if (typeof h.indexTime !== 'number') throw corrupt('has no index time');
+    return { indexTime: h.indexTime, count: h.rows, start: h.start };
+  }
+  if (value.length < LEGACY_HEADER || value[0] !== LEGACY_TAG) throw corrupt('is not a list of sessions');
   const v = viewOf(value);
-  return { indexTime: v.getFloat64(1, true), count: v.getUint32(9, true) };
+  return { indexTime: v.getFloat64(1, true), count: v.getUint32(9, true), start: LEGACY_HEADER };
 }
 
 function encodeSessions(list: readonly Session[], arena: ValueArena): Uint8Array {
   const buffers = list.map((x) => arena.encode(x.t, x.e));
-  const out = new Uint8Array(HEADER + buffers.reduce((n, b) => n + 20 + b.length, 0));
+  const indexTime = Math.min(...list.map((x) => x.end));
+  const head = valueHeaderBytes(indexTime, list.length);
+  const out = new Uint8Array(head + buffers.reduce((n, b) => n + 20 + b.length, 0));
   const v = viewOf(out);
-  out[0] = TAG;
-  v.setFloat64(1, Math.min(...list.map((x) => x.end)), true);
-  v.setUint32(9, list.length, true);
-  let pos = HEADER;
+  let pos = writeValueHeader(out, v, 0, ValueKind.sessions, VERSION, indexTime, list.length);
   list.forEach((x, i) => {
     const b = buffers[i]!;
     v.setFloat64(pos, x.start, true);
@@ -116,10 +133,10 @@ function encodeSessions(list: readonly Session[], arena: ValueArena): Uint8Array
 
 /** The sessions of a stored value, their buffers decoded into new entries of `t`. */
 function decodeSessions(value: Uint8Array, read: ReadCells, t: KeyTable): { indexTime: number; sessions: Session[] } {
-  const { indexTime, count } = sessionHeader(value);
+  const { indexTime, count, start: first } = sessionHeader(value);
   const v = viewOf(value);
   const sessions: Session[] = [];
-  let pos = HEADER;
+  let pos = first;
   for (let i = 0; i < count; i++) {
     if (pos + 20 > value.length) throw corrupt(`ends inside session ${i + 1} of ${count}`);
     const start = v.getFloat64(pos, true);
@@ -318,6 +335,5 @@ export const sessionWindow: StatefulOperator<AggregateOp> = {
   mapSide: (op, input) => aggregationPartials(sessionMapOp(op), input.schema, input.layout, input.udfs),
   mapSideAggregation: sessionMapOp,
   run: sessionAggregate,
-  indexTimeOf: () => (_key, value) => sessionHeader(value).indexTime,
-  rowsIn: (value) => sessionHeader(value).count,
+  oldValues: { indexTimeOf: () => (_key, value) => sessionHeader(value).indexTime, rowsIn: (value) => sessionHeader(value).count },
 };

@@ -15,7 +15,7 @@
  */
 import { sep } from 'node:path';
 import { threadId } from 'node:worker_threads';
-import { openLevelShard, ShardRegistry, SluiceError, workerFault, type ShardStore } from '@sluice/state';
+import { inShard, openLevelShard, ShardRegistry, SluiceError, workerFault, type ShardStore } from '@sluice/state';
 import type { UdfRegistry } from '../expressions/udfs.js';
 import { dropStateCache, stateCache, type StateCache } from './stateCache.js';
 import type { StateOperatorMetrics, StateResult, StateTask } from '../task/messages.js';
@@ -64,7 +64,7 @@ async function runOnOpenShard(task: StateTask, store: ShardStore, udfs: UdfRegis
   } catch (e) {
     // The cache may hold writes this attempt never committed.
     cache.clear();
-    throw e;
+    throw inShard(e, task.shardDir);
   }
 }
 

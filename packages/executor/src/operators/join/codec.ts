@@ -2,7 +2,7 @@
  * A join side's stored value: its rows of one key, their matched flags, and the time of its index
  * entry (the least expiry of its rows); and the state keys a side's rows live under.
  */
-import { SluiceError } from '@sluice/state';
+import { corruptStateValue, expectValueHeader, ValueKind, withValueHeader } from '@sluice/state';
 import { plainPackr as packr } from '../../task/packers.js';
 import type { Row, Schema } from '../../schema/types.js';
 import type { JoinSide } from './plan.js';
@@ -13,57 +13,65 @@ import type { JoinSide } from './plan.js';
 export type Stored = [row: Row, matched: boolean];
 
 /**
- * A side's rows of one key as one msgpack array (plainPackr): [index time or null, row count, then
- * for each row its matched flag (0 or 1) and its values in the side's schema order], engine form.
+ * A side's rows of one key: the state value header (kind `joinRows`: the index time, or null, and
+ * the row count), then one msgpack array (plainPackr) of, for each row, its matched flag (0 or 1)
+ * and its values in the side's schema order, engine form. Values written before the header are
+ * one msgpack array [index time or null, row count, then the rows as above].
  */
+const VERSION = 1;
+const WHAT = 'join state';
+
 export function encodeJoinValue(indexTime: number | null, rows: readonly Stored[], schema: Schema): Uint8Array {
-  const out: unknown[] = [indexTime, rows.length];
+  const out: unknown[] = [];
   for (const [row, matched] of rows) {
     out.push(matched ? 1 : 0);
     for (const f of schema) out.push(row[f.name] ?? null);
   }
-  return packr.pack(out);
+  return withValueHeader(ValueKind.joinRows, VERSION, indexTime, rows.length, packr.pack(out));
 }
 
 export function decodeJoinValue(value: Uint8Array, schema: Schema): { indexTime: number | null; rows: Stored[] } {
-  const a = unpackJoinValue(value);
-  if (a.length - 2 !== (a[1] as number) * (schema.length + 1)) {
-    throw new SluiceError(
-      'STATE_STORE_CORRUPT',
-      `a join state value holds ${String(a[1])} rows in ${a.length - 2} values, which rows of this side's ${schema.length} columns (${schema.map((f) => f.name).join(', ')}) cannot fill: the state was written by another query, or is damaged`,
+  const { indexTime, count, values, first } = unpackJoinValue(value);
+  if (values.length - first !== count * (schema.length + 1)) {
+    throw corruptStateValue(
+      WHAT,
+      `holds ${count} rows in ${values.length - first} values, which rows of this side's ${schema.length} columns (${schema.map((f) => f.name).join(', ')}) cannot fill: the state was written by another query, or is damaged`,
     );
   }
   const rows: Stored[] = [];
-  for (let i = 2; i < a.length; i += schema.length + 1) {
+  for (let i = first; i < values.length; i += schema.length + 1) {
     const row: Row = {};
-    for (let k = 0; k < schema.length; k++) row[(schema[k] as Schema[number]).name] = a[i + 1 + k];
-    rows.push([row, a[i] === 1]);
+    for (let k = 0; k < schema.length; k++) row[(schema[k] as Schema[number]).name] = values[i + 1 + k];
+    rows.push([row, values[i] === 1]);
   }
-  return { indexTime: a[0] as number | null, rows };
+  return { indexTime, rows };
 }
 
-/** A stored value's array, checked for its header: [index time or null, row count, ...]. */
-function unpackJoinValue(value: Uint8Array): unknown[] {
+/** The header of a stored value (the one before it: the array's first two items), and its array. */
+function unpackJoinValue(value: Uint8Array): { indexTime: number | null; count: number; values: unknown[]; first: number } {
+  const h = expectValueHeader(value, ValueKind.joinRows, VERSION, WHAT);
   let a: unknown;
   try {
-    a = packr.unpack(value);
+    a = packr.unpack(h === undefined ? value : value.subarray(h.start));
   } catch (e) {
-    throw new SluiceError('STATE_STORE_CORRUPT', `a join state value does not decode: ${(e as Error).message}`);
+    throw corruptStateValue(WHAT, `does not decode: ${(e as Error).message}`);
+  }
+  if (h !== undefined) {
+    if (!Array.isArray(a) || h.indexTime === undefined)
+      throw corruptStateValue(WHAT, 'is not a list of rows: the state was written by another query, or is damaged');
+    return { indexTime: h.indexTime, count: h.rows, values: a, first: 0 };
   }
   if (!Array.isArray(a) || a.length < 2 || !(a[0] === null || typeof a[0] === 'number') || !Number.isInteger(a[1])) {
-    throw new SluiceError(
-      'STATE_STORE_CORRUPT',
-      'a join state value is not [index time, row count, rows...]: the state was written by another query, or is damaged',
-    );
+    throw corruptStateValue(WHAT, 'is not [index time, row count, rows...]: the state was written by another query, or is damaged');
   }
-  return a;
+  return { indexTime: a[0] as number | null, count: a[1] as number, values: a, first: 2 };
 }
 
 /** The index time a stored value records (a repartition writes each moved value's index entry beside it). */
-export const joinIndexTimeOf = (value: Uint8Array): number | null => unpackJoinValue(value)[0] as number | null;
+export const joinIndexTimeOf = (value: Uint8Array): number | null => unpackJoinValue(value).indexTime;
 
 /** The rows a stored value holds (a repartition counts rows, not keys). */
-export const joinRowsIn = (value: Uint8Array): number => unpackJoinValue(value)[1] as number;
+export const joinRowsIn = (value: Uint8Array): number => unpackJoinValue(value).count;
 
 /** The string a key's rows are known by in a task and in the cache (per side): key group and key bytes, latin1. */
 export function stateId(keyGroup: number, keyBytes: Uint8Array): string {

@@ -62,6 +62,5 @@ export const streamJoin: StatefulOperator<StreamJoinOp> = {
   mapSide: (op, input) => joinPartials(op, input.joinSide, input.layout, input.lateThresholdMs),
   run: symmetricHashJoin,
   // The time its value records: its rows' least expiry.
-  indexTimeOf: () => (_key, value) => joinIndexTimeOf(value),
-  rowsIn: joinRowsIn,
+  oldValues: { indexTimeOf: () => (_key, value) => joinIndexTimeOf(value), rowsIn: joinRowsIn },
 };

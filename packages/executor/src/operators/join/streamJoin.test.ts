@@ -4,7 +4,7 @@
  * key, index entries at their least expiry) and what it reads, with the worker's join cache on and
  * off, across a worker that starts again on the shard.
  */
-import { dataRange, decodeDataKey, decodeIndexKey, indexKey, indexRange } from '@sluice/state';
+import { dataRange, decodeDataKey, decodeIndexKey, indexKey, indexRange, valueHeader, ValueKind } from '@sluice/state';
 import { describe, expect, it } from 'vitest';
 import type { Expr } from '../../expressions/types.js';
 import type { Row, Schema } from '../../schema/types.js';
@@ -14,7 +14,8 @@ import { sortRows } from '../mapSideTestKit.js';
 import { CACHES, counts, freshShards, h, run, S, useFreshShards, type Query } from '../stateTaskTestKit.js';
 import { decodeJoinValue, encodeJoinValue, joinIndexTimeOf } from './codec.js';
 import type { StreamJoinOp } from './plan.js';
-import { operatorNamed, rowsInOf } from '../registry.js';
+import { indexTimeOf, operatorNamed, rowsInOf } from '../registry.js';
+import { plainPackr } from '../../task/packers.js';
 
 useFreshShards();
 
@@ -123,11 +124,18 @@ describe('state values', () => {
         [L('a', 2), true],
       ],
     });
-    // By the name a state layout file records, as the checkpoint tool finds it.
-    expect(rowsInOf(operatorNamed('symmetricHashJoin')).rowsIn?.(value)).toBe(2);
-    expect(rowsInOf(operatorNamed('stateStoreSave'))).toEqual({});
-    expect(rowsInOf(operatorNamed('flatMapGroupsWithState'))).toEqual({});
-    expect(joinIndexTimeOf(value)).toBe(42_000);
+    // The value header tells both, whatever the kind (by the name a state layout file records, as the checkpoint tool finds it).
+    expect(valueHeader(value)).toMatchObject({ kind: ValueKind.joinRows, indexTime: 42_000, rows: 2 });
+    expect(rowsInOf(operatorNamed('symmetricHashJoin')).rowsIn(value)).toBe(2);
+    expect(indexTimeOf(joinOp('inner'), LEFT, true)(new Uint8Array(0), value)).toBe(42_000);
+    // A value written before the header: [index time, row count, then matched flag and values per row].
+    const old = plainPackr.pack([42_000, 2, 0, 'a', 1 * S, 1, 'a', 2 * S]);
+    expect(decodeJoinValue(old, LEFT)).toEqual(decodeJoinValue(value, LEFT));
+    expect(rowsInOf(operatorNamed('symmetricHashJoin')).rowsIn(old)).toBe(2);
+    expect(indexTimeOf(joinOp('inner'), LEFT, true)(new Uint8Array(0), old)).toBe(42_000);
+    // Kinds whose old values are one row each.
+    expect(rowsInOf(operatorNamed('stateStoreSave')).rowsIn(Uint8Array.of(1, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f))).toBe(1);
+    expect(rowsInOf(operatorNamed('flatMapGroupsWithState')).rowsIn(plainPackr.pack([1, [], ['s', 'value', 1, null]]))).toBe(1);
   });
 
   it('a damaged value, or one of another side or query, is STATE_STORE_CORRUPT', () => {
@@ -137,6 +145,7 @@ describe('state values', () => {
     );
     expect(() => decodeJoinValue(new Uint8Array([0xc1]), LEFT)).toThrow(expect.objectContaining({ code: 'STATE_STORE_CORRUPT' }));
     expect(() => joinIndexTimeOf(new Uint8Array([0x01]))).toThrow(expect.objectContaining({ code: 'STATE_STORE_CORRUPT' }));
+    expect(() => decodeJoinValue(Uint8Array.of(0xf5, ValueKind.dedup, 1, 0), LEFT)).toThrow(/kind 3, not 4/);
   });
 });
 

@@ -327,7 +327,8 @@ function externalRows(schema: Schema): ((row: Row) => Row) | undefined {
 /** Writes a key's new value (returned; null: the key is gone) and the changes of its index entries. */
 function writeKey(e: KeyEntry, writer: StateWriter, ctx: StateContext, rowsOf: (s: KeyStateData) => number): Uint8Array | null {
   const c = ctx.counters;
-  const value = encodeKeyState(e.state);
+  const rows = rowsOf(e.state);
+  const value = encodeKeyState(e.state, rows);
   if (e.counts === 'removed') c.removed += 1;
   else if (e.counts === 'updated') c.updated += 1;
   if (value === null && e.prior === undefined) return null;
@@ -335,7 +336,7 @@ function writeKey(e: KeyEntry, writer: StateWriter, ctx: StateContext, rowsOf: (
   writer.cached(e.dataKey, e.prior ?? null);
   if (value === null) writer.delete(e.dataKey);
   else writer.put(e.dataKey, value);
-  c.rowDelta += (value === null ? 0 : rowsOf(e.state)) - e.priorRows;
+  c.rowDelta += (value === null ? 0 : rows) - e.priorRows;
   const now = new Set(e.state.timers);
   const before = new Set(e.priorTimers);
   for (const t of before) if (!now.has(t)) writer.removeIndex(timerIndexKey(t, e.kg, e.keyBytes));

@@ -15,8 +15,6 @@ const processorKind = {
   mapSideExprs: (op: TransformWithStateOp) => op.keys,
   mapSide: (op: TransformWithStateOp, input: MapSideInput) => groupPartials(op, input.schema, input.layout, input.udfs),
   run: transformWithState,
-  // A key may have several index entries (its timers and its expiry): a repartition scans the index.
-  indexTimeOf: () => () => undefined,
   wakeMs: processorWakeMs,
 };
 
@@ -25,7 +23,8 @@ export const transformWithStateOperator: StatefulOperator<TransformWithStateOp> 
   kind: 'transformWithState',
   progressName: 'transformWithStateExec',
   ...processorKind,
-  rowsIn: stateRowsIn,
+  // A key may have several index entries (its timers and its expiry): a repartition scans the index.
+  oldValues: { indexTimeOf: () => () => undefined, rowsIn: stateRowsIn },
 };
 
 /** flatMapGroupsWithState and mapGroupsWithState (Spark's FlatMapGroupsWithStateExec): a key's GroupState is one row. */
@@ -33,4 +32,5 @@ export const flatMapGroupsWithStateOperator: StatefulOperator<TransformWithState
   kind: 'flatMapGroupsWithState',
   progressName: 'flatMapGroupsWithState',
   ...processorKind,
+  oldValues: { indexTimeOf: () => () => undefined },
 };

@@ -4,7 +4,8 @@
  * timer and expiry index ranges never see each other's entries.
  */
 import { describe, expect, it } from 'vitest';
-import { indexKey } from '@sluice/state';
+import { indexKey, valueHeader, ValueKind } from '@sluice/state';
+import { plainPackr } from '../../task/packers.js';
 import {
   allExpiries,
   allTimers,
@@ -16,6 +17,7 @@ import {
   leastExpiry,
   mapKeyText,
   stateRows,
+  stateRowsIn,
   timersUpTo,
   TTL_BASE,
   ttlIndexKey,
@@ -48,16 +50,28 @@ const inRange = (k: Uint8Array, [gte, lt]: [Uint8Array, Uint8Array]): boolean =>
 describe('processor key state', () => {
   it('round-trips every kind of variable with its expiries and the key timers', () => {
     const s = sample();
-    const back = decodeKeyState(encodeKeyState(s) as Uint8Array);
+    const value = encodeKeyState(s, 4) as Uint8Array;
+    expect(valueHeader(value)).toMatchObject({ kind: ValueKind.processor, version: 2, indexTime: undefined, rows: 4 });
+    const back = decodeKeyState(value);
     expect(back.timers).toEqual([5, 60_000]);
     expect([...back.vars.entries()]).toEqual([...s.vars.entries()]);
   });
 
+  it('reads a value written before the value header: [1, timers, ...variables]', () => {
+    const s = sample();
+    const header = valueHeader(encodeKeyState(s, 4) as Uint8Array) as { start: number };
+    const payload = plainPackr.unpack((encodeKeyState(s, 4) as Uint8Array).subarray(header.start)) as unknown[];
+    const back = decodeKeyState(plainPackr.pack([1, ...payload]));
+    expect(back.timers).toEqual([5, 60_000]);
+    expect([...back.vars.entries()]).toEqual([...s.vars.entries()]);
+    expect(stateRowsIn(plainPackr.pack([1, ...payload]))).toBe(4);
+  });
+
   it('is no value once it holds neither a variable nor a timer', () => {
-    expect(encodeKeyState(emptyKeyState())).toBeNull();
+    expect(encodeKeyState(emptyKeyState(), 0)).toBeNull();
     const timerOnly = emptyKeyState();
     timerOnly.timers = [1];
-    expect(encodeKeyState(timerOnly)).not.toBeNull();
+    expect(encodeKeyState(timerOnly, 0)).not.toBeNull();
   });
 
   it("counts Spark's rows: one per value and list variable, one per map entry; timers are none", () => {

@@ -3,12 +3,15 @@
  * LevelDB value per key holds every state variable of the key and its timers, so that a batch
  * reads each key it touches once (one getMany for the batch) and writes it once.
  *
- * Value (plainPackr, engine-form values): [version 1, timers, ...variables], where timers is the
- * key's registered timer times, ascending, and each variable is [name, kind, ...data]:
+ * Value: the state value header (kind `processor`, version 2: its row count, and an index time it
+ * cannot tell, as a key may have several index entries), then one plainPackr array (engine-form
+ * values) [timers, ...variables], where timers is the key's registered timer times, ascending,
+ * and each variable is [name, kind, ...data]:
  *   value: [v, expiresAtMs | null]
  *   list:  [v1, e1, v2, e2, ...]
  *   map:   [k1, v1, e1, k2, v2, e2, ...]
  * A variable with no value is left out, and a key with no variable and no timer is deleted.
+ * Values written before the header (version 1) are one array [1, timers, ...variables].
  *
  * Index entries (@sluice/state layout.ts, [0x02][time][kg][key]) find what is due without reading
  * what is not: one per registered timer at its time, and one per key at the least expiry of its
@@ -16,11 +19,13 @@
  * above it, so the two clocks (a watermark for event-time timers, the batch's processing time for
  * time to live) scan apart.
  */
-import { indexKey, indexRangeUpTo, SluiceError } from '@sluice/state';
+import { corruptStateValue, expectValueHeader, indexKey, indexRangeUpTo, ValueKind, withValueHeader, type SluiceError } from '@sluice/state';
 import { plainPackr as packr } from '../../task/packers.js';
 import type { StateVariable } from '../types.js';
 
-export const PROCESSOR_STATE_VERSION = 1;
+export const PROCESSOR_STATE_VERSION = 2;
+const BEFORE_HEADER = 1;
+const WHAT = "a processor's state";
 
 /** Expiries are indexed at TTL_BASE + expiry; timers must lie below it. */
 export const TTL_BASE = 2 ** 52;
@@ -46,26 +51,38 @@ export function emptyKeyState(): KeyStateData {
   return { timers: [], vars: new Map() };
 }
 
-export function encodeKeyState(s: KeyStateData): Uint8Array | null {
+/** A key's value, holding `rows` state rows as its kind counts them; null for a key with nothing left. */
+export function encodeKeyState(s: KeyStateData, rows: number): Uint8Array | null {
   if (s.timers.length === 0 && s.vars.size === 0) return null;
-  const out: unknown[] = [PROCESSOR_STATE_VERSION, s.timers];
+  const out: unknown[] = [s.timers];
   for (const [name, d] of s.vars) {
     if (d.kind === 'value') out.push([name, 'value', d.entry[0], d.entry[1]]);
     else if (d.kind === 'list') out.push([name, 'list', ...d.items.flat()]);
     else out.push([name, 'map', ...[...d.entries.values()].flat()]);
   }
-  return packr.pack(out);
+  return withValueHeader(ValueKind.processor, PROCESSOR_STATE_VERSION, undefined, rows, packr.pack(out));
 }
 
-function corrupt(why: string): SluiceError {
-  return new SluiceError('STATE_STORE_CORRUPT', `a processor's state value ${why}: the state was written by another query, or is damaged`);
+const corrupt = (why: string): SluiceError => corruptStateValue(WHAT, `${why}: the state was written by another query, or is damaged`);
+
+/** The array of a value: [timers, ...variables] from `first` on (1 for a value before the header). */
+function unpackKeyState(bytes: Uint8Array): { a: unknown[]; first: number } {
+  const h = expectValueHeader(bytes, ValueKind.processor, PROCESSOR_STATE_VERSION, WHAT);
+  let a: unknown;
+  try {
+    a = packr.unpack(h === undefined ? bytes : bytes.subarray(h.start));
+  } catch (e) {
+    throw corrupt(`does not decode (${(e as Error).message})`);
+  }
+  const first = h === undefined ? 1 : 0;
+  if (!Array.isArray(a) || (h === undefined && a[0] !== BEFORE_HEADER) || !Array.isArray(a[first])) throw corrupt('is not a list of timers and variables');
+  return { a, first };
 }
 
 export function decodeKeyState(bytes: Uint8Array): KeyStateData {
-  const a = packr.unpack(bytes) as unknown[];
-  if (!Array.isArray(a) || a[0] !== PROCESSOR_STATE_VERSION || !Array.isArray(a[1])) throw corrupt('is not of format version 1');
+  const { a, first } = unpackKeyState(bytes);
   const vars = new Map<string, VariableData>();
-  for (let i = 2; i < a.length; i++) {
+  for (let i = first + 1; i < a.length; i++) {
     const [name, kind, ...data] = a[i] as [string, string, ...unknown[]];
     if (kind === 'value') vars.set(name, { kind, entry: [data[0], data[1] as number | null] });
     else if (kind === 'list') {
@@ -78,7 +95,7 @@ export function decodeKeyState(bytes: Uint8Array): KeyStateData {
       vars.set(name, { kind, entries });
     } else throw corrupt(`holds a variable ${String(name)} of unknown kind ${String(kind)}`);
   }
-  return { timers: a[1] as number[], vars };
+  return { timers: a[first] as number[], vars };
 }
 
 /**
@@ -91,7 +108,7 @@ export function stateRows(s: KeyStateData): number {
   return n;
 }
 
-/** The state rows a stored value holds (the repartition's RowsIn). */
+/** The state rows a transformWithState value of the format before the header holds (the repartition's RowsIn). */
 export function stateRowsIn(value: Uint8Array): number {
   return stateRows(decodeKeyState(value));
 }
