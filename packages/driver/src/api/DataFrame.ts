@@ -1,7 +1,7 @@
 /**
  * A DataFrame is a source, a chain of stateless operators, then stateful operators (an
- * aggregation, a deduplication or a join of two streams; the ones after the first in plan.chain),
- * each followed by more stateless operators. Every operator is checked against the schema when it
+ * aggregation, a deduplication or a join of two streams; plan.operators), each followed by more
+ * stateless operators. Every operator is checked against the schema when it
  * is called, so an unknown column fails at the line naming it.
  */
 import { randomUUID } from 'node:crypto';
@@ -66,12 +66,12 @@ export class DataFrame {
   }
 
   private with(op: Op): DataFrame {
-    const { chain } = this.plan;
-    const last = chain?.[chain.length - 1];
+    const { operators, exchange } = this.plan;
+    const last = operators?.at(-1);
     const plan = last
-      ? { ...this.plan, chain: [...(chain as ChainedOperator[]).slice(0, -1), { ...last, post: [...last.post, op] }] }
-      : this.plan.stateful || this.plan.exchange
-        ? { ...this.plan, post: [...this.plan.post, op] }
+      ? { ...this.plan, operators: [...(operators as ChainedOperator[]).slice(0, -1), { ...last, post: [...last.post, op] }] }
+      : exchange
+        ? { ...this.plan, exchange: { ...exchange, post: [...exchange.post, op] } }
         : { ...this.plan, ops: [...this.plan.ops, op] };
     return new DataFrame(this.session, plan, this.isStreaming);
   }
@@ -91,7 +91,7 @@ export class DataFrame {
     }
     if (partitions === undefined && cols.length === 0)
       throw new SluiceError('INVALID_OPTION', 'repartition needs a number of partitions or columns', { option: 'numPartitions' });
-    if (!this.isStreaming || this.plan.stateful || this.plan.exchange || this.plan.inputs) {
+    if (!this.isStreaming || this.plan.operators || this.plan.exchange || this.plan.inputs) {
       throw new SluiceError(
         'UNSUPPORTED_OPERATION',
         'repartition is supported once, in a stateless streaming query without union (an aggregation shuffles by its keys already)',
@@ -99,7 +99,7 @@ export class DataFrame {
     }
     const keys = cols.map((c) => toColumn(c).expr);
     for (const k of keys) exprType(k, this.schema);
-    return new DataFrame(this.session, { ...this.plan, exchange: { keys, ...(partitions !== undefined && { partitions }) } }, true);
+    return new DataFrame(this.session, { ...this.plan, exchange: { keys, ...(partitions !== undefined && { partitions }), post: [] } }, true);
   }
 
   /** @internal A new DataFrame of the same session over `plan`, a stream or not as this one is. */
@@ -107,13 +107,11 @@ export class DataFrame {
     return new DataFrame(this.session, plan, this.isStreaming);
   }
 
-  /** @internal A new DataFrame with `op` as its stateful operator. */
+  /** @internal A new DataFrame with `op` as its next stateful operator. */
   withStateful(op: StatefulOp): DataFrame {
     if (this.plan.exchange) throw new SluiceError('UNSUPPORTED_OPERATION', 'a query with repartition cannot aggregate or deduplicate yet');
     // Past a first stateful operator, the next ones chain (Spark's multiple stateful operators).
-    if (this.plan.stateful)
-      return new DataFrame(this.session, { ...this.plan, chain: [...(this.plan.chain ?? []), { stateful: op, post: [] }] }, this.isStreaming);
-    return new DataFrame(this.session, { ...this.plan, stateful: op }, this.isStreaming);
+    return new DataFrame(this.session, { ...this.plan, operators: [...(this.plan.operators ?? []), { stateful: op, post: [] }] }, this.isStreaming);
   }
 
   /**
@@ -161,7 +159,7 @@ export class DataFrame {
         { column: window ?? wm.column },
       );
     }
-    if (this.plan.stateful && timed.length > 1) {
+    if (this.plan.operators && timed.length > 1) {
       // Spark's rule (WatermarkSupport.findEventTimeColumn): one event-time column per stream.
       throw new SluiceError(
         'UNSUPPORTED_OPERATION',
@@ -249,7 +247,7 @@ export class DataFrame {
    * operators drop rows older than it and evict state it has passed (Spark's withWatermark).
    */
   withWatermark(eventTime: string, delayThreshold: string | number): DataFrame {
-    if (this.plan.stateful) {
+    if (this.plan.operators) {
       throw new SluiceError('UNSUPPORTED_OPERATION', 'withWatermark must come before the aggregation or deduplication', {
         column: eventTime,
       });
@@ -282,7 +280,7 @@ export class DataFrame {
     const all: DataFrame[] = [this, ...others];
     for (const df of all) {
       if (!df.isStreaming) throw new SluiceError('UNSUPPORTED_OPERATION', 'union combines streaming DataFrames; a static side belongs in a join');
-      if (df.plan.stateful || df.plan.exchange)
+      if (df.plan.operators || df.plan.exchange)
         throw new SluiceError('UNSUPPORTED_OPERATION', 'union must come before repartition, aggregation or deduplication');
     }
     for (const other of others) {
@@ -319,7 +317,7 @@ export class DataFrame {
       );
     }
     const statics = all.flatMap((df) => df.plan.statics ?? []);
-    return new DataFrame(this.session, { source: (inputs[0] as PlanInput).source, inputs, ops: [], post: [], ...(statics.length > 0 && { statics }) }, true);
+    return new DataFrame(this.session, { source: (inputs[0] as PlanInput).source, inputs, ops: [], ...(statics.length > 0 && { statics }) }, true);
   }
 
   /**
@@ -341,7 +339,7 @@ export class DataFrame {
     if (!this.isStreaming) {
       throw new SluiceError('UNSUPPORTED_OPERATION', 'join takes a stream on the left and a static DataFrame (session.read) or another stream on the right');
     }
-    if (this.plan.stateful) throw new SluiceError('UNSUPPORTED_OPERATION', 'join must come before the aggregation or deduplication');
+    if (this.plan.operators) throw new SluiceError('UNSUPPORTED_OPERATION', 'join must come before the aggregation or deduplication');
     const id = `static-${randomUUID()}`;
     const common = { kind: 'join' as const, how: joinType(how), rightSchema: other.schema, broadcastId: id };
     const { keys, rightKeys, residual } = joinOn(on, this.schema, other.schema);
@@ -381,7 +379,7 @@ export class DataFrame {
     if (this.isStreaming) {
       throw new SluiceError('NOT_STATIC', 'collect() needs a static DataFrame (from session.read); start a streaming one with writeStream');
     }
-    if (this.plan.stateful) {
+    if (this.plan.operators) {
       throw new SluiceError('UNSUPPORTED_OPERATION', 'aggregations and deduplications run on streaming DataFrames only');
     }
     return this.session.collectStatic(this);

@@ -62,10 +62,10 @@ export class DataFrameReader extends Reader<DataFrameReader, StaticSourceFormat>
         query === undefined ? undefined : String(query),
         this.userSchema,
       );
-      return new DataFrame(this.session, { source: { format: 'sqlite', schema, sqlite }, ops: [], post: [] }, false);
+      return new DataFrame(this.session, { source: { format: 'sqlite', schema, sqlite }, ops: [] }, false);
     }
     if (path === undefined) throw new SluiceError('INVALID_OPTION', `a ${format} read needs a path: load(path)`, { option: 'path' });
-    if (format === 'delta') return new DataFrame(this.session, { source: deltaSnapshotSpec(resolve(path), o, this.userSchema), ops: [], post: [] }, false);
+    if (format === 'delta') return new DataFrame(this.session, { source: deltaSnapshotSpec(resolve(path), o, this.userSchema), ops: [] }, false);
     const f = format as Exclude<(typeof STATIC_FORMATS)[number], 'sqlite' | 'delta'>;
     const dir = resolve(path);
     checkInputDir(dir);
@@ -88,7 +88,7 @@ export class DataFrameReader extends Reader<DataFrameReader, StaticSourceFormat>
       cleanSource: 'off',
       admission: { latestFirst: false, maxFileAgeMs: Number.POSITIVE_INFINITY },
     });
-    return new DataFrame(this.session, { source: spec, ops: [], post: [] }, false);
+    return new DataFrame(this.session, { source: spec, ops: [] }, false);
   }
 }
 

@@ -24,6 +24,6 @@ export class DataStreamReader extends Reader<DataStreamReader, SourceFormat> {
    */
   load(path?: string): DataFrame {
     const spec = resolveSource(this.requireFormat(), this.opts.copy(), this.userSchema, path, (name, schema) => this.session.memoryStream(name, schema));
-    return new DataFrame(this.session, { source: spec, ops: [], post: [] }, true);
+    return new DataFrame(this.session, { source: spec, ops: [] }, true);
   }
 }

@@ -220,7 +220,7 @@ export class Session {
   }
 
   private valuesFrame(schema: Schema, rows: Row[]): DataFrame {
-    return new DataFrame(this, { source: { format: 'values', schema, rows }, ops: [], post: [] }, false);
+    return new DataFrame(this, { source: { format: 'values', schema, rows }, ops: [] }, false);
   }
 
   /** @internal Registers `df` as view `name` (DataFrame.createOrReplaceTempView and createTempView call this). */

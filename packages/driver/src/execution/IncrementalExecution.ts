@@ -7,8 +7,9 @@
  * slot) shuffle partial results into blocks per partition; then one state task per shard, on the
  * slot owning the shard, merges them into the state store and delivers the operator's output. The
  * shuffle exchange holds the blocks until the second stage is done, so a retried task reads them
- * again. A small batch is fused: shard 0's state task runs the map tasks first and hands the other
- * shards their blocks, so the batch costs one round trip a shard (a one-shard query: one, not three).
+ * again. A small batch of a query with one stateful operator (of any kind) is fused: shard 0's
+ * state task runs the map tasks first and hands the other shards their blocks, so the batch costs
+ * one round trip a shard (a one-shard query: one, not three).
  * With several stateful operators, each one's state tasks run in turn (in id order, so after the
  * operators that feed it), on the blocks the tasks before made of the rows they emit.
  */
@@ -51,27 +52,21 @@ export interface SplitOfSource {
   schema: Schema;
 }
 
-/** The state stage of a stateful query. */
-export interface StatefulStage {
-  info: StatefulOperatorInfo;
-  /** The shard options of a batch (its share of the worker budgets); `check`: refuse a share too small. */
-  storeOptions: (check?: boolean) => StateTask['storeOptions'];
+/** What the state stages of a stateful query's operators run with. */
+export interface StatefulStages {
+  /** The stateful operators by id, each with the layout it runs with now. */
+  operators: StatefulOperatorInfo[];
+  /** The shard options of a batch (its share of the worker budgets). */
+  storeOptions: () => StateTask['storeOptions'];
   workerBudget: WorkerBudget;
-  /** Schema of the rows entering the stateful operator. */
-  stateInputSchema: Schema;
   hasWatermark: boolean;
   /** The slot owning each shard (its state task runs there). */
   slotOf: (shard: number) => number;
-  /** The stateful operators after the first (plan.chain): each takes the rows of its feeds (the operator before it, unless the plan says otherwise). */
-  downstream: DownstreamStage[];
 }
 
-/** A stateful operator after the first: its own layout and shards, and the operators after it. */
-export interface DownstreamStage {
+/** One stateful operator's stage: the plan's operator (its input schema, `post` and feeds) and its layout and shards now. */
+interface OperatorStage extends PlannedOperator {
   info: StatefulOperatorInfo;
-  storeOptions: () => StateTask['storeOptions'];
-  stateInputSchema: Schema;
-  post: Op[];
 }
 
 /** A batch's physical plan: its first stage's tasks, and the partitions of each state task. */
@@ -86,13 +81,13 @@ export interface BatchPlan {
   committed: boolean;
   splits: SplitOfSource[];
   firstStage: Array<StatelessTask | MapTask | ExchangeTask>;
-  /** Index: shard. Empty for a stateless query. */
+  /** A fused batch's partitions of each shard (index: shard); empty otherwise. */
   shardPartitions: number[][];
   /** The batch each shard last committed, as the commit log says (index: operator id, then shard; null: not recorded). */
   expectedMarkers: Array<Array<number | null>>;
   /** A stateless shuffle's partitions (repartition), when the plan has one. */
   shufflePartitions?: number;
-  /** A small input: shard 0's state task runs the map tasks itself (runFused). */
+  /** A small input to a query's one stateful operator: shard 0's state task runs the map tasks itself (runFused). */
   fused: boolean;
 }
 
@@ -143,8 +138,7 @@ export interface BatchExecution {
   eventTime: EventTimeStats | undefined;
   /** The same, per source (a union's watermark inputs). */
   eventTimeBySource: Array<EventTimeStats | undefined>;
-  state: StateOperatorMetrics | undefined;
-  /** With several stateful operators: each one's metrics, in plan order (`state` is the first's). */
+  /** Stateful queries: each operator's metrics, by operator id. */
   states?: StateOperatorMetrics[];
   /** Stateful queries: the batch each shard last committed after this one, by operator id, then shard. */
   shardMarkers?: number[][];
@@ -161,7 +155,7 @@ export interface ExecutionOptions {
   outputMode: OutputMode;
   scheduler: TaskScheduler;
   pool: string;
-  stateful?: StatefulStage;
+  stateful?: StatefulStages;
   /** The static sides of the plan's joins, as this run read them. */
   statics: StaticSides;
   /** Coalescing of a stateless shuffle's partitions (adaptive execution): the target bytes, or undefined when off. */
@@ -171,25 +165,20 @@ export interface ExecutionOptions {
 export class IncrementalExecution {
   private readonly plan: LogicalPlan;
   private readonly sink: StreamSink;
-  /** The stateful operators by id, the operator whose map side reads each input, and the one each operator's rows go to. */
-  private readonly operators: PlannedOperator[];
+  /** Each stateful operator's stage by id, the operator whose map side reads each input, and the one each operator's rows go to. */
+  private readonly stages: OperatorStage[];
   private readonly routes: ReturnType<typeof sourceRoutes>;
   private readonly consumers: ReturnType<typeof consumersOf>;
-  /** Each operator's stage by id: the first's (StatefulStage), then downstream's. */
-  private readonly stages: DownstreamStage[];
   private readonly watermarks: WatermarkPropagator;
 
   constructor(private readonly o: ExecutionOptions) {
     this.plan = o.plan;
     this.sink = o.sink;
-    this.operators = statefulOperators(o.plan);
-    this.routes = sourceRoutes(this.operators);
-    this.consumers = consumersOf(this.operators);
-    const ctx = o.stateful;
-    this.stages = ctx
-      ? [{ info: ctx.info, storeOptions: () => ctx.storeOptions(), stateInputSchema: ctx.stateInputSchema, post: o.plan.post }, ...ctx.downstream]
-      : [];
-    this.watermarks = new WatermarkPropagator(this.operators, (k) => this.stageOf(k).info);
+    const infos = o.stateful?.operators ?? [];
+    this.stages = statefulOperators(o.plan).map((op, k) => ({ ...op, info: infos[k] as StatefulOperatorInfo }));
+    this.routes = sourceRoutes(this.stages);
+    this.consumers = consumersOf(this.stages);
+    this.watermarks = new WatermarkPropagator(this.stages, (k) => this.stageOf(k).info);
   }
 
   /** The tasks of batch `batchId` over `splits`, before any of them runs. */
@@ -225,8 +214,9 @@ export class IncrementalExecution {
           }
         : this.firstStageTask(batchId, batchTimestampMs, partition, s, committed, lateWatermarkMs),
     );
-    const info = this.o.stateful?.info;
-    const shardPartitions = info ? Array.from({ length: info.shards }, (_, shard) => info.partitionsOf(shard)) : [];
+    // A query with one stateful operator, whatever its kind, fuses a small batch.
+    const only = this.stages.length === 1 ? this.stageOf(0).info : undefined;
+    const fused = only !== undefined && fusible(firstStage, splits);
     return {
       batchId,
       watermarkMs,
@@ -235,10 +225,10 @@ export class IncrementalExecution {
       committed,
       splits,
       firstStage,
-      shardPartitions,
+      shardPartitions: fused ? Array.from({ length: only.shards }, (_, shard) => only.partitionsOf(shard)) : [],
       expectedMarkers,
       ...(exchange && partitions !== undefined && { shufflePartitions: partitions }),
-      fused: info !== undefined && this.o.stateful?.downstream.length === 0 && fusible(firstStage, splits),
+      fused,
     };
   }
 
@@ -256,7 +246,7 @@ export class IncrementalExecution {
     const groups =
       this.o.coalesceToBytes === undefined || join ? blocks : coalescePartitions(blocks, this.o.coalesceToBytes, (this.plan.exchange?.keys.length ?? 0) === 0);
     const schema = join ? planOutputSchema(this.plan.ops.slice(0, join.at), this.plan.source.schema) : statefulInputSchema(this.plan);
-    const post = this.bindJoins(this.plan.post);
+    const post = this.bindJoins(this.plan.exchange?.post ?? []);
     const opsOf = (partition: number): Op[] => {
       if (!join) return post;
       const op = this.plan.ops[join.at] as Extract<Op, { kind: 'join' }>;
@@ -294,11 +284,10 @@ export class IncrementalExecution {
     const { slotOf } = this.o.stateful;
     const results: StateResult[][] = [];
     const states: StateOperatorMetrics[] = [];
-    for (const [k, { feeds }] of this.operators.entries()) {
+    for (const [k, { feeds, info }] of this.stages.entries()) {
       const read = maps.filter((_, t) => this.routeOf((batch.splits[t] as SplitOfSource).source).operator === k);
       const fed = feeds.flatMap((f) => ('operator' in f ? (results[f.operator] as StateResult[]) : []));
       const blocks = new ShuffleExchange([...read, ...fed.map((r) => ({ blocks: r.blocks ?? [] }))]);
-      const { info } = this.stageOf(k);
       const tasks = Array.from({ length: info.shards }, (_, shard) => {
         const partitions = info.partitionsOf(shard);
         return this.stateTask(batch, k, shard, partitions, blocks.blocksOf(partitions));
@@ -315,9 +304,8 @@ export class IncrementalExecution {
       ...facts,
       ...nextWake(results.flat()),
       outputs: results.at(-1) as StateResult[],
-      state: states[0],
+      states,
       shardMarkers: markers,
-      ...(states.length > 1 && { states }),
     };
   }
 
@@ -328,7 +316,7 @@ export class IncrementalExecution {
    */
   private async runFused(batch: BatchPlan, numSources: number): Promise<BatchExecution> {
     const { scheduler, pool } = this.o;
-    const { slotOf } = this.o.stateful as StatefulStage;
+    const { slotOf } = this.o.stateful as StatefulStages;
     const [partitions0, ...others] = batch.shardPartitions as [number[], ...number[][]];
     const first = { ...this.stateTask(batch, 0, 0, partitions0, []), maps: batch.firstStage as MapTask[] };
     const [out] = (await scheduler.runTasks([first], () => slotOf(0), pool)) as [StateResult];
@@ -397,8 +385,8 @@ export class IncrementalExecution {
     return this.routes[source] ?? { operator: 0 };
   }
 
-  private stageOf(k: number): DownstreamStage {
-    return this.stages[k] as DownstreamStage;
+  private stageOf(k: number): OperatorStage {
+    return this.stages[k] as OperatorStage;
   }
 
   /** The `next` of operator `k`'s state tasks: the map side of the operator its rows go to, if any. */
@@ -419,9 +407,8 @@ export class IncrementalExecution {
 
   /** The state task of operator `k` on `shard`. */
   private stateTask(batch: BatchPlan, k: number, shard: number, partitions: number[], blocks: StateTask['blocks']): StateTask {
-    const ctx = this.o.stateful as StatefulStage;
-    const stage = this.stageOf(k);
-    const { info } = stage;
+    const ctx = this.o.stateful as StatefulStages;
+    const { info, inputSchema, post } = this.stageOf(k);
     // Its watermarks as the operators before it pass them on (an operator reading the inputs has
     // the batch's; a join passes on its state's); late rows by the batch before's (Spark's
     // watermark for late events).
@@ -438,18 +425,18 @@ export class IncrementalExecution {
       partition: shard,
       operatorId: info.operatorId,
       shardDir: info.shardDir(shard),
-      storeOptions: stage.storeOptions(),
+      storeOptions: ctx.storeOptions(),
       workerBudget: ctx.workerBudget,
       layout: layoutCounts(info.layout),
       partitions,
       blocks,
       stateful: this.withInitialState(info.op, batch.batchId),
-      stateInputSchema: stage.stateInputSchema,
+      stateInputSchema: inputSchema,
       outputMode: this.o.outputMode,
       watermarkMs: eviction ?? 0,
       hasWatermark: ctx.hasWatermark && eviction !== undefined,
       lateWatermarkMs: late ?? 0,
-      post: stage.post,
+      post,
       output: this.sink.taskOutput(batch.batchId, shard, batch.committed),
       // commits/N-1 is durable before batch N starts, so undo records below N are not needed.
       pruneUndoBelow: batch.batchId,

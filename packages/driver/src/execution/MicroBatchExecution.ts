@@ -9,7 +9,7 @@
  * latest offset (admission control) and runs a data batch when there is new data, or a no-data
  * batch when one is due.
  */
-import { decodeRows, indexTimeOf, rowsInOf, type Row, type Schema, type StateTask } from '@sluice/executor';
+import { decodeRows, indexTimeOf, rowsInOf, type Row, type Schema, type StateOperatorMetrics, type StateTask } from '@sluice/executor';
 import { CONF_KEYS, SluiceError } from '@sluice/state';
 import type { BatchTransaction } from '../checkpoint/BatchTransaction.js';
 import type { DataOffsetSeq, SourceOffset } from '../checkpoint/OffsetLog.js';
@@ -21,7 +21,7 @@ import { sameOffset, type StreamSource } from '../sources/Source.js';
 import { clock } from './clock.js';
 import { IncrementalExecution, inputBytes, type SplitOfSource } from './IncrementalExecution.js';
 import { committedEnds, lateWatermark, nextBatch, nextWatermark, type NextBatch, type RunSettings } from './nextBatch.js';
-import { openQuery, WATERMARK_POLICY_CONF, type OpenedQuery } from './openQuery.js';
+import { openQuery, WATERMARK_POLICY_CONF, withLayouts, type OpenedQuery } from './openQuery.js';
 import { ProgressReporter } from './ProgressReporter.js';
 import { runControlBatch, shardMarkersOf } from './Repartition.js';
 import { closeShardsInWorkers, explainLeftOpen, forgetLeftOpen, recordRelease, type NotClosed } from './StateShards.js';
@@ -42,21 +42,18 @@ export class MicroBatchExecution extends StreamExecution {
 
   private readonly txn: BatchTransaction;
   private readonly sources: StreamSource[];
-  /** The run's settings; a repartition of an operator after the first updates its layout in them. */
+  /** The run's settings; a repartition updates the layouts in them (withLayouts). */
   private settings: RunSettings;
   private readonly triggers: TriggerExecutor;
   private readonly watermark: WatermarkTracker;
   private readonly watermarkInputs: ReturnType<typeof watermarkInputs>;
-  /** The stateful operator and the layout it runs with now (a repartition replaces it). */
-  private stateInfo: StatefulOperatorInfo | undefined;
-  /** The stateful operators after it, with their layouts now (a repartition replaces one). */
-  private downstream: StatefulOperatorInfo[];
+  /** The stateful operators by id, each with the layout it runs with now (a repartition replaces one). */
+  private operators: StatefulOperatorInfo[];
   /** The static sides of the joins and the batches' planner: from the first batch of the run on. */
   private statics: StaticSides | undefined;
   private execution: IncrementalExecution | undefined;
   /** The slot of state shard 0 for this run, chosen at its start. */
   private readonly firstSlot: number;
-  /** What the control batch just run adds to the next progress event. */
   /** What the control batches before the next data batch moved: their time, and per operator id, its counts. */
   private controlProgress: { durationMs: Record<string, number>; customMetrics: Map<number, Record<string, number>> } | undefined;
 
@@ -80,8 +77,7 @@ export class MicroBatchExecution extends StreamExecution {
     this.sources = opened.sources;
     this.settings = opened.settings;
     this.triggers = opened.triggers;
-    this.stateInfo = opened.stateInfo;
-    this.downstream = opened.downstream;
+    this.operators = opened.operators;
     this.watermarkInputs = watermarkInputs(plan);
     this.watermark = new WatermarkTracker(
       this.watermarkInputs.map((w) => w.delayMs),
@@ -91,7 +87,7 @@ export class MicroBatchExecution extends StreamExecution {
     // A replayed batch runs with its own watermark; anything after it with the last commit's.
     this.watermark.restore(last && !committed && last.kind === 'data' ? last.batchWatermarkMs : nextWatermark(this.txn.tail));
     this.progress = new ProgressReporter(this.id, this.runId, this.name, spec.pool);
-    this.firstSlot = this.stateInfo ? ctx.firstStateSlot(this.id) : 0;
+    this.firstSlot = this.operators.length > 0 ? ctx.firstStateSlot(this.id) : 0;
   }
 
   /** The scheduler pool its tasks run in. */
@@ -101,32 +97,30 @@ export class MicroBatchExecution extends StreamExecution {
 
   /** State shards this query keeps open in the workers, every operator's (0 for a stateless query). */
   get stateShards(): number {
-    return this.operators().reduce((n, info) => n + info.shards, 0);
+    return this.operators.reduce((n, info) => n + info.shards, 0);
   }
 
   /** The slot each state shard runs on (every operator's shards, in operator order). */
   get stateSlots(): number[] {
-    return this.operators().flatMap((info) => Array.from({ length: info.shards }, (_, s) => this.slotOfShard(s)));
+    return this.operators.flatMap((info) => Array.from({ length: info.shards }, (_, s) => this.slotOfShard(s)));
   }
 
-  /** The query's stateful operators, in plan order. */
-  private operators(): StatefulOperatorInfo[] {
-    return this.stateInfo ? [this.stateInfo, ...this.downstream] : [];
+  /** What a stop left open is remembered under the first operator's state directory (StateShards.ts), for every operator's shards. */
+  private get leftOpenKey(): string | undefined {
+    return this.operators[0]?.stateDir;
   }
 
   private slotOfShard(shard: number): number {
     return (this.firstSlot + shard) % this.ctx.scheduler.slots;
   }
 
-  /** The batches' planner for the plan, the static sides and the stateful operator's current layout. */
+  /** The batches' planner for the plan, the static sides and the stateful operators' current layouts. */
   private planExecution(statics: StaticSides): IncrementalExecution {
-    const info = this.stateInfo;
     const { conf, scheduler } = this.ctx;
     const slots = scheduler.slots;
     const budget = workerBudget(conf, slots);
     // Each batch takes its share of the worker budgets, every operator's shards counted, as the session's other queries stand then.
     const storeOptions = (): StateTask['storeOptions'] => shardOptions(conf, budget, this.stateShards, slots, this.ctx.otherStateShards(this.id));
-    const stages = statefulOperators(this.plan);
     return new IncrementalExecution({
       queryId: this.id,
       runId: this.runId,
@@ -136,18 +130,13 @@ export class MicroBatchExecution extends StreamExecution {
       scheduler,
       pool: this.spec.pool,
       statics,
-      ...(info && {
+      ...(this.operators.length > 0 && {
         stateful: {
-          info,
+          operators: this.operators,
           storeOptions,
           workerBudget: budget,
-          stateInputSchema: (stages[0] as (typeof stages)[number]).inputSchema,
           hasWatermark: watermarkOf(this.plan) !== undefined,
           slotOf: (shard) => this.slotOfShard(shard),
-          downstream: this.downstream.map((next, k) => {
-            const stage = stages[k + 1] as (typeof stages)[number];
-            return { info: next, storeOptions, stateInputSchema: stage.inputSchema, post: stage.post };
-          }),
         },
       }),
       // Adaptive execution coalesces a stateless shuffle's small partitions (never a stateful one).
@@ -203,7 +192,9 @@ export class MicroBatchExecution extends StreamExecution {
 
   /** A new data batch's offsets entry, with the settings it pins for a replay. */
   private dataEntry(step: Extract<NextBatch, { kind: 'data' | 'noData' }>, triggerStart: number, splits: SplitOfSource[] | undefined): DataOffsetSeq {
-    const conf: Record<string, unknown> = this.stateInfo ? layoutCounts(this.stateInfo.layout) : {};
+    // The entry records the first operator's layout counts, as before queries had several.
+    const first = this.operators[0];
+    const conf: Record<string, unknown> = first ? layoutCounts(first.layout) : {};
     if (splits) conf.shufflePartitions = this.shufflePartitionsOf(splits);
     if (this.watermark.enabled) conf[WATERMARK_POLICY_CONF] = this.watermark.policy;
     return { batchId: step.batchId, kind: 'data', batchTimestampMs: triggerStart, batchWatermarkMs: step.watermarkMs, offsets: step.offsets, conf };
@@ -274,7 +265,7 @@ export class MicroBatchExecution extends StreamExecution {
         },
       };
     });
-    if (this.stateInfo) forgetLeftOpen(this.stateInfo.stateDir); // its shards opened again
+    if (this.leftOpenKey) forgetLeftOpen(this.leftOpenKey); // its shards opened again
     await this.reportProgress(batch, start, latest, triggerStart, wallStart, exec as NonNullable<typeof exec>, {
       addBatch: phases.tasks + timings.sinkCommit,
       getBatch: phases.getBatch,
@@ -296,7 +287,7 @@ export class MicroBatchExecution extends StreamExecution {
    */
   private expectedMarkers(): Array<Array<number | null>> {
     const commit = this.txn.tail.commit;
-    return this.operators().map((info) => {
+    return this.operators.map((info) => {
       const markers = shardMarkersOf(commit, info.operatorId);
       return Array.from({ length: info.shards }, (_, s) => (commit ? (markers?.[s] ?? null) : -1));
     });
@@ -329,7 +320,7 @@ export class MicroBatchExecution extends StreamExecution {
       ...(eventTime && { eventTime: { min: eventTime.min, max: eventTime.max, avg: eventTime.sum / eventTime.count } }),
       ...(this.watermark.enabled && { watermarkMs: batch.batchWatermarkMs }),
       sink: { description: sink.description, numOutputRows: exec.outputs.reduce((s, r) => s + r.numOutputRows, 0) },
-      ...(exec.state && this.stateInfo && { stateOperators: this.stateOperatorsProgress(exec) }),
+      ...(exec.states && { stateOperators: this.stateOperatorsProgress(exec.states) }),
       ...(exec.shuffle && { shuffle: exec.shuffle }),
     });
     this.controlProgress = undefined;
@@ -338,15 +329,9 @@ export class MicroBatchExecution extends StreamExecution {
   }
 
   /** One entry per stateful operator, nearest the sink first; each carries what a control batch moved of its state. */
-  private stateOperatorsProgress(exec: Awaited<ReturnType<IncrementalExecution['run']>>): StateOperatorProgress[] {
-    const first = this.stateInfo as StatefulOperatorInfo;
+  private stateOperatorsProgress(states: StateOperatorMetrics[]): StateOperatorProgress[] {
     const moved = this.controlProgress?.customMetrics;
-    const entries = [first.progress(exec.state as NonNullable<typeof exec.state>, moved?.get(0))];
-    this.downstream.forEach((info, k) => {
-      const metrics = exec.states?.[k + 1];
-      if (metrics) entries.push(info.progress(metrics, moved?.get(k + 1)));
-    });
-    return entries.reverse();
+    return states.map((metrics, k) => (this.operators[k] as StatefulOperatorInfo).progress(metrics, moved?.get(k))).reverse();
   }
 
   /**
@@ -356,7 +341,7 @@ export class MicroBatchExecution extends StreamExecution {
    */
   private async runControl(step: ControlStep): Promise<void> {
     const operatorId = step.control.operatorId;
-    const info = this.operators()[operatorId];
+    const info = this.operators[operatorId];
     if (info === undefined) {
       throw new SluiceError('UNRESUMABLE_CONTROL_BATCH', `batch ${step.batchId} repartitions stateful operator ${operatorId}, which this query does not have`, {
         file: this.txn.offsets.pathOf(step.batchId),
@@ -404,11 +389,8 @@ export class MicroBatchExecution extends StreamExecution {
     } finally {
       this.settleBeforeRelease = false;
     }
-    if (operatorId === 0) this.stateInfo = info.withLayout(to);
-    else {
-      this.downstream = this.downstream.map((d) => (d.operatorId === operatorId ? d.withLayout(to) : d));
-      this.settings = { ...this.settings, ...(this.settings.state && { state: { ...this.settings.state, downstream: this.downstream.map((d) => d.layout) } }) };
-    }
+    this.operators = this.operators.map((o) => (o.operatorId === operatorId ? o.withLayout(to) : o));
+    this.settings = withLayouts(this.settings, this.operators);
     this.execution = this.planExecution(this.statics as StaticSides);
   }
 
@@ -416,19 +398,19 @@ export class MicroBatchExecution extends StreamExecution {
   protected override async release(): Promise<void> {
     // An aborted batch may be mid-write; the lock goes only once nothing of this run writes.
     await this.txn.settled();
-    if (this.stateInfo) recordRelease(this.stateInfo.stateDir, this.name ?? this.id, await this.closeShards());
+    if (this.leftOpenKey) recordRelease(this.leftOpenKey, this.name ?? this.id, await this.closeShards());
     for (const s of this.sources) s.stop?.();
     this.spec.sink.close?.();
   }
 
   protected override explainFailure(e: unknown): unknown {
-    return explainLeftOpen(e, this.stateInfo?.stateDir);
+    return explainLeftOpen(e, this.leftOpenKey);
   }
 
   /** Closes every operator's shards in the workers (each operator's state directory in turn). */
   private async closeShards(): Promise<NotClosed[]> {
     const notClosed: NotClosed[] = [];
-    for (const info of this.operators()) {
+    for (const info of this.operators) {
       notClosed.push(
         ...(await closeShardsInWorkers(this.ctx.scheduler, { queryId: this.id, runId: this.runId }, info.stateDir, this.ctx.conf.get(K.stopTimeout))),
       );

@@ -51,7 +51,7 @@ export async function readStaticSides(plan: LogicalPlan, scheduler: TaskSchedule
     }
     const at = plan.ops.findIndex((o) => o.kind === 'join' && o.broadcastId === s.id);
     const join = plan.ops[at];
-    const alone = at >= 0 && !plan.stateful && !plan.exchange && !plan.inputs && (plan.statics?.length ?? 0) === 1;
+    const alone = at >= 0 && !plan.operators && !plan.exchange && !plan.inputs && (plan.statics?.length ?? 0) === 1;
     if (!alone || join?.kind !== 'join') {
       warn(
         'SLUICE_BROADCAST_OVER_THRESHOLD',

@@ -22,7 +22,7 @@ export function inputFacts(
   });
   const eventTime = mergeEventTime(first);
   const eventTimeBySource = inputRows.map((_, i) => mergeEventTime(first.filter((_, t) => (batch.splits[t] as SplitOfSource).source === i)));
-  return { inputRows, eventTime, eventTimeBySource, state: undefined };
+  return { inputRows, eventTime, eventTimeBySource };
 }
 
 export function mergeEventTime(results: ReadonlyArray<{ eventTime?: EventTimeStats }>): EventTimeStats | undefined {
@@ -39,12 +39,12 @@ export function mergeEventTime(results: ReadonlyArray<{ eventTime?: EventTimeSta
   return merged;
 }
 
-/** A stateful batch's outputs, state metrics and shard markers. */
-export function stateFacts(maps: readonly MapFacts[], outputs: StateResult[]): Pick<BatchExecution, 'outputs' | 'state' | 'shardMarkers' | 'nextWakeMs'> {
+/** A fused batch's outputs, its one operator's state metrics and shard markers. */
+export function stateFacts(maps: readonly MapFacts[], outputs: StateResult[]): Pick<BatchExecution, 'outputs' | 'states' | 'shardMarkers' | 'nextWakeMs'> {
   const state = sumStateMetrics(outputs);
   // A deduplication's map tasks drop late rows before they keep a first row per key.
   for (const r of maps) state.numRowsDroppedByWatermark += r.numLateRows ?? 0;
-  return { outputs, state, shardMarkers: [outputs.map((r) => r.shardMarker)], ...nextWake(outputs) };
+  return { outputs, states: [state], shardMarkers: [outputs.map((r) => r.shardMarker)], ...nextWake(outputs) };
 }
 
 export function sumStateMetrics(results: readonly StateResult[]): StateOperatorMetrics {

@@ -33,10 +33,8 @@ export interface OpenedQuery {
   sources: StreamSource[];
   triggers: TriggerExecutor;
   settings: RunSettings;
-  /** The stateful operator and the layout its state has now. */
-  stateInfo?: StatefulOperatorInfo;
-  /** The stateful operators after it (plan.chain), operator ids 1, 2, …, each with its own layout. */
-  downstream: StatefulOperatorInfo[];
+  /** The stateful operators by id, each with the layout its state has now. */
+  operators: StatefulOperatorInfo[];
   /** The checkpoint's logs, with their tail as the start found it. */
   txn: (live: () => void) => BatchTransaction;
   /** sluice.sql.streaming.multipleWatermarkPolicy as the checkpoint pinned it. */
@@ -60,10 +58,11 @@ function open(ctx: ExecutionContext, plan: LogicalPlan, spec: QuerySpec, paths: 
   const { conf } = ctx;
   const slots = ctx.scheduler.slots;
   const inputs = planInputs(plan);
+  const planned = statefulOperators(plan);
   const loaded = loadQueryMetadata(
     paths.metadata,
     paths.root,
-    plan.stateful !== undefined,
+    planned.length > 0,
     conf.get(K.stateStoreKeyGroups),
     inputs.map(({ source }) => ({
       format: source.format,
@@ -76,40 +75,38 @@ function open(ctx: ExecutionContext, plan: LogicalPlan, spec: QuerySpec, paths: 
   const triggers = triggerExecutorOf(spec.trigger, conf.get(K.pollingDelay));
   const probe = BatchTransaction.readTail(paths);
 
-  let stateInfo: StatefulOperatorInfo | undefined;
-  let layoutToWrite = false;
-  const downstreamToWrite: StatefulOperatorInfo[] = [];
-  if (plan.stateful) {
-    const { decision, onDisk } = loadStateLayout(paths, loaded.legacyLayout, loaded.meta.keyGroups as number, conf, slots, probe.last !== undefined);
-    for (const w of decision.warnings) warn('SLUICE_CONF_IGNORED', w);
-    layoutToWrite = !onDisk;
-    stateInfo = new StatefulOperatorInfo(plan.stateful, decision.current, paths, watermarkOf(plan) !== undefined, spec.outputMode);
-  }
-  // The operators after the first, each with its own layout (a repartition moves each one's state in turn).
-  const downstream = (plan.chain ?? []).map((next, i) => {
-    const operatorId = i + 1;
-    const { decision, onDisk } = loadStateLayout(paths, undefined, loaded.meta.keyGroups as number, conf, slots, probe.last !== undefined, operatorId);
-    const info = new StatefulOperatorInfo(next.stateful, decision.current, paths, watermarkOf(plan) !== undefined, spec.outputMode, operatorId);
-    if (!onDisk) downstreamToWrite.push(info);
+  // Each stateful operator with its own layout (a repartition moves each one's state in turn).
+  const layoutsToWrite: StatefulOperatorInfo[] = [];
+  const operators = planned.map(({ stateful }, operatorId) => {
+    // An earlier Sluice pinned its one operator's layout in metadata; its conf's mistakes are said once, of the first layout.
+    const legacy = operatorId === 0 ? loaded.legacyLayout : undefined;
+    const { decision, onDisk } = loadStateLayout(paths, legacy, loaded.meta.keyGroups as number, conf, slots, probe.last !== undefined, operatorId);
+    if (operatorId === 0) for (const w of decision.warnings) warn('SLUICE_CONF_IGNORED', w);
+    const info = new StatefulOperatorInfo(stateful, decision.current, paths, watermarkOf(plan) !== undefined, spec.outputMode, operatorId);
+    if (!onDisk) layoutsToWrite.push(info);
     return info;
   });
   // Processors' state variables against the checkpoint's record of them (written with the rest below).
-  const schemaWrites = statefulOperators(plan).flatMap(({ stateful }, operatorId) => {
+  const schemaWrites = planned.flatMap(({ stateful }, operatorId) => {
     const write = stateful.kind === 'transformWithState' ? checkStateSchema(paths, operatorId, stateful) : undefined;
     return write ? [write] : [];
   });
-  if (stateInfo) {
+  if (operators.length > 0) {
     // A budget that cannot hold this query beside the others is refused at start.
-    const shards = [stateInfo, ...downstream].reduce((n, info) => n + info.shards, 0);
+    const shards = operators.reduce((n, info) => n + info.shards, 0);
     shardOptions(conf, workerBudget(conf, slots), shards, slots, ctx.otherStateShards(id), true);
   }
-  const tail = { ...probe, ...(stateInfo && { layout: stateInfo.layout }) };
-  const settings: RunSettings = {
-    numSources: sources.length,
-    ...(stateInfo && { state: { ...stateSettings(conf, slots), downstream: downstream.map((d) => d.layout) } }),
-    runsNoDataBatches: triggers.runsNoDataBatches && conf.get(K.noDataMicroBatchesEnabled),
-    usesWatermark: stateInfo !== undefined && [stateInfo, ...downstream].some((info) => info.usesWatermark),
-  };
+  // The checkpoint's tail holds the first operator's layout (withLayouts: the others').
+  const tail = { ...probe, ...(operators[0] && { layout: operators[0].layout }) };
+  const settings = withLayouts(
+    {
+      numSources: sources.length,
+      ...(operators.length > 0 && { state: stateSettings(conf, slots) }),
+      runsNoDataBatches: triggers.runsNoDataBatches && conf.get(K.noDataMicroBatchesEnabled),
+      usesWatermark: operators.some((info) => info.usesWatermark),
+    },
+    operators,
+  );
   // What the checkpoint leaves to do decides the layout the state ends up with: warn about it now.
   const offsetLog = new OffsetLog(paths.offsets);
   let first: NextBatch;
@@ -120,8 +117,8 @@ function open(ctx: ExecutionContext, plan: LogicalPlan, spec: QuerySpec, paths: 
     if (e instanceof SluiceError && tail.last) throw new SluiceError(e.code, e.message, { file: offsetLog.pathOf(tail.last.batchId) });
     throw e;
   }
-  if (stateInfo && settings.state) {
-    const target = askedCounts(settings.state, first.kind === 'control' ? first.control.to : stateInfo.layout);
+  if (tail.layout && settings.state) {
+    const target = askedCounts(settings.state, first.kind === 'control' ? first.control.to : tail.layout);
     if (target.shards < slots) {
       warn(
         'SLUICE_STATE_SHARDS_BELOW_SLOTS',
@@ -141,8 +138,7 @@ function open(ctx: ExecutionContext, plan: LogicalPlan, spec: QuerySpec, paths: 
   });
   // Files are written only once everything above was validated. The layout goes first: metadata
   // on disk implies a layout file.
-  if (stateInfo && layoutToWrite) writeStateLayout(paths.stateLayout(0), { ...stateInfo.layout, operator: stateInfo.operatorName });
-  for (const info of downstreamToWrite) writeStateLayout(paths.stateLayout(info.operatorId), { ...info.layout, operator: info.operatorName });
+  for (const info of layoutsToWrite) writeStateLayout(paths.stateLayout(info.operatorId), { ...info.layout, operator: info.operatorName });
   for (const write of schemaWrites) write();
   if (loaded.write) writeVersioned(paths.metadata, loaded.meta);
   if (triggers.pinsAvailableData) for (const s of sources) s.prepareForAvailableNow?.();
@@ -153,11 +149,19 @@ function open(ctx: ExecutionContext, plan: LogicalPlan, spec: QuerySpec, paths: 
     sources,
     triggers,
     settings,
-    ...(stateInfo && { stateInfo }),
-    downstream,
+    operators,
     txn: (live) => new BatchTransaction(paths, { retain: conf.get(K.minBatchesToRetain), sink: spec.sink, live }, tail),
     watermarkPolicy: pinnedPolicy(tail.last?.conf, conf.get(K.multipleWatermarkPolicy), watermarkInputs(plan).length),
   };
+}
+
+/**
+ * The run's settings with the layouts of the operators after the first, from the run's list:
+ * nextBatch (shared with the `sluice` CLI) reads the first operator's layout from the checkpoint's
+ * tail, which a control batch of that operator updates, and the others' from `state.downstream`.
+ */
+export function withLayouts(settings: RunSettings, operators: readonly StatefulOperatorInfo[]): RunSettings {
+  return settings.state ? { ...settings, state: { ...settings.state, downstream: operators.slice(1).map((info) => info.layout) } } : settings;
 }
 
 /**

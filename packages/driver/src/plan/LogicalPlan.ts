@@ -1,7 +1,7 @@
 /**
  * The logical plan of a query: a source (or, for a union, several inputs, each a source and its
- * own operators), stateless operators, at most one stateful operator and the operators after it.
- * It is plain data (the expression tree and operator specs of @sluice/executor), built by the
+ * own operators), stateless operators, then either a list of stateful operators (each with the
+ * stateless operators after it) or a stateless shuffle and the operators after it. It is plain data (the expression tree and operator specs of @sluice/executor), built by the
  * DataFrame API and read by the planner and the executors.
  */
 import { exprName, operatorOf, planOutputSchema, statefulOutputSchema, type Expr, type Op, type Schema, type StatefulOp } from '@sluice/executor';
@@ -20,10 +20,12 @@ export interface PlanInput {
  */
 export type OperatorFeed = { sources: [start: number, end: number]; side?: 0 | 1 } | { operator: number; side?: 0 | 1 };
 
+/** A stateful operator of the plan: the operator, the stateless operators after it, and where its rows come from. */
 export interface ChainedOperator {
   stateful: StatefulOp;
+  /** The operators after it, before the next stateful one (or the sink). */
   post: Op[];
-  /** Absent: the rows of the operator before it. */
+  /** Absent: every input for the first operator, the rows of the operator before it for the others. */
   feeds?: OperatorFeed[];
 }
 
@@ -32,27 +34,21 @@ export interface LogicalPlan {
   source: SourceSpec;
   /** A union of streams: its inputs, in order (sources 0, 1, … of the checkpoint). */
   inputs?: PlanInput[];
-  /** Operators before the stateful one (all of them in a stateless query); after a union, those past it. */
+  /** Operators before the stateful ones or the exchange (all of them in a stateless query); after a union, those past it. */
   ops: Op[];
-  stateful?: StatefulOp;
   /**
-   * A stateless shuffle (repartition): rows are hashed by `keys` (none: round robin) into
-   * `partitions` partitions, or `sluice.sql.shuffle.partitions` of the batch when unset.
+   * The stateful operators, by id (absent in a stateless query, never empty). Each takes the rows
+   * of its feeds, after their `post`. With feeds the operators form a tree, not a line: a join of
+   * two streams whose sides have stateful operators of their own (StreamJoinPlanner). Ids go in
+   * data order, so each operator's feeds come before it. Read them with statefulOperators.
    */
-  exchange?: { keys: Expr[]; partitions?: number };
-  /** Operators after the stateful one, or after the exchange. */
-  post: Op[];
+  operators?: ChainedOperator[];
   /**
-   * The stateful operators after the first, in order (several stateful operators in one query):
-   * each takes the rows of the one before it, after that one's `post`, and has its own `post`.
+   * A stateless shuffle (repartition; never with stateful operators): rows are hashed by `keys`
+   * (none: round robin) into `partitions` partitions, or `sluice.sql.shuffle.partitions` of the
+   * batch when unset; `post` runs after it.
    */
-  chain?: ChainedOperator[];
-  /**
-   * Where the first stateful operator's rows come from (absent: every input). With `feeds` the
-   * operators form a tree, not a line: a join of two streams whose sides have stateful operators
-   * of their own (StreamJoinPlanner). Ids go in data order, so each operator's feeds come before it.
-   */
-  feeds?: OperatorFeed[];
+  exchange?: { keys: Expr[]; partitions?: number; post: Op[] };
   /** The static sides of joins, by the `broadcastId` of their join operator (the driver reads them). */
   statics?: Array<{ id: string; plan: LogicalPlan }>;
   /** The initial states of transformWithState operators, static plans by the id their operator names (read for the first batch). */
@@ -123,7 +119,7 @@ function opsInputSchema(plan: LogicalPlan): Schema {
   return planOutputSchema(first.ops, first.source.schema);
 }
 
-/** Schema of the rows entering the stateful operator. */
+/** Schema of the rows entering the first stateful operator (or the exchange). */
 export function statefulInputSchema(plan: LogicalPlan): Schema {
   return planOutputSchema(plan.ops, opsInputSchema(plan));
 }
@@ -140,13 +136,10 @@ export interface PlannedOperator {
 
 /** The query's stateful operators in id order, each with the schema of its input rows, the operators after it and its feeds. */
 export function statefulOperators(plan: LogicalPlan): PlannedOperator[] {
-  if (!plan.stateful) return [];
   const inputs = planInputs(plan);
-  const feedsOf = (feeds: OperatorFeed[] | undefined, id: number): OperatorFeed[] =>
-    feeds ?? (id === 0 ? [{ sources: [0, inputs.length] }] : [{ operator: id - 1 }]);
   const out: PlannedOperator[] = [];
-  for (const [id, { stateful, post, feeds }] of [{ stateful: plan.stateful, post: plan.post, feeds: plan.feeds }, ...(plan.chain ?? [])].entries()) {
-    const fed = feedsOf(feeds, id);
+  for (const [id, { stateful, post, feeds }] of (plan.operators ?? []).entries()) {
+    const fed = feeds ?? (id === 0 ? [{ sources: [0, inputs.length] }] : [{ operator: id - 1 }]);
     const first = fed[0] as OperatorFeed;
     let inputSchema: Schema;
     if ('operator' in first) inputSchema = operatorOutputSchema(out[first.operator] as PlannedOperator);
@@ -188,7 +181,7 @@ export function consumersOf(ops: readonly PlannedOperator[]): Array<{ operator: 
 export function planOutput(plan: LogicalPlan): Schema {
   const last = statefulOperators(plan).at(-1);
   if (last) return operatorOutputSchema(last);
-  return plan.exchange ? planOutputSchema(plan.post, statefulInputSchema(plan)) : statefulInputSchema(plan);
+  return plan.exchange ? planOutputSchema(plan.exchange.post, statefulInputSchema(plan)) : statefulInputSchema(plan);
 }
 
 /**

@@ -28,12 +28,12 @@ function side(p: string, extra: Op[] = []): JoinSidePlan {
     { name: `${p}Id`, type: 'int', nullable: true },
     { name: `${p}Time`, type: 'timestamp', nullable: false },
   ];
-  const plan: LogicalPlan = { source: { format: 'memory', schema: source, stream: undefined as never }, ops, post: [] };
+  const plan: LogicalPlan = { source: { format: 'memory', schema: source, stream: undefined as never }, ops };
   return { plan, schema };
 }
 
 const opsOf = (plan: LogicalPlan, input: number): Op[] => plan.inputs?.[input]?.ops ?? [];
-const opOf = (plan: LogicalPlan): StreamJoinOp => plan.stateful as StreamJoinOp;
+const opOf = (plan: LogicalPlan): StreamJoinOp => plan.operators?.at(-1)?.stateful as StreamJoinOp;
 const filters = (ops: Op[]): Array<[number, Expr]> => ops.flatMap((o, i) => (o.kind === 'filter' ? [[i, o.cond] as [number, Expr]] : []));
 /** The conditions of a side's filters, in any order. */
 const conditions = (ops: Op[]): string[] =>
@@ -143,7 +143,7 @@ describe('sides with stateful operators of their own', () => {
   /** `side(p)` deduplicated on its id: a stateful operator on that side. */
   const deduplicated = (p: string): JoinSidePlan => {
     const s = side(p);
-    return { ...s, plan: { ...s.plan, stateful: { kind: 'dropDuplicates', columns: [`${p}Id`], eventTimeColumn: null } } };
+    return { ...s, plan: { ...s.plan, operators: [{ stateful: { kind: 'dropDuplicates', columns: [`${p}Id`], eventTimeColumn: null }, post: [] }] } };
   };
   const on = { keys: ['leftId'], rightKeys: ['rightId'], residual: bin('gt', col('leftId'), lit(10)) };
 

@@ -157,7 +157,7 @@ export function planStreamJoin(left: JoinSidePlan, right: JoinSidePlan, on: Join
   leftInputs = push(leftInputs, leftOps, toLeft);
   rightInputs = push(rightInputs, rightOps, toRight);
   const sideOf = (side: JoinSidePlan, input: PlanInput): StreamJoinSide => {
-    const watermarked = side.plan.stateful ? eventTimeColumns(side.plan) : eventTimeColumnsOf(input);
+    const watermarked = side.plan.operators ? eventTimeColumns(side.plan) : eventTimeColumnsOf(input);
     const eventTime = side.schema.find((f) => watermarked.has(f.name))?.name ?? null;
     return { schema: side.schema, watermarked: [...watermarked], eventTime, eviction: null };
   };
@@ -179,16 +179,11 @@ export function planStreamJoin(left: JoinSidePlan, right: JoinSidePlan, on: Join
     leftOps.length > 0 ? { operator: rightOps.length + leftOps.length - 1, side: 0 } : { sources: [0, leftInputs.length], side: 0 },
     rightOps.length > 0 ? { operator: rightOps.length - 1, side: 1 } : { sources: [leftInputs.length, n], side: 1 },
   ];
-  const joined: ChainedOperator = { stateful: op, post: [], feeds: joinFeeds };
-  const [first, ...chain]: ChainedOperator[] = [...rightOps, ...leftOps, joined];
   return {
     source: (leftInputs[0] as PlanInput).source,
     inputs: [...leftInputs, ...rightInputs],
     ops: [],
-    stateful: (first as ChainedOperator).stateful,
-    post: (first as ChainedOperator).post,
-    feeds: (first as ChainedOperator).feeds as OperatorFeed[],
-    ...(chain.length > 0 && { chain }),
+    operators: [...rightOps, ...leftOps, { stateful: op, post: [], feeds: joinFeeds }],
     ...(statics.length > 0 && { statics }),
   };
 }

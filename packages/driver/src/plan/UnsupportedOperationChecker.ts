@@ -13,8 +13,8 @@ function refuse(message: string): SluiceError {
 }
 
 export function checkOutputMode(plan: LogicalPlan, mode: OutputMode): void {
-  const op = plan.stateful;
-  const chain = plan.chain ?? [];
+  const [first, ...chain] = plan.operators ?? [];
+  const op = first?.stateful;
   checkGroupsWithState(plan, mode);
   if (chain.length > 0) {
     // Spark runs several stateful operators in Append mode only (each emits what is final).
@@ -23,7 +23,7 @@ export function checkOutputMode(plan: LogicalPlan, mode: OutputMode): void {
         `multiple stateful operators (${[op, ...chain.map((c) => c.stateful)].map((o) => o?.kind).join(', ')}) are supported in Append output mode only, as in Spark`,
       );
     }
-    for (const next of chain) checkOutputMode({ ...plan, stateful: next.stateful, chain: [] }, mode);
+    for (const next of chain) checkOutputMode({ ...plan, operators: [next] }, mode);
   }
   if (op?.kind === 'transformWithState' && chain.length === 0) {
     if (mode === 'complete') throw refuse(`Complete output mode is not supported for ${op.api} on streaming DataFrames/Datasets: use Append or Update`);
@@ -62,7 +62,7 @@ export function checkOutputMode(plan: LogicalPlan, mode: OutputMode): void {
  * aggregation.
  */
 function checkGroupsWithState(plan: LogicalPlan, mode: OutputMode): void {
-  const ops = [plan.stateful, ...(plan.chain ?? []).map((c) => c.stateful)].filter((o) => o !== undefined);
+  const ops = (plan.operators ?? []).map((c) => c.stateful);
   const aggregates = ops.some((o) => o.kind === 'aggregate');
   const shown = { append: 'Append', update: 'Update', complete: 'Complete' };
   const maps = ops.filter((o) => o.kind === 'transformWithState' && o.api === 'mapGroupsWithState');

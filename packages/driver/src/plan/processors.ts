@@ -28,10 +28,8 @@ async function withVariables(op: StatefulOp): Promise<StatefulOp> {
 
 /** The plan with every transformWithState operator's variables filled in. */
 export async function resolveProcessors(plan: LogicalPlan): Promise<LogicalPlan> {
-  if (!plan.stateful) return plan;
-  const stateful = await withVariables(plan.stateful);
-  const chain = plan.chain && (await Promise.all(plan.chain.map(async (c) => ({ ...c, stateful: await withVariables(c.stateful) }))));
-  return { ...plan, stateful, ...(chain && { chain }) };
+  if (!plan.operators) return plan;
+  return { ...plan, operators: await Promise.all(plan.operators.map(async (c) => ({ ...c, stateful: await withVariables(c.stateful) }))) };
 }
 
 interface StateSchemaFile {
