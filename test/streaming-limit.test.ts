@@ -18,8 +18,9 @@
  *   inspects Spark's physical plan, which Sluice does not expose: not ported.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { count, type DataFrame, type MemoryStream, type Session } from '@sluice/driver';
-import { removeTempDirs, tempDir, thrown, withSession } from './helpers.js';
+import { join } from 'node:path';
+import { count, Trigger, type DataFrame, type MemoryStream, type Session, type StreamingQueryProgress } from '@sluice/driver';
+import { jsonLines, readSinkJson, removeTempDirs, tempDir, thrown, withSession, writeInput } from './helpers.js';
 import { add, addTuples, memoryStream, multiset, runSparkTest, SPARK_TEST_CONF, SparkStreamTest, type Values } from './sparkStreamTest.js';
 
 afterAll(removeTempDirs);
@@ -338,6 +339,42 @@ describe('limit: restarts, complete mode, bad input, SQL', () => {
         expect(await t.stateOperators()).toEqual([['globalLimit', 1, 0]]);
       },
     );
+  });
+
+  it('the count stays exact through repartitions: restarts with other partition and shard counts emit nothing past n', async () => {
+    const input = tempDir();
+    const out = join(tempDir(), 'out');
+    const ckpt = join(tempDir(), 'ckpt');
+    const file = (i: number, values: number[]) => writeInput(input, `part-${i}.json`, jsonLines(values.map((v) => ({ v }))), 1_700_000_000 + i);
+    /** One run to the end of the input with this layout; its progress events. */
+    const runWith = (partitions: number, shards: number): Promise<StreamingQueryProgress[]> =>
+      withSession({ 'sluice.sql.streaming.stateStore.partitions': partitions, 'sluice.sql.streaming.stateStore.shards': shards }, async (s) => {
+        const q = await s.readStream
+          .format('json')
+          .schema('v INT')
+          .option('maxFilesPerTrigger', 1)
+          .load(input)
+          .limit(5)
+          .writeStream.format('json')
+          .option('checkpointLocation', ckpt)
+          .trigger(Trigger.AvailableNow())
+          .start(out);
+        await q.awaitTermination();
+        return q.recentProgress;
+      });
+    const emitted = () => readSinkJson(out).map((r) => r.v);
+
+    file(0, [1, 2, 3]);
+    await runWith(8, 2);
+    expect(emitted()).toEqual([1, 2, 3]);
+    file(1, [4, 5, 6, 7]);
+    const moved = await runWith(5, 3);
+    expect(moved[0]?.durationMs).toHaveProperty(['controlBatch.REPARTITION']);
+    expect(moved[0]?.stateOperators[0]).toMatchObject({ operatorName: 'globalLimit', numShufflePartitions: 5, numStateStoreInstances: 3, numRowsTotal: 1 });
+    expect(emitted()).toEqual([1, 2, 3, 4, 5]);
+    file(2, [8, 9]);
+    await runWith(3, 1);
+    expect(emitted()).toEqual([1, 2, 3, 4, 5]);
   });
 
   it('after an aggregation in complete mode, each batch whole result is limited, without state', async () => {

@@ -4,7 +4,9 @@
  *
  * - Map side: a task's first n rows (a local limit), every one under the one empty key, so that
  *   all of them meet in one state task (Spark requires AllTuples of its global limit).
- * - State: one value under that key, the count of rows emitted so far (format below).
+ * - State: one value under that key, the count of rows emitted so far (format below). The empty
+ *   key hashes to key group 0, so the count lives in the partition and shard that own group 0; a
+ *   repartition handles it as any key (no index entry, one row).
  * - A batch: rows in block order (map-task order, each task's rows in order) pass while the
  *   count is below n; the count is stored when it grew.
  *
