@@ -144,9 +144,9 @@ export class DataFrame {
   /**
    * The first `n` rows of the stream, then none (Spark's streaming limit): the count emitted so far
    * is kept in state, across batches and restarts, and rows pass in the order of the batch. In
-   * Append output mode; after an aggregation in Complete mode it limits each batch's whole result
-   * and keeps no state. Update mode is refused, as in Spark. A static DataFrame has no limit yet.
-   * See docs/guides/stateful-operators.md.
+   * Append output mode, and in Complete mode around one aggregation (after it, the limit takes
+   * each batch's whole result and keeps no state). Update mode is refused, as in Spark. A static
+   * DataFrame has no limit yet. See docs/guides/stateful-operators.md.
    */
   limit(n: number): DataFrame {
     if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) {
