@@ -5,7 +5,7 @@
 // stateless: json files {id, v, t} → select → json sink. aggregation: over the same files, a
 // 5-minute windowed count per id with a 10-minute watermark, append mode. Every other kind
 // (dropDuplicates, dropDuplicatesWithinWatermark, sessionWindow, streamJoin, transformWithState,
-// flatMapGroupsWithState) runs its query of test/fixtures/operator-kinds.mjs over json files
+// flatMapGroupsWithState, limit) runs its query of test/fixtures/operator-kinds.mjs over json files
 // {key, eventTime, n}, in the output mode it names. All run Trigger.AvailableNow, 2 files a batch,
 // LevelDB state in 2 shards. With a crash marker, a udf on the source ends its worker thread once
 // (a worker crash the engine retries). Prints STARTED, BATCH <id> per committed batch, then DONE,

@@ -3,7 +3,7 @@
 // query (soak/child.mjs) in child processes over fresh input: the scenarios take the kinds in turn,
 // a stateless query, a windowed count (aggregation), then each other stateful operator kind
 // (dropDuplicates, dropDuplicatesWithinWatermark, sessionWindow, streamJoin, transformWithState,
-// flatMapGroupsWithState: the queries of test/fixtures/operator-kinds.mjs). It disturbs each run: a
+// flatMapGroupsWithState, limit: the queries of test/fixtures/operator-kinds.mjs). It disturbs each run: a
 // SIGKILL at a random moment, a fault point (SLUICE_FAULT; a worker fault point ends only a worker
 // thread, and that run must still complete), a udf that crashes its worker thread, a disk that
 // fills up (a small tmpfs, enlarged once the query stopped with DISK_FULL), or a low `ulimit -n`

@@ -269,7 +269,7 @@ describe('session.sql over temporary views', () => {
     );
   });
 
-  it('names what is wrong: an unknown view, a view registered twice, ORDER BY and LIMIT, an aggregate in WHERE', () => {
+  it('names what is wrong: an unknown view, a view registered twice, ORDER BY, a bad LIMIT, an aggregate in WHERE', () => {
     session().readStream.format('rate').load().createOrReplaceTempView('ticks');
     expect(() => session().sql('SELECT * FROM nowhere')).toThrow(
       expect.objectContaining({ code: 'TABLE_OR_VIEW_NOT_FOUND', message: expect.stringContaining('`nowhere`') }),
@@ -288,8 +288,9 @@ describe('session.sql over temporary views', () => {
     expect(() => session().sql('SELECT value FROM ticks ORDER BY value')).toThrow(
       expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', message: expect.stringContaining('ORDER') }),
     );
-    expect(() => session().sql('SELECT value FROM ticks LIMIT 3')).toThrow(
-      expect.objectContaining({ code: 'UNSUPPORTED_OPERATION', message: expect.stringContaining('LIMIT') }),
+    // LIMIT is the stream's limit (test/streaming-limit.test.ts); its count must be a non-negative integer.
+    expect(() => session().sql('SELECT value FROM ticks LIMIT 1.5')).toThrow(
+      expect.objectContaining({ code: 'INVALID_OPTION', option: 'n', message: expect.stringContaining('non-negative integer') }),
     );
     expect(() => session().sql('SELECT value FROM ticks WHERE count(*) > 1')).toThrow(expect.objectContaining({ code: 'INVALID_EXPRESSION' }));
     expect(() => session().sql('SELECT value FROM ticks UNION SELECT value FROM ticks')).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_OPERATION' }));

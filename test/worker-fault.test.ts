@@ -18,6 +18,7 @@ const KINDS = [
   'streamJoin',
   'transformWithState',
   'flatMapGroupsWithState',
+  'limit',
 ] as const;
 
 afterAll(removeTempDirs);

@@ -15,6 +15,7 @@ import {
   eventTimeColumns,
   planInputs,
   planOutput,
+  statefulOperators,
   watermarkDelayOf,
   watermarkOf,
   type ChainedOperator,
@@ -109,7 +110,7 @@ export class DataFrame {
 
   /** @internal A new DataFrame with `op` as its next stateful operator. */
   withStateful(op: StatefulOp): DataFrame {
-    if (this.plan.exchange) throw new SluiceError('UNSUPPORTED_OPERATION', 'a query with repartition cannot aggregate or deduplicate yet');
+    if (this.plan.exchange) throw new SluiceError('UNSUPPORTED_OPERATION', 'a query with repartition cannot aggregate, deduplicate or limit yet');
     // Past a first stateful operator, the next ones chain (Spark's multiple stateful operators).
     return new DataFrame(this.session, { ...this.plan, operators: [...(this.plan.operators ?? []), { stateful: op, post: [] }] }, this.isStreaming);
   }
@@ -136,6 +137,37 @@ export class DataFrame {
     const eventTime = eventTimeColumns(this.plan);
     const eventTimeColumn = columns.find((c) => eventTime.has(c)) ?? null;
     return this.withStateful({ kind: 'dropDuplicates', columns, eventTimeColumn });
+  }
+
+  /**
+   * The first `n` rows of the stream, then none (Spark's streaming limit): the count emitted so far
+   * is kept in state, across batches and restarts, and rows pass in the order of the batch. In
+   * Append output mode, and in Complete mode around one aggregation (after it, the limit takes
+   * each batch's whole result and keeps no state). Update mode is refused, as in Spark. A static
+   * DataFrame has no limit yet. See docs/guides/stateful-operators.md.
+   */
+  limit(n: number): DataFrame {
+    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) {
+      throw new SluiceError('INVALID_OPTION', `limit needs a non-negative integer number of rows, got ${String(n)}`, { option: 'n' });
+    }
+    if (!this.isStreaming) {
+      throw new SluiceError(
+        'UNSUPPORTED_OPERATION',
+        'limit on a static DataFrame is not supported yet: limit a streaming DataFrame, or the rows collect() returns',
+      );
+    }
+    // limit(a).limit(b) is limit(min(a, b)), as Spark's optimizer combines adjacent limits.
+    const { chain } = this.plan;
+    const last = chain?.at(-1);
+    if (last?.stateful.kind === 'limit' && last.post.length === 0) {
+      const combined = { ...last, stateful: { ...last.stateful, n: Math.min(n, last.stateful.n) } };
+      return this.withPlan({ ...this.plan, chain: [...(chain as ChainedOperator[]).slice(0, -1), combined] });
+    }
+    if (!last && this.plan.stateful?.kind === 'limit' && this.plan.post.length === 0) {
+      return this.withPlan({ ...this.plan, stateful: { ...this.plan.stateful, n: Math.min(n, this.plan.stateful.n) } });
+    }
+    const afterAggregation = statefulOperators(this.plan).some((o) => o.stateful.kind === 'aggregate');
+    return this.withStateful({ kind: 'limit', n, afterAggregation });
   }
 
   /**

@@ -1,7 +1,7 @@
 /**
  * Spark's output-mode matrix for streaming queries, checked when a query starts
  * (UNSUPPORTED_OUTPUT_MODE), so no batch ever runs with a mode the plan cannot honour; and Spark's
- * rules for a join of two streams.
+ * rules for a join of two streams and for a limit.
  */
 import { lowerCaseNames, sessionKeyOf, stateValueWatermark, type Expr, type StreamJoinOp, type StreamJoinType } from '@sluice/executor';
 import { SluiceError } from '@sluice/state';
@@ -16,6 +16,7 @@ export function checkOutputMode(plan: LogicalPlan, mode: OutputMode): void {
   const [first, ...chain] = plan.operators ?? [];
   const op = first?.stateful;
   checkGroupsWithState(plan, mode);
+  if (checkLimits(plan, mode)) return;
   if (chain.length > 0) {
     // Spark runs several stateful operators in Append mode only (each emits what is final).
     if (mode !== 'append') {
@@ -53,6 +54,22 @@ export function checkOutputMode(plan: LogicalPlan, mode: OutputMode): void {
         "(add withWatermark on the event-time column and group by it or by a window over it, or use 'update' or 'complete')",
     );
   }
+}
+
+/**
+ * Spark's rules for a limit on a stream: never in Update mode. In Complete mode only around one
+ * aggregation: before it the limit keeps its count in state (Spark's SPARK-30658), after it it
+ * limits each batch's whole result. True when that is the plan and its aggregation is checked.
+ */
+function checkLimits(plan: LogicalPlan, mode: OutputMode): boolean {
+  const ops = [plan.stateful, ...(plan.chain ?? []).map((c) => c.stateful)].filter((o) => o !== undefined);
+  if (!ops.some((o) => o.kind === 'limit')) return false;
+  if (mode === 'update') throw refuse('Limits are not supported on streaming DataFrames/Datasets in Update output mode');
+  const others = ops.filter((o) => o.kind !== 'limit');
+  const aggregation = others[0];
+  if (mode !== 'complete' || others.length !== 1 || aggregation?.kind !== 'aggregate') return false;
+  checkOutputMode({ ...plan, stateful: aggregation, chain: [] }, mode);
+  return true;
 }
 
 /**

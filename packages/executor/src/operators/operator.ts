@@ -29,7 +29,8 @@ export type OperatorKind =
   | 'dropDuplicatesWithinWatermark'
   | 'streamJoin'
   | 'transformWithState'
-  | 'flatMapGroupsWithState';
+  | 'flatMapGroupsWithState'
+  | 'limit';
 
 export interface PartitionedPartials {
   /** One block per partition that has records, in partition order. */

@@ -4,7 +4,7 @@
  * must give the same rows, metrics and state bytes, with the worker's decoded-state cache on and
  * off. The aggregation and deduplication cases are in stateTask.replay.test.ts; this file covers
  * the session window (append and complete: Spark refuses update), the stream-stream join of every join type, transformWithState with timers
- * and TTL, and flatMapGroupsWithState.
+ * and TTL, flatMapGroupsWithState, and the streaming limit.
  */
 import { describe, expect, it } from 'vitest';
 import type { Expr } from '../expressions/types.js';
@@ -13,7 +13,7 @@ import { GROUP_STATE } from './processor/groupState.js';
 import { declareVariables } from './processor/declare.js';
 import type { StatefulOp, TransformWithStateOp } from './types.js';
 import type { StreamJoinOp } from './join/plan.js';
-import { CACHES, col, expectExactReplay, type Batch, type Outcome, type Query, query, r, S, SCHEMA, useFreshShards } from './stateTaskTestKit.js';
+import { BATCHES, CACHES, col, expectExactReplay, type Batch, type Outcome, type Query, query, r, S, SCHEMA, useFreshShards } from './stateTaskTestKit.js';
 
 useFreshShards();
 
@@ -180,5 +180,24 @@ describe('every stateful operator kind: a retried or replayed batch is exact', (
         if (q.outputMode !== 'complete') expect(removed(once)).toBeGreaterThan(0);
       });
     }
+  }
+});
+
+// ---- streaming limit ---------------------------------------------------------------------------
+
+/** limit(6) over BATCHES (5 rows, then 5, then none past it): the count grows in two batches, then stays; two shards, one holds it. */
+const LIMIT: Query = query({ kind: 'limit', n: 6, afterAggregation: false }, 'append', {
+  hasWatermark: false,
+  layout: { keyGroups: 16, partitions: 4, shards: 2 },
+});
+
+describe('the streaming limit: a retried or replayed batch is exact', () => {
+  for (const [cache, cacheBytes] of CACHES) {
+    it(`limit (${cache}): every batch run twice gives the rows, metrics and state bytes of one run`, async () => {
+      const once = await expectExactReplay(LIMIT, BATCHES, cacheBytes);
+      // n rows in all, and the count is one state row once the first batch emitted.
+      expect(emitted(once)).toBe(6);
+      expect(Math.max(...once.map((o) => o.state.numRowsTotal))).toBe(1);
+    });
   }
 });

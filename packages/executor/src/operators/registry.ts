@@ -12,6 +12,7 @@ import type { MapTask, StateLayoutMsg } from '../task/messages.js';
 import { sessionOfKey } from './aggregates.js';
 import { aggregation } from './compactAggregate.js';
 import { dropDuplicates, dropDuplicatesWithinWatermark } from './deduplicate.js';
+import { limit } from './limit.js';
 import type { OperatorKind, Partials, StatefulOperator } from './operator.js';
 import { sessionWindow } from './sessionWindow.js';
 import { streamJoin } from './join/operator.js';
@@ -26,6 +27,7 @@ const OPERATORS: { [K in OperatorKind]: StatefulOperator<never> } = {
   streamJoin,
   transformWithState: transformWithStateOperator,
   flatMapGroupsWithState: flatMapGroupsWithStateOperator,
+  limit,
 };
 
 /** The kind of a plan's operator. */

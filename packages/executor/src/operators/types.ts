@@ -142,6 +142,13 @@ export type StatefulOp =
       left: StreamJoinSide;
       right: StreamJoinSide;
     }
+  /**
+   * Spark's streaming limit (StreamingGlobalLimitExec): the first `n` rows of the stream, then
+   * none; the count emitted so far is its state, one value under one key. After an aggregation in
+   * complete mode (`afterAggregation`, the query's mode Complete) it limits each batch's whole
+   * result instead, and keeps no state.
+   */
+  | { kind: 'limit'; n: number; afterAggregation: boolean }
   | TransformWithStateOp;
 
 /**

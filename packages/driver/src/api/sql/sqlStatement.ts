@@ -84,13 +84,22 @@ class StatementParser {
         throw new SluiceError('UNSUPPORTED_OPERATION', `UNION without ALL removes duplicates, which a stream cannot do: write UNION ALL (in '${this.sql}')`);
       df = df.union(this.select());
     }
-    for (const clause of ['order', 'sort', 'limit']) {
+    for (const clause of ['order', 'sort']) {
       if (this.p.isWord(clause)) {
         throw new SluiceError(
           'UNSUPPORTED_OPERATION',
-          `${clause.toUpperCase()} is not supported in session.sql: a stream has no order or end (Spark sorts only a complete-mode aggregation); sort or limit the sink's rows (in '${this.sql}')`,
+          `${clause.toUpperCase()} is not supported in session.sql: a stream has no order (Spark sorts only a complete-mode aggregation); sort the sink's rows (in '${this.sql}')`,
         );
       }
+    }
+    // LIMIT n is DataFrame.limit(n): the first n rows of the stream.
+    if (this.p.acceptWord('limit')) {
+      const parsed = this.p.expression();
+      const n = parsed.kind === 'column' && parsed.expr.op === 'lit' ? parsed.expr.value : undefined;
+      if (typeof n !== 'number') {
+        throw new SluiceError('INVALID_OPTION', `LIMIT takes a non-negative integer number of rows (in '${this.sql}')`, { option: 'n' });
+      }
+      return df.limit(n);
     }
     return df;
   }
