@@ -157,14 +157,11 @@ export class DataFrame {
       );
     }
     // limit(a).limit(b) is limit(min(a, b)), as Spark's optimizer combines adjacent limits.
-    const { chain } = this.plan;
-    const last = chain?.at(-1);
+    const operators = this.plan.operators ?? [];
+    const last = operators.at(-1);
     if (last?.stateful.kind === 'limit' && last.post.length === 0) {
       const combined = { ...last, stateful: { ...last.stateful, n: Math.min(n, last.stateful.n) } };
-      return this.withPlan({ ...this.plan, chain: [...(chain as ChainedOperator[]).slice(0, -1), combined] });
-    }
-    if (!last && this.plan.stateful?.kind === 'limit' && this.plan.post.length === 0) {
-      return this.withPlan({ ...this.plan, stateful: { ...this.plan.stateful, n: Math.min(n, this.plan.stateful.n) } });
+      return this.withPlan({ ...this.plan, operators: [...operators.slice(0, -1), combined] });
     }
     const afterAggregation = statefulOperators(this.plan).some((o) => o.stateful.kind === 'aggregate');
     return this.withStateful({ kind: 'limit', n, afterAggregation });

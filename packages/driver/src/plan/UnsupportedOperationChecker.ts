@@ -62,13 +62,13 @@ export function checkOutputMode(plan: LogicalPlan, mode: OutputMode): void {
  * limits each batch's whole result. True when that is the plan and its aggregation is checked.
  */
 function checkLimits(plan: LogicalPlan, mode: OutputMode): boolean {
-  const ops = [plan.stateful, ...(plan.chain ?? []).map((c) => c.stateful)].filter((o) => o !== undefined);
+  const ops = (plan.operators ?? []).map((c) => c.stateful);
   if (!ops.some((o) => o.kind === 'limit')) return false;
   if (mode === 'update') throw refuse('Limits are not supported on streaming DataFrames/Datasets in Update output mode');
   const others = ops.filter((o) => o.kind !== 'limit');
-  const aggregation = others[0];
-  if (mode !== 'complete' || others.length !== 1 || aggregation?.kind !== 'aggregate') return false;
-  checkOutputMode({ ...plan, stateful: aggregation, chain: [] }, mode);
+  const aggregation = (plan.operators ?? []).find((c) => c.stateful.kind !== 'limit');
+  if (mode !== 'complete' || others.length !== 1 || aggregation?.stateful.kind !== 'aggregate') return false;
+  checkOutputMode({ ...plan, operators: [aggregation] }, mode);
   return true;
 }
 

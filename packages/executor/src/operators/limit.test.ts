@@ -3,7 +3,7 @@
  * in state, no commit once the limit is reached, and after an aggregation in complete mode a limit
  * of each batch without state. Retries and replays are in operators.replay.test.ts.
  */
-import { dataRange } from '@sluice/state';
+import { dataRange, valueHeader, ValueKind } from '@sluice/state';
 import { describe, expect, it } from 'vitest';
 import { decodeGroupBlock } from '../shuffle/shuffleCodec.js';
 import { decodeRows } from '../task/rowCodec.js';
@@ -110,6 +110,7 @@ describe('limit: the batch', () => {
 describe('limit: the state value', () => {
   it('round-trips the count, and a value of an unknown format is STATE_STORE_CORRUPT', () => {
     expect(decodeLimitValue(encodeLimitValue(12345))).toBe(12345);
+    expect(valueHeader(encodeLimitValue(7))).toMatchObject({ kind: ValueKind.limit, indexTime: null, rows: 1 });
     expect(() => decodeLimitValue(Uint8Array.of(2, 0, 0, 0, 0, 0, 0, 0, 0))).toThrow(expect.objectContaining({ code: 'STATE_STORE_CORRUPT' }));
     expect(() => decodeLimitValue(Uint8Array.of(1))).toThrow(expect.objectContaining({ code: 'STATE_STORE_CORRUPT' }));
   });

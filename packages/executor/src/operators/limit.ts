@@ -13,9 +13,10 @@
  * After an aggregation in complete mode each batch's input is the whole result: the limit takes its
  * first n rows and keeps no state (Spark plans a plain limit there).
  *
- * The value, format version 1: [0x01][count f64 BE].
+ * The value: the state value header (kind `limit`, version 1, no index entry, one row), then the
+ * count (f64).
  */
-import { dataKey, SluiceError } from '@sluice/state';
+import { corruptStateValue, dataKey, expectValueHeader, valueHeaderBytes, ValueKind, writeValueHeader } from '@sluice/state';
 import { decodeGroupBlock } from '../shuffle/shuffleCodec.js';
 import { ShuffleWriter } from '../shuffle/ShuffleWriter.js';
 import type { Row } from '../schema/types.js';
@@ -26,22 +27,19 @@ import type { StatefulOp } from './types.js';
 type LimitOp = Extract<StatefulOp, { kind: 'limit' }>;
 
 const LIMIT_VALUE_VERSION = 1;
+const WHAT = "limit's state";
 
 export function encodeLimitValue(count: number): Uint8Array {
-  const out = new Uint8Array(9);
-  out[0] = LIMIT_VALUE_VERSION;
-  new DataView(out.buffer).setFloat64(1, count);
+  const out = new Uint8Array(valueHeaderBytes(null) + 8);
+  const view = new DataView(out.buffer);
+  view.setFloat64(writeValueHeader(out, view, 0, ValueKind.limit, LIMIT_VALUE_VERSION, null), count, true);
   return out;
 }
 
 export function decodeLimitValue(value: Uint8Array): number {
-  if (value[0] !== LIMIT_VALUE_VERSION || value.length !== 9) {
-    throw new SluiceError(
-      'STATE_STORE_CORRUPT',
-      `a limit's state value has format ${String(value[0])} and ${value.length} bytes, which this Sluice does not know`,
-    );
-  }
-  return new DataView(value.buffer, value.byteOffset, 9).getFloat64(1);
+  const h = expectValueHeader(value, ValueKind.limit, LIMIT_VALUE_VERSION, WHAT);
+  if (h === undefined || value.length !== h.start + 8) throw corruptStateValue(WHAT, `has ${value.length} bytes, not a header and a count`);
+  return new DataView(value.buffer, value.byteOffset, value.length).getFloat64(h.start, true);
 }
 
 /** Whether the limit keeps no state: each batch's whole result, after an aggregation in complete mode. */
@@ -97,6 +95,4 @@ export const limit: StatefulOperator<LimitOp> = {
   mapSideExprs: () => [],
   mapSide,
   run,
-  // The count never expires: no index entry.
-  indexTimeOf: () => () => null,
 };
