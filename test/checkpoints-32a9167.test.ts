@@ -107,13 +107,17 @@ function runWithProgress(scenario: Scenario, root: string, conf: Record<string, 
   });
 }
 
-/** The same query over all the fixture's input, in a fresh checkpoint: the sink's rows batch by batch. */
-async function cleanRun(scenario: Scenario, conf: Record<string, unknown> = RUNS[scenario].resume): Promise<string[][]> {
+/** The same query over all the fixture's input, in a fresh checkpoint: the sink's rows batch by batch, and the run's progress. */
+async function cleanRunWithProgress(scenario: Scenario, conf: Record<string, unknown>): Promise<{ batches: string[][]; progress: Progress[] }> {
   const root = tempDir(`sluice-32a9167-${scenario}-clean-`);
   cpSync(join(FIXTURES, scenario, 'input'), join(root, 'input'), { recursive: true });
   setInputTimes(root);
-  await run(scenario, root, conf);
-  return batchesWithRows(join(root, 'out'));
+  const progress = await runWithProgress(scenario, root, conf);
+  return { batches: batchesWithRows(join(root, 'out')), progress };
+}
+
+async function cleanRun(scenario: Scenario, conf: Record<string, unknown> = RUNS[scenario].resume): Promise<string[][]> {
+  return (await cleanRunWithProgress(scenario, conf)).batches;
 }
 
 const MIN = 60_000;
@@ -247,10 +251,7 @@ describe('checkpoints of Sluice 32a9167, each ending in a batch it did not commi
       const written = JSON.parse(readFileSync(join(FIXTURES, scenario, 'expected.json'), 'utf8')) as Row[];
       expect(all).toEqual(sortedRows(written));
 
-      const cleanRoot = tempDir(`sluice-32a9167-${scenario}-clean2-`);
-      cpSync(join(FIXTURES, scenario, 'input'), join(cleanRoot, 'input'), { recursive: true });
-      setInputTimes(cleanRoot);
-      const clean = await runWithProgress(scenario, cleanRoot, conf);
+      const clean = (await cleanRunWithProgress(scenario, conf)).progress;
       const rowsTotal = (p: Progress[]) => (p.at(-1) as Progress).stateOperators.map((o) => o.numRowsTotal);
       expect(rowsTotal(progress)).toEqual(rowsTotal(clean));
     });

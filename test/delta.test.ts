@@ -5,11 +5,12 @@
  * by Sluice and their data files by DuckDB, their commits and checkpoints as the protocol says;
  * the streaming source's admission, starting version and its errors for commits that remove data.
  */
-import { closeSync, cpSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { col, Trigger, type DataFrame, type StreamingQuery } from '@sluice/driver';
+import { fillDisk } from '@sluice/state/testing';
 import { openDuck, type Duck } from './duckdb.js';
 import { actionOf, actionsOf, addedRows, commits, liveFiles, txnVersion } from './deltaLog.js';
 import { hasRoot, mountTmpfs, plain, tempDir, thrown, unmount, useSession } from './helpers.js';
@@ -382,15 +383,7 @@ describe('the Delta sink', () => {
       stream.addData(Array.from({ length: 10 }, (_, k) => event(k)));
       await q.processAllAvailable();
       // Every page of the file system taken: the next commit's temp file cannot be written.
-      const filler = join(disk, 'filler');
-      const fd = openSync(filler, 'w');
-      try {
-        for (;;) writeSync(fd, Buffer.alloc(4096));
-      } catch (e) {
-        expect((e as NodeJS.ErrnoException).code).toBe('ENOSPC');
-      } finally {
-        closeSync(fd);
-      }
+      const filler = fillDisk(disk);
       stream.addData(Array.from({ length: 10 }, (_, k) => event(100 + k)));
       const commit = join(table, '_delta_log', `${'1'.padStart(20, '0')}.json`);
       await expect(q.processAllAvailable()).rejects.toMatchObject({ code: 'DISK_FULL', file: commit });

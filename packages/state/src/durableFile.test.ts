@@ -4,11 +4,12 @@
  * disk (a real one: a small tmpfs, which needs root) is DISK_FULL naming the target.
  */
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createFileExclusive, fsyncDir, replaceFile, replaceFiles, writeFileSynced } from './durableFile.js';
+import { fillDisk } from './fillDisk.js';
 
 const dirs: string[] = [];
 const mounts: string[] = [];
@@ -32,17 +33,6 @@ function fullDisk(): string {
   execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', d], { stdio: 'pipe', timeout: 10_000 });
   mounts.push(d);
   return d;
-}
-
-function fill(d: string): void {
-  const fd = openSync(join(d, 'filler'), 'w');
-  try {
-    for (;;) writeSync(fd, Buffer.alloc(4096));
-  } catch (e) {
-    expect((e as NodeJS.ErrnoException).code).toBe('ENOSPC');
-  } finally {
-    closeSync(fd);
-  }
 }
 
 describe('replaceFile', () => {
@@ -90,7 +80,7 @@ describe('replaceFile', () => {
     const d = fullDisk();
     const path = join(d, 'f');
     replaceFile(path, 'old');
-    fill(d);
+    fillDisk(d);
     expect(() => replaceFile(path, 'new')).toThrow(expect.objectContaining({ code: 'DISK_FULL', file: path }));
     expect(readFileSync(path, 'utf8')).toBe('old');
     expect(readdirSync(d).sort()).toEqual(['f', 'filler']);
@@ -116,7 +106,7 @@ describe('createFileExclusive', () => {
 
   it.skipIf(!canMount)('on a full disk is DISK_FULL naming the file, which is not created; no temp file is left', () => {
     const d = fullDisk();
-    fill(d);
+    fillDisk(d);
     const path = join(d, '0.json');
     expect(() => createFileExclusive(path, 'commit', 'write the commit')).toThrow(
       expect.objectContaining({ code: 'DISK_FULL', file: path, message: expect.stringContaining(`could not write the commit at ${path}`) }),
@@ -136,7 +126,7 @@ describe('writeFileSynced and fsyncDir', () => {
 
   it.skipIf(!canMount)('on a full disk is DISK_FULL naming the file', () => {
     const d = fullDisk();
-    fill(d);
+    fillDisk(d);
     const path = join(d, 'part-0.json');
     expect(() => writeFileSynced(path, 'rows', 'write the sink file')).toThrow(expect.objectContaining({ code: 'DISK_FULL', file: path }));
   });
