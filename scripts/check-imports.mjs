@@ -5,7 +5,10 @@
 //   1. no runtime import cycle inside a package (type-only imports never count);
 //   2. in @sluice/driver, nothing outside api/ (and the package entry) imports api/, at runtime
 //      or for types: execution/, plan/ and the rest sit below the API facade;
-//   3. packages import only the packages below them: state <- executor <- driver.
+//   3. packages import only the packages below them: state <- executor <- driver;
+//   4. nothing that @sluice/executor's package entry (src/index.ts, the engine library the driver
+//      imports) reaches at runtime is worker-only (WORKER_ONLY below): what runs only in a worker
+//      thread is reached from the worker entry (task/entry.cts) alone.
 // `pnpm test` runs it after the build. Exit status 1 lists every violation.
 //
 //   node scripts/check-imports.mjs [repoRoot]
@@ -16,6 +19,35 @@ import { transformSync } from 'esbuild';
 
 /** Packages in layer order: each may import those before it. */
 export const PACKAGE_LAYERS = ['state', 'executor', 'driver'];
+
+/**
+ * Modules of @sluice/executor that run only in a worker thread, as paths under src/ (`*`: any one
+ * folder name): the task runner, the state task and what a batch runs on, each stateful kind's
+ * task part (`operators/<kind>/task.ts`, with the batches it runs), and the map sides.
+ */
+export const WORKER_ONLY = [
+  'task/entry.cts',
+  'task/worker.ts',
+  'task/readInput.ts',
+  'task/stages.ts',
+  'task/taskOutput.ts',
+  'operators/tasks.ts',
+  'operators/stateTask.ts',
+  'operators/stateContext.ts',
+  'operators/stateWriter.ts',
+  'operators/stateCache.ts',
+  'operators/*/task.ts',
+  'operators/join/batch.ts',
+  'operators/join/cache.ts',
+  'operators/processor/batch.ts',
+  'operators/processor/handle.ts',
+  'operators/processor/calls.ts',
+  'operators/mapSide.ts',
+  'shuffle/ShuffleWriter.ts',
+  'columns/columnStages.ts',
+  'columns/columnMapSide.ts',
+  'columns/columnAggregate.ts',
+];
 
 const SPECIFIER = /(?:^|[;\s])(?:import|export)\s*(?:type\s+)?(?:[\w*${},\s]+?\s+from\s*)?['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
 
@@ -72,6 +104,37 @@ function cycles(graph) {
   return found;
 }
 
+/** Whether module `id` (a path under src/ without its extension) matches a WORKER_ONLY entry. */
+const workerOnly = (() => {
+  const patterns = WORKER_ONLY.map((p) => new RegExp(`^${p.replace(/\.c?ts$/, '').replace(/\*/g, '[^/]+')}$`));
+  return (id) => patterns.some((re) => re.test(id));
+})();
+
+/**
+ * The worker-only modules `entry` reaches at runtime, each by the shortest import path to it
+ * (the walk stops at a worker-only module: only the first on each path is reported).
+ */
+function workerOnlyReached(graph, entry) {
+  const via = new Map([[entry, null]]);
+  const queue = [entry];
+  const found = [];
+  while (queue.length > 0) {
+    const v = queue.shift();
+    if (v !== entry && workerOnly(v)) {
+      const path = [];
+      for (let w = v; w !== null; w = via.get(w)) path.unshift(w);
+      found.push(path);
+      continue;
+    }
+    for (const w of graph.get(v) ?? []) {
+      if (via.has(w)) continue;
+      via.set(w, v);
+      queue.push(w);
+    }
+  }
+  return found;
+}
+
 /** A module's imports as it runs: TypeScript compiled as the bundle compiles it (type-only imports gone). */
 const runtimeText = (file) => transformSync(readFileSync(file, 'utf8'), { loader: 'ts', format: 'esm' }).code;
 
@@ -84,7 +147,9 @@ export function checkImports(packagesDir) {
   for (const [layer, name] of PACKAGE_LAYERS.entries()) {
     const src = join(packagesDir, name, 'src');
     const types = join(packagesDir, name, 'dist', 'types');
-    const ts = filesUnder(src, '.ts').filter((f) => !f.endsWith('.test.ts') && !f.endsWith('.d.ts') && !/TestKit\.ts$/.test(f));
+    const ts = [...filesUnder(src, '.ts'), ...filesUnder(src, '.cts')].filter(
+      (f) => !f.endsWith('.test.ts') && !f.endsWith('.d.ts') && !/TestKit\.ts$/.test(f),
+    );
     if (ts.length === 0) {
       problems.push(`${name}: no TypeScript source under ${src}`);
       continue;
@@ -102,9 +167,9 @@ export function checkImports(packagesDir) {
       const edges = [];
       for (const spec of specifiers(runtime ? runtimeText(file) : readFileSync(file, 'utf8'))) {
         if (spec.startsWith('.')) {
-          const target = rel(resolve(dirname(file), spec)).replace(/\.d\.ts$|\.js$/, '');
+          const target = rel(resolve(dirname(file), spec)).replace(/\.d\.ts$|\.c?js$/, '');
           edges.push(target);
-          const source = from.replace(/\.d\.ts$|\.ts$/, '');
+          const source = from.replace(/\.d\.ts$|\.c?ts$/, '');
           if (name === 'driver' && target.startsWith('api/') && !source.startsWith('api/') && source !== 'index') {
             problems.push(`driver: ${source} imports ${target}${runtime ? '' : ' (types)'}: only api/ and the package entry may use the API`);
           }
@@ -117,9 +182,17 @@ export function checkImports(packagesDir) {
           }
         }
       }
-      if (runtime) graph.set(from.replace(/\.ts$/, ''), edges);
+      if (runtime) graph.set(from.replace(/\.c?ts$/, ''), edges);
     }
     for (const comp of cycles(graph)) problems.push(`${name}: runtime import cycle: ${comp.join(' -> ')}`);
+    if (name === 'executor') {
+      for (const path of workerOnlyReached(graph, 'index')) {
+        problems.push(
+          `executor: the package entry reaches worker-only ${path.at(-1)} at runtime (${path.join(' -> ')}): ` +
+            'the engine library must not load what runs only in a worker thread (WORKER_ONLY in scripts/check-imports.mjs)',
+        );
+      }
+    }
   }
   return [...new Set(problems)];
 }
@@ -131,5 +204,5 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     console.error(`import check: ${problems.length} problem(s)\n${problems.map((p) => `  ${p}`).join('\n')}`);
     process.exit(1);
   }
-  console.log('import check: no runtime cycles, layers respected');
+  console.log('import check: no runtime cycles, layers respected, the engine entry reaches no worker-only module');
 }

@@ -16,7 +16,7 @@ import { compileColumnStages, opsRunOnColumns, type ColumnStages } from './colum
 import { forEachInputBatch } from './columnSources.js';
 import { rowsFromBatch, type ColumnBatch } from './vectors.js';
 import type { Row } from '../schema/types.js';
-import { operatorOf } from '../operators/registry.js';
+import { mapSideAggregation } from '../operators/tasks.js';
 
 interface Compiled {
   stages: ColumnStages;
@@ -49,7 +49,7 @@ export function mapBatches(
   source: (fn: (batch: ColumnBatch) => void) => number,
 ): MapOutput | undefined {
   // A join or a generator may turn a row into several: rows, not columns (task/stages.ts).
-  const op = operatorOf(task.stateful).mapSideAggregation?.(task.stateful);
+  const op = mapSideAggregation(task.stateful);
   if (op === undefined || !opsRunOnColumns(task.ops)) return undefined;
   const c = compiled({ ops: task.ops, stateful: op }, schema, udfs);
   const aggregation = c.aggregation();

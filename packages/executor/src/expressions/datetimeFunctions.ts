@@ -317,7 +317,7 @@ export const DATETIME_FUNCTIONS: Record<DatetimeFunctionName, ScalarFunction> = 
   /**
    * session_window(time, gap): the session a row opens, [time, time + gap), as a window struct. As a
    * groupBy key it is Spark's session window: the sessions of a key merge where they overlap
-   * (sessionWindow.ts). The gap is an interval, or its text ('5 minutes'), per row.
+   * (operators/sessionWindow/). The gap is an interval, or its text ('5 minutes'), per row.
    */
   session_window: {
     arity: [2, 2],

@@ -2,7 +2,7 @@
  * An open-addressing hash table from key bytes to a row of number cells, with no JS object per
  * key: keys sit in one byte arena, cells in one Float64Array, null flags in one Uint8Array, and
  * the few values that are not numbers (aggCells.ts's object buffers) in one array. It holds a
- * shard's decoded aggregation state between batches (compactAggregate.ts), at about 60 bytes a
+ * shard's decoded aggregation state between batches (aggregate/task.ts), at about 60 bytes a
  * key for the seed query against ~300 for a Map of arrays, and merges a state task's partials.
  *
  * Entry numbers stay valid until `compact` (growth keeps them); removed entries leave tombstones
@@ -103,7 +103,7 @@ export class KeyTable {
 
   /**
    * Adds an entry without a key, which `find` never gives and `compact` drops: cells for values
-   * held elsewhere (a session window's sessions, sessionWindow.ts). Its cells start at 0.
+   * held elsewhere (a session window's sessions, sessionWindow/task.ts). Its cells start at 0.
    */
   append(): number {
     if (this.count === this.keyOff.length) this.grow(this.count * 2);

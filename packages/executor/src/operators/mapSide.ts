@@ -2,12 +2,12 @@
  * The map sides of stateful operators fed one row at a time (a map task whose operators run as
  * rows), and the task-local keys they group by: the task's rows, after the operators before the
  * shuffle, become records hashed to key groups and encoded in one block per partition (record
- * layout in shuffleCodec.ts). Each kind's operator (registry.ts) picks its map side.
+ * layout in shuffleCodec.ts). Each kind's task part (tasks.ts) picks its map side.
  *
  * An aggregation combines the task's rows of each key into one partial (Spark's partial
  * aggregation), so a block carries keys, not rows: its rows are batched into columns for the one
  * map-side aggregation (columns/columnAggregate.ts). A processor's rows go grouped by key. The map
- * sides of a deduplication and of a join of two streams are in deduplicate.ts and join/operator.ts.
+ * sides of a deduplication and of a join of two streams are in dedup/task.ts and join/task.ts.
  */
 import { compileExpr } from '../expressions/compileExpr.js';
 import { exprType } from '../expressions/exprTypes.js';
@@ -17,7 +17,6 @@ import { columnAggregation } from '../columns/columnAggregate.js';
 import { BATCH_ROWS } from '../columns/columnSources.js';
 import { batchFromRows } from '../columns/vectors.js';
 import type { StateLayoutMsg } from '../task/messages.js';
-import type { Expr } from '../expressions/types.js';
 import { ShuffleWriter } from '../shuffle/ShuffleWriter.js';
 import type { Partials } from './operator.js';
 import type { StatefulOp, TransformWithStateOp } from './types.js';
@@ -140,6 +139,3 @@ export function aggregationPartials(op: AggregateOp, schema: Schema, layout: Sta
     },
   };
 }
-
-/** The expressions an aggregation's map side evaluates: its keys and its aggregates' arguments. */
-export const aggregationExprs = (op: AggregateOp): Expr[] => [...op.keys, ...op.aggs.flatMap((a) => (a.arg === null ? [] : [a.arg]))];

@@ -1,7 +1,7 @@
 /** Shared by the map-side and state-task tests: the partials of an array of rows, and a reference for them. */
 import { encodeKey } from '@sluice/state';
 import type { PartitionedPartials } from './operator.js';
-import { streamPartials } from './registry.js';
+import { streamPartials } from './tasks.js';
 import { aggregatorOf, compileAggInput, eventTimeOfKey, windowOfKey, type AggBuffer } from './aggregates.js';
 import { compileExpr } from '../expressions/compileExpr.js';
 import { exprType } from '../expressions/exprTypes.js';

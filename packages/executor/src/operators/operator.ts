@@ -1,8 +1,15 @@
 /**
- * The contract every stateful operator kind implements (registry.ts finds them by kind). An
- * operator is plain data in the plan (StatefulOp, types.ts); its kind gives what the engine does
- * with it: the map side that turns a task's rows into shuffle records, the batch that runs on the
- * shard owning those records' keys, what its stored values say to a repartition, and its names.
+ * The contract every stateful operator kind implements, in two parts. An operator is plain data in
+ * the plan (StatefulOp, types.ts); its kind gives what the engine does with it:
+ *
+ * - OperatorPlan: what the driver plans with (registry.ts finds it by kind): its names, whether
+ *   it uses the watermark, its output schema and event-time columns, the expressions its map side
+ *   evaluates, and what its stored values say to a repartition. It lives in `<kind>/plan.ts`,
+ *   which imports none of the kind's task code, so the engine library (the package entry) never
+ *   loads a batch.
+ * - OperatorTask: what runs in a worker thread (tasks.ts finds it by kind): the map side that
+ *   turns a task's rows into shuffle records, and the batch that runs on the shard owning those
+ *   records' keys. It lives in `<kind>/task.ts`.
  *
  * A kind's batch (`run`) gets a StateContext (stateContext.ts), which owns what every operator
  * needs alike: the late-row test, paged eviction through the time index, the writer that records
@@ -58,7 +65,8 @@ export interface MapSideInput {
   joinSide: 0 | 1;
 }
 
-export interface StatefulOperator<O extends StatefulOp = StatefulOp> {
+/** The plan part of a kind: what the driver asks of it (a module that does not import the kind's task). */
+export interface OperatorPlan<O extends StatefulOp = StatefulOp> {
   readonly kind: OperatorKind;
   /** Spark's name of the operator: progress's `stateOperators[].operatorName`, and the state layout file's record. */
   readonly progressName: string;
@@ -78,11 +86,6 @@ export interface StatefulOperator<O extends StatefulOp = StatefulOp> {
   outputSchema(op: O, input: Schema): Schema;
   /** The expressions its map side evaluates (their udfs are loaded first). */
   mapSideExprs(op: O): Expr[];
-  mapSide(op: O, input: MapSideInput): Partials;
-  /** The aggregation its map side runs, when it runs one: a map task over column batches then runs it on columns. */
-  mapSideAggregation?(op: O): Extract<StatefulOp, { kind: 'aggregate' }>;
-  /** A batch of one shard: reads and changes state through `ctx`, fills its counters, returns the rows it emits. */
-  run(ctx: StateContext, op: O): Promise<Row[]>;
   /**
    * Its values as written before the state value header (@sluice/state stateValue.ts), which tells
    * a value's index time and rows itself: what a repartition needs of them. A kind newer than the
@@ -94,6 +97,18 @@ export interface StatefulOperator<O extends StatefulOp = StatefulOp> {
     /** The rows a stored value holds, for a kind whose value holds several (a repartition counts rows, not keys). */
     rowsIn?(value: Uint8Array): number;
   };
+}
+
+/** The task part of a kind: what runs in a worker thread, in map tasks and in the state task of a shard. */
+export interface OperatorTask<O extends StatefulOp = StatefulOp> {
+  mapSide(op: O, input: MapSideInput): Partials;
+  /** The aggregation its map side runs, when it runs one: a map task over column batches then runs it on columns. */
+  mapSideAggregation?(op: O): Extract<StatefulOp, { kind: 'aggregate' }>;
+  /** A batch of one shard: reads and changes state through `ctx`, fills its counters, returns the rows it emits. */
+  run(ctx: StateContext, op: O): Promise<Row[]>;
   /** After a batch's commit: when the shard next needs a batch without data (processing-time timers); undefined: never. */
   wakeMs?(store: ShardStore, op: O): Promise<number | undefined>;
 }
+
+/** A kind whole: its plan part (registry.ts) and its task part (tasks.ts). */
+export type StatefulOperator<O extends StatefulOp = StatefulOp> = OperatorPlan<O> & OperatorTask<O>;

@@ -1,25 +1,26 @@
 /**
- * The registry of stateful operator kinds (operator.ts): the one place that tells a plan's
- * operator's kind, and what the driver and the workers ask of any operator through it: its
- * names, whether it uses the watermark, its output, its map side, and what a repartition needs of
- * its stored values.
+ * The registry of stateful operator kinds' plan parts (OperatorPlan, operator.ts): the one place
+ * that tells a plan's operator's kind, and what the driver and the workers ask of any operator
+ * through it: its names, whether it uses the watermark, its output, the expressions of its map
+ * side, and what a repartition needs of its stored values. It imports no kind's task code: the
+ * workers find a kind's map side and batch in tasks.ts.
  */
 import { valueHeader, type IndexTimeOf, type RowsIn } from '@sluice/state';
-import { loadUdfs, udfsIn, type UdfRegistry } from '../expressions/udfs.js';
+import { udfsIn } from '../expressions/udfs.js';
 import type { Expr } from '../expressions/types.js';
 import type { Schema } from '../schema/types.js';
-import type { MapTask, StateLayoutMsg } from '../task/messages.js';
+import type { MapTask } from '../task/messages.js';
+import { aggregation } from './aggregate/plan.js';
 import { sessionOfKey } from './aggregates.js';
-import { aggregation } from './compactAggregate.js';
-import { dropDuplicates, dropDuplicatesWithinWatermark } from './deduplicate.js';
-import { limit } from './limit.js';
-import type { OperatorKind, Partials, StatefulOperator } from './operator.js';
-import { sessionWindow } from './sessionWindow.js';
-import { streamJoin } from './join/operator.js';
-import { flatMapGroupsWithStateOperator, transformWithStateOperator } from './processor/operator.js';
+import { dropDuplicates, dropDuplicatesWithinWatermark } from './dedup/plan.js';
+import { streamJoin } from './join/plan.js';
+import { limit } from './limit/plan.js';
+import type { OperatorKind, OperatorPlan } from './operator.js';
+import { flatMapGroupsWithStateOperator, transformWithStateOperator } from './processor/plan.js';
+import { sessionWindow } from './sessionWindow/plan.js';
 import type { OutputMode, StatefulOp } from './types.js';
 
-const OPERATORS: { [K in OperatorKind]: StatefulOperator<never> } = {
+const PLANS: { [K in OperatorKind]: OperatorPlan<never> } = {
   aggregate: aggregation,
   sessionWindow,
   dropDuplicates,
@@ -37,14 +38,14 @@ export function kindOf(op: StatefulOp): OperatorKind {
   return op.kind;
 }
 
-/** The kind that runs `op`. */
-export function operatorOf<O extends StatefulOp>(op: O): StatefulOperator<O> {
-  return OPERATORS[kindOf(op)] as unknown as StatefulOperator<O>;
+/** The plan part of the kind of `op`. */
+export function operatorOf<O extends StatefulOp>(op: O): OperatorPlan<O> {
+  return PLANS[kindOf(op)] as unknown as OperatorPlan<O>;
 }
 
 /** The kind a state layout file names (its progress name), for tools that have the checkpoint but not the query. */
-export function operatorNamed(progressName: string | undefined): StatefulOperator | undefined {
-  return Object.values(OPERATORS).find((o) => o.progressName === progressName) as StatefulOperator | undefined;
+export function operatorNamed(progressName: string | undefined): OperatorPlan | undefined {
+  return Object.values(PLANS).find((o) => o.progressName === progressName) as OperatorPlan | undefined;
 }
 
 /**
@@ -77,13 +78,13 @@ export function indexTimeOf(op: StatefulOp, stateInputSchema: Schema, usesWaterm
 }
 
 /** How a repartition counts the rows of an operator's stored values: by their header (one row for a value before it, unless its kind says). */
-export function rowsInOf(op: StatefulOp | StatefulOperator | undefined): { rowsIn: RowsIn } {
+export function rowsInOf(op: StatefulOp | OperatorPlan | undefined): { rowsIn: RowsIn } {
   const kind = op === undefined ? undefined : 'progressName' in op ? op : operatorOf(op);
   const old = kind?.oldValues?.rowsIn;
   return { rowsIn: (value) => valueHeader(value)?.rows ?? old?.(value) ?? 1 };
 }
 
-/** The expressions a map side evaluates, for loading their udfs before streamPartials. */
+/** The expressions a map side evaluates, for loading their udfs before it runs (tasks.ts). */
 export function mapSideExprs(op: StatefulOp): Expr[] {
   return operatorOf(op).mapSideExprs(op);
 }
@@ -91,24 +92,4 @@ export function mapSideExprs(op: StatefulOp): Expr[] {
 /** Whether a map task calls a udf, in its operators or its stateful operator's keys and arguments. */
 export function mapTaskCallsUdfs(task: Pick<MapTask, 'ops' | 'stateful'>): boolean {
   return udfsIn(task.ops).length > 0 || udfsIn(mapSideExprs(task.stateful)).length > 0;
-}
-
-/** Imports the udfs that `op`'s map side calls (once per worker). */
-export async function loadMapSideUdfs(op: StatefulOp, udfs: UdfRegistry): Promise<void> {
-  await loadUdfs(mapSideExprs(op), udfs);
-}
-
-/**
- * A task's partials, fed one row at a time (rows of `schema`, entering the stateful operator):
- * `finish` encodes its records in one block per partition of `layout`. Synchronous: udfs must be loaded.
- */
-export function streamPartials(
-  op: StatefulOp,
-  schema: Schema,
-  layout: StateLayoutMsg,
-  udfs: UdfRegistry = new Map(),
-  lateThresholdMs: number | null = null,
-  joinSide: 0 | 1 = 0,
-): Partials {
-  return operatorOf(op).mapSide(op, { schema, layout, udfs, lateThresholdMs, joinSide });
 }

@@ -11,7 +11,7 @@ import type { JoinStateCache } from './join/cache.js';
 import type { ProcessorKey } from './processor/handle.js';
 
 export class StateCache {
-  /** The shard's decoded aggregation state (compactAggregate.ts). */
+  /** The shard's decoded aggregation state (aggregate/task.ts). */
   private cells: KeyTable | undefined;
   /** The shard's decoded join state (join/cache.ts). */
   join: JoinStateCache | undefined;

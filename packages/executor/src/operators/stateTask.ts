@@ -1,6 +1,6 @@
 /**
  * Reduce side of a stateful batch (StateTask in messages.ts), run on the slot that owns the shard,
- * the same for every operator kind (operator.ts):
+ * the same for every operator kind (its task part, tasks.ts):
  *
  * 1. Roll back an earlier attempt at this batch (the shard's marker is this batch), so every
  *    attempt, a retry or a replay after a restart, starts from the state before it; check the
@@ -21,7 +21,8 @@ import { dropStateCache, stateCache, type StateCache } from './stateCache.js';
 import type { StateOperatorMetrics, StateResult, StateTask } from '../task/messages.js';
 import { compileStages, runStages } from '../task/stages.js';
 import { deliver } from '../task/taskOutput.js';
-import { loadMapSideUdfs, operatorOf, operatorUsesWatermark, streamPartials } from './registry.js';
+import { operatorUsesWatermark, statefulOutputSchema } from './registry.js';
+import { loadMapSideUdfs, streamPartials, taskOf } from './tasks.js';
 import { StateContext } from './stateContext.js';
 
 /**
@@ -70,14 +71,14 @@ async function runOnOpenShard(task: StateTask, store: ShardStore, udfs: UdfRegis
 
 async function runOnShard(task: StateTask, store: ShardStore, cache: StateCache, udfs: UdfRegistry): Promise<Omit<StateResult, 'stateStores'>> {
   const op = task.stateful;
-  const operator = operatorOf(op);
+  const kind = taskOf(op);
   const usesWatermark = operatorUsesWatermark(op, task.hasWatermark, task.outputMode);
   const ctx = new StateContext(task, store, cache, udfs, usesWatermark ? task.watermarkMs : undefined);
-  const emitted = await operator.run(ctx, op);
+  const emitted = await kind.run(ctx, op);
   // Over its budget the decoded cache goes whole (LevelDB holds every key it had).
   cache.settle();
 
-  const post = await compileStages(operator.outputSchema(op, task.stateInputSchema), task.post, udfs);
+  const post = await compileStages(statefulOutputSchema(op, task.stateInputSchema), task.post, udfs);
   const { rows } = runStages(post, emitted);
   // A stateful operator after this one: its map side runs here, on the rows this one emits.
   if (task.next) await loadMapSideUdfs(task.next.stateful, udfs);
@@ -97,7 +98,7 @@ async function runOnShard(task: StateTask, store: ShardStore, cache: StateCache,
     commitTimeMs,
     ...(ctx.customMetrics && { customMetrics: ctx.customMetrics }),
   };
-  const wake = await operator.wakeMs?.(store, op);
+  const wake = await kind.wakeMs?.(store, op);
   const base: Omit<StateResult, 'stateStores'> = {
     ok: true,
     kind: 'state',

@@ -109,7 +109,7 @@ export type StatefulOp =
       /**
        * Only the first `routeKeys` keys choose a partial's key group (all of them when absent): the
        * map side of a session window, whose partials of one key and several session starts must
-       * meet in one state task (sessionWindow.ts).
+       * meet in one state task (sessionWindow/task.ts).
        */
       routeKeys?: number;
     }

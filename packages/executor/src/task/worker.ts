@@ -9,7 +9,7 @@
 import { threadId } from 'node:worker_threads';
 import { SluiceError } from '@sluice/state';
 import type { UdfRegistry } from '../expressions/udfs.js';
-import { loadMapSideUdfs, streamPartials } from '../operators/registry.js';
+import { loadMapSideUdfs, streamPartials } from '../operators/tasks.js';
 import type {
   ExchangeResult,
   ExchangeTask,

@@ -1,8 +1,16 @@
+/**
+ * A join of two streams (Spark's StreamingSymmetricHashJoinExec), the plan part: what the driver
+ * plans with (each side's expiry, the watermark the join passes on, the condition split by side)
+ * and the kind's OperatorPlan. The map side is in task.ts, the batch in batch.ts.
+ */
 import { walkExpr } from '../../expressions/exprTree.js';
+import { joinedSchema } from '../../expressions/exprTypes.js';
 import { conjuncts, lowerCaseNames, stateValueWatermark } from '../../expressions/joinBounds.js';
 import type { Expr } from '../../expressions/types.js';
 import type { Row, Schema } from '../../schema/types.js';
+import type { OperatorPlan } from '../operator.js';
 import type { StatefulOp, StreamJoinSide } from '../types.js';
+import { joinIndexTimeOf, joinRowsIn } from './codec.js';
 
 export type StreamJoinOp = Extract<StatefulOp, { kind: 'streamJoin' }>;
 /** 0: the left side, 1: the right. */
@@ -88,3 +96,17 @@ export function splitJoinCondition(op: { residual?: Expr | undefined; left: { sc
   }
   return parts;
 }
+
+export const streamJoin: OperatorPlan<StreamJoinOp> = {
+  kind: 'streamJoin',
+  progressName: 'symmetricHashJoin',
+  // It drops late rows of a watermarked side, and evicts and emits outer rows by the watermark.
+  usesWatermark: (op) => op.left.eventTime !== null || op.right.eventTime !== null,
+  lateOnMapSide: true,
+  outputWatermark: joinOutputWatermark,
+  eventTimeColumnsOut: (op) => new Set([...op.left.watermarked, ...op.right.watermarked]),
+  outputSchema: (op) => joinedSchema(op, op.left.schema, op.right.schema),
+  mapSideExprs: () => [],
+  // The time its value records: its rows' least expiry.
+  oldValues: { indexTimeOf: () => (_key, value) => joinIndexTimeOf(value), rowsIn: joinRowsIn },
+};

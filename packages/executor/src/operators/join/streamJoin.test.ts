@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import type { Expr } from '../../expressions/types.js';
 import type { Row, Schema } from '../../schema/types.js';
 import type { ShuffleBlock } from '../../task/messages.js';
-import { streamPartials } from '../registry.js';
+import { streamPartials } from '../tasks.js';
 import { sortRows } from '../mapSideTestKit.js';
 import { CACHES, counts, freshShards, h, run, S, useFreshShards, type Query } from '../stateTaskTestKit.js';
 import { decodeJoinValue, encodeJoinValue, joinIndexTimeOf } from './codec.js';

@@ -27,7 +27,6 @@ import { compileExpr } from '../../expressions/compileExpr.js';
 import { exprType } from '../../expressions/exprTypes.js';
 import { describeValue, udfResultConverter } from '../../expressions/udfs.js';
 import { decodeGroupBlock } from '../../shuffle/shuffleCodec.js';
-import { plainPackr } from '../../task/packers.js';
 import type { DataType, Row, Schema } from '../../schema/types.js';
 import { createToExternalConverter, isAtomicType } from '../../schema/values.js';
 import {
@@ -53,13 +52,9 @@ import type { TransformWithStateOp } from '../types.js';
 import { loadProcessor, user, type GroupFunction, type UserProcessor } from './declare.js';
 import { ProcessorRun, ttlExpired, type BatchTimes, type KeyEntry } from './handle.js';
 import { groupStateCalls, processorCalls } from './calls.js';
+import { initialStateRows } from './plan.js';
 
 // ---- the batch ----------------------------------------------------------------------------------
-
-/** An initial state's rows (engine form) as the first batch's state tasks carry them. */
-export function packInitialState(rows: readonly Row[]): Uint8Array {
-  return plainPackr.pack(rows);
-}
 
 /** The keys of index entries in `range` (due timers, or ended times to live), a page at a time. */
 async function forEachIndexedKey(store: ShardStore, range: [Uint8Array, Uint8Array], fn: (kg: number, key: Uint8Array) => void): Promise<void> {
@@ -168,7 +163,7 @@ export async function transformWithState(ctx: StateContext, op: TransformWithSta
     const s = op.initialState;
     const keys = s.keys.map((k) => compileExpr(k, s.schema));
     const partitions = new Set(task.partitions);
-    for (const row of plainPackr.unpack(s.rows as Uint8Array) as Row[]) {
+    for (const row of initialStateRows(s.rows as Uint8Array)) {
       const keyBytes = encodeKey(
         keys.map((k) => normalize(k(row))),
         keyTypes,

@@ -1,18 +1,18 @@
 /**
- * The streaming limit's batch (limit.ts) on a state task: the first rows in block order, the count
+ * The streaming limit's batch (task.ts) on a state task: the first rows in block order, the count
  * in state, no commit once the limit is reached, and after an aggregation in complete mode a limit
  * of each batch without state. Retries and replays are in operators.replay.test.ts.
  */
 import { dataRange, valueHeader, ValueKind } from '@sluice/state';
 import { describe, expect, it } from 'vitest';
-import { decodeGroupBlock } from '../shuffle/shuffleCodec.js';
-import { decodeRows } from '../task/rowCodec.js';
-import { decodeLimitValue, encodeLimitValue } from './limit.js';
-import { partitionPartials } from './mapSideTestKit.js';
-import { runStateTask } from './stateTask.js';
-import { type Batch, counts, h, LAYOUT, m, query, type Query, r, SCHEMA, shuffle, stateTask, useFreshShards } from './stateTaskTestKit.js';
-import type { StatefulOp } from './types.js';
-import type { Row } from '../schema/types.js';
+import { decodeGroupBlock } from '../../shuffle/shuffleCodec.js';
+import { decodeRows } from '../../task/rowCodec.js';
+import { decodeLimitValue, encodeLimitValue } from './task.js';
+import { partitionPartials } from '../mapSideTestKit.js';
+import { runStateTask } from '../stateTask.js';
+import { type Batch, counts, h, LAYOUT, m, query, type Query, r, SCHEMA, shuffle, stateTask, useFreshShards } from '../stateTaskTestKit.js';
+import type { StatefulOp } from '../types.js';
+import type { Row } from '../../schema/types.js';
 
 useFreshShards();
 

@@ -1,13 +1,13 @@
 /**
- * The reduce side of a session window (sessionWindow.ts): a key's sessions from several map tasks
+ * The reduce side of a session window (task.ts): a key's sessions from several map tasks
  * meet in one task and merge; stored sessions merge with new ones; the watermark closes them;
  * metrics count sessions; a damaged value is a coded error. The harness is stateTaskTestKit.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { dataRange, decodeDataKey } from '@sluice/state';
-import type { StatefulOp } from './types.js';
-import type { Row } from '../schema/types.js';
-import { counts, h, query, r, run, S, col, useFreshShards } from './stateTaskTestKit.js';
+import type { StatefulOp } from '../types.js';
+import type { Row } from '../../schema/types.js';
+import { counts, h, query, r, run, S, col, useFreshShards } from '../stateTaskTestKit.js';
 
 useFreshShards();
 

@@ -1,6 +1,7 @@
 /**
- * Session windows: an aggregation grouped by session_window(time, gap) and other keys (Spark's
- * SessionWindowStateStoreRestoreExec and SessionWindowStateStoreSaveExec, state format 1).
+ * Session windows, the task part: an aggregation grouped by session_window(time, gap) and other
+ * keys (Spark's SessionWindowStateStoreRestoreExec and SessionWindowStateStoreSaveExec, state
+ * format 1); plan.ts has what the driver plans with.
  *
  * A row opens the session [time, time + gap). Sessions of one key merge where they overlap or
  * touch (the next one starts at or before the current one's end), their aggregates merged.
@@ -9,148 +10,27 @@
  *   as a last, hidden max aggregate. Only the other keys choose the key group, so every session
  *   of a key meets in one state task. The rows without a time or with a gap <= 0 were filtered
  *   before it, as Spark's SessionWindowing filters them.
- * - State: one value per key, its sessions in start order (the codec below), indexed by the least
+ * - State: one value per key, its sessions in start order (codec.ts), indexed by the least
  *   session end.
  * - A batch: partials whose session ends at or below the late watermark drop. The rest merge
  *   with each other and with the key's stored sessions. Sessions that end at or below the
  *   watermark are closed: emitted in append mode, and removed. Complete mode emits every session
  *   and closes none.
  */
-import {
-  corruptStateValue,
-  dataKeyOf,
-  dataRange,
-  decodeDataKey,
-  decodeKey,
-  expectValueHeader,
-  indexKey,
-  valueHeaderBytes,
-  ValueKind,
-  writeValueHeader,
-  type SluiceError,
-} from '@sluice/state';
-import { cellLayoutOf, cellReader, cellTable, finalizeInto, mergeCells, ValueArena, type CellLayout, type ReadCells } from './aggCells.js';
-import { aggregateOutputSchema, sessionOfKey } from './aggregates.js';
-import { aggregateEventTimeColumns, partitionGroups } from './compactAggregate.js';
-import { forEachAggregateRecordAt } from '../shuffle/shuffleCodec.js';
-import { KeyTable } from './keyTable.js';
-import { aggregationExprs, aggregationPartials } from './mapSide.js';
-import type { StatefulOperator } from './operator.js';
-import type { StateContext } from './stateContext.js';
-import { keyString } from './stateCache.js';
-import type { StatefulOp } from './types.js';
-import { exprType } from '../expressions/exprTypes.js';
-import type { Expr } from '../expressions/types.js';
-import type { Row } from '../schema/types.js';
-
-type AggregateOp = Extract<StatefulOp, { kind: 'aggregate' }>;
-
-/** The hidden names of the map side's session start key and session end aggregate. */
-const SESSION_START = '__session_start';
-const SESSION_END = '__session_end';
-
-/** The index of `op`'s session window key, or -1 (not an aggregation, or no session window). */
-export function sessionKeyOf(op: StatefulOp): number {
-  return op.kind === 'aggregate' ? op.keys.findIndex((k) => sessionOfKey(k) !== undefined) : -1;
-}
-
-/**
- * The aggregation the map side of a session aggregation runs: the other keys and the session's
- * start as keys (only the other keys route), the aggregates and then max(session end).
- */
-export function sessionMapOp(op: AggregateOp): AggregateOp {
-  const s = sessionKeyOf(op);
-  const [time, gap] = sessionOfKey(op.keys[s] as Expr)!.args as [Expr, Expr];
-  const end: Expr = { op: 'binary', fn: 'plus', left: time, right: { op: 'cast', expr: gap, to: 'interval' } };
-  const others = op.keys.filter((_, i) => i !== s);
-  return {
-    kind: 'aggregate',
-    keys: [...others, time],
-    keyNames: [...op.keyNames.filter((_, i) => i !== s), SESSION_START],
-    aggs: [...op.aggs, { fn: 'max', arg: end, name: SESSION_END }],
-    eventTimeKey: null,
-    routeKeys: others.length,
-  };
-}
-
-// ---- stored sessions ---------------------------------------------------------------------------
-//
-// A key's value: the state value header (kind `sessions`, its index time the least session end,
-// its rows the session count), then per session, in start order: start and end (f64), the length
-// of its buffers (u32), and its buffers in aggBufferCodec.ts's encoding (the hidden session end
-// last). Little-endian. Values written before the header have their own: tag 0x53, the least
-// session end (f64), the session count (u32).
-
-const VERSION = 1;
-const LEGACY_TAG = 0x53;
-const LEGACY_HEADER = 13;
-
-/** A session being merged: its bounds and its buffers, entry `e` of table `t`. */
-interface Session {
-  start: number;
-  end: number;
-  t: KeyTable;
-  e: number;
-  /** The state held it before this batch. */
-  stored: boolean;
-  /** New, or merged with another, in this batch. */
-  changed: boolean;
-}
-
-const corrupt = (why: string): SluiceError => corruptStateValue('session window state', `${why}: the state was written by another query, or is damaged`);
-
-const viewOf = (b: Uint8Array): DataView => new DataView(b.buffer, b.byteOffset, b.byteLength);
-
-/** A stored value's index time (its least session end), session count and where its sessions start, checked. */
-export function sessionHeader(value: Uint8Array): { indexTime: number; count: number; start: number } {
-  const h = expectValueHeader(value, ValueKind.sessions, VERSION, 'session window state');
-  if (h !== undefined) {
-    if (typeof h.indexTime !== 'number') throw corrupt('has no index time');
-    return { indexTime: h.indexTime, count: h.rows, start: h.start };
-  }
-  if (value.length < LEGACY_HEADER || value[0] !== LEGACY_TAG) throw corrupt('is not a list of sessions');
-  const v = viewOf(value);
-  return { indexTime: v.getFloat64(1, true), count: v.getUint32(9, true), start: LEGACY_HEADER };
-}
-
-function encodeSessions(list: readonly Session[], arena: ValueArena): Uint8Array {
-  const buffers = list.map((x) => arena.encode(x.t, x.e));
-  const indexTime = Math.min(...list.map((x) => x.end));
-  const head = valueHeaderBytes(indexTime, list.length);
-  const out = new Uint8Array(head + buffers.reduce((n, b) => n + 20 + b.length, 0));
-  const v = viewOf(out);
-  let pos = writeValueHeader(out, v, 0, ValueKind.sessions, VERSION, indexTime, list.length);
-  list.forEach((x, i) => {
-    const b = buffers[i]!;
-    v.setFloat64(pos, x.start, true);
-    v.setFloat64(pos + 8, x.end, true);
-    v.setUint32(pos + 16, b.length, true);
-    out.set(b, pos + 20);
-    pos += 20 + b.length;
-  });
-  return out;
-}
-
-/** The sessions of a stored value, their buffers decoded into new entries of `t`. */
-function decodeSessions(value: Uint8Array, read: ReadCells, t: KeyTable): { indexTime: number; sessions: Session[] } {
-  const { indexTime, count, start: first } = sessionHeader(value);
-  const v = viewOf(value);
-  const sessions: Session[] = [];
-  let pos = first;
-  for (let i = 0; i < count; i++) {
-    if (pos + 20 > value.length) throw corrupt(`ends inside session ${i + 1} of ${count}`);
-    const start = v.getFloat64(pos, true);
-    const end = v.getFloat64(pos + 8, true);
-    const len = v.getUint32(pos + 16, true);
-    if (pos + 20 + len > value.length || !(end > start)) throw corrupt(`has a damaged session ${i + 1} of ${count}`);
-    const e = t.append();
-    read(value, pos + 20, pos + 20 + len, t, e);
-    sessions.push({ start, end, t, e, stored: true, changed: false });
-    pos += 20 + len;
-  }
-  if (pos !== value.length) throw corrupt('has trailing bytes');
-  return { indexTime, sessions };
-}
+import { dataKeyOf, dataRange, decodeDataKey, decodeKey, indexKey } from '@sluice/state';
+import { cellLayoutOf, cellReader, cellTable, finalizeInto, mergeCells, ValueArena, type CellLayout } from '../aggCells.js';
+import type { AggregateOp } from '../aggregate/plan.js';
+import { partitionGroups } from '../aggregate/task.js';
+import { forEachAggregateRecordAt } from '../../shuffle/shuffleCodec.js';
+import { KeyTable } from '../keyTable.js';
+import { aggregationPartials } from '../mapSide.js';
+import type { OperatorTask } from '../operator.js';
+import type { StateContext } from '../stateContext.js';
+import { keyString } from '../stateCache.js';
+import { exprType } from '../../expressions/exprTypes.js';
+import type { Row } from '../../schema/types.js';
+import { decodeSessions, encodeSessions, type Session } from './codec.js';
+import { sessionKeyOf, sessionMapOp } from './plan.js';
 
 /** Sorts sessions by start and merges those that overlap or touch; counts the stored ones merged into another. */
 function mergeSessions(L: CellLayout, list: Session[]): { merged: Session[]; absorbed: number } {
@@ -323,17 +203,8 @@ async function sessionAggregate(ctx: StateContext, op: AggregateOp): Promise<Row
   return rows;
 }
 
-/** An aggregation grouped by a session window (Spark's SessionWindowStateStoreSaveExec). */
-export const sessionWindow: StatefulOperator<AggregateOp> = {
-  kind: 'sessionWindow',
-  progressName: 'sessionWindowStateStoreSaveExec',
-  usesWatermark: (op) => op.eventTimeKey !== null,
-  lateOnMapSide: false,
-  eventTimeColumnsOut: aggregateEventTimeColumns,
-  outputSchema: aggregateOutputSchema,
-  mapSideExprs: (op) => aggregationExprs(sessionMapOp(op)),
+export const sessionWindowTask: OperatorTask<AggregateOp> = {
   mapSide: (op, input) => aggregationPartials(sessionMapOp(op), input.schema, input.layout, input.udfs),
   mapSideAggregation: sessionMapOp,
   run: sessionAggregate,
-  oldValues: { indexTimeOf: () => (_key, value) => sessionHeader(value).indexTime, rowsIn: (value) => sessionHeader(value).count },
 };

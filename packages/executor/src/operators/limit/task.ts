@@ -1,6 +1,7 @@
 /**
- * limit(n) on a stream (Spark's StreamingLocalLimitExec and StreamingGlobalLimitExec): the first n
- * rows of the stream, then none, across batches and restarts.
+ * limit(n) on a stream (Spark's StreamingLocalLimitExec and StreamingGlobalLimitExec), the task
+ * part: the first n rows of the stream, then none, across batches and restarts (plan.ts has what
+ * the driver plans with).
  *
  * - Map side: a task's first n rows (a local limit), every one under the one empty key, so that
  *   all of them meet in one state task (Spark requires AllTuples of its global limit).
@@ -17,14 +18,12 @@
  * count (f64).
  */
 import { corruptStateValue, dataKey, expectValueHeader, valueHeaderBytes, ValueKind, writeValueHeader } from '@sluice/state';
-import { decodeGroupBlock } from '../shuffle/shuffleCodec.js';
-import { ShuffleWriter } from '../shuffle/ShuffleWriter.js';
-import type { Row } from '../schema/types.js';
-import type { MapSideInput, Partials, StatefulOperator } from './operator.js';
-import type { StateContext } from './stateContext.js';
-import type { StatefulOp } from './types.js';
-
-type LimitOp = Extract<StatefulOp, { kind: 'limit' }>;
+import { decodeGroupBlock } from '../../shuffle/shuffleCodec.js';
+import { ShuffleWriter } from '../../shuffle/ShuffleWriter.js';
+import type { Row } from '../../schema/types.js';
+import type { MapSideInput, OperatorTask, Partials } from '../operator.js';
+import type { StateContext } from '../stateContext.js';
+import type { LimitOp } from './plan.js';
 
 const LIMIT_VALUE_VERSION = 1;
 const WHAT = "limit's state";
@@ -84,15 +83,4 @@ async function run(ctx: StateContext, op: LimitOp): Promise<Row[]> {
   return rows;
 }
 
-export const limit: StatefulOperator<LimitOp> = {
-  kind: 'limit',
-  progressName: 'globalLimit',
-  usesWatermark: () => false,
-  lateOnMapSide: false,
-  // Rows pass unchanged: their event-time columns too.
-  eventTimeColumnsOut: (_op, input) => new Set(input),
-  outputSchema: (_op, input) => input,
-  mapSideExprs: () => [],
-  mapSide,
-  run,
-};
+export const limitTask: OperatorTask<LimitOp> = { mapSide, run };

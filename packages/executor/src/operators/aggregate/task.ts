@@ -1,26 +1,23 @@
 /**
- * The reduce side of an aggregation, the one implementation, without an object per key: partials
- * merge in a KeyTable per task, the shard's decoded state lives in a KeyTable between batches (the
- * shard's StateCache holds it), and new values are encoded into one buffer per task. Buffers are
- * cells (aggCells.ts): numbers in typed arrays, any other buffer in an object slot. Stored values
- * are the state value header (the key's index time) and the buffers in aggBufferCodec.ts's format,
- * which shuffle blocks keep too.
+ * The reduce side of an aggregation, the one implementation (plan.ts has what the driver plans
+ * with), without an object per key: partials merge in a KeyTable per task, the shard's decoded
+ * state lives in a KeyTable between batches (the shard's StateCache holds it), and new values are
+ * encoded into one buffer per task. Buffers are cells (aggCells.ts): numbers in typed arrays, any
+ * other buffer in an object slot. Stored values are the state value header (the key's index time)
+ * and the buffers in aggBufferCodec.ts's format, which shuffle blocks keep too.
  */
 import { dataKeyOf, dataRange, decodeDataKey, decodeIndexKey, decodeKey, indexKey } from '@sluice/state';
-import { aggregateOutputSchema, eventTimeOfKey } from './aggregates.js';
-import { aggregateCellsStart, cellLayoutOf, cellReader, cellTable, finalizeInto, mergeCells, ValueArena } from './aggCells.js';
-import { KeyTable } from './keyTable.js';
-import { aggregationExprs, aggregationPartials } from './mapSide.js';
-import type { StatefulOperator } from './operator.js';
-import { useIndexPage, type StateContext } from './stateContext.js';
-import { forEachAggregateRecordAt } from '../shuffle/shuffleCodec.js';
-import type { StatefulOp } from './types.js';
-import { keyString } from './stateCache.js';
-import type { ShuffleBlock } from '../task/messages.js';
-import type { Row } from '../schema/types.js';
-import { exprType } from '../expressions/exprTypes.js';
-
-type AggregateOp = Extract<StatefulOp, { kind: 'aggregate' }>;
+import { aggregateCellsStart, cellLayoutOf, cellReader, cellTable, finalizeInto, mergeCells, ValueArena } from '../aggCells.js';
+import { KeyTable } from '../keyTable.js';
+import { aggregationPartials } from '../mapSide.js';
+import type { OperatorTask } from '../operator.js';
+import { useIndexPage, type StateContext } from '../stateContext.js';
+import { forEachAggregateRecordAt } from '../../shuffle/shuffleCodec.js';
+import { keyString } from '../stateCache.js';
+import type { ShuffleBlock } from '../../task/messages.js';
+import type { Row } from '../../schema/types.js';
+import { exprType } from '../../expressions/exprTypes.js';
+import type { AggregateOp } from './plan.js';
 
 // ---- the task ----------------------------------------------------------------------------------
 
@@ -255,29 +252,8 @@ export async function aggregateCells(ctx: StateContext, op: AggregateOp): Promis
   return rows;
 }
 
-/** An aggregation's output carries event time in its event-time key (a window, or the watermarked column), if it has one. */
-export const aggregateEventTimeColumns = (op: AggregateOp): Set<string> => new Set(op.eventTimeKey === null ? [] : [op.keyNames[op.eventTimeKey] as string]);
-
-/** An aggregation by keys, windows among them (Spark's StateStoreSaveExec). */
-export const aggregation: StatefulOperator<AggregateOp> = {
-  kind: 'aggregate',
-  progressName: 'stateStoreSave',
-  // Keyed by event time: a window over the watermarked column, or that column itself.
-  usesWatermark: (op) => op.eventTimeKey !== null,
-  lateOnMapSide: false,
-  eventTimeColumnsOut: aggregateEventTimeColumns,
-  outputSchema: aggregateOutputSchema,
-  mapSideExprs: aggregationExprs,
+export const aggregationTask: OperatorTask<AggregateOp> = {
   mapSide: (op, input) => aggregationPartials(op, input.schema, input.layout, input.udfs),
   mapSideAggregation: (op) => op,
   run: aggregateCells,
-  oldValues: {
-    // The event time of its key (a window's end, or the watermarked column's value), decoded from the key.
-    indexTimeOf(op, inputSchema) {
-      const keyTypes = op.keys.map((k) => exprType(k, inputSchema));
-      const timeOf = eventTimeOfKey(op, keyTypes);
-      if (timeOf === undefined) return () => null;
-      return (key) => timeOf(decodeKey(decodeDataKey(key).key, keyTypes)) ?? null;
-    },
-  },
 };

@@ -1,12 +1,14 @@
-import { joinedSchema } from '../../expressions/exprTypes.js';
+/**
+ * A join of two streams, the task part: its map side (below) and its batch (batch.ts, Spark's
+ * symmetric hash join); plan.ts has what the driver plans with.
+ */
 import { normalizer } from '../mapSide.js';
 import { resolveColumn } from '../../expressions/resolveColumn.js';
 import { ShuffleWriter } from '../../shuffle/ShuffleWriter.js';
 import type { StateLayoutMsg } from '../../task/messages.js';
-import type { Partials, StatefulOperator } from '../operator.js';
+import type { OperatorTask, Partials } from '../operator.js';
 import { lateTest } from '../stateContext.js';
-import { eventTimeOf, joinOutputWatermark, type JoinSide, type StreamJoinOp } from './plan.js';
-import { joinIndexTimeOf, joinRowsIn } from './codec.js';
+import { eventTimeOf, type JoinSide, type StreamJoinOp } from './plan.js';
 import { symmetricHashJoin } from './batch.js';
 
 // ---- map side: every row of the side is sent, under its join key ----------------------------------
@@ -48,19 +50,7 @@ function joinPartials(op: StreamJoinOp, side: JoinSide, layout: StateLayoutMsg, 
   };
 }
 
-/** A join of two streams (Spark's StreamingSymmetricHashJoinExec). */
-export const streamJoin: StatefulOperator<StreamJoinOp> = {
-  kind: 'streamJoin',
-  progressName: 'symmetricHashJoin',
-  // It drops late rows of a watermarked side, and evicts and emits outer rows by the watermark.
-  usesWatermark: (op) => op.left.eventTime !== null || op.right.eventTime !== null,
-  lateOnMapSide: true,
-  outputWatermark: joinOutputWatermark,
-  eventTimeColumnsOut: (op) => new Set([...op.left.watermarked, ...op.right.watermarked]),
-  outputSchema: (op) => joinedSchema(op, op.left.schema, op.right.schema),
-  mapSideExprs: () => [],
+export const streamJoinTask: OperatorTask<StreamJoinOp> = {
   mapSide: (op, input) => joinPartials(op, input.joinSide, input.layout, input.lateThresholdMs),
   run: symmetricHashJoin,
-  // The time its value records: its rows' least expiry.
-  oldValues: { indexTimeOf: () => (_key, value) => joinIndexTimeOf(value), rowsIn: joinRowsIn },
 };

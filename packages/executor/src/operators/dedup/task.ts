@@ -1,6 +1,7 @@
 /**
  * dropDuplicates and dropDuplicatesWithinWatermark (Spark's StreamingDeduplicateExec and
- * StreamingDeduplicateWithinWatermarkExec): a row is emitted the first time its key is seen.
+ * StreamingDeduplicateWithinWatermarkExec), the task part: a row is emitted the first time its key
+ * is seen (plan.ts has what the driver plans with).
  *
  * - Map side: the first row per key of the task (late rows dropped first), one record per key.
  * - State: one value per key seen (@sluice/state's dedupState.ts: the key's expiry), indexed by that
@@ -9,36 +10,18 @@
  * - A batch: late records drop; the first record of each key not in state is emitted and stored;
  *   keys whose expiry is at or below the watermark are removed.
  */
-import { dataKey, dataKeyOf, decodeDedupValue, encodeDedupValue, indexKey } from '@sluice/state';
-import { compileExpr } from '../expressions/compileExpr.js';
-import { resolveColumn } from '../expressions/resolveColumn.js';
-import { CompileCache } from '../compileCache.js';
-import { typeName } from '../schema/values.js';
-import { decodeBlock, type DedupRecord } from '../shuffle/shuffleCodec.js';
-import { ShuffleWriter } from '../shuffle/ShuffleWriter.js';
-import type { DataType, Row, Schema } from '../schema/types.js';
-import { keyPart, normalizer } from './mapSide.js';
-import type { MapSideInput, Partials, StatefulOperator } from './operator.js';
-import { lateTest, type StateContext } from './stateContext.js';
-import { keyString } from './stateCache.js';
-import type { StatefulOp } from './types.js';
-import { SluiceError } from '@sluice/state';
-
-type DedupOp = Extract<StatefulOp, { kind: 'dropDuplicates' | 'dropDuplicatesWithinWatermark' }>;
-
-/** A deduplication passes rows unchanged; its columns must exist and its event time be a TIMESTAMP. */
-function outputSchema(op: DedupOp, inputSchema: Schema): Schema {
-  for (const c of op.columns) resolveColumn(c, inputSchema);
-  if (op.eventTimeColumn !== null) {
-    const f = resolveColumn(op.eventTimeColumn, inputSchema).field;
-    if (f.type !== 'timestamp') {
-      throw new SluiceError('INVALID_EVENT_TIME_COLUMN', `the event-time column '${op.eventTimeColumn}' must be TIMESTAMP, not ${typeName(f.type)}`, {
-        column: op.eventTimeColumn,
-      });
-    }
-  }
-  return inputSchema;
-}
+import { dataKey, dataKeyOf, encodeDedupValue, indexKey } from '@sluice/state';
+import { compileExpr } from '../../expressions/compileExpr.js';
+import { resolveColumn } from '../../expressions/resolveColumn.js';
+import { CompileCache } from '../../compileCache.js';
+import { decodeBlock, type DedupRecord } from '../../shuffle/shuffleCodec.js';
+import { ShuffleWriter } from '../../shuffle/ShuffleWriter.js';
+import type { DataType, Row, Schema } from '../../schema/types.js';
+import { keyPart, normalizer } from '../mapSide.js';
+import type { MapSideInput, OperatorTask, Partials } from '../operator.js';
+import { lateTest, type StateContext } from '../stateContext.js';
+import { keyString } from '../stateCache.js';
+import { dedupOutputSchema, type DedupOp } from './plan.js';
 
 // ---- map side ------------------------------------------------------------------------------------
 
@@ -55,7 +38,7 @@ interface Compiled {
 }
 
 function compile(op: DedupOp, schema: Schema): Compiled {
-  outputSchema(op, schema);
+  dedupOutputSchema(op, schema);
   // dropDuplicates() without columns compares whole rows, as in Spark.
   const names = op.columns.length === 0 ? schema.map((f) => f.name) : op.columns;
   const keys = names.map((name) => {
@@ -170,27 +153,5 @@ async function run(ctx: StateContext, op: DedupOp): Promise<Row[]> {
   return rows;
 }
 
-function dedupOperator<K extends DedupOp['kind']>(
-  kind: K,
-  progressName: string,
-  usesWatermark: (op: Extract<DedupOp, { kind: K }>) => boolean,
-): StatefulOperator<Extract<DedupOp, { kind: K }>> {
-  return {
-    kind,
-    progressName,
-    usesWatermark,
-    lateOnMapSide: true,
-    // Rows pass unchanged: their event-time columns too.
-    eventTimeColumnsOut: (_op, input) => new Set(input),
-    outputSchema,
-    mapSideExprs: () => [],
-    mapSide,
-    run,
-    // Values before the value header: one that uses the watermark indexes keys by the expiry its
-    // value records (the oldest format records none: the repartition scans the index then).
-    oldValues: { indexTimeOf: (_op, _schema, uses) => (uses ? (_key, value) => decodeDedupValue(value).expiryMs : () => null) },
-  };
-}
-
-export const dropDuplicates = dedupOperator('dropDuplicates', 'dedupe', (op) => op.eventTimeColumn !== null);
-export const dropDuplicatesWithinWatermark = dedupOperator('dropDuplicatesWithinWatermark', 'dedupeWithinWatermark', () => true);
+/** The task part of both deduplication kinds. */
+export const dedupTask: OperatorTask<DedupOp> = { mapSide, run };

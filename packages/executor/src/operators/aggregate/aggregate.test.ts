@@ -1,5 +1,5 @@
 /**
- * The reduce side of an aggregation (compactAggregate.ts over aggCells.ts) against a plain model
+ * The reduce side of an aggregation (task.ts over aggCells.ts) against a plain model
  * of Spark's semantics on the same batches: every aggregate (numbers in cells, strings and
  * booleans in object slots), nulls, NaN, -0, keys merged from two map tasks, late keys, eviction,
  * and each output mode. It must emit the model's rows in each batch, and leave in the shards
@@ -9,19 +9,19 @@
 import { describe, expect, it } from 'vitest';
 import { contiguousAssignment, dataKey, decodeDataKey, decodeKey, indexKey, partitionsIn, ShardRegistry, ValueKind, withValueHeader } from '@sluice/state';
 import { MemoryVolume, openMemoryShard } from '@sluice/state/testing';
-import { partitionPartials, random, sortRows } from './mapSideTestKit.js';
-import { releaseShards, runStateTask, useShardRegistry } from './stateTask.js';
-import { useStateChunks } from './compactAggregate.js';
-import { aggregatorOf, type AggBuffer } from './aggregates.js';
-import { encodeBuffers } from './aggBufferCodec.js';
-import { operatorUsesWatermark } from './registry.js';
-import type { AggSpec, OutputMode, StatefulOp } from './types.js';
-import type { Expr } from '../expressions/types.js';
-import { exprType } from '../expressions/exprTypes.js';
-import type { Row, Schema } from '../schema/types.js';
-import { decodeAggregateBlock, forEachAggregateRecord } from '../shuffle/shuffleCodec.js';
-import type { ShuffleBlock, StateLayoutMsg, StateTask } from '../task/messages.js';
-import { decodeRows, encodeRows } from '../task/rowCodec.js';
+import { partitionPartials, random, sortRows } from '../mapSideTestKit.js';
+import { releaseShards, runStateTask, useShardRegistry } from '../stateTask.js';
+import { useStateChunks } from './task.js';
+import { aggregatorOf, type AggBuffer } from '../aggregates.js';
+import { encodeBuffers } from '../aggBufferCodec.js';
+import { operatorUsesWatermark } from '../registry.js';
+import type { AggSpec, OutputMode, StatefulOp } from '../types.js';
+import type { Expr } from '../../expressions/types.js';
+import { exprType } from '../../expressions/exprTypes.js';
+import type { Row, Schema } from '../../schema/types.js';
+import { decodeAggregateBlock, forEachAggregateRecord } from '../../shuffle/shuffleCodec.js';
+import type { ShuffleBlock, StateLayoutMsg, StateTask } from '../../task/messages.js';
+import { decodeRows, encodeRows } from '../../task/rowCodec.js';
 
 const S = 1000;
 const col = (name: string): Expr => ({ op: 'col', name });
