@@ -23,7 +23,7 @@ import { clock } from '../execution/clock.js';
 import type { CheckpointPaths } from './CheckpointPaths.js';
 import { CommitLog, type CommitMetadata } from './CommitLog.js';
 import { OffsetLog, type OffsetSeq } from './OffsetLog.js';
-import { readTail, type CheckpointTail } from './recovery.js';
+import { readTail, type CheckpointTail, type LogTail } from './recovery.js';
 import type { StateLayoutRecord } from './StateLayoutFile.js';
 
 /** What a batch's work leaves for the steps after it. */
@@ -31,8 +31,8 @@ export interface BatchWork {
   /** A data batch's output, for the sink. */
   output?: BatchOutput;
   commit: CommitMetadata;
-  /** The state layout in force after the batch (a control batch that moved the state). */
-  layout?: StateLayoutRecord;
+  /** The state layouts in force after the batch, by operator id (a control batch that moved an operator's state). */
+  layouts?: readonly StateLayoutRecord[];
   /** Runs after `commits/N` (a source letting go of committed input). */
   afterCommit?(): Promise<void>;
 }
@@ -62,7 +62,7 @@ export class BatchTransaction {
   /** The last batch's purge, awaited before the next batch writes. */
   private purging: Promise<void> = Promise.resolve();
 
-  /** `tail`: the checkpoint's, as a start read it (readTail) with the layout it found. */
+  /** `tail`: the checkpoint's, as a start read it (readTail) with the layouts it found. */
   constructor(
     readonly paths: CheckpointPaths,
     private readonly options: TransactionOptions,
@@ -74,7 +74,7 @@ export class BatchTransaction {
   }
 
   /** The tail of the checkpoint's logs on disk, checked (CHECKPOINT_CORRUPT). */
-  static readTail(paths: CheckpointPaths): CheckpointTail {
+  static readTail(paths: CheckpointPaths): LogTail {
     return readTail(new OffsetLog(paths.offsets), new CommitLog(paths.commits));
   }
 
@@ -109,7 +109,7 @@ export class BatchTransaction {
       previous: before.last?.batchId === batchId ? before.previous : before.last,
       committed: true,
       commit: done.commit,
-      ...((done.layout ?? before.layout) && { layout: done.layout ?? before.layout }),
+      layouts: done.layouts ?? before.layouts,
     };
     await done.afterCommit?.();
     this.purging = this.write(this.purge(batchId));

@@ -1,4 +1,6 @@
+import type { StateLayout } from '@sluice/state';
 import { MetadataLog } from './MetadataLog.js';
+import { layoutCounts } from './StateLayoutFile.js';
 
 /** Offsets are JSON values chosen by each source; `null` means the source had no data yet. */
 export type SourceOffset = unknown;
@@ -41,6 +43,16 @@ export interface DataOffsetSeq extends OffsetSeqBase {
 export interface ControlOffsetSeq extends OffsetSeqBase {
   kind: 'control';
   control: ControlPayload;
+}
+
+/**
+ * The state layout counts a data batch's entry records in its `conf`, from the layouts by operator
+ * id: the first operator's, as entries recorded them before queries had several (none: a
+ * stateless query).
+ */
+export function layoutConf(layouts: readonly StateLayout[]): Record<string, unknown> {
+  const [first] = layouts;
+  return first ? layoutCounts(first) : {};
 }
 
 function isOffsetSeq(v: unknown): v is OffsetSeq {

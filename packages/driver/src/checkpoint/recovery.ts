@@ -1,24 +1,37 @@
 /**
- * What a checkpoint's logs hold at their tail, read at start. The protocol allows exactly one batch
- * in flight (BatchTransaction: `offsets/N` is written, then the batch runs, then `commits/N`), so
- * the commit log is at the offset log's last batch or one behind it; any other tail was damaged.
- * What runs next is decided from the tail by nextBatch.ts.
+ * What a checkpoint holds at its tail, read at start: the logs' last entries and the stateful
+ * operators' state layouts. The protocol allows exactly one batch in flight (BatchTransaction:
+ * `offsets/N` is written, then the batch runs, then `commits/N`), so the commit log is at the
+ * offset log's last batch or one behind it; any other tail was damaged. What runs next is decided
+ * from the tail by nextBatch.ts.
+ *
+ * Older Sluices kept the first operator's state apart on disk (its layout in metadata, its shard
+ * markers in a commit's `stateShardMarkers`); those forms are read here into the one list by
+ * operator id that everything after the start uses.
  */
-import { SluiceError } from '@sluice/state';
+import { SluiceError, type StateLayout } from '@sluice/state';
+import type { CheckpointPaths } from './CheckpointPaths.js';
 import type { CommitLog, CommitMetadata } from './CommitLog.js';
 import type { OffsetLog, OffsetSeq } from './OffsetLog.js';
-import type { StateLayoutRecord } from './StateLayoutFile.js';
+import { contiguousLayout, readStateLayout, type StateLayoutRecord } from './StateLayoutFile.js';
 
-export interface CheckpointTail {
+/** What the checkpoint's logs hold at their tail. */
+export interface LogTail {
   /** The last planned batch (data or control), and the one before it. */
   last: OffsetSeq | undefined;
   previous: OffsetSeq | undefined;
   /** Whether `last` has committed. */
   committed: boolean;
-  /** The latest commit entry: `last`'s when it committed, else the one before it (its watermark and shard markers). */
+  /**
+   * The latest commit entry: `last`'s when it committed, else the one before it (its watermark
+   * and shard markers, by operator id in `shardMarkers` whatever form it was written in).
+   */
   commit: CommitMetadata | undefined;
-  /** A stateful query's state layout in force (its layout file). */
-  layout?: StateLayoutRecord;
+}
+
+export interface CheckpointTail extends LogTail {
+  /** The state layout in force of each stateful operator, by operator id (empty: a stateless query). */
+  layouts: readonly StateLayoutRecord[];
 }
 
 /** Refuses a tail the protocol cannot leave: a commit log ahead of the offset log, or more than one batch behind. */
@@ -44,14 +57,52 @@ export function checkTail(lastPlanned: number | undefined, lastCommitted: number
 }
 
 /** The tail of the logs on disk, checked. */
-export function readTail(offsetLog: OffsetLog, commitLog: CommitLog): CheckpointTail {
+export function readTail(offsetLog: OffsetLog, commitLog: CommitLog): LogTail {
   const latest = offsetLog.getLatest();
   const commitId = commitLog.latestId();
   checkTail(latest?.batchId, commitId, offsetLog.dir);
+  const stored = commitId === undefined ? undefined : commitLog.get(commitId);
   return {
     last: latest?.value,
     previous: latest ? offsetLog.get(latest.batchId - 1) : undefined,
     committed: latest !== undefined && latest.batchId === commitId,
-    commit: commitId === undefined ? undefined : commitLog.get(commitId),
+    commit: stored && commitOf(stored),
   };
+}
+
+/**
+ * A commit entry as read, its shard markers by operator id in `shardMarkers`: a commit written
+ * before `shardMarkers` kept the first operator's apart (`stateShardMarkers`) from the others'
+ * (`downstreamShardMarkers`, index: operator id - 1).
+ */
+export function commitOf(stored: CommitMetadata): CommitMetadata {
+  const { stateShardMarkers, downstreamShardMarkers, ...commit } = stored;
+  if (commit.shardMarkers !== undefined || stateShardMarkers === undefined) return commit;
+  return { ...commit, shardMarkers: [stateShardMarkers, ...(downstreamShardMarkers ?? [])] };
+}
+
+/**
+ * Operator `operatorId`'s state layout as the checkpoint stores it: its layout file; for the
+ * first operator of a checkpoint an earlier Sluice wrote, the one layout that Sluice pinned in
+ * metadata (`legacy`, shards holding contiguous partitions), which the next start moves into the
+ * layout file. `inLayoutFile`: read from the layout file.
+ */
+export function storedLayout(
+  paths: CheckpointPaths,
+  operatorId: number,
+  legacy: StateLayout | undefined,
+): { layout: StateLayoutRecord; inLayoutFile: boolean } | undefined {
+  const inFile = readStateLayout(paths.stateLayout(operatorId));
+  if (inFile) return { layout: inFile, inLayoutFile: true };
+  return operatorId === 0 && legacy ? { layout: contiguousLayout(legacy), inLayoutFile: false } : undefined;
+}
+
+/** The stored layouts by operator id, 0, 1, ... up to the first operator without one (storedLayout; none: a stateless query). */
+export function storedLayouts(paths: CheckpointPaths, legacy: StateLayout | undefined): StateLayoutRecord[] {
+  const layouts: StateLayoutRecord[] = [];
+  for (let id = 0; ; id++) {
+    const stored = storedLayout(paths, id, legacy);
+    if (stored === undefined) return layouts;
+    layouts.push(stored.layout);
+  }
 }

@@ -12,7 +12,8 @@ import { CheckpointPaths } from '../checkpoint/CheckpointPaths.js';
 import { CommitLog } from '../checkpoint/CommitLog.js';
 import { OffsetLog } from '../checkpoint/OffsetLog.js';
 import type { QueryMetadata } from '../checkpoint/QueryMetadata.js';
-import { contiguousLayout, readStateLayout, type StateLayoutRecord } from '../checkpoint/StateLayoutFile.js';
+import { storedLayouts } from '../checkpoint/recovery.js';
+import type { StateLayoutRecord } from '../checkpoint/StateLayoutFile.js';
 import { readVersioned } from '../checkpoint/versionedFile.js';
 import { clock } from '../execution/clock.js';
 import { nextBatch, type RunSettings } from '../execution/nextBatch.js';
@@ -55,21 +56,6 @@ function withLock<T>(dir: string, fn: (paths: CheckpointPaths) => Promise<T>): P
 
 function metadataOf(paths: CheckpointPaths): QueryMetadata {
   return readVersioned<QueryMetadata>(paths.metadata, (v): v is QueryMetadata => typeof (v as QueryMetadata)?.id === 'string');
-}
-
-/** The layout in force: the layout file, or the one an earlier Sluice pinned in metadata. */
-function layoutOf(paths: CheckpointPaths, meta: QueryMetadata): StateLayoutRecord | undefined {
-  return readStateLayout(paths.stateLayout(0)) ?? (meta.stateLayout && contiguousLayout(meta.stateLayout));
-}
-
-/** The layouts of the stateful operators after the first (ids 1, 2, ...: each one's layout file, in turn). */
-function downstreamLayouts(paths: CheckpointPaths): StateLayoutRecord[] {
-  const layouts: StateLayoutRecord[] = [];
-  for (let id = 1; ; id++) {
-    const layout = readStateLayout(paths.stateLayout(id));
-    if (layout === undefined) return layouts;
-    layouts.push(layout);
-  }
 }
 
 /** Rows and bytes of one operator's state, per shard and partition. */
@@ -135,10 +121,11 @@ export function inspectCheckpoint(dir: string): Promise<CheckpointReport> {
       },
       pinned: { ...(meta.keyHash !== undefined && { keyHash: meta.keyHash }), keyGroups: meta.keyGroups ?? meta.stateLayout?.keyGroups },
     };
-    const layout = layoutOf(paths, meta);
-    if (!layout) return report;
+    // The layouts in force: the layout files, or the one an earlier Sluice pinned in metadata.
+    const layouts = storedLayouts(paths, meta.stateLayout);
+    if (layouts.length === 0) return report;
     const operators = [];
-    for (const [id, l] of [layout, ...downstreamLayouts(paths)].entries()) operators.push(await inspectOperator(paths, id, l));
+    for (const [id, l] of layouts.entries()) operators.push(await inspectOperator(paths, id, l));
     report.state = operators[0];
     report.operators = operators;
     return report;
@@ -177,8 +164,9 @@ export function repartitionCheckpoint(
 ): Promise<{ batches: OfflineRepartition[]; layout: { partitions: number; shards: number } }> {
   return withLock(dir, async (paths) => {
     const meta = metadataOf(paths);
-    const layout = readStateLayout(paths.stateLayout(0));
-    if (!layout) {
+    // The layout files only: a layout an earlier Sluice pinned in metadata is refused.
+    const layouts = storedLayouts(paths, undefined);
+    if (layouts.length === 0) {
       throw new SluiceError(
         'CHECKPOINT_INCOMPATIBLE',
         meta.stateLayout
@@ -187,19 +175,16 @@ export function repartitionCheckpoint(
         { file: paths.stateLayout(0) },
       );
     }
-    if (partitions < 1 || partitions > layout.keyGroups || (shards !== undefined && shards < 1)) {
-      throw new SluiceError('INVALID_OPTION', `--partitions must be from 1 to ${layout.keyGroups} and --shards at least 1`, { option: 'partitions' });
+    // Every operator's state has the checkpoint's key groups.
+    const keyGroups = Math.min(...layouts.map((layout) => layout.keyGroups));
+    if (partitions < 1 || partitions > keyGroups || (shards !== undefined && shards < 1)) {
+      throw new SluiceError('INVALID_OPTION', `--partitions must be from 1 to ${keyGroups} and --shards at least 1`, { option: 'partitions' });
     }
-    const txn = new BatchTransaction(paths, { retain: options.minBatchesToRetain ?? 100 }, { ...BatchTransaction.readTail(paths), layout });
-    // Every operator's state moves, the first's then each one after it (nextBatch), re-read after each move.
-    const settingsNow = (): RunSettings => ({
-      numSources: meta.numSources,
-      state: { partitions, shards, slots: 1, downstream: downstreamLayouts(paths) },
-      runsNoDataBatches: false,
-      usesWatermark: false,
-    });
+    const txn = new BatchTransaction(paths, { retain: options.minBatchesToRetain ?? 100 }, { ...BatchTransaction.readTail(paths), layouts });
+    // Every operator's state moves, the first's then each one after it (nextBatch), from the layouts in the transaction's tail.
+    const settings: RunSettings = { numSources: meta.numSources, state: { partitions, shards, slots: 1 }, runsNoDataBatches: false, usesWatermark: false };
     const ran: OfflineRepartition[] = [];
-    for (let step = nextBatch(txn.tail, settingsNow()); step.kind !== 'poll'; step = nextBatch(txn.tail, settingsNow())) {
+    for (let step = nextBatch(txn.tail, settings); step.kind !== 'poll'; step = nextBatch(txn.tail, settings)) {
       if (step.kind !== 'control') {
         const batchId = txn.tail.last?.batchId as number;
         throw new SluiceError(
@@ -211,7 +196,7 @@ export function repartitionCheckpoint(
       const t0 = clock.now();
       const { control } = step;
       const { from, to } = control;
-      const current = control.operatorId === 0 ? (txn.tail.layout as StateLayoutRecord) : (readStateLayout(paths.stateLayout(control.operatorId)) ?? from);
+      const current = txn.tail.layouts[control.operatorId] ?? from;
       // Once the copy has committed (the layout file holds the new layout) only the clean-up is left.
       await options.onPlan?.(async () => (sameLayout(current, to) ? 0 : rowsToMove(paths, control)));
       const result = await runControlBatch(txn, step, meta.numSources, TOOL_STORE, { ...options, ...rowsInOf(operatorNamed(current.operator)) });
@@ -228,7 +213,8 @@ export function repartitionCheckpoint(
       });
     }
     await txn.settled(); // the last batch's purge
-    const { partitions: p, shards: n } = txn.tail.layout as StateLayoutRecord;
+    // The command reports the first operator's counts, as it did before queries had several.
+    const { partitions: p, shards: n } = txn.tail.layouts[0] as StateLayoutRecord;
     return { batches: ran, layout: { partitions: p, shards: n } };
   });
 }

@@ -12,8 +12,7 @@
 import { decodeRows, indexTimeOf, rowsInOf, type Row, type Schema, type StateOperatorMetrics, type StateTask } from '@sluice/executor';
 import { CONF_KEYS, SluiceError } from '@sluice/state';
 import type { BatchTransaction } from '../checkpoint/BatchTransaction.js';
-import type { DataOffsetSeq, SourceOffset } from '../checkpoint/OffsetLog.js';
-import { layoutCounts } from '../checkpoint/StateLayoutFile.js';
+import { layoutConf, type DataOffsetSeq, type SourceOffset } from '../checkpoint/OffsetLog.js';
 import { statefulOperators, watermarkInputs, watermarkOf, type LogicalPlan, type PlannedOperator } from '../plan/LogicalPlan.js';
 import type { StateOperatorProgress } from '../events/progress.js';
 import type { QuerySpec } from '../plan/QuerySpec.js';
@@ -21,7 +20,7 @@ import { sameOffset, type StreamSource } from '../sources/Source.js';
 import { clock } from './clock.js';
 import { IncrementalExecution, inputBytes, type SplitOfSource } from './IncrementalExecution.js';
 import { committedEnds, lateWatermark, nextBatch, nextWatermark, type NextBatch, type RunSettings } from './nextBatch.js';
-import { openQuery, WATERMARK_POLICY_CONF, withLayouts, type OpenedQuery } from './openQuery.js';
+import { openQuery, WATERMARK_POLICY_CONF, type OpenedQuery } from './openQuery.js';
 import { ProgressReporter } from './ProgressReporter.js';
 import { runControlBatch, shardMarkersOf } from './Repartition.js';
 import { closeShardsInWorkers, explainLeftOpen, forgetLeftOpen, recordRelease, type NotClosed } from './StateShards.js';
@@ -42,8 +41,8 @@ export class MicroBatchExecution extends StreamExecution {
 
   private readonly txn: BatchTransaction;
   private readonly sources: StreamSource[];
-  /** The run's settings; a repartition updates the layouts in them (withLayouts). */
-  private settings: RunSettings;
+  /** The run's settings (the layouts as they stand are the checkpoint's tail's, which a repartition updates). */
+  private readonly settings: RunSettings;
   private readonly triggers: TriggerExecutor;
   private readonly watermark: WatermarkTracker;
   private readonly watermarkInputs: ReturnType<typeof watermarkInputs>;
@@ -192,9 +191,7 @@ export class MicroBatchExecution extends StreamExecution {
 
   /** A new data batch's offsets entry, with the settings it pins for a replay. */
   private dataEntry(step: Extract<NextBatch, { kind: 'data' | 'noData' }>, triggerStart: number, splits: SplitOfSource[] | undefined): DataOffsetSeq {
-    // The entry records the first operator's layout counts, as before queries had several.
-    const first = this.operators[0];
-    const conf: Record<string, unknown> = first ? layoutCounts(first.layout) : {};
+    const conf = layoutConf(this.txn.tail.layouts);
     if (splits) conf.shufflePartitions = this.shufflePartitionsOf(splits);
     if (this.watermark.enabled) conf[WATERMARK_POLICY_CONF] = this.watermark.policy;
     return { batchId: step.batchId, kind: 'data', batchTimestampMs: triggerStart, batchWatermarkMs: step.watermarkMs, offsets: step.offsets, conf };
@@ -390,7 +387,6 @@ export class MicroBatchExecution extends StreamExecution {
       this.settleBeforeRelease = false;
     }
     this.operators = this.operators.map((o) => (o.operatorId === operatorId ? o.withLayout(to) : o));
-    this.settings = withLayouts(this.settings, this.operators);
     this.execution = this.planExecution(this.statics as StaticSides);
   }
 

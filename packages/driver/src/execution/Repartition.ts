@@ -88,12 +88,10 @@ export function repartitionEntry(batchId: number, control: RepartitionControl, l
 
 /**
  * The shard markers a commit records, by operator id (empty: none, a commit of an earlier Sluice
- * or of a stateless query); a commit written before `shardMarkers` kept the first operator's apart.
+ * or of a stateless query). A commit of the older form was read into `shardMarkers` (recovery.ts's commitOf).
  */
 export function allShardMarkers(commit: CommitMetadata | undefined): Array<number[] | undefined> {
-  if (commit?.shardMarkers) return commit.shardMarkers.map((m) => m ?? undefined);
-  if (commit?.stateShardMarkers === undefined) return [];
-  return [commit.stateShardMarkers, ...(commit.downstreamShardMarkers ?? [])];
+  return commit?.shardMarkers?.map((m) => m ?? undefined) ?? [];
 }
 
 /** The shard markers a commit records for operator `operatorId` (none: a commit of an earlier Sluice). */
@@ -135,7 +133,7 @@ export async function runControlBatch(
   hooks: ControlBatchHooks = {},
 ): Promise<RepartitionResult & BatchTimings> {
   const { batchId, control } = step;
-  const { last, commit } = txn.tail;
+  const { last, commit, layouts } = txn.tail;
   let result: RepartitionResult | undefined;
   const timings = await txn.run(step.entry ?? repartitionEntry(batchId, control, last, numSources), async () => {
     await hooks.beforeMove?.();
@@ -144,8 +142,10 @@ export async function runControlBatch(
     const before = Array.from({ length: control.from.shards }, (_, s) => prior?.[s] ?? null);
     return {
       commit: repartitionCommit(commit, control.operatorId, markersAfter(result, control.to, before, batchId)),
-      // The checkpoint's tail holds the first operator's layout; the others' are in their layout files.
-      ...(control.operatorId === 0 && { layout: control.to }),
+      // The moved operator's layout is the one it moved to, under its name, as its layout file holds it now.
+      layouts: layouts.map((layout, operatorId) =>
+        operatorId === control.operatorId ? { ...control.to, ...(layout.operator !== undefined && { operator: layout.operator }) } : layout,
+      ),
     };
   });
   return { ...(result as RepartitionResult), ...timings };

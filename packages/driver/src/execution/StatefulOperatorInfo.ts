@@ -6,7 +6,8 @@
 import { operatorOf, operatorUsesWatermark, type OutputMode, type StateOperatorMetrics, type StatefulOp, type StateTask } from '@sluice/executor';
 import { CONF_KEYS, openFilesLimit, partitionsIn, SluiceError, validateLayout, type StateLayout, type WorkerBudget } from '@sluice/state';
 import type { CheckpointPaths } from '../checkpoint/CheckpointPaths.js';
-import { contiguousLayout, readStateLayout, type StateLayoutRecord } from '../checkpoint/StateLayoutFile.js';
+import { storedLayout } from '../checkpoint/recovery.js';
+import { contiguousLayout, type StateLayoutRecord } from '../checkpoint/StateLayoutFile.js';
 import type { RuntimeConf } from '../conf/RuntimeConf.js';
 import type { StateOperatorProgress } from '../events/progress.js';
 import { askedCounts, type RunSettings } from './nextBatch.js';
@@ -76,9 +77,10 @@ export function decideStateLayout(current: StateLayoutRecord | undefined, keyGro
 }
 
 /**
- * The layout of a start: the layout file's; for a checkpoint of an earlier Sluice, the one it
- * pinned in metadata (shards holding contiguous partitions); for a new one, the conf's. A stateful
- * checkpoint that ran batches but lost its layout file lost its state.
+ * The layout of a start: the stored one (recovery.ts's storedLayout: the layout file's; for the
+ * first operator of a checkpoint of an earlier Sluice, the one it pinned in metadata); for a new
+ * one, the conf's. A stateful checkpoint that ran batches but lost its layout file lost its state.
+ * `onDisk`: read from the layout file (else the start writes it).
  */
 export function loadStateLayout(
   paths: CheckpointPaths,
@@ -90,15 +92,15 @@ export function loadStateLayout(
   operatorId = 0,
 ): { decision: LayoutDecision; onDisk: boolean } {
   const layoutPath = paths.stateLayout(operatorId);
-  const onDisk = readStateLayout(layoutPath);
-  if (!onDisk && !legacyLayout && hasRunBatches) {
+  const stored = storedLayout(paths, operatorId, legacyLayout);
+  if (!stored && hasRunBatches) {
     throw new SluiceError(
       'STATE_STORE_CORRUPT',
       `state layout file ${layoutPath} is missing from a checkpoint that has run batches: its state (${paths.state(operatorId)}) was deleted or damaged, or the query has a stateful operator its checkpoint did not`,
       { file: layoutPath },
     );
   }
-  return { decision: decideStateLayout(onDisk ?? (legacyLayout && contiguousLayout(legacyLayout)), keyGroups, conf, slots), onDisk: onDisk !== undefined };
+  return { decision: decideStateLayout(stored?.layout, keyGroups, conf, slots), onDisk: stored?.inLayoutFile === true };
 }
 
 /** File handles kept for the driver when the slots share the process's `ulimit -n`: checkpoint, sink and source files, Node's own. */

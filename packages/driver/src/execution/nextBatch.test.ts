@@ -33,7 +33,7 @@ const repartition = (from: StateLayoutRecord, to: { partitions: number; shards: 
 
 const control = (batchId: number, c: RepartitionControl, after: DataOffsetSeq): ControlOffsetSeq => ({ ...after, batchId, kind: 'control', control: c });
 
-const tail = (t: Partial<CheckpointTail>): CheckpointTail => ({ last: undefined, previous: undefined, committed: false, commit: undefined, ...t });
+const tail = (t: Partial<CheckpointTail>): CheckpointTail => ({ last: undefined, previous: undefined, committed: false, commit: undefined, layouts: [], ...t });
 
 const stateless: RunSettings = { numSources: 1, runsNoDataBatches: true, usesWatermark: false };
 const stateful = (partitions?: number, shards?: number | 'auto'): RunSettings => ({
@@ -83,52 +83,48 @@ describe('nextBatch', () => {
   });
 
   it("a layout other than the asked counts is moved by a REPARTITION control batch after the last batch; unset counts keep the state's", () => {
-    const t = tail({ last: data(3, 24), committed: true, commit: { nextBatchWatermarkMs: 0 }, layout: layout(8, 2) });
+    const t = tail({ last: data(3, 24), committed: true, commit: { nextBatchWatermarkMs: 0 }, layouts: [layout(8, 2)] });
     expect(nextBatch(t, stateful(4))).toEqual({ kind: 'control', batchId: 4, control: repartition(layout(8, 2), { partitions: 4, shards: 2 }) });
     expect(nextBatch(t, stateful(8, 'auto'))).toEqual({ kind: 'poll' });
     expect(nextBatch(t, stateful(undefined, 1))).toEqual({ kind: 'control', batchId: 4, control: repartition(layout(8, 2), { partitions: 8, shards: 1 }) });
     // Never more shards than partitions.
-    expect(nextBatch({ ...t, layout: layout(1, 1) }, stateful(undefined, 3))).toEqual({ kind: 'poll' });
+    expect(nextBatch({ ...t, layouts: [layout(1, 1)] }, stateful(undefined, 3))).toEqual({ kind: 'poll' });
   });
 
   it("moves each stateful operator's state in turn, the first's then the ones after it, each with its own layout", () => {
-    const t = tail({ last: data(3, 24), committed: true, commit: { nextBatchWatermarkMs: 0 }, layout: layout(8, 2) });
-    const chained = (partitions: number, downstream: StateLayoutRecord[]): RunSettings => ({
-      ...stateful(partitions),
-      state: { partitions, shards: undefined, slots: 2, downstream },
-    });
-    expect(nextBatch(t, chained(4, [layout(8, 2), layout(6, 3)]))).toEqual({
+    const chained = (layouts: StateLayoutRecord[]): CheckpointTail =>
+      tail({ last: data(3, 24), committed: true, commit: { nextBatchWatermarkMs: 0 }, layouts });
+    expect(nextBatch(chained([layout(8, 2), layout(8, 2), layout(6, 3)]), stateful(4))).toEqual({
       kind: 'control',
       batchId: 4,
       control: repartition(layout(8, 2), { partitions: 4, shards: 2 }),
     });
     // The first one moved: the second operator (id 1) is next, with its own shard count kept; then the third.
-    const moved = { ...t, layout: layout(4, 2) };
-    expect(nextBatch(moved, chained(4, [layout(8, 2), layout(6, 3)]))).toEqual({
+    expect(nextBatch(chained([layout(4, 2), layout(8, 2), layout(6, 3)]), stateful(4))).toEqual({
       kind: 'control',
       batchId: 4,
       control: repartition(layout(8, 2), { partitions: 4, shards: 2 }, 1),
     });
-    expect(nextBatch(moved, chained(4, [layout(4, 2), layout(6, 3)]))).toEqual({
+    expect(nextBatch(chained([layout(4, 2), layout(4, 2), layout(6, 3)]), stateful(4))).toEqual({
       kind: 'control',
       batchId: 4,
       control: repartition(layout(6, 3), { partitions: 4, shards: 3 }, 2),
     });
-    expect(nextBatch(moved, chained(4, [layout(4, 2), layout(4, 3)]), [30]).kind).toBe('data');
+    expect(nextBatch(chained([layout(4, 2), layout(4, 2), layout(4, 3)]), stateful(4), [30]).kind).toBe('data');
   });
 
   it('a replay runs before the move: with the layout it ran with', () => {
-    const t = tail({ last: data(4, 30), previous: data(3, 24), commit: { nextBatchWatermarkMs: 0 }, layout: layout(8, 2) });
+    const t = tail({ last: data(4, 30), previous: data(3, 24), commit: { nextBatchWatermarkMs: 0 }, layouts: [layout(8, 2)] });
     expect(nextBatch(t, stateful(4)).kind).toBe('replay');
   });
 
   it('finishes an unfinished control batch first, then moves on to a third layout the run asks for', () => {
     const toSeven = repartition(layout(8, 2), { partitions: 7, shards: 2 });
     const entry = control(4, toSeven, data(3, 24));
-    const t = tail({ last: entry, previous: data(3, 24), commit: { nextBatchWatermarkMs: 0 }, layout: layout(8, 2) });
+    const t = tail({ last: entry, previous: data(3, 24), commit: { nextBatchWatermarkMs: 0 }, layouts: [layout(8, 2)] });
     expect(nextBatch(t, stateful(100))).toEqual({ kind: 'control', batchId: 4, control: toSeven, entry });
     // Once it committed, the layout is the one it moved to, and the asked one is next.
-    const done = tail({ last: entry, previous: data(3, 24), committed: true, commit: { nextBatchWatermarkMs: 0 }, layout: toSeven.to });
+    const done = tail({ last: entry, previous: data(3, 24), committed: true, commit: { nextBatchWatermarkMs: 0 }, layouts: [toSeven.to] });
     expect(nextBatch(done, stateful(100))).toEqual({ kind: 'control', batchId: 5, control: repartition(toSeven.to, { partitions: 100, shards: 2 }) });
     expect(nextBatch(done, stateful(7), [30])).toEqual({ kind: 'data', batchId: 5, start: [24], offsets: [30], watermarkMs: 0 });
   });

@@ -17,7 +17,6 @@
 import { planRepartition, SluiceError, type StateLayout } from '@sluice/state';
 import type { ControlOffsetSeq, DataOffsetSeq, SourceOffset } from '../checkpoint/OffsetLog.js';
 import type { CheckpointTail } from '../checkpoint/recovery.js';
-import type { StateLayoutRecord } from '../checkpoint/StateLayoutFile.js';
 import { sameOffset } from '../sources/Source.js';
 import { isRepartition, type RepartitionControl } from './Repartition.js';
 
@@ -31,8 +30,6 @@ export interface RunSettings {
     partitions: number | undefined;
     shards: number | 'auto' | undefined;
     slots: number;
-    /** The layouts of the stateful operators after the first (operator ids 1, 2, ...), as they stand. */
-    downstream?: readonly StateLayoutRecord[];
   };
   /** The trigger runs no-data batches and noDataMicroBatches.enabled is on. */
   runsNoDataBatches: boolean;
@@ -91,9 +88,9 @@ export function nextBatch(tail: CheckpointTail, settings: RunSettings, latest?: 
     return { kind: 'control', batchId: last.batchId, control: last.control, entry: last };
   }
   const batchId = last ? last.batchId + 1 : 0;
-  const layout = tail.layout;
-  if (settings.state && layout) {
-    for (const [operatorId, from] of [layout, ...(settings.state.downstream ?? [])].entries()) {
+  // Each operator's layout as it stands is the tail's (a control batch updates it there).
+  if (settings.state) {
+    for (const [operatorId, from] of tail.layouts.entries()) {
       const asked = askedCounts(settings.state, from);
       if (asked.partitions !== from.partitions || asked.shards !== from.shards) {
         return { kind: 'control', batchId, control: { type: 'REPARTITION', operatorId, from, to: planRepartition(from, asked).layout } };

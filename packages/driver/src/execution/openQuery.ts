@@ -12,6 +12,7 @@ import { CheckpointPaths } from '../checkpoint/CheckpointPaths.js';
 import { prepareWritableDir } from '../checkpoint/directories.js';
 import { OffsetLog } from '../checkpoint/OffsetLog.js';
 import { loadQueryMetadata } from '../checkpoint/QueryMetadata.js';
+import type { CheckpointTail } from '../checkpoint/recovery.js';
 import { writeStateLayout } from '../checkpoint/StateLayoutFile.js';
 import { writeVersioned } from '../checkpoint/versionedFile.js';
 import { planInputs, statefulOperators, watermarkInputs, watermarkOf, type LogicalPlan } from '../plan/LogicalPlan.js';
@@ -73,14 +74,14 @@ function open(ctx: ExecutionContext, plan: LogicalPlan, spec: QuerySpec, paths: 
   const id = loaded.meta.id;
   const sources = inputs.map(({ source }, i) => createSource(source, i, paths, conf));
   const triggers = triggerExecutorOf(spec.trigger, conf.get(K.pollingDelay));
-  const probe = BatchTransaction.readTail(paths);
+  const logs = BatchTransaction.readTail(paths);
 
   // Each stateful operator with its own layout (a repartition moves each one's state in turn).
   const layoutsToWrite: StatefulOperatorInfo[] = [];
   const operators = planned.map(({ stateful }, operatorId) => {
-    // An earlier Sluice pinned its one operator's layout in metadata; its conf's mistakes are said once, of the first layout.
-    const legacy = operatorId === 0 ? loaded.legacyLayout : undefined;
-    const { decision, onDisk } = loadStateLayout(paths, legacy, loaded.meta.keyGroups as number, conf, slots, probe.last !== undefined, operatorId);
+    // An earlier Sluice pinned its one operator's layout in metadata (recovery.ts's storedLayout reads it).
+    const { decision, onDisk } = loadStateLayout(paths, loaded.legacyLayout, loaded.meta.keyGroups as number, conf, slots, logs.last !== undefined, operatorId);
+    // The conf's mistakes are said once, of the first layout.
     if (operatorId === 0) for (const w of decision.warnings) warn('SLUICE_CONF_IGNORED', w);
     const info = new StatefulOperatorInfo(stateful, decision.current, paths, watermarkOf(plan) !== undefined, spec.outputMode, operatorId);
     if (!onDisk) layoutsToWrite.push(info);
@@ -96,17 +97,14 @@ function open(ctx: ExecutionContext, plan: LogicalPlan, spec: QuerySpec, paths: 
     const shards = operators.reduce((n, info) => n + info.shards, 0);
     shardOptions(conf, workerBudget(conf, slots), shards, slots, ctx.otherStateShards(id), true);
   }
-  // The checkpoint's tail holds the first operator's layout (withLayouts: the others').
-  const tail = { ...probe, ...(operators[0] && { layout: operators[0].layout }) };
-  const settings = withLayouts(
-    {
-      numSources: sources.length,
-      ...(operators.length > 0 && { state: stateSettings(conf, slots) }),
-      runsNoDataBatches: triggers.runsNoDataBatches && conf.get(K.noDataMicroBatchesEnabled),
-      usesWatermark: operators.some((info) => info.usesWatermark),
-    },
-    operators,
-  );
+  // The checkpoint's tail holds every operator's layout, by operator id.
+  const tail: CheckpointTail = { ...logs, layouts: operators.map((info) => info.layout) };
+  const settings: RunSettings = {
+    numSources: sources.length,
+    ...(operators.length > 0 && { state: stateSettings(conf, slots) }),
+    runsNoDataBatches: triggers.runsNoDataBatches && conf.get(K.noDataMicroBatchesEnabled),
+    usesWatermark: operators.some((info) => info.usesWatermark),
+  };
   // What the checkpoint leaves to do decides the layout the state ends up with: warn about it now.
   const offsetLog = new OffsetLog(paths.offsets);
   let first: NextBatch;
@@ -117,8 +115,10 @@ function open(ctx: ExecutionContext, plan: LogicalPlan, spec: QuerySpec, paths: 
     if (e instanceof SluiceError && tail.last) throw new SluiceError(e.code, e.message, { file: offsetLog.pathOf(tail.last.batchId) });
     throw e;
   }
-  if (tail.layout && settings.state) {
-    const target = askedCounts(settings.state, first.kind === 'control' ? first.control.to : tail.layout);
+  // The warning speaks of the first operator's shards, as it did before queries had several.
+  const firstLayout = tail.layouts[0];
+  if (firstLayout && settings.state) {
+    const target = askedCounts(settings.state, first.kind === 'control' ? first.control.to : firstLayout);
     if (target.shards < slots) {
       warn(
         'SLUICE_STATE_SHARDS_BELOW_SLOTS',
@@ -153,15 +153,6 @@ function open(ctx: ExecutionContext, plan: LogicalPlan, spec: QuerySpec, paths: 
     txn: (live) => new BatchTransaction(paths, { retain: conf.get(K.minBatchesToRetain), sink: spec.sink, live }, tail),
     watermarkPolicy: pinnedPolicy(tail.last?.conf, conf.get(K.multipleWatermarkPolicy), watermarkInputs(plan).length),
   };
-}
-
-/**
- * The run's settings with the layouts of the operators after the first, from the run's list:
- * nextBatch (shared with the `sluice` CLI) reads the first operator's layout from the checkpoint's
- * tail, which a control batch of that operator updates, and the others' from `state.downstream`.
- */
-export function withLayouts(settings: RunSettings, operators: readonly StatefulOperatorInfo[]): RunSettings {
-  return settings.state ? { ...settings, state: { ...settings.state, downstream: operators.slice(1).map((info) => info.layout) } } : settings;
 }
 
 /**
