@@ -28,6 +28,7 @@ export {
   decodeDataKey,
   indexKey,
   decodeIndexKey,
+  indexKeyTime,
   dataKeyOf,
   indexRangeUpTo,
   indexRange,

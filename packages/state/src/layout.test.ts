@@ -5,6 +5,7 @@ import {
   dataRange,
   decodeDataKey,
   decodeIndexKey,
+  indexKeyTime,
   indexKey,
   indexRange,
   indexRangeUpTo,
@@ -144,6 +145,21 @@ describe('key builders', () => {
     expect(Array.from(d.key)).toEqual(Array.from(key));
     expect(dataKeyOf(indexKey(-5, 300, key))).toEqual(dataKey(300, key));
     expect(() => indexKey(1.5, 0, key)).toThrow(RangeError);
+    for (const t of [
+      0,
+      -1,
+      -5,
+      1,
+      2 ** 32 - 1,
+      2 ** 32,
+      -(2 ** 32) - 7,
+      1_700_000_000_123,
+      2 ** 52 + 60_000,
+      Number.MAX_SAFE_INTEGER,
+      Number.MIN_SAFE_INTEGER,
+    ]) {
+      expect(indexKeyTime(indexKey(t, 7, key))).toBe(t);
+    }
   });
 
   it('selects index entries with time <= the bound', () => {

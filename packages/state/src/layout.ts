@@ -140,6 +140,14 @@ export function decodeIndexKey(k: Uint8Array): { timeMs: number; kg: number; key
   return { timeMs, kg: ((k[9] as number) << 8) | (k[10] as number), key: k.subarray(11) };
 }
 
+/** An index key's time, read in place (decodeIndexKey's timeMs, without its copies). */
+export function indexKeyTime(k: Uint8Array): number {
+  if (k.length < 11 || k[0] !== PREFIX_INDEX) throw new RangeError('not an index key');
+  const hi = (((k[1] as number) ^ 0x80) << 24) | ((k[2] as number) << 16) | ((k[3] as number) << 8) | (k[4] as number);
+  const lo = (((k[5] as number) << 24) | ((k[6] as number) << 16) | ((k[7] as number) << 8) | (k[8] as number)) >>> 0;
+  return hi * 4294967296 + lo;
+}
+
 /** The data key that an index key points at. */
 export function dataKeyOf(indexKey: Uint8Array): Uint8Array {
   if (indexKey.length < 11 || indexKey[0] !== PREFIX_INDEX) throw new RangeError('not an index key');

@@ -6,7 +6,7 @@
  * other buffer in an object slot. Stored values are the state value header (the key's index time)
  * and the buffers in aggBufferCodec.ts's format, which shuffle blocks keep too.
  */
-import { dataKeyOf, dataRange, decodeDataKey, decodeIndexKey, decodeKey, indexKey } from '@sluice/state';
+import { dataKeyOf, dataRange, decodeDataKey, decodeKey, indexKey, indexKeyTime } from '@sluice/state';
 import { aggregateCellsStart, cellLayoutOf, cellReader, cellTable, finalizeInto, mergeCells, ValueArena } from '../aggCells.js';
 import { KeyTable } from '../keyTable.js';
 import { aggregationPartials } from '../mapSide.js';
@@ -220,7 +220,7 @@ export async function aggregateCells(ctx: StateContext, op: AggregateOp): Promis
         let value: Uint8Array | undefined;
         if (e >= 0 || updated[i] !== undefined) {
           // This batch's value (the first prior, the shard's, went with the key's update).
-          value = updated[i] ?? values.encodeValue(state, e, decodeIndexKey(ik).timeMs);
+          value = updated[i] ?? values.encodeValue(state, e, indexKeyTime(ik));
           out.cached(dk, value);
         } else value = fetched[u++];
         // An index entry without data emits nothing, but must not be read again every batch.
