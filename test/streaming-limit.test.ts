@@ -60,32 +60,42 @@ function testStream(
   return runSparkTest((s, d) => new LimitTest(s, d, mode), df, body, conf);
 }
 
+/** testStream over one memory stream (Spark's `MemoryStream[Int]`): `query` builds the frame from it, `body` adds to it and checks. */
+function testOnStream(
+  query: (df: DataFrame) => DataFrame,
+  body: (input: MemoryStream, t: LimitTest) => Promise<void>,
+  mode: 'append' | 'complete' = 'append',
+  conf: Record<string, unknown> = {},
+): Promise<void> {
+  let input!: MemoryStream;
+  return testStream(
+    (s) => {
+      const [m, df] = memoryStream(s);
+      input = m;
+      return query(df);
+    },
+    (t) => body(input, t),
+    mode,
+    conf,
+  );
+}
+
 /** Scala's `a to b`. */
 const to = (a: number, b: number): number[] => Array.from({ length: b - a + 1 }, (_, i) => a + i);
 const rows = (...values: number[]): Values[] => values.map((v) => [v]);
 
 describe('StreamSuite: streaming limit', () => {
   it('streaming limit without state', async () => {
-    let inputData1!: MemoryStream;
-    await testStream(
-      (s) => {
-        const [m, df] = memoryStream(s);
-        inputData1 = m;
-        return df.limit(0);
-      },
-      async (t) => {
+    await testOnStream(
+      (df) => df.limit(0),
+      async (inputData1, t) => {
         add(inputData1, ...to(1, 8));
         await t.checkAnswer();
       },
     );
-    let inputData2!: MemoryStream;
-    await testStream(
-      (s) => {
-        const [m, df] = memoryStream(s);
-        inputData2 = m;
-        return df.limit(4);
-      },
-      async (t) => {
+    await testOnStream(
+      (df) => df.limit(4),
+      async (inputData2, t) => {
         add(inputData2, ...to(1, 8));
         await t.checkAnswer(...rows(...to(1, 4)));
       },
@@ -93,14 +103,9 @@ describe('StreamSuite: streaming limit', () => {
   });
 
   it('streaming limit with state', async () => {
-    let inputData!: MemoryStream;
-    await testStream(
-      (s) => {
-        const [m, df] = memoryStream(s);
-        inputData = m;
-        return df.limit(4);
-      },
-      async (t) => {
+    await testOnStream(
+      (df) => df.limit(4),
+      async (inputData, t) => {
         add(inputData, ...to(1, 2));
         await t.checkAnswer(...rows(...to(1, 2)));
         // Spark's name and metrics: one state row, the count, updated in a batch that emitted.
@@ -116,14 +121,9 @@ describe('StreamSuite: streaming limit', () => {
   });
 
   it('streaming limit with other operators', async () => {
-    let inputData!: MemoryStream;
-    await testStream(
-      (s) => {
-        const [m, df] = memoryStream(s);
-        inputData = m;
-        return df.where('value % 2 = 1').limit(4);
-      },
-      async (t) => {
+    await testOnStream(
+      (df) => df.where('value % 2 = 1').limit(4),
+      async (inputData, t) => {
         add(inputData, ...to(1, 5));
         await t.checkAnswer(...rows(1, 3, 5));
         add(inputData, ...to(6, 9));
@@ -135,28 +135,18 @@ describe('StreamSuite: streaming limit', () => {
   });
 
   it('streaming limit with multiple limits', async () => {
-    let inputData1!: MemoryStream;
-    await testStream(
-      (s) => {
-        const [m, df] = memoryStream(s);
-        inputData1 = m;
-        return df.limit(4).limit(2);
-      },
-      async (t) => {
+    await testOnStream(
+      (df) => df.limit(4).limit(2),
+      async (inputData1, t) => {
         add(inputData1, 1);
         await t.checkAnswer(...rows(1));
         add(inputData1, ...to(2, 8));
         await t.checkAnswer(...rows(1, 2));
       },
     );
-    let inputData2!: MemoryStream;
-    await testStream(
-      (s) => {
-        const [m, df] = memoryStream(s);
-        inputData2 = m;
-        return df.limit(4).limit(100).limit(3);
-      },
-      async (t) => {
+    await testOnStream(
+      (df) => df.limit(4).limit(100).limit(3),
+      async (inputData2, t) => {
         add(inputData2, 1, 2);
         await t.checkAnswer(...rows(1, 2));
         add(inputData2, ...to(3, 8));
@@ -166,14 +156,9 @@ describe('StreamSuite: streaming limit', () => {
   });
 
   it('SPARK-30658: streaming limit before agg in complete mode', async () => {
-    let inputData!: MemoryStream;
-    await testStream(
-      (s) => {
-        const [m, df] = memoryStream(s);
-        inputData = m;
-        return df.limit(5).groupBy('value').agg(count('*').alias('count'));
-      },
-      async (t) => {
+    await testOnStream(
+      (df) => df.limit(5).groupBy('value').agg(count('*').alias('count')),
+      async (inputData, t) => {
         add(inputData, ...to(1, 3));
         await t.checkAnswer([1, 1], [2, 1], [3, 1]);
         add(inputData, ...to(1, 9));
@@ -184,14 +169,9 @@ describe('StreamSuite: streaming limit', () => {
   });
 
   it('SPARK-30658: streaming limits before and after agg in complete mode (after limit < before limit)', async () => {
-    let inputData!: MemoryStream;
-    await testStream(
-      (s) => {
-        const [m, df] = memoryStream(s);
-        inputData = m;
-        return df.limit(4).groupBy('value').agg(count('*').alias('count')).limit(3);
-      },
-      async (t) => {
+    await testOnStream(
+      (df) => df.limit(4).groupBy('value').agg(count('*').alias('count')).limit(3),
+      async (inputData, t) => {
         // only 1 to 4 should be allowed to aggregate; Spark outputs the counts of 1 to 3 (ordered by value)
         add(inputData, ...to(1, 9));
         const first = await t.rows();
@@ -223,14 +203,9 @@ describe('StreamSuite: streaming limit', () => {
   });
 
   it('SPARK-30658: streaming limits before and after agg in complete mode (before limit < after limit)', async () => {
-    let inputData!: MemoryStream;
-    await testStream(
-      (s) => {
-        const [m, df] = memoryStream(s);
-        inputData = m;
-        return df.limit(2).groupBy('value').agg(count('*').alias('count')).limit(3);
-      },
-      async (t) => {
+    await testOnStream(
+      (df) => df.limit(2).groupBy('value').agg(count('*').alias('count')).limit(3),
+      async (inputData, t) => {
         add(inputData, ...to(1, 9));
         await t.checkAnswer([1, 1], [2, 1]);
         add(inputData, ...to(2, 6));
@@ -242,14 +217,9 @@ describe('StreamSuite: streaming limit', () => {
   });
 
   it('SPARK-30657: streaming limit after streaming dedup in append mode', async () => {
-    let inputData!: MemoryStream;
-    await testStream(
-      (s) => {
-        const [m, df] = memoryStream(s);
-        inputData = m;
-        return df.dropDuplicates().limit(1);
-      },
-      async (t) => {
+    await testOnStream(
+      (df) => df.dropDuplicates().limit(1),
+      async (inputData, t) => {
         add(inputData, 1, 2);
         await t.checkAnswer([1]);
         add(inputData, 3, 4);
@@ -270,14 +240,9 @@ describe('StreamSuite: streaming limit', () => {
   });
 
   it('streaming limit in multiple partitions', async () => {
-    let inputData!: MemoryStream;
-    await testStream(
-      (s) => {
-        const [m, df] = memoryStream(s);
-        inputData = m;
-        return df.limit(7);
-      },
-      async (t) => {
+    await testOnStream(
+      (df) => df.limit(7),
+      async (inputData, t) => {
         add(inputData, ...to(1, 10));
         // Spark: 7 rows, each <= 10; the first 7 of the batch, in order
         await t.checkAnswer(...rows(...to(1, 7)));
@@ -320,14 +285,9 @@ describe('StreamSuite: streaming limit', () => {
 
 describe('limit: restarts, complete mode, bad input, SQL', () => {
   it('the count survives a restart from the checkpoint: no rows past n', async () => {
-    let inputData!: MemoryStream;
-    await testStream(
-      (s) => {
-        const [m, df] = memoryStream(s);
-        inputData = m;
-        return df.limit(4);
-      },
-      async (t) => {
+    await testOnStream(
+      (df) => df.limit(4),
+      async (inputData, t) => {
         add(inputData, 1, 2);
         await t.checkNewAnswer([1], [2]);
         await t.restart();
@@ -378,14 +338,9 @@ describe('limit: restarts, complete mode, bad input, SQL', () => {
   });
 
   it('after an aggregation in complete mode, each batch whole result is limited, without state', async () => {
-    let inputData!: MemoryStream;
-    await testStream(
-      (s) => {
-        const [m, df] = memoryStream(s);
-        inputData = m;
-        return df.groupBy('value').agg(count('*').alias('count')).limit(2);
-      },
-      async (t) => {
+    await testOnStream(
+      (df) => df.groupBy('value').agg(count('*').alias('count')).limit(2),
+      async (inputData, t) => {
         add(inputData, 1, 1, 2, 3);
         const first = await t.rows();
         expect(first).toHaveLength(2);
