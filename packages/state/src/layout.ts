@@ -132,15 +132,10 @@ export function indexKey(timeMs: number, kg: number, key: Uint8Array): Uint8Arra
 }
 
 export function decodeIndexKey(k: Uint8Array): { timeMs: number; kg: number; key: Uint8Array } {
-  if (k.length < 11 || k[0] !== PREFIX_INDEX) throw new RangeError('not an index key');
-  const time = new Uint8Array(8);
-  time.set(k.subarray(1, 9));
-  time[0] = (time[0] as number) ^ 0x80;
-  const timeMs = Number(new DataView(time.buffer).getBigInt64(0));
-  return { timeMs, kg: ((k[9] as number) << 8) | (k[10] as number), key: k.subarray(11) };
+  return { timeMs: indexKeyTime(k), kg: ((k[9] as number) << 8) | (k[10] as number), key: k.subarray(11) };
 }
 
-/** An index key's time, read in place (decodeIndexKey's timeMs, without its copies). */
+/** An index key's time, read in place (the i64 of writeTime, its sign bit flipped back). */
 export function indexKeyTime(k: Uint8Array): number {
   if (k.length < 11 || k[0] !== PREFIX_INDEX) throw new RangeError('not an index key');
   const hi = (((k[1] as number) ^ 0x80) << 24) | ((k[2] as number) << 16) | ((k[3] as number) << 8) | (k[4] as number);

@@ -82,13 +82,21 @@ export function valuePayloadStart(value: Uint8Array): number {
   return 4 + ((flags & 3) === INDEX_AT ? 8 : 0) + (flags & HAS_ROWS ? 4 : 0);
 }
 
+/** A marked value's payload start, or undefined when its header is damaged (flags no version writes, or bytes missing). */
+function soundPayloadStart(value: Uint8Array): number | undefined {
+  const flags = value[3] as number;
+  if (value.length < 4 || flags > 7 || (flags & 3) === 3) return undefined;
+  const start = valuePayloadStart(value);
+  return start <= value.length ? start : undefined;
+}
+
 /** A value's header; undefined for a value written before the header. */
 export function valueHeader(value: Uint8Array): ValueHeader | undefined {
   if (value[0] !== STATE_VALUE_MARK) return undefined;
-  const flags = value[3] as number;
   if (value.length < 4) throw corruptStateValue('state', `has a header of ${value.length} bytes`);
-  const start = valuePayloadStart(value);
-  if ((flags & 3) === 3 || flags > 7 || value.length < start) throw corruptStateValue('state', `has a damaged header (flags ${flags}, ${value.length} bytes)`);
+  const flags = value[3] as number;
+  const start = soundPayloadStart(value);
+  if (start === undefined) throw corruptStateValue('state', `has a damaged header (flags ${flags}, ${value.length} bytes)`);
   const view = new DataView(value.buffer, value.byteOffset, value.byteLength);
   const mode = flags & 3;
   return {
@@ -106,23 +114,19 @@ export function valueHeader(value: Uint8Array): ValueHeader | undefined {
  */
 export function expectValueHeader(value: Uint8Array, kind: ValueKind, maxVersion: number, what: string): ValueHeader | undefined {
   const h = valueHeader(value);
-  if (h !== undefined) checkKind(h.kind, h.version, kind, maxVersion, what);
+  if (h === undefined) return undefined;
+  if (h.kind !== kind) throw corruptStateValue(what, `is a value of kind ${h.kind}, not ${kind}: the state was written by another operator`);
+  if (h.version > maxVersion) throw corruptStateValue(what, `has format version ${h.version}, newer than this Sluice reads (${maxVersion})`);
   return h;
 }
 
-/** The same, for a hot path: where the payload starts, 0 for a value before the header. */
+/** The same, for a hot path: where the payload starts, 0 for a value before the header; no object made. */
 export function payloadStartOf(value: Uint8Array, kind: ValueKind, maxVersion: number, what: string): number {
   if (value[0] !== STATE_VALUE_MARK) return 0;
-  const flags = value[3] as number;
-  const start = valuePayloadStart(value);
-  if (value[1] === kind && (value[2] as number) <= maxVersion && flags <= 7 && (flags & 3) !== 3 && start <= value.length) return start;
+  const start = soundPayloadStart(value);
+  if (start !== undefined && value[1] === kind && (value[2] as number) <= maxVersion) return start;
   // Damaged, or not this kind's: the full read says which.
   return (expectValueHeader(value, kind, maxVersion, what) as ValueHeader).start;
-}
-
-function checkKind(found: number, version: number, kind: ValueKind, maxVersion: number, what: string): void {
-  if (found !== kind) throw corruptStateValue(what, `is a value of kind ${found}, not ${kind}: the state was written by another operator`);
-  if (version > maxVersion) throw corruptStateValue(what, `has format version ${version}, newer than this Sluice reads (${maxVersion})`);
 }
 
 /**
