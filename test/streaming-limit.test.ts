@@ -172,30 +172,25 @@ describe('StreamSuite: streaming limit', () => {
     await testOnStream(
       (df) => df.limit(4).groupBy('value').agg(count('*').alias('count')).limit(3),
       async (inputData, t) => {
+        /** The sink holds 3 of the counts of 1 to 4, each 1. */
+        const threeOfTheFirstFour = async () => {
+          const got = await t.rows();
+          expect(got).toHaveLength(3);
+          expect(
+            multiset([
+              [1, 1],
+              [2, 1],
+              [3, 1],
+              [4, 1],
+            ]),
+          ).toEqual(expect.arrayContaining(multiset(got)));
+        };
         // only 1 to 4 should be allowed to aggregate; Spark outputs the counts of 1 to 3 (ordered by value)
         add(inputData, ...to(1, 9));
-        const first = await t.rows();
-        expect(first).toHaveLength(3);
-        expect(
-          multiset([
-            [1, 1],
-            [2, 1],
-            [3, 1],
-            [4, 1],
-          ]),
-        ).toEqual(expect.arrayContaining(multiset(first)));
+        await threeOfTheFirstFour();
         // None of the new values should be allowed to aggregate: again 3 of the counts of 1 to 4
         add(inputData, ...to(2, 6));
-        const second = await t.rows();
-        expect(second).toHaveLength(3);
-        expect(
-          multiset([
-            [1, 1],
-            [2, 1],
-            [3, 1],
-            [4, 1],
-          ]),
-        ).toEqual(expect.arrayContaining(multiset(second)));
+        await threeOfTheFirstFour();
       },
       'complete',
       { 'sluice.sql.shuffle.partitions': 1 },
