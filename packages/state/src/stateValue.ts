@@ -42,10 +42,17 @@ export function valueHeaderBytes(indexTime: ValueIndexTime, rows = 1): number {
   return 4 + (typeof indexTime === 'number' ? 8 : 0) + (rows === 1 ? 0 : 4);
 }
 
-/** Writes a header at `pos` (valueHeaderBytes of room); returns where the payload starts. */
+/** Numbers of a header written without the caller's DataView, through this one (8 bytes). */
+const scratch = new DataView(new ArrayBuffer(8));
+
+/**
+ * Writes a header at `pos` (valueHeaderBytes of room); returns where the payload starts. `view`
+ * is a DataView over `bytes`' whole buffer, when the caller keeps one; without it the numbers go
+ * through a scratch view, so a value packed elsewhere (packWithValueHeader) needs no view of its own.
+ */
 export function writeValueHeader(
   bytes: Uint8Array,
-  view: DataView,
+  view: DataView | undefined,
   pos: number,
   kind: ValueKind,
   version: number,
@@ -59,20 +66,28 @@ export function writeValueHeader(
   bytes[pos + 3] = (at ? INDEX_AT : indexTime === undefined ? INDEX_UNKNOWN : 0) | (rows === 1 ? 0 : HAS_ROWS);
   let p = pos + 4;
   if (at) {
-    view.setFloat64(p, indexTime, true);
+    if (view !== undefined) view.setFloat64(p, indexTime, true);
+    else {
+      scratch.setFloat64(0, indexTime, true);
+      for (let i = 0; i < 8; i++) bytes[p + i] = scratch.getUint8(i);
+    }
     p += 8;
   }
   if (rows !== 1) {
-    view.setUint32(p, rows, true);
+    if (view !== undefined) view.setUint32(p, rows, true);
+    else {
+      scratch.setUint32(0, rows, true);
+      for (let i = 0; i < 4; i++) bytes[p + i] = scratch.getUint8(i);
+    }
     p += 4;
   }
   return p;
 }
 
-/** A value of a header and a payload written apart (a msgpack payload). */
+/** A value of a header and a payload written apart (a deduplication's empty payload). */
 export function withValueHeader(kind: ValueKind, version: number, indexTime: ValueIndexTime, rows: number, payload: Uint8Array): Uint8Array {
   const out = new Uint8Array(valueHeaderBytes(indexTime, rows) + payload.length);
-  out.set(payload, writeValueHeader(out, new DataView(out.buffer), 0, kind, version, indexTime, rows));
+  out.set(payload, writeValueHeader(out, undefined, 0, kind, version, indexTime, rows));
   return out;
 }
 

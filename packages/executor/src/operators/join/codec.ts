@@ -2,8 +2,8 @@
  * A join side's stored value: its rows of one key, their matched flags, and the time of its index
  * entry (the least expiry of its rows); and the state keys a side's rows live under.
  */
-import { corruptStateValue, expectValueHeader, ValueKind, withValueHeader } from '@sluice/state';
-import { plainPackr as packr } from '../../task/packers.js';
+import { corruptStateValue, expectValueHeader, ValueKind } from '@sluice/state';
+import { packWithValueHeader, plainPackr as packr } from '../../task/packers.js';
 import type { Row, Schema } from '../../schema/types.js';
 import type { JoinSide } from './plan.js';
 
@@ -27,7 +27,7 @@ export function encodeJoinValue(indexTime: number | null, rows: readonly Stored[
     out.push(matched ? 1 : 0);
     for (const f of schema) out.push(row[f.name] ?? null);
   }
-  return withValueHeader(ValueKind.joinRows, VERSION, indexTime, rows.length, packr.pack(out));
+  return packWithValueHeader(packr, out, ValueKind.joinRows, VERSION, indexTime, rows.length);
 }
 
 export function decodeJoinValue(value: Uint8Array, schema: Schema): { indexTime: number | null; rows: Stored[] } {

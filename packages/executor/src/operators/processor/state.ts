@@ -19,8 +19,8 @@
  * above it, so the two clocks (a watermark for event-time timers, the batch's processing time for
  * time to live) scan apart.
  */
-import { corruptStateValue, expectValueHeader, indexKey, indexRangeUpTo, ValueKind, withValueHeader, type SluiceError } from '@sluice/state';
-import { plainPackr as packr } from '../../task/packers.js';
+import { corruptStateValue, expectValueHeader, indexKey, indexRangeUpTo, ValueKind, type SluiceError } from '@sluice/state';
+import { packWithValueHeader, plainPackr as packr } from '../../task/packers.js';
 import type { StateVariable } from '../types.js';
 
 export const PROCESSOR_STATE_VERSION = 2;
@@ -60,7 +60,7 @@ export function encodeKeyState(s: KeyStateData, rows: number): Uint8Array | null
     else if (d.kind === 'list') out.push([name, 'list', ...d.items.flat()]);
     else out.push([name, 'map', ...[...d.entries.values()].flat()]);
   }
-  return withValueHeader(ValueKind.processor, PROCESSOR_STATE_VERSION, undefined, rows, packr.pack(out));
+  return packWithValueHeader(packr, out, ValueKind.processor, PROCESSOR_STATE_VERSION, undefined, rows);
 }
 
 const corrupt = (why: string): SluiceError => corruptStateValue(WHAT, `${why}: the state was written by another query, or is damaged`);
