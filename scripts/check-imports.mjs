@@ -23,7 +23,8 @@ export const PACKAGE_LAYERS = ['state', 'executor', 'driver'];
 /**
  * Modules of @sluice/executor that run only in a worker thread, as paths under src/ (`*`: any one
  * folder name): the task runner, the state task and what a batch runs on, each stateful kind's
- * task part (`operators/<kind>/task.ts`, with the batches it runs), and the map sides.
+ * task part (`operators/<kind>/task.ts`, with the batches it runs), the map sides, and the
+ * stream-static join's index and compile (operators/join.ts; the driver's part is broadcast.ts).
  */
 export const WORKER_ONLY = [
   'task/entry.cts',
@@ -43,6 +44,7 @@ export const WORKER_ONLY = [
   'operators/processor/handle.ts',
   'operators/processor/calls.ts',
   'operators/mapSide.ts',
+  'operators/join.ts',
   'shuffle/ShuffleWriter.ts',
   'columns/columnStages.ts',
   'columns/columnMapSide.ts',

@@ -81,7 +81,7 @@ export { packInitialState } from './operators/processor/plan.js';
 
 // ---- what the driver sends to and reads from the workers ----------------------------------------------------
 export { encodeRows, decodeRows } from './task/rowCodec.js';
-export { broadcastRows } from './operators/join.js';
+export { broadcastRows } from './operators/broadcast.js';
 export { partitionRows } from './shuffle/partitioner.js';
 
 // ---- formats the driver reads and writes ---------------------------------------------------------------------

@@ -1,7 +1,7 @@
 /**
- * The join of a stream's rows with a static table, broadcast: the table's rows reach each worker
- * once per query run, in a SharedArrayBuffer every task message shares, and are indexed by key
- * once per worker. Keys match as Spark's equi-join: a null key matches nothing; NaN matches NaN,
+ * The join of a stream's rows with a static table, broadcast, in the workers: the table's rows
+ * reach each worker once per query run, in a SharedArrayBuffer every task message shares
+ * (operators/broadcast.ts, the driver's part), and are indexed by key once per worker. Keys match as Spark's equi-join: a null key matches nothing; NaN matches NaN,
  * and -0 matches 0.
  */
 import { SluiceError } from '@sluice/state';
@@ -12,14 +12,6 @@ import { plainPackr as packr } from '../task/packers.js';
 import type { UdfRegistry } from '../expressions/udfs.js';
 
 type JoinOp = Extract<Op, { kind: 'join' }>;
-
-/** A static side's rows (engine form) in a SharedArrayBuffer: every task message of a run shares it. */
-export function broadcastRows(rows: readonly Row[]): SharedArrayBuffer {
-  const bytes = packr.pack(rows);
-  const shared = new SharedArrayBuffer(bytes.length);
-  new Uint8Array(shared).set(bytes);
-  return shared;
-}
 
 /** The table's rows by key, per broadcast (a new one each query run). */
 const indexes = new Map<string, Map<string, Row[]>>();
