@@ -64,6 +64,39 @@ describe('StateWriter: every change is undone to the state before the batch, wha
     expect(await read(counting, 'a', 'b')).toEqual(['1', '2']);
   });
 
+  it('keys changed in another order than they were read, some skipped, still need no read at the end and roll back exactly', async () => {
+    const store = await openMemoryShard();
+    const names = Array.from({ length: 40 }, (_, i) => `k${i}`);
+    await store.commit(
+      0,
+      names.filter((_, i) => i % 2 === 0).map((n) => ({ key: bytes(n), value: bytes(`old-${n}`), prior: null })),
+      20,
+      0,
+    );
+    let reads = 0;
+    const counting: ShardStore = Object.create(store, {
+      getMany: {
+        value: (keys: Uint8Array[]) => {
+          reads += keys.length;
+          return store.getMany(keys);
+        },
+      },
+    });
+    const w = new StateWriter(counting, 1);
+    const keys = names.map(bytes);
+    await w.read(keys.slice(0, 20));
+    await w.read(keys.slice(20));
+    // In read order with gaps, then backwards (past the look-ahead), then one key again.
+    for (let i = 0; i < 10; i += 3) w.put(keys[i]!, bytes(`new-${i}`));
+    for (let i = 39; i >= 10; i -= 2) w.delete(keys[i]!);
+    w.put(keys[0]!, bytes('newer-0'));
+    await w.finish(0, 0);
+    expect(reads).toBe(40);
+    expect(await read(counting, 'k0', 'k3', 'k6', 'k9', 'k11', 'k39', 'k2')).toEqual(['newer-0', 'new-3', 'new-6', 'new-9', undefined, undefined, 'old-k2']);
+    await counting.rollbackIfAt(1);
+    expect(await read(counting, ...names)).toEqual(names.map((n, i) => (i % 2 === 0 ? `old-${n}` : undefined)));
+  });
+
   it('index entries: an added one is new, a removed one existed; a task that changes nothing commits nothing', async () => {
     const store = await shard();
     const idle = new StateWriter(store, 1);

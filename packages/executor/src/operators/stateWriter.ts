@@ -17,11 +17,20 @@
 import type { CommitBuilder, CommitResult, ShardStore } from '@sluice/state';
 
 const EMPTY = new Uint8Array(0);
+/** How far past the last key found `readPrior` looks before it indexes the keys read. */
+const LOOK_AHEAD = 8;
 
 export class StateWriter {
   private builder: CommitBuilder | undefined;
-  /** Priors known without a read, from `read`, by key array. */
-  private readonly priors = new Map<Uint8Array, Uint8Array | null>();
+  /**
+   * Keys read through `read` and their values (null: absent), in the order read. A kind changes
+   * the keys it read mostly in that order, so `next` finds a key's prior by looking a few places
+   * ahead; the first change out of order indexes them all in `priors`, by key array.
+   */
+  private readKeys: Uint8Array[] = [];
+  private readValues: Array<Uint8Array | null> = [];
+  private next = 0;
+  private priors: Map<Uint8Array, Uint8Array | null> | undefined;
   /** The key `cached` recorded last, and its prior: a kind records a cached key just before it changes it. */
   private cachedKey: Uint8Array | undefined;
   private cachedPrior: Uint8Array | null = null;
@@ -39,8 +48,34 @@ export class StateWriter {
   async read(keys: Uint8Array[]): Promise<Array<Uint8Array | undefined>> {
     if (keys.length === 0) return [];
     const values = await this.store.getMany(keys);
-    for (let i = 0; i < keys.length; i++) this.priors.set(keys[i]!, values[i] ?? null);
+    const { priors, readKeys, readValues } = this;
+    for (let i = 0; i < keys.length; i++) {
+      if (priors !== undefined) priors.set(keys[i]!, values[i] ?? null);
+      else {
+        readKeys.push(keys[i]!);
+        readValues.push(values[i] ?? null);
+      }
+    }
     return values;
+  }
+
+  /** The prior `read` found for `key`, or undefined when it was not read. */
+  private readPrior(key: Uint8Array): Uint8Array | null | undefined {
+    if (this.priors === undefined) {
+      const { readKeys, readValues } = this;
+      const end = Math.min(readKeys.length, this.next + LOOK_AHEAD);
+      for (let i = this.next; i < end; i++) {
+        if (readKeys[i] !== key) continue;
+        this.next = i + 1;
+        return readValues[i];
+      }
+      if (readKeys.length === 0) return undefined;
+      this.priors = new Map();
+      for (let i = 0; i < readKeys.length; i++) this.priors.set(readKeys[i]!, readValues[i]!);
+      this.readKeys = [];
+      this.readValues = [];
+    }
+    return this.priors.get(key);
   }
 
   /** A key's value as the decoded cache holds it (null: absent), recorded before the kind changes the decoded form; the key's next change takes it. */
@@ -65,6 +100,15 @@ export class StateWriter {
   /** An index entry the shard holds. */
   removeIndex(key: Uint8Array): void {
     this.push(key, null, EMPTY);
+  }
+
+  /**
+   * Begins the shard's commit before the first change, for a kind that is about to change keys
+   * whose priors it knows (read or cached): each then goes to the commit at once, not through a
+   * list kept until the flush.
+   */
+  async begin(): Promise<void> {
+    this.builder ??= await this.store.beginCommit(this.batchId);
   }
 
   /**
@@ -100,7 +144,7 @@ export class StateWriter {
     if (key === this.cachedKey) {
       prior = this.cachedPrior;
       this.cachedKey = undefined;
-    } else prior = this.priors.get(key);
+    } else prior = this.readPrior(key);
     // A later change of a key needs no prior of its own: a rollback restores the first (ShardStore.commit).
     this.push(key, value, prior);
   }

@@ -93,7 +93,8 @@ export async function aggregateCells(ctx: StateContext, op: AggregateOp): Promis
   const updatedRows = task.outputMode === 'complete' ? new Map<string, Row>() : undefined;
   /**
    * New values of keys this batch updated that its eviction removes (their time is at or below the
-   * watermark): the eviction finds them here when the cache was dropped since (keyString -> value).
+   * watermark), for the eviction to find when the cache was dropped since (keyString -> value): a
+   * group's are kept here only when the cache let go of them (most batches, none).
    */
   const dueNow = new Map<string, Uint8Array>();
 
@@ -157,6 +158,9 @@ export async function aggregateCells(ctx: StateContext, op: AggregateOp): Promis
     });
 
     // 3. New values: prior (cache or store) merged with the batch's partial.
+    /** This group's keys at or below the watermark and their new values, key then value. */
+    const due: Uint8Array[] = [];
+    if (live.length > 0) await out.begin();
     for (const g of live) {
       const dk = readKeys[g] ?? batch.keyView(g);
       // The key's index time: the event time of its key, the same every batch.
@@ -193,7 +197,7 @@ export async function aggregateCells(ctx: StateContext, op: AggregateOp): Promis
       }
       const value = values.encodeValue(state, e, indexTime);
       out.put(dk, value);
-      if (watermark !== undefined && op.eventTimeKey !== null && times[g]! <= watermark) dueNow.set(keyString(dk), value);
+      if (watermark !== undefined && op.eventTimeKey !== null && times[g]! <= watermark) due.push(dk, value);
       if (task.outputMode === 'update') rows.push(rowOf(dk, state, e));
       else if (updatedRows !== undefined) updatedRows.set(keyString(dk), rowOf(dk, state, e));
     }
@@ -202,6 +206,7 @@ export async function aggregateCells(ctx: StateContext, op: AggregateOp): Promis
     await out.flush();
     // Over its budget the cache goes now, not after the task: LevelDB holds every key it had.
     cache.settle();
+    if (cache.table(L) !== state) for (let i = 0; i < due.length; i += 2) dueNow.set(keyString(due[i]!), due[i + 1]!);
     state = cache.table(L);
   }
 
