@@ -25,6 +25,20 @@ async function shard(): Promise<ShardStore> {
   return store;
 }
 
+/** The store, seen through a view that counts the keys its getMany reads. */
+function countingReads(store: ShardStore): { counting: ShardStore; reads: () => number } {
+  let reads = 0;
+  const counting: ShardStore = Object.create(store, {
+    getMany: {
+      value: (keys: Uint8Array[]) => {
+        reads += keys.length;
+        return store.getMany(keys);
+      },
+    },
+  });
+  return { counting, reads: () => reads };
+}
+
 describe('StateWriter: every change is undone to the state before the batch, whatever the operator knew', () => {
   it('a key written without a read gets its prior from the shard at the flush', async () => {
     const store = await shard();
@@ -40,15 +54,7 @@ describe('StateWriter: every change is undone to the state before the batch, wha
 
   it('a key read through it, and one the cache knew just before its change, need no read at the end; a second change keeps the first prior', async () => {
     const store = await shard();
-    let reads = 0;
-    const counting: ShardStore = Object.create(store, {
-      getMany: {
-        value: (keys: Uint8Array[]) => {
-          reads += keys.length;
-          return store.getMany(keys);
-        },
-      },
-    });
+    const { counting, reads } = countingReads(store);
     const w = new StateWriter(counting, 1);
     const a = bytes('a');
     expect((await w.read([a])).map(text)).toEqual(['1']);
@@ -58,7 +64,7 @@ describe('StateWriter: every change is undone to the state before the batch, wha
     w.cached(b, bytes('2'));
     w.delete(b);
     await w.finish(0, 0);
-    expect(reads).toBe(1);
+    expect(reads()).toBe(1);
     expect(await read(counting, 'a', 'b')).toEqual(['11', undefined]);
     await counting.rollbackIfAt(1);
     expect(await read(counting, 'a', 'b')).toEqual(['1', '2']);
@@ -73,15 +79,7 @@ describe('StateWriter: every change is undone to the state before the batch, wha
       20,
       0,
     );
-    let reads = 0;
-    const counting: ShardStore = Object.create(store, {
-      getMany: {
-        value: (keys: Uint8Array[]) => {
-          reads += keys.length;
-          return store.getMany(keys);
-        },
-      },
-    });
+    const { counting, reads } = countingReads(store);
     const w = new StateWriter(counting, 1);
     const keys = names.map(bytes);
     await w.read(keys.slice(0, 20));
@@ -91,7 +89,7 @@ describe('StateWriter: every change is undone to the state before the batch, wha
     for (let i = 39; i >= 10; i -= 2) w.delete(keys[i]!);
     w.put(keys[0]!, bytes('newer-0'));
     await w.finish(0, 0);
-    expect(reads).toBe(40);
+    expect(reads()).toBe(40);
     expect(await read(counting, 'k0', 'k3', 'k6', 'k9', 'k11', 'k39', 'k2')).toEqual(['newer-0', 'new-3', 'new-6', 'new-9', undefined, undefined, 'old-k2']);
     await counting.rollbackIfAt(1);
     expect(await read(counting, ...names)).toEqual(names.map((n, i) => (i % 2 === 0 ? `old-${n}` : undefined)));
