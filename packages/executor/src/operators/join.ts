@@ -1,8 +1,8 @@
 /**
  * The join of a stream's rows with a static table, broadcast, in the workers: the table's rows
  * reach each worker once per query run, in a SharedArrayBuffer every task message shares
- * (operators/broadcast.ts, the driver's part), and are indexed by key once per worker. Keys match as Spark's equi-join: a null key matches nothing; NaN matches NaN,
- * and -0 matches 0.
+ * (operators/broadcast.ts, the driver's part), and are indexed by key once per worker. Keys match
+ * as Spark's equi-join: a null key matches nothing; NaN matches NaN, and -0 matches 0.
  */
 import { SluiceError } from '@sluice/state';
 import type { Op } from './types.js';
