@@ -206,8 +206,9 @@ export async function aggregateCells(ctx: StateContext, op: AggregateOp): Promis
     await out.flush();
     // Over its budget the cache goes now, not after the task: LevelDB holds every key it had.
     cache.settle();
-    if (cache.table(L) !== state) for (let i = 0; i < due.length; i += 2) dueNow.set(keyString(due[i]!), due[i + 1]!);
-    state = cache.table(L);
+    const next = cache.table(L);
+    if (next !== state) for (let i = 0; i < due.length; i += 2) dueNow.set(keyString(due[i]!), due[i + 1]!);
+    state = next;
   }
 
   // 4. Eviction: keys whose index time is <= the watermark (one new in this batch went above).
