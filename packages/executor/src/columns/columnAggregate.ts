@@ -25,7 +25,7 @@ import type { DataType, Schema } from '../schema/types.js';
 import { isNumberBacked } from '../schema/values.js';
 import type { ShuffleWriter } from '../shuffle/ShuffleWriter.js';
 import { encodeKey, KeyWriter, murmur3_x86_32 } from '@sluice/state';
-import { accumulatorOf, isNull, vectorValue } from './accumulators.js';
+import { type Accumulator, accumulatorOf, isNull, vectorValue } from './accumulators.js';
 import { compileColumnExpr, type ColumnEvaluator } from './columnExpr.js';
 import { gather, type ColumnBatch, type Vector } from './vectors.js';
 
@@ -242,7 +242,8 @@ class GroupTable {
 
   constructor(
     private readonly width: number,
-    private readonly onGrow: (capacity: number) => void,
+    /** Grown with the table (a method call, not a closure per task: see stateContext.ts's isLateAt). */
+    private readonly growers: readonly Accumulator[],
   ) {
     this.resize(1024);
   }
@@ -268,7 +269,7 @@ class GroupTable {
       slots[s] = g + 1;
     }
     this.slots = slots;
-    this.onGrow(capacity);
+    for (const a of this.growers) a.grow(capacity);
   }
 
   /** Sets gids[i] to row i's group, adding groups as they first appear. */
@@ -339,11 +340,7 @@ export function columnAggregation(op: AggregateOp, schema: Schema, udfs: UdfRegi
     // Interners hold task-level ids: fresh ones per task.
     const taskParts: TaskPart[] = parts.map((p) => (p.kind === 'interned' ? { ...p, interner: p.interner() } : p));
     const accs = op.aggs.map((s, j) => accumulatorOf(aggs[j]!, s.fn));
-    const table = new GroupTable(taskParts.length, (c) =>
-      accs.forEach((a) => {
-        a.grow(c);
-      }),
-    );
+    const table = new GroupTable(taskParts.length, accs);
     let scratchRows = 0;
     let keepAll = new Uint8Array(0);
     let gidsAll = new Int32Array(0);

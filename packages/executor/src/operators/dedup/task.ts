@@ -19,7 +19,7 @@ import { ShuffleWriter } from '../../shuffle/ShuffleWriter.js';
 import type { DataType, Row, Schema } from '../../schema/types.js';
 import { keyPart, normalizer } from '../mapSide.js';
 import type { MapSideInput, OperatorTask, Partials } from '../operator.js';
-import { lateTest, type StateContext } from '../stateContext.js';
+import { isLateAt, type StateContext } from '../stateContext.js';
 import { keyString } from '../stateCache.js';
 import { dedupOutputSchema, type DedupOp } from './plan.js';
 
@@ -50,11 +50,10 @@ function compile(op: DedupOp, schema: Schema): Compiled {
     keyTypes: keys.map((k) => k.type),
     collector(lateThresholdMs) {
       const firsts = new Map<string, KeyEntry>();
-      const isLate = lateTest(time === undefined ? null : lateThresholdMs);
       let late = 0;
       const add = (row: Row): void => {
         const t = time === undefined ? null : ((time(row) as number | null) ?? null);
-        if (isLate(t)) {
+        if (isLateAt(t, lateThresholdMs)) {
           late += 1;
           return;
         }

@@ -7,7 +7,7 @@ import { resolveColumn } from '../../expressions/resolveColumn.js';
 import { ShuffleWriter } from '../../shuffle/ShuffleWriter.js';
 import type { StateLayoutMsg } from '../../task/messages.js';
 import type { OperatorTask, Partials } from '../operator.js';
-import { lateTest } from '../stateContext.js';
+import { isLateAt } from '../stateContext.js';
 import { eventTimeOf, type JoinSide, type StreamJoinOp } from './plan.js';
 import { symmetricHashJoin } from './batch.js';
 
@@ -19,13 +19,12 @@ function joinPartials(op: StreamJoinOp, side: JoinSide, layout: StateLayoutMsg, 
   const types = op.leftKeys.map((k) => resolveColumn(k, op.left.schema).field.type);
   const norms = types.map(normalizer);
   const time = (side === 0 ? op.left : op.right).eventTime;
-  const isLate = lateTest(time === null ? null : lateThresholdMs);
   const writer = new ShuffleWriter(layout, types);
   let numRecords = 0;
   let numLate = 0;
   return {
     add(row) {
-      if (time !== null && isLate(eventTimeOf(row[time]))) {
+      if (time !== null && isLateAt(eventTimeOf(row[time]), lateThresholdMs)) {
         numLate += 1;
         return;
       }
