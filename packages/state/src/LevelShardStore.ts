@@ -150,14 +150,7 @@ async function applyRecord(db: Db, file: ChangelogFile, info: ChangelogRecordInf
     // Stopped half way, LevelDB is still at the prior marker (meta comes last): the record stays,
     // and the next open applies it whole.
     if (stop()) return -1;
-    return writeBatch(db, dir, last, (batch) =>
-      forEachOp(
-        bytes,
-        end,
-        (key, value) => batch.put(key, value),
-        (key) => batch.del(key),
-      ),
-    );
+    return writeBatch(db, dir, last, (batch) => forEachOp(bytes, end, batch));
   });
 }
 

@@ -136,12 +136,7 @@ export class LevelCommit implements CommitBuilder {
       // syncs, its re-read and its truncation.
       const batch = this.store.chainedBatch();
       const ops = this.ops.take();
-      this.count = forEachOp(
-        ops,
-        ops.length,
-        (key, value) => batch.put(key, value),
-        (key) => batch.del(key),
-      );
+      this.count = forEachOp(ops, ops.length, batch);
       batch.put(undoKey(this.batchId), concat(undoValue));
       putOps(batch, tail);
       this.count += 1 + tail.length;

@@ -56,46 +56,57 @@ export async function compileStages(schema: Schema, ops: Op[], udfs: UdfRegistry
   return planCache.of(key, () => ({ stages, outputSchema: stageSchema }));
 }
 
-/** Runs the stages over a batch of rows; eventTime is absent when no watermark saw a time. */
-export function runStages(plan: CompiledStages, input: readonly Row[]): { rows: Row[]; eventTime?: EventTimeStats } {
-  const pipeline = rowPipeline(plan);
-  const rows: Row[] = [];
-  const emit = (row: Row): void => void rows.push(row);
-  for (const row of input) pipeline.push(row, emit);
-  const eventTime = pipeline.eventTime();
-  return eventTime ? { rows, eventTime } : { rows };
+/** Where a row's outputs go: an array, or anything with its push. */
+export interface RowOut {
+  push(row: Row): unknown;
 }
 
-/** The stages one row at a time: `push` hands the row's outputs to `emit` (none: filtered out; a join may give several). */
-export function rowPipeline(plan: CompiledStages): { push(row: Row, emit: (row: Row) => void): void; eventTime(): EventTimeStats | undefined } {
-  const stats: EventTimeStats = { min: Infinity, max: -Infinity, sum: 0, count: 0 };
-  const stages = plan.stages;
-  const run = (from: number, input: Row, emit: (row: Row) => void): void => {
-    let row: Row | null = input;
-    for (let i = from; i < stages.length; i++) {
-      const stage = stages[i] as Stage;
-      if (stage.many !== undefined) {
-        for (const out of stage.many(row)) run(i + 1, out, emit);
-        return;
-      }
-      row = stage.each(row);
-      if (row === null) return;
-      if (stage.eventTimeColumn !== undefined) {
-        const t = row[stage.eventTimeColumn];
-        if (typeof t === 'number') {
-          if (t < stats.min) stats.min = t;
-          if (t > stats.max) stats.max = t;
-          stats.sum += t;
-          stats.count += 1;
-        }
-      }
-    }
-    emit(row);
-  };
+/**
+ * Runs the stages over a batch of rows; eventTime is absent when no watermark saw a time. The rows
+ * go straight into the result array, through no closure made per call: V8 inlines such a closure
+ * into this loop's optimized code and drops the code once the closure is collected, so every task
+ * would compile it again.
+ */
+export function runStages(plan: CompiledStages, input: readonly Row[]): { rows: Row[]; eventTime?: EventTimeStats } {
+  const stats = newStats();
+  const rows: Row[] = [];
+  for (const row of input) runFrom(plan.stages, stats, 0, row, rows);
+  return stats.count > 0 ? { rows, eventTime: stats } : { rows };
+}
+
+/** The stages one row at a time: `push` hands the row's outputs to `out` (none: filtered out; a join may give several). */
+export function rowPipeline(plan: CompiledStages): { push(row: Row, out: RowOut): void; eventTime(): EventTimeStats | undefined } {
+  const stats = newStats();
   return {
-    push: (row, emit) => run(0, row, emit),
+    push: (row, out) => runFrom(plan.stages, stats, 0, row, out),
     eventTime: () => (stats.count > 0 ? stats : undefined),
   };
+}
+
+const newStats = (): EventTimeStats => ({ min: Infinity, max: -Infinity, sum: 0, count: 0 });
+
+/** Runs `input` through stages[from...], measuring event times into `stats`; its outputs go to `out`. */
+function runFrom(stages: readonly Stage[], stats: EventTimeStats, from: number, input: Row, out: RowOut): void {
+  let row: Row | null = input;
+  for (let i = from; i < stages.length; i++) {
+    const stage = stages[i] as Stage;
+    if (stage.many !== undefined) {
+      for (const next of stage.many(row)) runFrom(stages, stats, i + 1, next, out);
+      return;
+    }
+    row = stage.each(row);
+    if (row === null) return;
+    if (stage.eventTimeColumn !== undefined) {
+      const t = row[stage.eventTimeColumn];
+      if (typeof t === 'number') {
+        if (t < stats.min) stats.min = t;
+        if (t > stats.max) stats.max = t;
+        stats.sum += t;
+        stats.count += 1;
+      }
+    }
+  }
+  out.push(row);
 }
 
 /** JSON and Parquet files are read with only the columns the operators use; CSV maps columns by position. */

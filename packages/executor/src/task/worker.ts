@@ -81,8 +81,8 @@ async function runMap(task: MapTask): Promise<MapResult> {
   if (columnar !== undefined) return { ok: true, kind: 'map', threadId, ...columnar };
   const pipeline = rowPipeline(plan);
   const partials = streamPartials(task.stateful, plan.outputSchema, task.layout, udfs, task.lateThresholdMs, task.joinSide);
-  const add = (row: Row): void => partials.add(row);
-  const numInputRows = forEachInputRow(input, (row) => pipeline.push(row, add));
+  const out = { push: (row: Row): void => partials.add(row) };
+  const numInputRows = forEachInputRow(input, (row) => pipeline.push(row, out));
   const { blocks, numRecords, numLate } = partials.finish();
   const eventTime = pipeline.eventTime();
   return {
@@ -136,7 +136,8 @@ async function runExchange(task: ExchangeTask): Promise<ExchangeResult> {
     (buckets[p] as Row[]).push(row);
   };
   const pipeline = rowPipeline(plan);
-  const numInputRows = forEachInputRow(input, (row) => pipeline.push(row, add));
+  const out = { push: add };
+  const numInputRows = forEachInputRow(input, (row) => pipeline.push(row, out));
   const blocks = buckets.flatMap((rows, partition) => (rows.length > 0 ? [{ partition, data: encodeRows(rows) }] : []));
   const eventTime = pipeline.eventTime();
   return { ok: true, kind: 'exchange', threadId, numInputRows, numOutputRows, blocks, ...(eventTime && { eventTime }) };
