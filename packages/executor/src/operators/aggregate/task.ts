@@ -232,7 +232,8 @@ export async function aggregateCells(ctx: StateContext, op: AggregateOp): Promis
         // An index entry without data emits nothing, but must not be read again every batch.
         if (value !== undefined) {
           out.delete(dk);
-          if (task.outputMode === 'append') rows.push(rowOfBytes(dk, value));
+          // A cached key's row comes from its cells, not from the bytes just encoded from them.
+          if (task.outputMode === 'append') rows.push(e >= 0 ? rowOf(dk, state, e) : rowOfBytes(dk, value));
           c.removed += 1;
           c.rowDelta -= 1;
         }
