@@ -242,7 +242,7 @@ class GroupTable {
 
   constructor(
     private readonly width: number,
-    /** Grown with the table (a method call, not a closure per task: see stateContext.ts's isLateAt). */
+    /** Grown with the table: methods, not a closure made per task (docs/internals/operators.md). */
     private readonly growers: readonly Accumulator[],
   ) {
     this.resize(1024);

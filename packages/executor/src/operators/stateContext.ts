@@ -25,9 +25,9 @@ export interface StateCounters {
 
 /**
  * Whether an event time is late against `threshold` (null: nothing is): at or below it, as Spark
- * drops. A plain function, not a closure made per task: a per-task closure called in a hot loop is
- * inlined into the loop's optimized code, which V8 throws away when that task's closure is
- * collected, and compiles again the next batch (in every worker, every batch).
+ * drops. A plain function, not a closure made per task: V8 inlines a closure called in a hot loop
+ * into the loop's optimized code and throws the code away once the closure is collected, so every
+ * worker would compile the loop again every batch (docs/internals/operators.md).
  */
 export function isLateAt(time: number | null | undefined, threshold: number | null | undefined): boolean {
   return threshold !== null && threshold !== undefined && time !== null && time !== undefined && !Number.isNaN(time) && time <= threshold;

@@ -63,9 +63,8 @@ export interface RowOut {
 
 /**
  * Runs the stages over a batch of rows; eventTime is absent when no watermark saw a time. The rows
- * go straight into the result array, through no closure made per call: V8 inlines such a closure
- * into this loop's optimized code and drops the code once the closure is collected, so every task
- * would compile it again.
+ * go straight into the result array: no closure made per task in a hot loop
+ * (docs/internals/operators.md).
  */
 export function runStages(plan: CompiledStages, input: readonly Row[]): { rows: Row[]; eventTime?: EventTimeStats } {
   const stats = newStats();
