@@ -93,18 +93,8 @@ export async function openLevelShard(dir: string, opts: ShardOptions): Promise<L
     await replayChangelog(db, dir, opts.changelog === true);
     const [metaBytes] = await db.getMany([META_KEY]);
     const meta = metaBytes === undefined ? NEW_SHARD : decodeMeta(metaBytes, dir);
-    const undoIds: number[] = [];
     const [gte, lt] = undoRange();
-    const it = db.keys({ gte, lt });
-    try {
-      for (;;) {
-        const batch = await it.nextv(1000);
-        if (batch.length === 0) break;
-        for (const k of batch) undoIds.push(batchIdOfUndoKey(k));
-      }
-    } finally {
-      await it.close();
-    }
+    const undoIds = (await drain(db.keys({ gte, lt }))).map(batchIdOfUndoKey);
     // The files' first estimate (stateBytes asks for the next ones without waiting).
     const filesBytes = await db.approximateSize(ALL_KEYS[0], ALL_KEYS[1]);
     return new LevelShardStore(db, dir, { ...meta, undoIds }, opts, filesBytes);
