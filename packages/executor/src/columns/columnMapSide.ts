@@ -16,7 +16,7 @@ import { compileColumnStages, opsRunOnColumns, type ColumnStages } from './colum
 import { forEachInputBatch } from './columnSources.js';
 import { rowsFromBatch, type ColumnBatch } from './vectors.js';
 import type { Row } from '../schema/types.js';
-import { mapSideAggregation } from '../operators/tasks.js';
+import { mapSideAggregation, mapSideColumns } from '../operators/tasks.js';
 
 interface Compiled {
   stages: ColumnStages;
@@ -36,21 +36,22 @@ type AggregateOp = Extract<MapTask['stateful'], { kind: 'aggregate' }>;
 
 export type MapOutput = Omit<MapResult, 'ok' | 'kind' | 'threadId'>;
 
-/** Runs the map task over columns, or gives undefined when it runs as rows (a deduplication, or a join among its operators). */
+/** Runs the map task over columns, or gives undefined when it runs as rows (a deduplication, or a generator among its operators). */
 export function columnMapSide(task: MapTask, input: InputSplit, schema: Schema, udfs: UdfRegistry): MapOutput | undefined {
   return mapBatches(task, schema, udfs, (fn) => forEachInputBatch(input, schema, fn));
 }
 
 /** The map task over the batches `source` gives (it returns the number of rows). */
 export function mapBatches(
-  task: Pick<MapTask, 'ops' | 'stateful' | 'layout'>,
+  task: Pick<MapTask, 'ops' | 'stateful' | 'layout'> & Partial<Pick<MapTask, 'lateThresholdMs' | 'joinSide'>>,
   schema: Schema,
   udfs: UdfRegistry,
   source: (fn: (batch: ColumnBatch) => void) => number,
 ): MapOutput | undefined {
-  // A join or a generator may turn a row into several: rows, not columns (task/stages.ts).
+  // A generator, or a join with a residual condition, may turn a row into several: rows, not columns (task/stages.ts).
+  if (!opsRunOnColumns(task.ops)) return undefined;
   const op = mapSideAggregation(task.stateful);
-  if (op === undefined || !opsRunOnColumns(task.ops)) return undefined;
+  if (op === undefined) return otherMapSide(task, schema, udfs, source);
   const c = compiled({ ops: task.ops, stateful: op }, schema, udfs);
   const aggregation = c.aggregation();
   const stats: EventTimeStats = { min: Infinity, max: -Infinity, sum: 0, count: 0 };
@@ -62,6 +63,31 @@ export function mapBatches(
   );
   const numRecords = aggregation.finish(writer);
   return { numInputRows, numRecords, blocks: writer.finish(), ...(stats.count > 0 && { eventTime: stats }) };
+}
+
+/** A kind whose map side takes column batches as they leave the operators (a join of two streams); undefined for one that takes rows. */
+function otherMapSide(
+  task: Parameters<typeof mapBatches>[0],
+  schema: Schema,
+  udfs: UdfRegistry,
+  source: (fn: (batch: ColumnBatch) => void) => number,
+): MapOutput | undefined {
+  const stages = stagesOf(task.ops, schema, udfs);
+  const partials = mapSideColumns(task.stateful, {
+    schema: stages.outputSchema,
+    layout: task.layout,
+    udfs,
+    lateThresholdMs: task.lateThresholdMs ?? null,
+    joinSide: task.joinSide ?? 0,
+  });
+  if (partials === undefined) return undefined;
+  const stats: EventTimeStats = { min: Infinity, max: -Infinity, sum: 0, count: 0 };
+  const numInputRows = source((batch) => {
+    const out = stages.run(batch, stats);
+    if (out.length > 0) partials.addBatch(out);
+  });
+  const { blocks, numRecords, numLate } = partials.finish();
+  return { numInputRows, numRecords, blocks, ...(numLate > 0 && { numLateRows: numLate }), ...(stats.count > 0 && { eventTime: stats }) };
 }
 
 const stagesCache = new CompileCache<ColumnStages>();

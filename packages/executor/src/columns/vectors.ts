@@ -188,10 +188,18 @@ export function gather(v: Vector, idx: Int32Array, count: number): Vector {
  * object literal per row, so the rows share a hidden class; names go through JSON.stringify.
  */
 export function rowsFromBatch(batch: ColumnBatch, schema: Schema): Row[] {
-  const vectors = schema.map((f) => batch.columns.get(f.name)!);
+  return rowsFromVectors(
+    schema.map((f) => batch.columns.get(f.name)!),
+    schema,
+    batch.length,
+  );
+}
+
+/** The same, from `schema`'s vectors in its order. */
+export function rowsFromVectors(vectors: readonly Vector[], schema: Schema, length: number): Row[] {
   const make = rowMaker(schema)(valueAt, ...vectors);
-  const rows: Row[] = new Array(batch.length);
-  for (let i = 0; i < batch.length; i++) rows[i] = make(i);
+  const rows: Row[] = new Array(length);
+  for (let i = 0; i < length; i++) rows[i] = make(i);
   return rows;
 }
 

@@ -17,6 +17,7 @@
  * add a kind.
  */
 import type { IndexTimeOf, ShardStore } from '@sluice/state';
+import type { ColumnBatch } from '../columns/vectors.js';
 import type { UdfRegistry } from '../expressions/udfs.js';
 import type { Expr } from '../expressions/types.js';
 import type { Row, Schema } from '../schema/types.js';
@@ -51,6 +52,12 @@ export interface PartitionedPartials {
 /** A map task's side of the operator, fed one row at a time (synchronous: udfs are loaded before). */
 export interface Partials {
   add(row: Row): void;
+  finish(): PartitionedPartials;
+}
+
+/** A map side fed column batches (of the schema entering the operator; a batch is valid only during the call). */
+export interface ColumnPartials {
+  addBatch(batch: ColumnBatch): void;
   finish(): PartitionedPartials;
 }
 
@@ -102,6 +109,8 @@ export interface OperatorPlan<O extends StatefulOp = StatefulOp> {
 /** The task part of a kind: what runs in a worker thread, in map tasks and in the state task of a shard. */
 export interface OperatorTask<O extends StatefulOp = StatefulOp> {
   mapSide(op: O, input: MapSideInput): Partials;
+  /** Its map side over column batches, for a kind whose map side takes them (a map task whose operators run on columns then feeds it batches). */
+  mapSideColumns?(op: O, input: MapSideInput): ColumnPartials;
   /** The aggregation its map side runs, when it runs one: a map task over column batches then runs it on columns. */
   mapSideAggregation?(op: O): Extract<StatefulOp, { kind: 'aggregate' }>;
   /** A batch of one shard: reads and changes state through `ctx`, fills its counters, returns the rows it emits. */

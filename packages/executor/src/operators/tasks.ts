@@ -11,7 +11,7 @@ import { aggregationTask } from './aggregate/task.js';
 import { dedupTask } from './dedup/task.js';
 import { streamJoinTask } from './join/task.js';
 import { limitTask } from './limit/task.js';
-import type { OperatorKind, OperatorTask, Partials } from './operator.js';
+import type { ColumnPartials, MapSideInput, OperatorKind, OperatorTask, Partials } from './operator.js';
 import { processorTask } from './processor/task.js';
 import { kindOf, mapSideExprs } from './registry.js';
 import { sessionWindowTask } from './sessionWindow/task.js';
@@ -41,6 +41,11 @@ export function mapSideAggregation(op: StatefulOp): Extract<StatefulOp, { kind: 
 /** Imports the udfs that `op`'s map side calls (once per worker). */
 export async function loadMapSideUdfs(op: StatefulOp, udfs: UdfRegistry): Promise<void> {
   await loadUdfs(mapSideExprs(op), udfs);
+}
+
+/** `op`'s map side over column batches, when its kind has one. */
+export function mapSideColumns(op: StatefulOp, input: MapSideInput): ColumnPartials | undefined {
+  return taskOf(op).mapSideColumns?.(op, input);
 }
 
 /**

@@ -6,12 +6,12 @@
 import { encodeKey, keyGroupOf, partitionOfKeyGroup, type KeyType } from '@sluice/state';
 import type { AggBuffer } from '../operators/aggregates.js';
 import type { ShuffleBlock, StateLayoutMsg } from '../task/messages.js';
-import { AggregateBlockWriter, encodeBlock, encodeGroupBlock, type DedupRecord, type GroupRecord, type JoinRecord } from './shuffleCodec.js';
+import { AggregateBlockWriter, encodeBlock, encodeGroupBlock, type DedupRecord, type GroupRecord } from './shuffleCodec.js';
 import type { Row } from '../schema/types.js';
 
 export class ShuffleWriter {
   private readonly aggregation = new Map<number, AggregateBlockWriter>();
-  private readonly dedup = new Map<number, Array<DedupRecord | JoinRecord>>();
+  private readonly dedup = new Map<number, DedupRecord[]>();
   private readonly groups = new Map<number, GroupRecord[]>();
 
   /** `routeKeys`: the leading keys whose encoding alone chooses the key group (all by default). */
@@ -61,16 +61,6 @@ export class ShuffleWriter {
     this.push(partition, record(keyBytes, keyGroup));
   }
 
-  /** One row of a side of a join of two streams; a key with a null goes to key group 0. */
-  addJoinRow(values: unknown[] | null, row: JoinRecord[2], side: 0 | 1): void {
-    if (values === null) {
-      this.push(partitionOfKeyGroup(0, this.layout), [0, null, row, side]);
-      return;
-    }
-    const { keyBytes, keyGroup, partition } = this.route(values);
-    this.push(partition, [keyGroup, keyBytes, row, side]);
-  }
-
   /** A processor's rows of one key (transformWithState). */
   addGroup(values: unknown[], rows: Row[]): void {
     const { keyBytes, keyGroup, partition } = this.route(values);
@@ -82,7 +72,7 @@ export class ShuffleWriter {
     records.push([keyGroup, keyBytes, rows]);
   }
 
-  private push(partition: number, record: DedupRecord | JoinRecord): void {
+  private push(partition: number, record: DedupRecord): void {
     let records = this.dedup.get(partition);
     if (records === undefined) {
       records = [];

@@ -27,8 +27,7 @@
  * A task sends each key at most once, but several tasks send the same key: the reduce side merges
  * aggregate records with equal keyBytes and keeps one deduplication record per key.
  *
- * A join of two streams sends every row: [keyGroup, keyBytes, row, side], side 0 for the left
- * input's rows and 1 for the right's, keyBytes null for a key with a null (key group 0).
+ * A join of two streams sends every row, as column blocks (operators/join/shuffle.ts).
  *
  * A processor (transformWithState) sends every row too, a task's rows of a key together: a block
  * is msgpack [header, rows], the header binary, per key [keyGroup u16][keyLen u32][rowCount u32]
@@ -43,11 +42,9 @@ import { recordPackr as packr } from '../task/packers.js';
 
 export type AggregateRecord = [keyGroup: number, keyBytes: Uint8Array, keyValues: unknown[], buffers: AggBuffer[]];
 export type DedupRecord = [keyGroup: number, keyBytes: Uint8Array, row: Row, eventTimeMs: number | null];
-/** A row of one side of a join of two streams; keyBytes null: a key with a null in it (it matches nothing). */
-export type JoinRecord = [keyGroup: number, keyBytes: Uint8Array | null, row: Row, side: 0 | 1];
 /** A processor's rows of one grouping key in a map task (processor/batch.ts). */
 export type GroupRecord = [keyGroup: number, keyBytes: Uint8Array, rows: Row[]];
-export type ShuffleRecord = AggregateRecord | DedupRecord | JoinRecord;
+export type ShuffleRecord = AggregateRecord | DedupRecord;
 
 /**
  * Encodes a block into its own exactly-sized buffer: msgpackr returns views into a shared scratch
@@ -61,7 +58,7 @@ export function encodeBlock(records: readonly ShuffleRecord[]): Uint8Array {
  * Blocks live in shared memory: they cross from the map task to the driver and from the driver to
  * the state task without a copy, and the driver still holds them for a retried state task.
  */
-function shared(bytes: Uint8Array): Uint8Array {
+export function shared(bytes: Uint8Array): Uint8Array {
   const out = new Uint8Array(new SharedArrayBuffer(bytes.length));
   out.set(bytes);
   return out;

@@ -28,7 +28,6 @@ import { dataKey, decodeIndexKey, indexKey } from '@sluice/state';
 import { compileExpr } from '../../expressions/compileExpr.js';
 import type { UdfRegistry } from '../../expressions/udfs.js';
 import type { Expr } from '../../expressions/types.js';
-import { decodeBlock, type JoinRecord } from '../../shuffle/shuffleCodec.js';
 import type { Row, Schema } from '../../schema/types.js';
 import type { StateContext } from '../stateContext.js';
 import type { StateWriter } from '../stateWriter.js';
@@ -36,6 +35,7 @@ import { keyString } from '../stateCache.js';
 import { joinExpiry, splitJoinCondition, type JoinSide, type StreamJoinOp } from './plan.js';
 import { encodeJoinValue, sideKey, stateId, type Stored } from './codec.js';
 import { DECODED_BYTES_PER_BYTE, joinCacheOf, keyStateOf, type JoinStateCache, type KeyState } from './cache.js';
+import { decodeJoinBlock, type JoinRecord } from './shuffle.js';
 
 // ---- the join ----------------------------------------------------------------------------------
 
@@ -117,7 +117,7 @@ export async function symmetricHashJoin(ctx: StateContext, op: StreamJoinOp): Pr
   const j = compileJoin(op, ctx.udfs);
   const known = await joinCacheOf(cache, store, j.schemas);
   const records: [JoinRecord[], JoinRecord[]] = [[], []];
-  for (const block of task.blocks) for (const rec of decodeBlock<JoinRecord>(block.data)) records[rec[3]].push(rec);
+  for (const block of task.blocks) decodeJoinBlock(block.data, j.schemas, records);
 
   // Every key of the batch, both sides: from the cache, the rest in one read.
   const states: BatchStates = [new Map(), new Map()];
