@@ -19,10 +19,10 @@
  * watermark) were dropped by the map tasks.
  *
  * State, per side and key: the data key is [side u8][key bytes] under the key's key group, and its
- * value (encodeJoinValue) holds the side's rows of the key with their matched flags and the time
- * of its eviction index entry: the least index time of its rows (joinExpiry). numRows counts rows.
- * The shard's worker keeps the state decoded between batches (JoinStateCache), within the state
- * cache's budget.
+ * value (codec.ts) holds the side's rows of the key with their matched flags and the time of its
+ * eviction index entry: the least index time of its rows (joinExpiry). numRows counts rows. The
+ * shard's worker keeps the state decoded between batches as columns (JoinStateCache, cache.ts),
+ * within the state cache's budget; rows become objects only for what the join emits.
  */
 import { dataKey, decodeIndexKey, indexKey } from '@sluice/state';
 import { compileExpr } from '../../expressions/compileExpr.js';
@@ -32,9 +32,9 @@ import type { Row, Schema } from '../../schema/types.js';
 import type { StateContext } from '../stateContext.js';
 import type { StateWriter } from '../stateWriter.js';
 import { keyString } from '../stateCache.js';
-import { joinExpiry, splitJoinCondition, type JoinSide, type StreamJoinOp } from './plan.js';
-import { encodeJoinValue, sideKey, stateId, type Stored } from './codec.js';
-import { DECODED_BYTES_PER_BYTE, joinCacheOf, keyStateOf, type JoinStateCache, type KeyState } from './cache.js';
+import { joinExpiry, joinExpiryColumn, splitJoinCondition, type JoinSide, type StreamJoinOp } from './plan.js';
+import { encodeJoinRows, sideKey } from './codec.js';
+import { DECODED_BYTES_PER_BYTE, ExpiryHeap, joinCacheOf, type JoinStateCache, type SideTable } from './cache.js';
 import { decodeJoinBlock, type JoinRecord } from './shuffle.js';
 
 // ---- the join ----------------------------------------------------------------------------------
@@ -43,8 +43,8 @@ import { decodeJoinBlock, type JoinRecord } from './shuffle.js';
 interface CompiledJoin {
   /** The conditions on one side's columns alone (Spark's preJoinFilter), per side. */
   pre: [(row: Row) => boolean, (row: Row) => boolean];
-  /** The rest of the condition, over a left and a right row. */
-  post: (left: Row, right: Row) => boolean;
+  /** The rest of the condition, over a batch's row of `side` and a stored row of the other side; null when there is none. */
+  post: PairCondition | null;
   /** The output row of a pair (null: the side is missing). */
   output: (left: Row | null, right: Row | null) => Row;
   expiry: [((row: Row) => number | null) | undefined, ((row: Row) => number | null) | undefined];
@@ -53,6 +53,37 @@ interface CompiledJoin {
 
 const always = (): boolean => true;
 
+/** The condition on a pair: a batch's row of one side, and row r of the other side's stored rows. */
+class PairCondition {
+  /** The pair's columns in one row, reused (the condition reads it, and keeps nothing of it). */
+  private readonly pair: Row = {};
+  private readonly names: [string[], string[]];
+
+  constructor(
+    private readonly test: (row: Row) => boolean,
+    schemas: [Schema, Schema],
+  ) {
+    this.names = [schemas[0].map((f) => f.name), schemas[1].map((f) => f.name)];
+  }
+
+  holds(side: JoinSide, row: Row, stored: SideTable, r: number): boolean {
+    // Left columns first, then right ones (a name on both sides reads the right's).
+    if (side === 0) this.fromRow(0, row);
+    this.fromStored(stored, r);
+    if (side === 1) this.fromRow(1, row);
+    return this.test(this.pair);
+  }
+
+  private fromRow(side: JoinSide, row: Row): void {
+    for (const n of this.names[side]) this.pair[n] = row[n];
+  }
+
+  private fromStored(stored: SideTable, r: number): void {
+    const names = this.names[stored.side];
+    for (let k = 0; k < names.length; k++) this.pair[names[k]!] = stored.arena.value(k, r);
+  }
+}
+
 function compileJoin(op: StreamJoinOp, udfs: UdfRegistry): CompiledJoin {
   const parts = splitJoinCondition(op);
   const predicate = (exprs: Expr[], schema: Schema): ((row: Row) => boolean) => {
@@ -60,25 +91,13 @@ function compileJoin(op: StreamJoinOp, udfs: UdfRegistry): CompiledJoin {
     const fns = exprs.map((e) => compileExpr(e, schema, udfs));
     return (row) => fns.every((f) => f(row) === true);
   };
-  const both = [...op.left.schema, ...op.right.schema];
-  const pairs = predicate(parts[2], both);
-  // The pair's columns in one row, reused (the condition reads it, and keeps nothing of it).
-  const pairRow: Row = {};
-  const leftNames = op.left.schema.map((f) => f.name);
-  const rightNames = op.right.schema.map((f) => f.name);
+  const schemas: [Schema, Schema] = [op.left.schema, op.right.schema];
   return {
     pre: [predicate(parts[0], op.left.schema), predicate(parts[1], op.right.schema)],
-    post:
-      parts[2].length === 0
-        ? always
-        : (l, r) => {
-            for (const n of leftNames) pairRow[n] = l[n];
-            for (const n of rightNames) pairRow[n] = r[n];
-            return pairs(pairRow);
-          },
+    post: parts[2].length === 0 ? null : new PairCondition(predicate(parts[2], [...op.left.schema, ...op.right.schema]), schemas),
     output: outputOf(op),
     expiry: [joinExpiry(op, 0), joinExpiry(op, 1)],
-    schemas: [op.left.schema, op.right.schema],
+    schemas,
   };
 }
 
@@ -101,11 +120,7 @@ function outputOf(op: StreamJoinOp): (left: Row | null, right: Row | null) => Ro
   };
 }
 
-const NO_ROWS: readonly Stored[] = [];
-
 const outerSide = (op: StreamJoinOp, side: JoinSide): boolean => op.how === 'full_outer' || (side === 0 ? op.how === 'left_outer' : op.how === 'right_outer');
-
-type BatchStates = [Map<string, KeyState>, Map<string, KeyState>];
 
 /**
  * Runs the batch's records of this shard through the join (steps 1-3 above) and returns the rows
@@ -115,104 +130,108 @@ type BatchStates = [Map<string, KeyState>, Map<string, KeyState>];
 export async function symmetricHashJoin(ctx: StateContext, op: StreamJoinOp): Promise<Row[]> {
   const { task, store, cache, watermark, counters: c, writer } = ctx;
   const j = compileJoin(op, ctx.udfs);
-  const known = await joinCacheOf(cache, store, j.schemas);
+  const known = await joinCacheOf(cache, store, j.schemas, [joinExpiryColumn(op, 0), joinExpiryColumn(op, 1)]);
+  const stamp = ++known.batches;
+  const tables = known.sides;
   const records: [JoinRecord[], JoinRecord[]] = [[], []];
   for (const block of task.blocks) decodeJoinBlock(block.data, j.schemas, records);
-
-  // Every key of the batch, both sides: from the cache, the rest in one read.
-  const states: BatchStates = [new Map(), new Map()];
-  const ids: [string[], string[]] = [[], []];
-  const seen = new Set<string>();
-  // A key neither side holds yet gets its state when a row is stored under it.
-  const wanted: KeyState[] = [];
-  for (const side of [0, 1] as const) {
-    for (const rec of records[side]) {
-      if (rec[1] === null) {
-        ids[side].push('');
-        continue;
-      }
-      const id = stateId(rec[0], rec[1]);
-      ids[side].push(id);
-      if (seen.has(id)) continue;
-      seen.add(id);
-      for (const s of [0, 1] as const) {
-        const st = known.states[s].get(id);
-        if (st !== undefined) states[s].set(id, st);
-        else if (!known.complete) wanted.push(keyStateOf(s, rec[0], sideKey(s, rec[1]), undefined, j.schemas[s]));
-      }
-    }
-  }
-  if (wanted.length > 0) {
-    const read = await store.getMany(wanted.map((st) => dataKey(st.keyGroup, st.key)));
-    wanted.forEach((st, i) => {
-      const prior = read[i];
-      if (prior === undefined) return;
-      const id = stateId(st.keyGroup, st.key.subarray(1));
-      const loaded = keyStateOf(st.side, st.keyGroup, st.key, prior, j.schemas[st.side]);
-      states[st.side].set(id, loaded);
-      known.states[st.side].set(id, loaded);
-      known.bytes += prior.length * DECODED_BYTES_PER_BYTE;
-    });
-  }
+  // A cache that does not hold every key reads the batch's keys it lacks, both sides, in one read.
+  if (!known.complete) await readKeys(ctx, known, records);
 
   const out: Row[] = [];
-  /** The keys given a row the watermark has already passed (evicted at the end of the batch). */
-  const expiredNow = new Set<KeyState>();
+  /** The keys given a row the watermark has already passed (evicted at the end of the batch), per side. */
+  const expiredNow: [number[], number[]] = [[], []];
   const pair = (side: JoinSide, row: Row, other: Row | null): Row => (side === 0 ? j.output(row, other) : j.output(other, row));
   for (const side of [0, 1] as const) {
-    const other: JoinSide = side === 0 ? 1 : 0;
+    const otherSide: JoinSide = side === 0 ? 1 : 0;
+    const mine = tables[side];
+    const theirs = tables[otherSide];
     const expiry = j.expiry[side];
     const outer = outerSide(op, side);
-    const sideIds = ids[side];
-    records[side].forEach((rec, n) => {
+    const pre = j.pre[side];
+    for (const rec of records[side]) {
       const row = rec[2];
-      if (rec[1] === null || !j.pre[side](row)) {
+      const key = rec[1];
+      if (key === null || !pre(row)) {
         if (outer) out.push(pair(side, row, null));
-        return;
+        continue;
       }
-      const id = sideIds[n] as string;
-      const theirs = states[other].get(id);
+      const g = theirs.find(key);
       let matched = false;
-      for (const stored of theirs?.rows ?? NO_ROWS) {
+      for (let r = g < 0 ? -1 : theirs.head(g); r >= 0; r = theirs.arena.next[r]!) {
         // A left semi join emits a left row once: the right side skips the ones that matched.
-        if (op.how === 'left_semi' && side === 1 && stored[1]) continue;
-        if (!(side === 0 ? j.post(row, stored[0]) : j.post(stored[0], row))) continue;
-        if (!stored[1]) {
-          stored[1] = true;
-          (theirs as KeyState).dirty = true;
+        if (op.how === 'left_semi' && side === 1 && theirs.arena.matched[r] === 1) continue;
+        if (j.post !== null && !j.post.holds(side, row, theirs, r)) continue;
+        if (theirs.arena.matched[r] === 0) {
+          theirs.willChange(g, stamp);
+          theirs.arena.matched[r] = 1;
         }
-        if (op.how !== 'left_semi') out.push(pair(side, row, stored[0]));
-        else if (side === 1) out.push(j.output(stored[0], null));
+        if (op.how !== 'left_semi') out.push(pair(side, row, theirs.arena.row(r)));
+        else if (side === 1) out.push(j.output(theirs.arena.row(r), null));
         else if (!matched) out.push(j.output(row, null));
         matched = true;
       }
-      if (op.how === 'left_semi' && side === 0 && matched) return;
+      if (op.how === 'left_semi' && side === 0 && matched) continue;
       // A row the watermark has already passed (Spark's rule since SPARK-49829): a left one is
       // stored all the same, as this batch's right rows have yet to meet it; a right one only when
       // it is an unmatched outer row. Either is evicted at the end of this batch, an unmatched
       // outer one emitted with nulls then.
       const t = expiry?.(row) ?? null;
       const passed = watermark !== undefined && t !== null && t <= watermark;
-      if (passed && side === 1 && (matched || !outer)) return;
-      let mine = states[side].get(id);
-      if (mine === undefined) {
-        mine = keyStateOf(side, rec[0], sideKey(side, rec[1] as Uint8Array), undefined, j.schemas[side]);
-        states[side].set(id, mine);
-      }
-      mine.rows.push([row, matched]);
-      mine.dirty = true;
-      if (passed) expiredNow.add(mine);
+      if (passed && side === 1 && (matched || !outer)) continue;
+      let k = mine.find(key);
+      if (k < 0) k = mine.insert(rec[0], key);
+      mine.willChange(k, stamp);
+      const r = mine.arena.alloc();
+      mine.arena.setFromRow(r, row);
+      mine.arena.matched[r] = matched ? 1 : 0;
+      mine.arena.expiry[r] = t ?? Number.NaN;
+      mine.append(k, r);
+      if (passed) expiredNow[side].push(k);
       c.updated += 1;
       c.rowDelta += 1;
-    });
+    }
   }
 
   const evicts = watermark !== undefined && (j.expiry[0] !== undefined || j.expiry[1] !== undefined);
-  const stale = [...known.stale, ...(evicts ? await evictJoinState(ctx, op, j, known, states, expiredNow, out) : [])];
+  const stale = [...known.stale, ...(evicts ? await evictJoinState(ctx, op, j, known, stamp, expiredNow, out) : [])];
   known.stale = [];
-  const written = writeStates(j, states, known, writer, stale.length > 0);
+  const written = writeStates(tables, known, writer, stale.length > 0);
   for (const ik of stale) if (!written.has(keyString(ik))) writer.removeIndex(ik);
+  compactTables(known);
   return out;
+}
+
+/**
+ * The batch's keys the cache lacks, read from the shard for both sides in one getMany, into the
+ * cache (a key the shard lacks too gets an empty entry, dropped at the end of the batch unless a
+ * row is stored under it).
+ */
+async function readKeys(ctx: StateContext, known: JoinStateCache, records: [JoinRecord[], JoinRecord[]]): Promise<void> {
+  const wanted: Array<[SideTable, number]> = [];
+  for (const recs of records) {
+    for (const rec of recs) {
+      const key = rec[1];
+      if (key === null) continue;
+      for (const table of known.sides) {
+        if (table.find(key) >= 0) continue;
+        wanted.push([table, table.insert(rec[0], key)]);
+      }
+    }
+  }
+  await loadKeys(ctx.store, known, wanted);
+}
+
+/** Reads the values of new, empty entries from the shard into them. */
+async function loadKeys(store: StateContext['store'], known: JoinStateCache, wanted: Array<[SideTable, number]>): Promise<void> {
+  if (wanted.length === 0) return;
+  const read = await store.getMany(wanted.map(([t, g]) => dataKey(t.keyGroup(g), sideKey(t.side, t.keys.keyView(g)))));
+  wanted.forEach(([t, g], i) => {
+    const value = read[i];
+    if (value === undefined) return;
+    t.load(g, value);
+    known.bytes += value.length * DECODED_BYTES_PER_BYTE;
+  });
 }
 
 /**
@@ -220,43 +239,62 @@ export async function symmetricHashJoin(ctx: StateContext, op: StreamJoinOp): Pr
  * least expiry. With `track`, returns the index entries it writes (keyString), which a stale one
  * must not undo.
  */
-function writeStates(j: CompiledJoin, states: BatchStates, known: JoinStateCache, writer: StateWriter, track: boolean): Set<string> {
+function writeStates(tables: [SideTable, SideTable], known: JoinStateCache, writer: StateWriter, track: boolean): Set<string> {
   const written = new Set<string>();
-  for (const side of [0, 1] as const) {
-    const expiry = j.expiry[side];
-    for (const [id, s] of states[side]) {
-      if (!s.dirty) continue;
-      let indexTime: number | null = null;
-      if (expiry !== undefined) {
-        for (const [row] of s.rows) {
-          const t = expiry(row);
-          if (t !== null && (indexTime === null || t < indexTime)) indexTime = t;
-        }
-      }
-      const value = s.rows.length === 0 ? null : encodeJoinValue(indexTime, s.rows, j.schemas[side]);
-      if (value !== null || s.prior !== null) {
-        const dk = dataKey(s.keyGroup, s.key);
-        // The key's state records the value the shard holds (read, or kept decoded since).
-        writer.cached(dk, s.prior);
+  for (const t of tables) {
+    const { changed, priors } = t;
+    for (let i = 0; i < changed.length; i++) {
+      const g = changed[i]!;
+      const n = t.count(g);
+      const indexTime = t.leastExpiry(g);
+      const value = n === 0 ? null : encodeJoinRows(indexTime, t.arena, t.rowsOf(g), n);
+      const held = t.heldBytes(g);
+      const priorIndex = t.indexTime(g);
+      const key = sideKey(t.side, t.keys.keyView(g));
+      const kg = t.keyGroup(g);
+      if (value !== null || held > 0) {
+        const dk = dataKey(kg, key);
+        const prior = priors[i];
+        // The key's prior: the value the shard holds, as the cache gave it back (or read again at the flush).
+        if (prior !== undefined) writer.cached(dk, prior);
         if (value === null) writer.delete(dk);
         else writer.put(dk, value);
       }
-      if (s.priorIndexTime !== null && (value === null || s.priorIndexTime !== indexTime)) writer.removeIndex(indexKey(s.priorIndexTime, s.keyGroup, s.key));
-      if (indexTime !== null && value !== null && indexTime !== s.priorIndexTime) {
-        const ik = indexKey(indexTime, s.keyGroup, s.key);
+      if (priorIndex !== null && (value === null || priorIndex !== indexTime)) writer.removeIndex(indexKey(priorIndex, kg, key));
+      if (indexTime !== null && value !== null && indexTime !== priorIndex) {
+        const ik = indexKey(indexTime, kg, key);
         writer.addIndex(ik);
         if (track) written.add(keyString(ik));
-        known.expiring?.push(indexTime, s);
+        known.expiring?.[t.side].push(indexTime, g);
       }
-      known.bytes += ((value?.length ?? 0) - (s.prior?.length ?? 0)) * DECODED_BYTES_PER_BYTE;
-      s.dirty = false;
-      s.priorIndexTime = value === null ? null : indexTime;
-      s.prior = value;
-      if (value === null) known.states[side].delete(id);
-      else known.states[side].set(id, s);
+      known.bytes += ((value?.length ?? 0) - held) * DECODED_BYTES_PER_BYTE;
+      t.setHeld(g, value?.length ?? 0, value === null ? null : indexTime);
+      if (value === null) t.remove(g);
     }
+    t.changed = [];
+    t.priors = [];
   }
   return written;
+}
+
+/**
+ * Keys read for a batch that the shard lacks and that got no row are dropped; a table whose
+ * removed keys outnumber its live ones is compacted (its expiry heap rebuilt, as keys renumber).
+ */
+function compactTables(known: JoinStateCache): void {
+  for (const t of known.sides) {
+    const keys = t.keys;
+    for (let g = 0; g < keys.count; g++) if (keys.isLive(g) && t.count(g) === 0 && t.heldBytes(g) === 0) t.remove(g);
+    if (keys.count < 4096 || keys.count < 2 * keys.size) continue;
+    keys.compact();
+    if (known.expiring === undefined) continue;
+    const heap = new ExpiryHeap();
+    for (let g = 0; g < keys.count; g++) {
+      const time = t.indexTime(g);
+      if (time !== null) heap.push(time, g);
+    }
+    known.expiring[t.side] = heap;
+  }
 }
 
 /**
@@ -271,68 +309,60 @@ async function evictJoinState(
   op: StreamJoinOp,
   j: CompiledJoin,
   known: JoinStateCache,
-  states: BatchStates,
-  expiredNow: Iterable<KeyState>,
+  stamp: number,
+  expiredNow: [number[], number[]],
   out: Row[],
 ): Promise<Uint8Array[]> {
   const watermark = ctx.watermark as number;
   const c = ctx.counters;
   const removed: [Row[], Row[]] = [[], []];
-  const expire = (s: KeyState): boolean => {
-    const expiry = j.expiry[s.side];
-    if (expiry === undefined) return false;
-    const kept: Stored[] = [];
-    for (const stored of s.rows) {
-      const t = expiry(stored[0]);
-      if (t === null || t > watermark) kept.push(stored);
-      else {
-        if (!stored[1] && outerSide(op, s.side)) removed[s.side].push(stored[0]);
-        c.removed += 1;
-        c.rowDelta -= 1;
-      }
-    }
-    if (kept.length === s.rows.length) return false;
-    s.rows = kept;
-    s.dirty = true;
-    states[s.side].set(stateId(s.keyGroup, s.key.subarray(1)), s);
+  /** Removes key g's rows the watermark has passed; false when none has. */
+  const expire = (t: SideTable, g: number): boolean => {
+    if (j.expiry[t.side] === undefined) return false;
+    const { expiry } = t.arena;
+    let any = false;
+    for (let r = t.head(g); r >= 0 && !any; r = t.arena.next[r]!) any = expiry[r]! <= watermark;
+    if (!any) return false;
+    t.willChange(g, stamp);
+    const gone = t.removeExpired(g, watermark, outerSide(op, t.side) ? removed[t.side] : null);
+    c.removed += gone;
+    c.rowDelta -= gone;
     return true;
   };
   // Rows this batch stored past the watermark, whose index entries are not written yet.
-  for (const s of expiredNow) expire(s);
+  for (const t of known.sides) for (const g of expiredNow[t.side]) expire(t, g);
   const stale: Uint8Array[] = [];
   if (known.expiring !== undefined) {
     // An entry whose key has a later index time now (or no rows) was replaced when that changed;
     // a key that somehow expires nothing keeps its entry.
-    const keep: Array<[number, KeyState]> = [];
-    known.expiring.popUpTo(Math.floor(watermark), (s, time) => {
-      if (s.priorIndexTime === time && !expire(s)) keep.push([time, s]);
-    });
-    for (const [time, s] of keep) known.expiring.push(time, s);
+    for (const t of known.sides) {
+      const heap = known.expiring[t.side];
+      const due: number[] = [];
+      heap.popUpTo(Math.floor(watermark), due);
+      for (let i = 0; i < due.length; i += 2) {
+        const time = due[i]!;
+        const g = due[i + 1]!;
+        if (t.keys.isLive(g) && t.indexTime(g) === time && !expire(t, g)) heap.push(time, g);
+      }
+    }
   } else {
     await ctx.forEachExpired(async (index) => {
-      const unknown: Array<{ ik: Uint8Array; side: JoinSide; kg: number; key: Uint8Array; id: string }> = [];
-      const found: Array<{ ik: Uint8Array; timeMs: number; state: KeyState | undefined }> = index.map((ik) => {
+      const found: Array<[Uint8Array, number, SideTable, number]> = [];
+      const unknown: Array<[SideTable, number]> = [];
+      for (const ik of index) {
         const { timeMs, kg, key } = decodeIndexKey(ik);
-        const side = (key[0] ?? 0) as JoinSide;
-        const id = stateId(kg, key.subarray(1));
-        const state = states[side].get(id) ?? known.states[side].get(id);
-        if (state === undefined) unknown.push({ ik, side, kg, key: new Uint8Array(key), id });
-        return { ik, timeMs, state };
-      });
-      const read = await ctx.store.getMany(unknown.map((u) => dataKey(u.kg, u.key)));
-      const loaded = new Map<Uint8Array, KeyState>();
-      unknown.forEach((u, i) => {
-        const value = read[i];
-        if (value === undefined) return;
-        const state = keyStateOf(u.side, u.kg, u.key, value, j.schemas[u.side]);
-        known.states[u.side].set(u.id, state);
-        known.bytes += value.length * DECODED_BYTES_PER_BYTE;
-        loaded.set(u.ik, state);
-      });
-      for (const { ik, timeMs, state } of found) {
-        const s = state ?? loaded.get(ik);
-        if (s === undefined || s.priorIndexTime !== timeMs) stale.push(new Uint8Array(ik));
-        else expire(s);
+        const t = known.sides[(key[0] ?? 0) as JoinSide];
+        let g = t.find(key.subarray(1));
+        if (g < 0) {
+          g = t.insert(kg, key.subarray(1));
+          unknown.push([t, g]);
+        }
+        found.push([ik, timeMs, t, g]);
+      }
+      await loadKeys(ctx.store, known, unknown);
+      for (const [ik, timeMs, t, g] of found) {
+        if (t.indexTime(g) !== timeMs) stale.push(new Uint8Array(ik));
+        else expire(t, g);
       }
     });
   }

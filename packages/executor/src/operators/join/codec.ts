@@ -4,10 +4,10 @@
  */
 import { ByteBuffer, corruptStateValue, expectValueHeader, valueHeaderBytes, ValueKind, writeValueHeader, type ValueHeader } from '@sluice/state';
 import { readerOf, readVector, writeUtf8, writeVector } from '../../columns/vectorCodec.js';
-import { rowsFromVectors } from '../../columns/vectors.js';
+import type { Vector } from '../../columns/vectors.js';
 import { plainPackr as packr } from '../../task/packers.js';
-import type { DataType, Row, Schema } from '../../schema/types.js';
-import { isNumberBacked } from '../../schema/values.js';
+import type { Row, Schema } from '../../schema/types.js';
+import { RowArena } from './arena.js';
 import type { JoinSide } from './plan.js';
 
 // ---- state values ------------------------------------------------------------------------------
@@ -29,34 +29,78 @@ const WHAT = 'join state';
 /** Where values are built; each is copied out at its exact size. */
 const scratch = new ByteBuffer(1 << 12);
 
-export function encodeJoinValue(indexTime: number | null, rows: readonly Stored[], schema: Schema): Uint8Array {
-  const n = rows.length;
+/** The value of a key whose rows are `rows[0..n)` of `arena`, in order. */
+export function encodeJoinRows(indexTime: number | null, arena: RowArena, rows: Int32Array, n: number): Uint8Array {
   const out = scratch;
   out.pos = valueHeaderBytes(indexTime, n);
   out.ensure(n);
-  for (let i = 0; i < n; i++) out.buf[out.pos + i] = (rows[i] as Stored)[1] ? 1 : 0;
+  for (let i = 0; i < n; i++) out.buf[out.pos + i] = arena.matched[rows[i]!]!;
   out.pos += n;
-  for (const f of schema) writeRowsColumn(out, rows, f.name, f.type);
+  for (let k = 0; k < arena.columns.length; k++) writeArenaColumn(out, arena, k, rows, n);
   const value = out.buf.slice(0, out.pos);
   writeValueHeader(value, undefined, 0, ValueKind.joinRows, VERSION, indexTime, n);
   return value;
 }
 
-export function decodeJoinValue(value: Uint8Array, schema: Schema): { indexTime: number | null; rows: Stored[] } {
+/**
+ * Reads a stored value's rows into `arena` (appended in order, matched flags set, expiry left to
+ * the caller) and returns its index time, its row numbers, and whether its bytes are the ones
+ * encodeJoinRows writes for them (a value of version 2; an older one is written again only when
+ * its key changes).
+ */
+export function loadJoinValue(value: Uint8Array, arena: RowArena): { indexTime: number | null; rows: number[]; current: boolean } {
   const h = expectValueHeader(value, ValueKind.joinRows, VERSION, WHAT);
+  const schema = arena.schema;
+  const rows: number[] = [];
   if (h !== undefined && h.version >= 2) {
     if (h.indexTime === undefined) throw corruptStateValue(WHAT, 'has no index time: the state was written by another query, or is damaged');
-    return { indexTime: h.indexTime, rows: readColumns(value, h.start, h.rows, schema) };
+    const n = h.rows;
+    const r = readerOf(value, h.start + n);
+    let vectors: Vector[];
+    try {
+      if (h.start + n > value.length) throw new RangeError(`${n} matched flags run past the end`);
+      vectors = schema.map(() => readVector(r, n));
+    } catch (e) {
+      throw wrongColumns(`columns that do not decode (${(e as Error).message})`, schema);
+    }
+    if (r.pos !== value.length) throw wrongColumns(`${value.length - r.pos} bytes past its columns`, schema);
+    for (let i = 0; i < n; i++) {
+      const row = arena.alloc();
+      arena.setFromVectors(row, vectors, i);
+      arena.matched[row] = value[h.start + i] === 1 ? 1 : 0;
+      rows.push(row);
+    }
+    return { indexTime: h.indexTime, rows, current: true };
   }
   const { indexTime, count, values, first } = unpackJoinValue(value, h);
   if (values.length - first !== count * (schema.length + 1)) throw wrongColumns(`${count} rows in ${values.length - first} values`, schema);
-  const rows: Stored[] = [];
   for (let i = first; i < values.length; i += schema.length + 1) {
     const row: Row = {};
     for (let k = 0; k < schema.length; k++) row[(schema[k] as Schema[number]).name] = values[i + 1 + k];
-    rows.push([row, values[i] === 1]);
+    const r = arena.alloc();
+    arena.setFromRow(r, row);
+    arena.matched[r] = values[i] === 1 ? 1 : 0;
+    rows.push(r);
   }
-  return { indexTime, rows };
+  return { indexTime, rows, current: false };
+}
+
+/** A key's rows as [row, matched] pairs, and its value (tests, and the places that want rows). */
+export function encodeJoinValue(indexTime: number | null, stored: readonly Stored[], schema: Schema): Uint8Array {
+  const arena = new RowArena(schema);
+  const rows = Int32Array.from(stored, ([row, matched]) => {
+    const r = arena.alloc();
+    arena.setFromRow(r, row);
+    arena.matched[r] = matched ? 1 : 0;
+    return r;
+  });
+  return encodeJoinRows(indexTime, arena, rows, rows.length);
+}
+
+export function decodeJoinValue(value: Uint8Array, schema: Schema): { indexTime: number | null; rows: Stored[] } {
+  const arena = new RowArena(schema);
+  const { indexTime, rows } = loadJoinValue(value, arena);
+  return { indexTime, rows: rows.map((r) => [arena.row(r), arena.matched[r] === 1]) };
 }
 
 const wrongColumns = (what: string, schema: Schema): Error =>
@@ -65,80 +109,63 @@ const wrongColumns = (what: string, schema: Schema): Error =>
     `holds ${what}, which rows of this side's ${schema.length} columns (${schema.map((f) => f.name).join(', ')}) cannot fill: the state was written by another query, or is damaged`,
   );
 
-/** A version 2 value's rows. */
-function readColumns(value: Uint8Array, start: number, n: number, schema: Schema): Stored[] {
-  let rows: Row[];
-  const r = readerOf(value, start + n);
-  try {
-    rows = rowsFromVectors(
-      schema.map(() => readVector(r, n)),
-      schema,
-      n,
-    );
-  } catch (e) {
-    throw wrongColumns(`columns that do not decode (${(e as Error).message})`, schema);
-  }
-  if (r.pos !== value.length) throw wrongColumns(`${value.length - r.pos} bytes past its columns`, schema);
-  const out: Stored[] = new Array(n);
-  for (let i = 0; i < n; i++) out[i] = [rows[i] as Row, value[start + i] === 1];
-  return out;
-}
-
 /**
- * One column of `rows` as vectorCodec.ts writes a vector, straight from the rows: a number, a
- * boolean or a string column as such (a string column's dictionary is its rows' strings in order),
- * anything else, or a value that does not fit the type, as msgpack.
+ * Column k of the rows, as vectorCodec.ts writes a vector: a number or boolean column as such, a
+ * column of strings as a string vector (its dictionary the rows' strings in order), any other as
+ * msgpack.
  */
-function writeRowsColumn(out: ByteBuffer, rows: readonly Stored[], name: string, type: DataType): void {
-  const n = rows.length;
-  const want = isNumberBacked(type) ? 'number' : type === 'boolean' ? 'boolean' : type === 'string' ? 'string' : undefined;
-  let nulls = 0;
-  let fits = want !== undefined;
-  for (let i = 0; i < n && fits; i++) {
-    const v = (rows[i] as Stored)[0][name];
-    if (v === null || v === undefined) nulls += 1;
-    else if (typeof v !== want) fits = false;
+function writeArenaColumn(out: ByteBuffer, arena: RowArena, k: number, rows: Int32Array, n: number): void {
+  const c = arena.columns[k]!;
+  if (c.kind !== 'obj') {
+    let nulls = 0;
+    for (let i = 0; i < n; i++) nulls += c.nulls[rows[i]!]!;
+    out.ensure(2 + (nulls > 0 ? n : 0) + 8 * n);
+    out.buf[out.pos] = c.kind === 'num' ? 0 : 1;
+    out.buf[out.pos + 1] = nulls > 0 ? 1 : 0;
+    out.pos += 2;
+    if (nulls > 0) {
+      for (let i = 0; i < n; i++) out.buf[out.pos + i] = c.nulls[rows[i]!]!;
+      out.pos += n;
+    }
+    if (c.kind === 'num') {
+      for (let i = 0; i < n; i++) out.view.setFloat64(out.pos + 8 * i, c.nulls[rows[i]!] === 1 ? 0 : c.values[rows[i]!]!, true);
+      out.pos += 8 * n;
+    } else {
+      for (let i = 0; i < n; i++) out.buf[out.pos + i] = c.values[rows[i]!]!;
+      out.pos += n;
+    }
+    return;
   }
-  if (!fits) {
+  let nulls = 0;
+  let strings = arena.schema[k]!.type === 'string';
+  for (let i = 0; i < n && strings; i++) {
+    const v = c.values[rows[i]!];
+    if (v === null || v === undefined) nulls += 1;
+    else if (typeof v !== 'string') strings = false;
+  }
+  if (!strings) {
     const values: unknown[] = new Array(n);
-    for (let i = 0; i < n; i++) values[i] = (rows[i] as Stored)[0][name] ?? null;
+    for (let i = 0; i < n; i++) values[i] = c.values[rows[i]!] ?? null;
     writeVector(out, { kind: 'any', length: n, values }, null, n);
     return;
   }
-  out.ensure(2 + n);
-  out.buf[out.pos] = want === 'number' ? 0 : want === 'boolean' ? 1 : 2;
+  out.ensure(6 + n);
+  out.buf[out.pos] = 2;
   out.buf[out.pos + 1] = nulls > 0 ? 1 : 0;
   out.pos += 2;
   if (nulls > 0) {
-    for (let i = 0; i < n; i++) {
-      const v = (rows[i] as Stored)[0][name];
-      out.buf[out.pos + i] = v === null || v === undefined ? 1 : 0;
-    }
+    for (let i = 0; i < n; i++) out.buf[out.pos + i] = typeof c.values[rows[i]!] === 'string' ? 0 : 1;
     out.pos += n;
   }
-  if (want === 'number') {
-    out.ensure(8 * n);
-    for (let i = 0; i < n; i++) out.view.setFloat64(out.pos + 8 * i, ((rows[i] as Stored)[0][name] as number | null) ?? 0, true);
-    out.pos += 8 * n;
-  } else if (want === 'boolean') {
-    out.ensure(n);
-    for (let i = 0; i < n; i++) out.buf[out.pos + i] = (rows[i] as Stored)[0][name] === true ? 1 : 0;
-    out.pos += n;
-  } else {
-    out.ensure(4);
-    out.view.setUint32(out.pos, n - nulls, true);
-    out.pos += 4;
-    for (let i = 0; i < n; i++) {
-      const v = (rows[i] as Stored)[0][name];
-      if (typeof v === 'string') writeUtf8(out, v);
-    }
-    out.ensure(4 * n);
-    for (let i = 0, code = 0; i < n; i++) {
-      const v = (rows[i] as Stored)[0][name];
-      out.view.setInt32(out.pos + 4 * i, typeof v === 'string' ? code++ : 0, true);
-    }
-    out.pos += 4 * n;
+  out.view.setUint32(out.pos, n - nulls, true);
+  out.pos += 4;
+  for (let i = 0; i < n; i++) {
+    const v = c.values[rows[i]!];
+    if (typeof v === 'string') writeUtf8(out, v);
   }
+  out.ensure(4 * n);
+  for (let i = 0, code = 0; i < n; i++) out.view.setInt32(out.pos + 4 * i, typeof c.values[rows[i]!] === 'string' ? code++ : 0, true);
+  out.pos += 4 * n;
 }
 
 /** The header of a version 1 value (the one before it: the array's first two items), and its array. */

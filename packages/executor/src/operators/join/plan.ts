@@ -32,19 +32,23 @@ export function eventTimeOf(v: unknown): number | null {
  * the watermark plus a constant), so its index time is its event time less the offset.
  */
 export function joinExpiry(op: StreamJoinOp, side: JoinSide): ((row: Row) => number | null) | undefined {
-  const s = sideOf(op, side);
-  if (s.eviction === null) return undefined;
-  if (s.eviction.kind === 'key') {
-    const column = keysOf(op, side)[s.eviction.key] as string;
-    return (row) => eventTimeOf(row[column]);
-  }
-  const offset = valueEvictionOffset(op, side);
-  const column = s.eventTime;
-  if (offset === undefined || column === null) return undefined;
+  const e = joinExpiryColumn(op, side);
+  if (e === undefined) return undefined;
+  const { column, offset } = e;
   return (row) => {
     const t = eventTimeOf(row[column]);
     return t === null ? null : t - offset;
   };
+}
+
+/** The same, as the column a row's expiry is read from and the offset taken from its time. */
+export function joinExpiryColumn(op: StreamJoinOp, side: JoinSide): { column: string; offset: number } | undefined {
+  const s = sideOf(op, side);
+  if (s.eviction === null) return undefined;
+  if (s.eviction.kind === 'key') return { column: keysOf(op, side)[s.eviction.key] as string, offset: 0 };
+  const offset = valueEvictionOffset(op, side);
+  const column = s.eventTime;
+  return offset === undefined || column === null ? undefined : { column, offset };
 }
 
 /**
