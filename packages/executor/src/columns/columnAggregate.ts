@@ -20,7 +20,9 @@ import type { StatefulOp } from '../operators/types.js';
 import type { Expr } from '../expressions/types.js';
 import { exprType } from '../expressions/exprTypes.js';
 import type { UdfRegistry } from '../expressions/udfs.js';
-import { windowsOf } from '../expressions/windows.js';
+import { lastWindowStart } from '../expressions/windows.js';
+import { walkExpr } from '../expressions/exprTree.js';
+import { resolveColumn } from '../expressions/resolveColumn.js';
 import type { DataType, Schema } from '../schema/types.js';
 import { isNumberBacked } from '../schema/values.js';
 import type { ShuffleWriter } from '../shuffle/ShuffleWriter.js';
@@ -81,22 +83,51 @@ type TaskPart = Exclude<KeyPart, { kind: 'interned' }> | { kind: 'interned'; ev:
 /**
  * A batch with a sliding window key, expanded: row i once for each window that contains its time,
  * in row order then window order (a row whose time is null is in none), with those windows' starts.
+ * Only the columns the aggregation reads (`used`; null: all) are carried over.
  */
-function expandSliding(p: Extract<KeyPart, { kind: 'window' }>, batch: ColumnBatch): { batch: ColumnBatch; starts: Float64Array } {
+function expandSliding(
+  p: Extract<KeyPart, { kind: 'window' }>,
+  batch: ColumnBatch,
+  used: ReadonlySet<string> | null,
+): { batch: ColumnBatch; starts: Float64Array } {
   const t = p.ev(batch);
-  const rows: number[] = [];
-  const starts: number[] = [];
+  const { sizeMs, slideMs, startMs } = p;
+  const most = batch.length * Math.ceil(sizeMs / slideMs);
+  const rows = new Int32Array(most);
+  const starts = new Float64Array(most);
+  let m = 0;
   for (let i = 0; i < batch.length; i++) {
     if (isNull(t, i)) continue;
-    for (const w of windowsOf(vectorValue(t, i) as number, p.sizeMs, p.slideMs, p.startMs)) {
-      rows.push(i);
-      starts.push(w.start);
+    const x = (t.kind === 'num' ? t.values[i] : vectorValue(t, i)) as number;
+    // Starts in (x - size, last], as windowsOf gives them, in ascending order.
+    const last = lastWindowStart(x, slideMs, startMs);
+    let count = 0;
+    while (last - count * slideMs > x - sizeMs) count++;
+    for (let k = count - 1; k >= 0; k--) {
+      rows[m] = i;
+      starts[m++] = last - k * slideMs;
     }
   }
-  const idx = Int32Array.from(rows);
   const columns = new Map<string, Vector>();
-  for (const [name, v] of batch.columns) columns.set(name, gather(v, idx, idx.length));
-  return { batch: { length: idx.length, columns }, starts: Float64Array.from(starts) };
+  for (const [name, v] of batch.columns) if (used === null || used.has(name)) columns.set(name, gather(v, rows, m));
+  return { batch: { length: m, columns }, starts: starts.subarray(0, m) };
+}
+
+/** The top-level columns of `schema` that `exprs` read; null when one cannot be told (then all are). */
+function columnsRead(exprs: readonly Expr[], schema: Schema): Set<string> | null {
+  const out = new Set<string>();
+  let all = false;
+  for (const e of exprs) {
+    walkExpr(e, (x) => {
+      if (x.op !== 'col') return;
+      try {
+        out.add(resolveColumn(x.name, schema).path[0] as string);
+      } catch {
+        all = true;
+      }
+    });
+  }
+  return all ? null : out;
 }
 
 /**
@@ -330,6 +361,7 @@ export function columnAggregation(op: AggregateOp, schema: Schema, udfs: UdfRegi
   const aggs = op.aggs.map((s) => aggregatorOf(s, schema));
   const inputs = op.aggs.map((s, j) => (s.arg === null ? null : compileColumnExpr(aggInput(s.arg, aggs[j]!, schema), schema, udfs)));
   const timeOf = eventTimeOfKey(op, keyTypes);
+  const read = sliding === undefined ? null : columnsRead([...op.keys, ...op.aggs.flatMap((s) => (s.arg === null ? [] : [s.arg]))], schema);
   /** The key part that carries the event time (eventTimeOfKey: a window's end, or the value). */
   const eventPart = op.eventTimeKey ?? -1;
   /** The key parts that choose the key group (op.routeKeys); -1: all of them. */
@@ -347,7 +379,7 @@ export function columnAggregation(op: AggregateOp, schema: Schema, udfs: UdfRegi
     let partsAll: Float64Array[] = [];
     return {
       add(input) {
-        const expanded = sliding && input.length > 0 ? expandSliding(sliding, input) : undefined;
+        const expanded = sliding && input.length > 0 ? expandSliding(sliding, input, read) : undefined;
         const batch = expanded?.batch ?? input;
         const n = batch.length;
         if (n === 0) return;

@@ -214,3 +214,17 @@ function rowMaker(schema: Schema): RowMakerFactory {
     return new Function('at', ...params, `return function row(i) { return { ${props.join(', ')} }; };`) as RowMakerFactory;
   });
 }
+
+type RowAt = (vectors: readonly Vector[], i: number) => Row;
+const rowAts = new CompileCache<RowAt>();
+
+/**
+ * The generated constructor of one row of `schema` out of its vectors (in its order), compiled
+ * once per worker: for a kind that makes a few rows of a batch, not all of them.
+ */
+export function rowAtOf(schema: Schema): RowAt {
+  return rowAts.of(JSON.stringify(schema.map((f) => f.name)), () => {
+    const props = schema.map((f, i) => `${f.name === '__proto__' ? `[${JSON.stringify(f.name)}]` : JSON.stringify(f.name)}: at(v[${i}], i)`);
+    return new Function('at', `return function rowAt(v, i) { return { ${props.join(', ')} }; };`)(valueAt) as RowAt;
+  });
+}

@@ -32,10 +32,11 @@ import type { Row, Schema } from '../../schema/types.js';
 import type { StateContext } from '../stateContext.js';
 import type { StateWriter } from '../stateWriter.js';
 import { keyString } from '../stateCache.js';
-import { joinExpiry, joinExpiryColumn, splitJoinCondition, type JoinSide, type StreamJoinOp } from './plan.js';
+import { eventTimeOf, joinExpiryColumn, splitJoinCondition, type JoinSide, type StreamJoinOp } from './plan.js';
 import { encodeJoinRows, sideKey } from './codec.js';
 import { DECODED_BYTES_PER_BYTE, ExpiryHeap, joinCacheOf, type JoinStateCache, type SideTable } from './cache.js';
-import { decodeJoinBlock, type JoinRecord } from './shuffle.js';
+import { readJoinChunks, type JoinChunk } from './shuffle.js';
+import { rowAtOf, valueAt, type Vector } from '../../columns/vectors.js';
 
 // ---- the join ----------------------------------------------------------------------------------
 
@@ -47,9 +48,14 @@ interface CompiledJoin {
   post: PairCondition | null;
   /** The output row of a pair (null: the side is missing). */
   output: (left: Row | null, right: Row | null) => Row;
-  expiry: [((row: Row) => number | null) | undefined, ((row: Row) => number | null) | undefined];
+  /** Where a side's row expiry is read: its column's number in the side's schema (-1: its rows never expire) and the offset taken from its time. */
+  expiry: [{ column: number; offset: number }, { column: number; offset: number }];
   schemas: [Schema, Schema];
+  /** A row of a side out of a chunk's vectors. */
+  rowAt: [RowAt, RowAt];
 }
+
+type RowAt = (vectors: readonly Vector[], i: number) => Row;
 
 const always = (): boolean => true;
 
@@ -66,16 +72,18 @@ class PairCondition {
     this.names = [schemas[0].map((f) => f.name), schemas[1].map((f) => f.name)];
   }
 
-  holds(side: JoinSide, row: Row, stored: SideTable, r: number): boolean {
+  /** Whether it holds for row i of a chunk of `side` and row r of the other side's stored rows. */
+  holds(side: JoinSide, vectors: readonly Vector[], i: number, stored: SideTable, r: number): boolean {
     // Left columns first, then right ones (a name on both sides reads the right's).
-    if (side === 0) this.fromRow(0, row);
+    if (side === 0) this.fromChunk(0, vectors, i);
     this.fromStored(stored, r);
-    if (side === 1) this.fromRow(1, row);
+    if (side === 1) this.fromChunk(1, vectors, i);
     return this.test(this.pair);
   }
 
-  private fromRow(side: JoinSide, row: Row): void {
-    for (const n of this.names[side]) this.pair[n] = row[n];
+  private fromChunk(side: JoinSide, vectors: readonly Vector[], i: number): void {
+    const names = this.names[side];
+    for (let k = 0; k < names.length; k++) this.pair[names[k]!] = valueAt(vectors[k]!, i);
   }
 
   private fromStored(stored: SideTable, r: number): void {
@@ -92,12 +100,17 @@ function compileJoin(op: StreamJoinOp, udfs: UdfRegistry): CompiledJoin {
     return (row) => fns.every((f) => f(row) === true);
   };
   const schemas: [Schema, Schema] = [op.left.schema, op.right.schema];
+  const expiry = (side: JoinSide): { column: number; offset: number } => {
+    const e = joinExpiryColumn(op, side);
+    return { column: e === undefined ? -1 : schemas[side].findIndex((f) => f.name === e.column), offset: e?.offset ?? 0 };
+  };
   return {
     pre: [predicate(parts[0], op.left.schema), predicate(parts[1], op.right.schema)],
     post: parts[2].length === 0 ? null : new PairCondition(predicate(parts[2], [...op.left.schema, ...op.right.schema]), schemas),
     output: outputOf(op),
-    expiry: [joinExpiry(op, 0), joinExpiry(op, 1)],
+    expiry: [expiry(0), expiry(1)],
     schemas,
+    rowAt: [rowAtOf(schemas[0]), rowAtOf(schemas[1])],
   };
 }
 
@@ -132,91 +145,110 @@ export async function symmetricHashJoin(ctx: StateContext, op: StreamJoinOp): Pr
   const j = compileJoin(op, ctx.udfs);
   const known = await joinCacheOf(cache, store, j.schemas, [joinExpiryColumn(op, 0), joinExpiryColumn(op, 1)]);
   const stamp = ++known.batches;
-  const tables = known.sides;
-  const records: [JoinRecord[], JoinRecord[]] = [[], []];
-  for (const block of task.blocks) decodeJoinBlock(block.data, j.schemas, records);
+  const chunks: JoinChunk[] = [];
+  for (const block of task.blocks) readJoinChunks(block.data, j.schemas, chunks);
   // A cache that does not hold every key reads the batch's keys it lacks, both sides, in one read.
-  if (!known.complete) await readKeys(ctx, known, records);
+  if (!known.complete) await readKeys(ctx, known, chunks);
 
   const out: Row[] = [];
   /** The keys given a row the watermark has already passed (evicted at the end of the batch), per side. */
   const expiredNow: [number[], number[]] = [[], []];
-  const pair = (side: JoinSide, row: Row, other: Row | null): Row => (side === 0 ? j.output(row, other) : j.output(other, row));
-  for (const side of [0, 1] as const) {
-    const otherSide: JoinSide = side === 0 ? 1 : 0;
-    const mine = tables[side];
-    const theirs = tables[otherSide];
-    const expiry = j.expiry[side];
-    const outer = outerSide(op, side);
-    const pre = j.pre[side];
-    for (const rec of records[side]) {
-      const row = rec[2];
-      const key = rec[1];
-      if (key === null || !pre(row)) {
-        if (outer) out.push(pair(side, row, null));
-        continue;
-      }
-      const g = theirs.find(key);
-      let matched = false;
-      for (let r = g < 0 ? -1 : theirs.head(g); r >= 0; r = theirs.arena.next[r]!) {
-        // A left semi join emits a left row once: the right side skips the ones that matched.
-        if (op.how === 'left_semi' && side === 1 && theirs.arena.matched[r] === 1) continue;
-        if (j.post !== null && !j.post.holds(side, row, theirs, r)) continue;
-        if (theirs.arena.matched[r] === 0) {
-          theirs.willChange(g, stamp);
-          theirs.arena.matched[r] = 1;
-        }
-        if (op.how !== 'left_semi') out.push(pair(side, row, theirs.arena.row(r)));
-        else if (side === 1) out.push(j.output(theirs.arena.row(r), null));
-        else if (!matched) out.push(j.output(row, null));
-        matched = true;
-      }
-      if (op.how === 'left_semi' && side === 0 && matched) continue;
-      // A row the watermark has already passed (Spark's rule since SPARK-49829): a left one is
-      // stored all the same, as this batch's right rows have yet to meet it; a right one only when
-      // it is an unmatched outer row. Either is evicted at the end of this batch, an unmatched
-      // outer one emitted with nulls then.
-      const t = expiry?.(row) ?? null;
-      const passed = watermark !== undefined && t !== null && t <= watermark;
-      if (passed && side === 1 && (matched || !outer)) continue;
-      let k = mine.find(key);
-      if (k < 0) k = mine.insert(rec[0], key);
-      mine.willChange(k, stamp);
-      const r = mine.arena.alloc();
-      mine.arena.setFromRow(r, row);
-      mine.arena.matched[r] = matched ? 1 : 0;
-      mine.arena.expiry[r] = t ?? Number.NaN;
-      mine.append(k, r);
-      if (passed) expiredNow[side].push(k);
-      c.updated += 1;
-      c.rowDelta += 1;
-    }
-  }
+  for (const side of [0, 1] as const) for (const chunk of chunks) if (chunk.side === side) joinChunk(op, j, known, chunk, watermark, stamp, expiredNow, out, c);
 
-  const evicts = watermark !== undefined && (j.expiry[0] !== undefined || j.expiry[1] !== undefined);
+  const evicts = watermark !== undefined && (j.expiry[0].column >= 0 || j.expiry[1].column >= 0);
   const stale = [...known.stale, ...(evicts ? await evictJoinState(ctx, op, j, known, stamp, expiredNow, out) : [])];
   known.stale = [];
-  const written = writeStates(tables, known, writer, stale.length > 0);
+  // The changes' priors are known (the cache's, or null for a new key): each goes to the commit at once.
+  if (known.sides[0].changed.length + known.sides[1].changed.length + stale.length > 0) await writer.begin();
+  const written = writeStates(known.sides, known, writer, stale.length > 0);
   for (const ik of stale) if (!written.has(keyString(ik))) writer.removeIndex(ik);
   compactTables(known);
   return out;
 }
+
+/** Steps 1 and 2 for one chunk's rows (of its side, in order): each joins the other side's stored rows, then is stored. */
+function joinChunk(
+  op: StreamJoinOp,
+  j: CompiledJoin,
+  known: JoinStateCache,
+  chunk: JoinChunk,
+  watermark: number | undefined,
+  stamp: number,
+  expiredNow: [number[], number[]],
+  out: Row[],
+  c: StateContext['counters'],
+): void {
+  const side = chunk.side;
+  const mine = known.sides[side];
+  const theirs = known.sides[side === 0 ? 1 : 0];
+  const outer = outerSide(op, side);
+  const pre = j.pre[side];
+  const rowAt = j.rowAt[side];
+  const { data, keyAt, keyLength, keyGroup, vectors } = chunk;
+  const expiryVector = j.expiry[side].column < 0 ? undefined : vectors[j.expiry[side].column];
+  const offset = j.expiry[side].offset;
+  for (let i = 0; i < chunk.count; i++) {
+    const at = keyAt[i]!;
+    // The row as an object, made when the join needs one (a condition on its side, or a row it emits).
+    let row: Row | null = pre === always ? null : rowAt(vectors, i);
+    if (at < 0 || (row !== null && !pre(row))) {
+      if (outer) out.push(pairOf(j, side, row ?? rowAt(vectors, i), null));
+      continue;
+    }
+    const g = theirs.findAt(data, at, keyLength[i]!);
+    let matched = false;
+    for (let r = g < 0 ? -1 : theirs.head(g); r >= 0; r = theirs.arena.next[r]!) {
+      // A left semi join emits a left row once: the right side skips the ones that matched.
+      if (op.how === 'left_semi' && side === 1 && theirs.arena.matched[r] === 1) continue;
+      if (j.post !== null && !j.post.holds(side, vectors, i, theirs, r)) continue;
+      if (theirs.arena.matched[r] === 0) {
+        theirs.willChange(g, stamp);
+        theirs.arena.matched[r] = 1;
+      }
+      row ??= rowAt(vectors, i);
+      if (op.how !== 'left_semi') out.push(pairOf(j, side, row, theirs.arena.row(r)));
+      else if (side === 1) out.push(j.output(theirs.arena.row(r), null));
+      else if (!matched) out.push(j.output(row, null));
+      matched = true;
+    }
+    if (op.how === 'left_semi' && side === 0 && matched) continue;
+    // A row the watermark has already passed (Spark's rule since SPARK-49829): a left one is
+    // stored all the same, as this batch's right rows have yet to meet it; a right one only when
+    // it is an unmatched outer row. Either is evicted at the end of this batch, an unmatched
+    // outer one emitted with nulls then.
+    const time = expiryVector === undefined ? null : eventTimeOf(valueAt(expiryVector, i));
+    const t = time === null ? null : time - offset;
+    const passed = watermark !== undefined && t !== null && t <= watermark;
+    if (passed && side === 1 && (matched || !outer)) continue;
+    let k = mine.findAt(data, at, keyLength[i]!);
+    if (k < 0) k = mine.insertAt(keyGroup[i]!, data, at, keyLength[i]!);
+    mine.willChange(k, stamp);
+    const r = mine.arena.alloc();
+    mine.arena.setFromVectors(r, vectors, i);
+    mine.arena.matched[r] = matched ? 1 : 0;
+    mine.arena.expiry[r] = t ?? Number.NaN;
+    mine.append(k, r);
+    if (passed) expiredNow[side].push(k);
+    c.updated += 1;
+    c.rowDelta += 1;
+  }
+}
+
+const pairOf = (j: CompiledJoin, side: JoinSide, row: Row, other: Row | null): Row => (side === 0 ? j.output(row, other) : j.output(other, row));
 
 /**
  * The batch's keys the cache lacks, read from the shard for both sides in one getMany, into the
  * cache (a key the shard lacks too gets an empty entry, dropped at the end of the batch unless a
  * row is stored under it).
  */
-async function readKeys(ctx: StateContext, known: JoinStateCache, records: [JoinRecord[], JoinRecord[]]): Promise<void> {
+async function readKeys(ctx: StateContext, known: JoinStateCache, chunks: readonly JoinChunk[]): Promise<void> {
   const wanted: Array<[SideTable, number]> = [];
-  for (const recs of records) {
-    for (const rec of recs) {
-      const key = rec[1];
-      if (key === null) continue;
-      for (const table of known.sides) {
-        if (table.find(key) >= 0) continue;
-        wanted.push([table, table.insert(rec[0], key)]);
-      }
+  for (const { count, data, keyAt, keyLength, keyGroup } of chunks) {
+    for (let i = 0; i < count; i++) {
+      const at = keyAt[i]!;
+      if (at < 0) continue;
+      for (const table of known.sides)
+        if (table.findAt(data, at, keyLength[i]!) < 0) wanted.push([table, table.insertAt(keyGroup[i]!, data, at, keyLength[i]!)]);
     }
   }
   await loadKeys(ctx.store, known, wanted);
@@ -318,7 +350,7 @@ async function evictJoinState(
   const removed: [Row[], Row[]] = [[], []];
   /** Removes key g's rows the watermark has passed; false when none has. */
   const expire = (t: SideTable, g: number): boolean => {
-    if (j.expiry[t.side] === undefined) return false;
+    if (j.expiry[t.side].column < 0) return false;
     const { expiry } = t.arena;
     let any = false;
     for (let r = t.head(g); r >= 0 && !any; r = t.arena.next[r]!) any = expiry[r]! <= watermark;

@@ -56,12 +56,21 @@ export class SideTable {
   }
 
   find(key: Uint8Array): number {
-    return this.keys.find(key, 0, key.length, KeyTable.hash(key, 0, key.length));
+    return this.findAt(key, 0, key.length);
+  }
+
+  /** The entry of the key at bytes[off, off + len), or -1. */
+  findAt(bytes: Uint8Array, off: number, len: number): number {
+    return this.keys.find(bytes, off, len, KeyTable.hash(bytes, off, len));
   }
 
   /** A key known to be absent, with no rows and no value in the shard. */
   insert(keyGroup: number, key: Uint8Array): number {
-    const g = this.keys.insert(key, 0, key.length, KeyTable.hash(key, 0, key.length));
+    return this.insertAt(keyGroup, key, 0, key.length);
+  }
+
+  insertAt(keyGroup: number, bytes: Uint8Array, off: number, len: number): number {
+    const g = this.keys.insert(bytes, off, len, KeyTable.hash(bytes, off, len));
     const c = this.keys.cells;
     c[g * WIDTH + HEAD] = -1;
     c[g * WIDTH + TAIL] = -1;

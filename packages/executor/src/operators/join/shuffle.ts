@@ -169,8 +169,21 @@ export class JoinBlockWriter {
   }
 }
 
-/** The rows of a block, per side, in the order they were sent (each key's bytes a view into the block). */
-export function decodeJoinBlock(data: Uint8Array, schemas: readonly [Schema, Schema], into: [JoinRecord[], JoinRecord[]]): void {
+/** A chunk of a block, read: its side, rows, their keys (offsets into the block) and columns. */
+export interface JoinChunk {
+  side: JoinSide;
+  count: number;
+  /** The block; row i's key bytes are data[keyAt[i], keyAt[i] + keyLength[i]), keyAt[i] -1 for a key with a null. */
+  data: Uint8Array;
+  keyAt: Int32Array;
+  keyLength: Int32Array;
+  keyGroup: Int32Array;
+  /** The side's columns, in its schema's order. */
+  vectors: Vector[];
+}
+
+/** The chunks of a block, in the order they were sent. */
+export function readJoinChunks(data: Uint8Array, schemas: readonly [Schema, Schema], into: JoinChunk[]): void {
   const r = readerOf(data);
   while (r.pos < data.length) {
     const side = data[r.pos] as JoinSide;
@@ -180,18 +193,33 @@ export function decodeJoinBlock(data: Uint8Array, schemas: readonly [Schema, Sch
     r.pos = k + keysLength;
     const schema = schemas[side];
     if (schema === undefined) throw new RangeError(`a join block's chunk names side ${side}`);
-    const vectors = schema.map(() => readVector(r, count));
-    const rows = rowsFromVectors(vectors, schema, count);
-    const out = into[side];
+    const keyAt = new Int32Array(count);
+    const keyLength = new Int32Array(count);
+    const keyGroup = new Int32Array(count);
     for (let i = 0; i < count; i++) {
-      const kg = r.view.getUint16(k, true);
+      keyGroup[i] = r.view.getUint16(k, true);
       const len = r.view.getUint32(k + 2, true);
       k += 6;
-      if (len === NULL_KEY) out.push([kg, null, rows[i]!, side]);
+      if (len === NULL_KEY) keyAt[i] = -1;
       else {
-        out.push([kg, data.subarray(k, k + len), rows[i]!, side]);
+        keyAt[i] = k;
+        keyLength[i] = len;
         k += len;
       }
+    }
+    into.push({ side, count, data, keyAt, keyLength, keyGroup, vectors: schema.map(() => readVector(r, count)) });
+  }
+}
+
+/** The rows of a block, per side, in the order they were sent (each key's bytes a view into the block; tests). */
+export function decodeJoinBlock(data: Uint8Array, schemas: readonly [Schema, Schema], into: [JoinRecord[], JoinRecord[]]): void {
+  const chunks: JoinChunk[] = [];
+  readJoinChunks(data, schemas, chunks);
+  for (const c of chunks) {
+    const rows = rowsFromVectors(c.vectors, schemas[c.side], c.count);
+    for (let i = 0; i < c.count; i++) {
+      const at = c.keyAt[i]!;
+      into[c.side].push([c.keyGroup[i]!, at < 0 ? null : data.subarray(at, at + c.keyLength[i]!), rows[i]!, c.side]);
     }
   }
 }
