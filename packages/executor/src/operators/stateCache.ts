@@ -6,6 +6,7 @@
  * read from LevelDB again), which keeps the budget without per-key bookkeeping.
  */
 import { cellTable, type CellLayout } from './aggCells.js';
+import type { ShardStore } from '@sluice/state';
 import type { KeyTable } from './keyTable.js';
 import type { JoinStateCache } from './join/cache.js';
 import type { ProcessorKey } from './processor/handle.js';
@@ -13,6 +14,8 @@ import type { ProcessorKey } from './processor/handle.js';
 export class StateCache {
   /** The shard's decoded aggregation state (aggregate/task.ts). */
   private cells: KeyTable | undefined;
+  /** Whether `cells` holds every key the shard holds (table()). */
+  cellsComplete = false;
   /** The shard's decoded join state (join/cache.ts). */
   join: JoinStateCache | undefined;
   /** A processor's decoded keys (processor/handle.ts), by key bytes: each one's entry, its stored value decoded. */
@@ -25,15 +28,23 @@ export class StateCache {
 
   clear(): void {
     this.cells = undefined;
+    this.cellsComplete = false;
     this.join = undefined;
     this.processor = undefined;
     this.processorBytes = 0;
   }
 
-  /** The cell table of this shard (a fresh one if there is none, or one of another layout). */
-  table(L: CellLayout): KeyTable {
+  /**
+   * The cell table of this shard (a fresh one if there is none, or one of another layout). Given
+   * the shard at the start of a task, a fresh table made while the shard holds nothing holds every
+   * key the shard will hold (`cellsComplete`) until it is dropped: a key it lacks needs no read.
+   */
+  table(L: CellLayout, atTaskStart?: Pick<ShardStore, 'numRows'>): KeyTable {
     const c = this.cells;
-    if (c === undefined || c.width !== L.width || c.nullWidth !== L.nullWidth || c.objWidth !== L.objWidth) this.cells = cellTable(L);
+    if (c === undefined || c.width !== L.width || c.nullWidth !== L.nullWidth || c.objWidth !== L.objWidth) {
+      this.cells = cellTable(L);
+      this.cellsComplete = atTaskStart?.numRows === 0;
+    }
     return this.cells as KeyTable;
   }
 

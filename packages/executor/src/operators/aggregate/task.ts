@@ -66,7 +66,7 @@ export function partitionGroups(blocks: readonly ShuffleBlock[]): ShuffleBlock[]
 export async function aggregateCells(ctx: StateContext, op: AggregateOp): Promise<Row[]> {
   const { task, store, cache, watermark, counters: c, writer: out } = ctx;
   const L = cellLayoutOf(op, task.stateInputSchema);
-  let state = cache.table(L);
+  let state = cache.table(L, store);
   if (state.count - state.size > Math.max(1024, state.size)) state.compact();
   const keyTypes = op.keys.map((k) => exprType(k, task.stateInputSchema));
   const keyValues = (dk: Uint8Array): unknown[] => decodeKey(decodeDataKey(dk).key, keyTypes);
@@ -128,11 +128,13 @@ export async function aggregateCells(ctx: StateContext, op: AggregateOp): Promis
       });
     }
 
-    // 2. Late keys drop; the others find their state in the cache, or in one getMany.
+    // 2. Late keys drop; the others find their state in the cache, or in one getMany (none when
+    // the cache holds every key of the shard: a key it lacks is new).
     const n = batch.count;
     const entry = new Int32Array(n).fill(-1);
     const live: number[] = [];
     const misses: number[] = [];
+    const complete = cache.cellsComplete;
     for (let g = 0; g < n; g++) {
       if (ctx.isLate(times[g])) {
         c.dropped += 1;
@@ -141,7 +143,7 @@ export async function aggregateCells(ctx: StateContext, op: AggregateOp): Promis
       live.push(g);
       const e = state.findFrom(batch, g);
       if (e >= 0) entry[g] = e;
-      else misses.push(g);
+      else if (!complete) misses.push(g);
     }
     // A key's data key: the one it was read with (the writer knows its prior by it), else a view of the batch's.
     const readKeys: Array<Uint8Array | undefined> = new Array(n);
@@ -166,6 +168,7 @@ export async function aggregateCells(ctx: StateContext, op: AggregateOp): Promis
       // The key's index time: the event time of its key, the same every batch.
       const indexTime = Number.isNaN(times[g]!) ? null : times[g]!;
       let e = entry[g]!;
+      let unread = false;
       if (e >= 0) {
         // The cache's value is the shard's: the writer records it before the merge changes it.
         out.cached(dk, priors.encodeValue(state, e, indexTime));
@@ -179,6 +182,7 @@ export async function aggregateCells(ctx: StateContext, op: AggregateOp): Promis
           mergeCells(L, state, e, batch, g);
         } else {
           state.copyValues(e, batch, g);
+          unread = complete;
           const t = times[g]!;
           if (watermark !== undefined && op.eventTimeKey !== null && !Number.isNaN(t) && t <= watermark) {
             // New, and already at or below the watermark (late rows drop by the batch before's,
@@ -196,6 +200,8 @@ export async function aggregateCells(ctx: StateContext, op: AggregateOp): Promis
         }
       }
       const value = values.encodeValue(state, e, indexTime);
+      // A new key of a complete cache was not read: its prior is that it was absent.
+      if (unread) out.cached(dk, null);
       out.put(dk, value);
       if (watermark !== undefined && op.eventTimeKey !== null && times[g]! <= watermark) due.push(dk, value);
       if (task.outputMode === 'update') rows.push(rowOf(dk, state, e));
