@@ -34,7 +34,7 @@ import type { StateWriter } from '../stateWriter.js';
 import { keyString } from '../stateCache.js';
 import { eventTimeOf, joinExpiryColumn, splitJoinCondition, type JoinSide, type StreamJoinOp } from './plan.js';
 import { encodeJoinRows, sideKey } from './codec.js';
-import { DECODED_BYTES_PER_BYTE, ExpiryHeap, joinCacheOf, type JoinStateCache, type SideTable } from './cache.js';
+import { cachedBytes, ExpiryHeap, joinCacheOf, type JoinStateCache, type SideTable } from './cache.js';
 import { readJoinChunks, type JoinChunk } from './shuffle.js';
 import { rowAtOf, valueAt, type Vector } from '../../columns/vectors.js';
 
@@ -262,7 +262,7 @@ async function loadKeys(store: StateContext['store'], known: JoinStateCache, wan
     const value = read[i];
     if (value === undefined) return;
     t.load(g, value);
-    known.bytes += value.length * DECODED_BYTES_PER_BYTE;
+    known.bytes += cachedBytes(value.length);
   });
 }
 
@@ -299,7 +299,7 @@ function writeStates(tables: [SideTable, SideTable], known: JoinStateCache, writ
         if (track) written.add(keyString(ik));
         known.expiring?.[t.side].push(indexTime, g);
       }
-      known.bytes += ((value?.length ?? 0) - held) * DECODED_BYTES_PER_BYTE;
+      known.bytes += cachedBytes(value?.length ?? 0) - cachedBytes(held);
       t.setHeld(g, value?.length ?? 0, value === null ? null : indexTime);
       if (value === null) t.remove(g);
     }

@@ -25,8 +25,12 @@ const KEY_GROUP = 5;
 const STAMP = 6;
 const WIDTH = 7;
 
-/** Decoded rows take about this many times the bytes of their encoded value (the cache's budget measure). */
-export const DECODED_BYTES_PER_BYTE = 4;
+/**
+ * What a key's value takes in the cache, by its encoded bytes (the cache's budget measure): its
+ * rows in the arena take about one and a half times their encoded bytes (a string's object header
+ * against its length prefix and code), its entry in the key table about 96 bytes.
+ */
+export const cachedBytes = (valueBytes: number): number => (valueBytes === 0 ? 0 : Math.ceil(valueBytes * 1.5) + 96);
 
 /** A side's keys and rows. */
 export class SideTable {
@@ -284,7 +288,7 @@ export async function joinCacheOf(cache: StateCache, store: ShardStore, schemas:
     const [gte, lt] = dataRange();
     scan: for await (const chunk of rangeInChunks(store, gte, lt)) {
       for (const [dk, value] of chunk) {
-        if (join.bytes + value.length * DECODED_BYTES_PER_BYTE > cache.budgetBytes) {
+        if (join.bytes + cachedBytes(value.length) > cache.budgetBytes) {
           join.complete = false;
           join.expiring = undefined;
           break scan;
@@ -295,7 +299,7 @@ export async function joinCacheOf(cache: StateCache, store: ShardStore, schemas:
         sides[side].load(g, value);
         const t = sides[side].indexTime(g);
         if (t !== null) join.expiring?.[side].push(t, g);
-        join.bytes += value.length * DECODED_BYTES_PER_BYTE;
+        join.bytes += cachedBytes(value.length);
       }
     }
     // A complete cache evicts without the shard's index: entries naming no key's earliest expiry go now.
