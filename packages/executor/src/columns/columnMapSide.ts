@@ -16,7 +16,7 @@ import { compileColumnStages, opsRunOnColumns, type ColumnStages } from './colum
 import { forEachInputBatch } from './columnSources.js';
 import { rowsFromBatch, type ColumnBatch } from './vectors.js';
 import type { Row } from '../schema/types.js';
-import { mapSideAggregation, mapSideColumns } from '../operators/tasks.js';
+import { mapSideAggregation, mapSideColumns, takesColumns } from '../operators/tasks.js';
 
 interface Compiled {
   stages: ColumnStages;
@@ -51,7 +51,7 @@ export function mapBatches(
   // A generator, or a join with a residual condition, may turn a row into several: rows, not columns (task/stages.ts).
   if (!opsRunOnColumns(task.ops)) return undefined;
   const op = mapSideAggregation(task.stateful);
-  if (op === undefined) return otherMapSide(task, schema, udfs, source);
+  if (op === undefined) return takesColumns(task.stateful) ? otherMapSide(task, schema, udfs, source) : undefined;
   const c = compiled({ ops: task.ops, stateful: op }, schema, udfs);
   const aggregation = c.aggregation();
   const stats: EventTimeStats = { min: Infinity, max: -Infinity, sum: 0, count: 0 };
@@ -65,7 +65,7 @@ export function mapBatches(
   return { numInputRows, numRecords, blocks: writer.finish(), ...(stats.count > 0 && { eventTime: stats }) };
 }
 
-/** A kind whose map side takes column batches as they leave the operators (a join of two streams); undefined for one that takes rows. */
+/** A kind whose map side takes column batches as they leave the operators (a join of two streams). */
 function otherMapSide(
   task: Parameters<typeof mapBatches>[0],
   schema: Schema,

@@ -43,6 +43,11 @@ export async function loadMapSideUdfs(op: StatefulOp, udfs: UdfRegistry): Promis
   await loadUdfs(mapSideExprs(op), udfs);
 }
 
+/** Whether `op`'s kind has a map side over column batches. */
+export function takesColumns(op: StatefulOp): boolean {
+  return taskOf(op).mapSideColumns !== undefined;
+}
+
 /** `op`'s map side over column batches, when its kind has one. */
 export function mapSideColumns(op: StatefulOp, input: MapSideInput): ColumnPartials | undefined {
   return taskOf(op).mapSideColumns?.(op, input);
