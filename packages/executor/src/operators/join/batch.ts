@@ -37,6 +37,7 @@ import { encodeJoinRows, sideKey } from './codec.js';
 import { cachedBytes, ExpiryHeap, joinCacheOf, type JoinStateCache, type SideTable } from './cache.js';
 import { readJoinChunks, type JoinChunk } from './shuffle.js';
 import { rowAtOf, valueAt, type Vector } from '../../columns/vectors.js';
+import { CompileCache } from '../../compileCache.js';
 
 // ---- the join ----------------------------------------------------------------------------------
 
@@ -58,6 +59,8 @@ interface CompiledJoin {
 type RowAt = (vectors: readonly Vector[], i: number) => Row;
 
 const always = (): boolean => true;
+
+const compiledJoins = new CompileCache<CompiledJoin>();
 
 /** The condition on a pair: a batch's row of one side, and row r of the other side's stored rows. */
 class PairCondition {
@@ -142,7 +145,8 @@ const outerSide = (op: StreamJoinOp, side: JoinSide): boolean => op.how === 'ful
  */
 export async function symmetricHashJoin(ctx: StateContext, op: StreamJoinOp): Promise<Row[]> {
   const { task, store, cache, watermark, counters: c, writer } = ctx;
-  const j = compileJoin(op, ctx.udfs);
+  // Compiled once per worker: a closure made per task and called per row costs a recompile of the loop every batch (operators.md).
+  const j = compiledJoins.of(JSON.stringify(op), () => compileJoin(op, ctx.udfs));
   const known = await joinCacheOf(cache, store, j.schemas, [joinExpiryColumn(op, 0), joinExpiryColumn(op, 1)]);
   const stamp = ++known.batches;
   const chunks: JoinChunk[] = [];
