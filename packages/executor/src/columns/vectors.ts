@@ -197,22 +197,10 @@ export function rowsFromBatch(batch: ColumnBatch, schema: Schema): Row[] {
 
 /** The same, from `schema`'s vectors in its order. */
 export function rowsFromVectors(vectors: readonly Vector[], schema: Schema, length: number): Row[] {
-  const make = rowMaker(schema)(valueAt, ...vectors);
+  const rowAt = rowAtOf(schema);
   const rows: Row[] = new Array(length);
-  for (let i = 0; i < length; i++) rows[i] = make(i);
+  for (let i = 0; i < length; i++) rows[i] = rowAt(vectors, i);
   return rows;
-}
-
-type RowMakerFactory = (at: typeof valueAt, ...vectors: Vector[]) => (i: number) => Row;
-const rowMakers = new CompileCache<RowMakerFactory>();
-
-/** The generated row constructor of a schema's field names, compiled once per worker. */
-function rowMaker(schema: Schema): RowMakerFactory {
-  return rowMakers.of(JSON.stringify(schema.map((f) => f.name)), () => {
-    const props = schema.map((f, i) => `${f.name === '__proto__' ? `[${JSON.stringify(f.name)}]` : JSON.stringify(f.name)}: at(v${i}, i)`);
-    const params = schema.map((_, i) => `v${i}`);
-    return new Function('at', ...params, `return function row(i) { return { ${props.join(', ')} }; };`) as RowMakerFactory;
-  });
 }
 
 type RowAt = (vectors: readonly Vector[], i: number) => Row;
@@ -220,7 +208,8 @@ const rowAts = new CompileCache<RowAt>();
 
 /**
  * The generated constructor of one row of `schema` out of its vectors (in its order), compiled
- * once per worker: for a kind that makes a few rows of a batch, not all of them.
+ * once per worker: one object literal per row, so the rows share a hidden class; names go through
+ * JSON.stringify. It takes the vectors as an argument, so no closure is made per batch.
  */
 export function rowAtOf(schema: Schema): RowAt {
   return rowAts.of(JSON.stringify(schema.map((f) => f.name)), () => {
